@@ -1,0 +1,130 @@
+#include "jit/ir/type.h"
+
+#include <string>
+
+namespace jitd::ir {
+
+Type Type::Tensor(DType dtype, std::vector<int64_t> dims) {
+  Type t;
+  t.kind_ = Kind::kTensor;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  return t;
+}
+
+Type Type::Token() {
+  Type t;
+  t.kind_ = Kind::kToken;
+  return t;
+}
+
+Type Type::Tuple(std::vector<Type> elements) {
+  Type t;
+  t.kind_ = Kind::kTuple;
+  t.tuple_ = std::make_shared<const std::vector<Type>>(std::move(elements));
+  return t;
+}
+
+StatusOr<Type> Type::CheckedTensor(DType dtype, std::vector<int64_t> dims) {
+  if (dims.size() > static_cast<size_t>(kMaxRank)) {
+    return InvalidArgument("tensor rank " + std::to_string(dims.size()) +
+                           " exceeds the limit of " + std::to_string(kMaxRank));
+  }
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidArgument("negative tensor dimension " + std::to_string(d));
+  }
+  // A zero dimension makes the tensor empty whatever the others are; the
+  // limit applies to the product of the nonzero dimensions too, so that
+  // reshapes and broadcasts of the type stay in range.
+  int64_t nonzero = 1;
+  for (int64_t d : dims) {
+    if (d == 0) continue;
+    if (nonzero > kMaxElements / d) {
+      return InvalidArgument("tensor of " + std::to_string(dims.size()) +
+                             " dimensions exceeds the limit of 2^40 elements");
+    }
+    nonzero *= d;
+  }
+  return Tensor(dtype, std::move(dims));
+}
+
+int64_t Type::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+const std::vector<Type>& Type::elements() const {
+  static const std::vector<Type> kEmpty;
+  return tuple_ ? *tuple_ : kEmpty;
+}
+
+bool Type::operator==(const Type& other) const {
+  if (kind_ != other.kind_) return false;
+  switch (kind_) {
+    case Kind::kTensor:
+      return dtype_ == other.dtype_ && dims_ == other.dims_;
+    case Kind::kToken:
+      return true;
+    case Kind::kTuple:
+      return elements() == other.elements();
+  }
+  return false;
+}
+
+void Type::AppendTo(std::string& out) const {
+  switch (kind_) {
+    case Kind::kTensor:
+      out += "tensor<";
+      for (int64_t d : dims_) {
+        out += std::to_string(d);
+        out += 'x';
+      }
+      out += DTypeName(dtype_);
+      out += '>';
+      return;
+    case Kind::kToken:
+      out += "!stablehlo.token";
+      return;
+    case Kind::kTuple: {
+      out += "tuple<";
+      bool first = true;
+      for (const Type& e : elements()) {
+        if (!first) out += ", ";
+        first = false;
+        e.AppendTo(out);
+      }
+      out += '>';
+      return;
+    }
+  }
+}
+
+std::string Type::ToString() const {
+  std::string out;
+  AppendTo(out);
+  return out;
+}
+
+std::string FunctionTypeToString(std::span<const Type> inputs,
+                                 std::span<const Type> results) {
+  std::string out = "(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i) out += ", ";
+    inputs[i].AppendTo(out);
+  }
+  out += ") -> ";
+  if (results.size() == 1 && !results[0].is_tuple()) {
+    results[0].AppendTo(out);
+  } else {
+    out += '(';
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (i) out += ", ";
+      results[i].AppendTo(out);
+    }
+    out += ')';
+  }
+  return out;
+}
+
+}  // namespace jitd::ir

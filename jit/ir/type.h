@@ -1,0 +1,77 @@
+// Types of IR values: ranked static tensors, tokens, and tuples.
+//
+// Type is a small immutable value (copy freely). Tensor types have static
+// dimensions only; the parser refuses dynamic ones. Thread-compatible.
+#ifndef JITD_JIT_IR_TYPE_H_
+#define JITD_JIT_IR_TYPE_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "jit/ir/dtype.h"
+
+namespace jitd::ir {
+
+// Limits on declared shapes: a program may declare any shape within them,
+// and nothing is allocated for a declaration. Larger ones are refused when
+// parsed or built, so no later stage has to worry about overflow.
+inline constexpr int kMaxRank = 64;
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+class Type {
+ public:
+  enum class Kind : uint8_t { kTensor, kToken, kTuple };
+
+  // A scalar tensor (rank 0) of f32; useful as a placeholder.
+  Type() = default;
+
+  static Type Tensor(DType dtype, std::vector<int64_t> dims);
+  static Type Scalar(DType dtype) { return Tensor(dtype, {}); }
+  static Type Token();
+  static Type Tuple(std::vector<Type> elements);
+
+  // Checks the shape limits above; an error names the broken rule.
+  static StatusOr<Type> CheckedTensor(DType dtype, std::vector<int64_t> dims);
+
+  Kind kind() const { return kind_; }
+  bool is_tensor() const { return kind_ == Kind::kTensor; }
+  bool is_token() const { return kind_ == Kind::kToken; }
+  bool is_tuple() const { return kind_ == Kind::kTuple; }
+
+  // Tensor accessors (only meaningful when is_tensor()).
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  int64_t dim(int64_t i) const { return dims_[static_cast<size_t>(i)]; }
+  int64_t num_elements() const;
+  int64_t byte_size() const { return num_elements() * StorageBytes(dtype_); }
+  Type WithDType(DType dtype) const { return Tensor(dtype, dims_); }
+
+  // Tuple accessor (only meaningful when is_tuple()).
+  const std::vector<Type>& elements() const;
+
+  bool operator==(const Type& other) const;
+  bool operator!=(const Type& other) const { return !(*this == other); }
+
+  // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<...>".
+  std::string ToString() const;
+  void AppendTo(std::string& out) const;
+
+ private:
+  Kind kind_ = Kind::kTensor;
+  DType dtype_ = DType::kF32;
+  std::vector<int64_t> dims_;
+  std::shared_ptr<const std::vector<Type>> tuple_;
+};
+
+// "(tensor<f32>, tensor<2xi32>) -> tensor<f32>"
+std::string FunctionTypeToString(std::span<const Type> inputs,
+                                 std::span<const Type> results);
+
+}  // namespace jitd::ir
+
+#endif  // JITD_JIT_IR_TYPE_H_

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of jitd from Debian packages.
+# Safe to run again: it installs only what is missing. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  # The compiler toolchain: LLVM 19 for ORC/codegen, clang-19 + compiler-rt
+  # for the libFuzzer targets and sanitizer builds.
+  llvm-19-dev clang-19 libclang-rt-19-dev libzstd-dev
+  # Daemon and wire.
+  libboost1.81-dev libflatbuffers-dev flatbuffers-compiler
+  # Tests, benchmarks, command line, logging, hashing.
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
+  libspdlog-dev libxxhash-dev
+  # Runtime libraries for later layers (GEMM, FFT).
+  libopenblas-dev libkissfft-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

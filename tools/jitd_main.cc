@@ -1,0 +1,247 @@
+// The `jitd` command: the user-facing entry point of jitd.
+//
+// Subcommands today:
+//   jitd fmt FILE [--generic]   parse, verify and print a StableHLO file
+//   jitd check FILE...          parse and verify, one line per file
+// The daemon-facing subcommands of DESIGN.md (serve, run, conformance, stats)
+// arrive with the layers they drive.
+//
+// Exit status: 0 success, 1 a program is invalid (parse or verify error),
+// 2 usage or I/O error, 3 internal error. No exception leaves main().
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "base/status.h"
+#include "jit/frontend/parser.h"
+#include "jit/ir/module.h"
+#include "jit/ir/printer.h"
+#include "jit/ir/verifier.h"
+
+#ifndef JITD_VERSION
+#define JITD_VERSION "0.0.0"
+#endif
+
+namespace jitd::tools {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInvalidProgram = 1;
+constexpr int kExitUsageOrIo = 2;
+constexpr int kExitInternal = 3;
+
+constexpr std::string_view kModuleSeparator = "// -----\n";
+
+// How a path is named in messages ("-" is standard input).
+std::string DisplayName(const std::string& path) {
+  return path == "-" ? "<stdin>" : path;
+}
+
+// Reads all of `path` ("-" = standard input). A directory, a missing file or
+// an unreadable one is an error whose message says which and why.
+StatusOr<std::string> ReadFile(const std::string& path) {
+  const bool is_stdin = path == "-";
+  int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return NotFound("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (!is_stdin) ::close(fd);
+    return InvalidArgument("cannot read '" + path + "': is a directory");
+  }
+  std::string text;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    text.reserve(static_cast<size_t>(st.st_size));
+  }
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int error = errno;
+      if (!is_stdin) ::close(fd);
+      return InvalidArgument("cannot read '" + DisplayName(path) +
+                             "': " + std::strerror(error));
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  if (!is_stdin) ::close(fd);
+  return text;
+}
+
+// Parser and verifier messages start with "line:col: "; prefixing the file
+// name gives the familiar "file:line:col: message".
+std::string WithFileName(const std::string& path, const std::string& message) {
+  std::string out = DisplayName(path);
+  out += ':';
+  if (message.empty() || message[0] < '0' || message[0] > '9') out += ' ';
+  out += message;
+  return out;
+}
+
+void PrintError(const std::string& line) {
+  std::fputs(line.c_str(), stderr);
+  std::fputc('\n', stderr);
+}
+
+// The outcome of loading one file: the verified modules, or the exit code
+// and the message to show.
+struct LoadResult {
+  int exit_code = kExitOk;
+  std::string error;
+  std::vector<std::unique_ptr<ir::Module>> modules;
+};
+
+// Reads, parses and verifies every module of `path`.
+LoadResult LoadAndVerify(const std::string& path) {
+  LoadResult result;
+  StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    result.exit_code = kExitUsageOrIo;
+    result.error = "jitd: " + text.status().message();
+    return result;
+  }
+  auto modules = frontend::ParseModules(*text);
+  if (!modules.ok()) {
+    result.exit_code = kExitInvalidProgram;
+    result.error = WithFileName(path, modules.status().message());
+    return result;
+  }
+  for (const auto& module : *modules) {
+    Status status = ir::VerifyModule(*module);
+    if (!status.ok()) {
+      result.exit_code = kExitInvalidProgram;
+      result.error = WithFileName(path, status.message());
+      return result;
+    }
+  }
+  result.modules = std::move(modules).value();
+  return result;
+}
+
+int RunFmt(const std::string& path, bool generic) {
+  LoadResult loaded = LoadAndVerify(path);
+  if (loaded.exit_code != kExitOk) {
+    PrintError(loaded.error);
+    return loaded.exit_code;
+  }
+  ir::PrintOptions options;
+  options.generic = generic;
+  std::string out;
+  for (size_t i = 0; i < loaded.modules.size(); ++i) {
+    if (i > 0) out += kModuleSeparator;
+    out += ir::PrintModule(*loaded.modules[i], options);
+    if (!out.empty() && out.back() != '\n') out += '\n';
+  }
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() ||
+      std::fflush(stdout) != 0) {
+    PrintError(std::string("jitd: cannot write to standard output: ") +
+               std::strerror(errno));
+    return kExitUsageOrIo;
+  }
+  return kExitOk;
+}
+
+int RunCheck(const std::vector<std::string>& paths) {
+  int exit_code = kExitOk;
+  for (const std::string& path : paths) {
+    LoadResult loaded = LoadAndVerify(path);
+    if (loaded.exit_code == kExitOk) {
+      PrintError(DisplayName(path) + ": ok");
+    } else {
+      PrintError(loaded.error);
+      exit_code = std::max(exit_code, loaded.exit_code);
+    }
+  }
+  return exit_code;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app(
+      "jitd: a per-machine JIT runtime daemon for StableHLO programs.\n"
+      "This build has the compiler front end: it parses StableHLO text (as\n"
+      "JAX, PyTorch/XLA and stablehlo-opt print it), verifies it against the\n"
+      "spec's type and shape rules, and prints it back.",
+      "jitd");
+  app.set_version_flag("--version", "jitd " JITD_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Files may hold several modules separated by lines `// -----`; `-` reads\n"
+      "standard input.\n"
+      "Exit status: 0 ok, 1 invalid program, 2 usage or I/O error, 3 internal error.\n"
+      "Run `jitd SUBCOMMAND --help` for a subcommand's options.");
+
+  std::string fmt_path;
+  bool fmt_generic = false;
+  CLI::App* fmt = app.add_subcommand(
+      "fmt", "Parse, verify and print a StableHLO file to standard output");
+  fmt->footer(
+      "Prints every module of FILE in the pretty form stablehlo-opt uses (or\n"
+      "the generic form with --generic), modules separated by `// -----`.\n"
+      "On an invalid program nothing is printed; the error goes to standard\n"
+      "error as FILE:LINE:COL: message and the exit status is 1.");
+  fmt->add_option("FILE", fmt_path, "StableHLO text file (.mlir), or - for standard input")
+      ->type_name("PATH")
+      ->required();
+  fmt->add_flag("-g,--generic", fmt_generic,
+                "Print every op in MLIR's generic form \"dialect.op\"(...) : (...) -> ...");
+
+  std::vector<std::string> check_paths;
+  CLI::App* check = app.add_subcommand(
+      "check", "Parse and verify StableHLO files, one line per file");
+  check->footer(
+      "Prints `FILE: ok` or `FILE:LINE:COL: message` to standard error for each\n"
+      "FILE. Exit status: 0 when every file is valid, 1 when one is not, 2 when\n"
+      "one cannot be read.");
+  check->add_option("FILE", check_paths,
+                    "StableHLO text files (.mlir), or - for standard input")
+      ->type_name("PATH")
+      ->required();
+
+  if (argc <= 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return kExitUsageOrIo;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help, version, or the usage error
+    return code == 0 ? kExitOk : kExitUsageOrIo;
+  }
+
+  if (fmt->parsed()) return RunFmt(fmt_path, fmt_generic);
+  if (check->parsed()) return RunCheck(check_paths);
+  std::fputs(app.help().c_str(), stderr);
+  return kExitUsageOrIo;
+}
+
+}  // namespace
+}  // namespace jitd::tools
+
+int main(int argc, char** argv) {
+  try {
+    return jitd::tools::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("jitd: out of memory\n", stderr);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jitd: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fputs("jitd: internal error: unknown exception\n", stderr);
+  }
+  return jitd::tools::kExitInternal;
+}

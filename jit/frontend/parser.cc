@@ -61,36 +61,6 @@ int HexValue(char c) {
   return -1;
 }
 
-bool IsElementwiseUnary(OpCode c) {
-  switch (c) {
-    case OpCode::kAbs: case OpCode::kCbrt: case OpCode::kCeil:
-    case OpCode::kCountLeadingZeros: case OpCode::kCosine: case OpCode::kExponential:
-    case OpCode::kExponentialMinusOne: case OpCode::kFloor: case OpCode::kImag:
-    case OpCode::kIsFinite: case OpCode::kLog: case OpCode::kLogPlusOne:
-    case OpCode::kLogistic: case OpCode::kNegate: case OpCode::kNot:
-    case OpCode::kPopulationCount: case OpCode::kReal: case OpCode::kRoundNearestAfz:
-    case OpCode::kRoundNearestEven: case OpCode::kRsqrt: case OpCode::kSign:
-    case OpCode::kSine: case OpCode::kSqrt: case OpCode::kTan: case OpCode::kTanh:
-    case OpCode::kConvert:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsElementwiseBinary(OpCode c) {
-  switch (c) {
-    case OpCode::kAdd: case OpCode::kAnd: case OpCode::kAtan2: case OpCode::kDivide:
-    case OpCode::kMaximum: case OpCode::kMinimum: case OpCode::kMultiply: case OpCode::kOr:
-    case OpCode::kPower: case OpCode::kRemainder: case OpCode::kShiftLeft:
-    case OpCode::kShiftRightArithmetic: case OpCode::kShiftRightLogical:
-    case OpCode::kSubtract: case OpCode::kXor:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsChloUnary(OpCode c) {
   return c >= OpCode::kChloAcos && c <= OpCode::kChloTan;
 }
@@ -113,6 +83,20 @@ class Parser {
   StatusOr<std::unique_ptr<ir::Module>> ParseTopLevel();
 
  private:
+  // A name's values: an op's run of results, or one block argument.
+  struct Definition {
+    ir::Op* op = nullptr;   // null: `single` is the value
+    Value* single = nullptr;
+    uint32_t start = 0;
+    uint32_t count = 1;
+    Value* at(uint32_t i) const { return op ? op->result(start + i) : single; }
+  };
+  struct Scope {
+    bool isolated;
+    std::unordered_map<std::string_view, Definition> values;
+  };
+
+
   // ---- Tokens -------------------------------------------------------------
   void Advance() { tok_ = lex_.Next(); }
   bool Is(TokenKind k) const { return tok_.kind == k; }
@@ -251,7 +235,13 @@ class Parser {
   StatusOr<Value*> Resolve(const OperandRef& ref, const Type& type);
   Status ResolveAll(const std::vector<OperandRef>& refs, const std::vector<Type>& types,
                     ir::Op& op);
-  Status Define(std::string_view name, std::vector<Value*> values, Location loc);
+  Status Define(std::string_view name, Definition def, Location loc);
+  Status DefineValue(std::string_view name, Value* v, Location loc) {
+    Definition def;
+    def.single = v;
+    if (v->name().empty()) v->set_name(std::string(name));
+    return Define(name, def, loc);
+  }
   void PushScope(bool isolated) { scopes_.push_back(Scope{isolated, {}}); }
   void PopScope() { scopes_.pop_back(); }
 
@@ -274,16 +264,12 @@ class Parser {
   StatusOr<std::unique_ptr<ir::Op>> ParseSlice(Location loc);
   Status ParsePrecisionList(ir::Op& op);
 
-  struct Scope {
-    bool isolated;
-    std::unordered_map<std::string_view, std::vector<Value*>> values;
-  };
-
   std::string_view text_;
   Lexer lex_;
   Token tok_;
   int depth_ = 0;
   std::vector<Scope> scopes_;
+  std::unordered_map<std::string_view, Type> type_cache_;  // keyed by `2x3xf32>`
   ir::Module* module_ = nullptr;
 };
 
@@ -397,15 +383,18 @@ StatusOr<DType> Parser::ParseElementType() {
 }
 
 StatusOr<Type> Parser::ParseTensorBody() {
-  // tok_ is '<' and the lexer stands right after it: scan `2x3xf32` by hand,
-  // because the lexer would read "2" and "x3xf32".
+  // tok_ is '<' and the lexer stands right after it. The body is scanned
+  // by hand, because the lexer would read `2x3xf32` as "2" and "x3xf32".
+  // Programs repeat the same few types, so parsed types are cached by text.
   const Location loc = tok_.loc;
-  const char* p = lex_.position();
+  const char* const start = lex_.position();
+  const char* p = start;
   const char* end = lex_.end();
   auto skip_space = [&] {
     while (p < end && (*p == ' ' || *p == '\t')) ++p;
   };
-  std::vector<int64_t> dims;
+  int64_t dims[ir::kMaxRank];
+  size_t rank = 0;
   while (true) {
     skip_space();
     if (p < end && *p >= '0' && *p <= '9') {
@@ -416,10 +405,10 @@ StatusOr<Type> Parser::ParseTensorBody() {
       skip_space();
       if (p >= end || *p != 'x') return ErrorAt(loc, "expected 'x' after a tensor dimension");
       ++p;
-      dims.push_back(d);
-      if (dims.size() > static_cast<size_t>(ir::kMaxRank)) {
+      if (rank == static_cast<size_t>(ir::kMaxRank)) {
         return ErrorAt(loc, "tensor rank exceeds the limit of " + std::to_string(ir::kMaxRank));
       }
+      dims[rank++] = d;
       continue;
     }
     if (p < end && *p == '?') {
@@ -430,15 +419,48 @@ StatusOr<Type> Parser::ParseTensorBody() {
     }
     break;
   }
+  // The element type: an identifier, or complex<identifier>.
+  auto scan_identifier = [&]() -> std::string_view {
+    const char* id = p;
+    while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                       (*p >= '0' && *p <= '9') || *p == '_')) {
+      ++p;
+    }
+    return std::string_view(id, static_cast<size_t>(p - id));
+  };
+  std::string_view name = scan_identifier();
+  std::optional<DType> dtype;
+  if (name == "complex") {
+    skip_space();
+    if (p < end && *p == '<') {
+      ++p;
+      skip_space();
+      auto inner = ir::ParseDTypeName(scan_identifier());
+      skip_space();
+      if (inner && p < end && *p == '>') {
+        ++p;
+        dtype = ir::ComplexOf(*inner);
+      }
+    }
+    if (!dtype) return ErrorAt(loc, "complex element type must be complex<f32> or complex<f64>");
+  } else {
+    dtype = ir::ParseDTypeName(name);
+    if (!dtype) {
+      return ErrorAt(loc, "unknown element type '" + std::string(name.substr(0, 40)) +
+                              "' in tensor type");
+    }
+  }
+  skip_space();
+  if (p < end && *p == ',') return ErrorAt(loc, "tensor encodings (bounds, sparsity) are not supported");
+  if (p >= end || *p != '>') return ErrorAt(loc, "expected '>' closing 'tensor<'");
+  ++p;
+  const std::string_view key(start, static_cast<size_t>(p - start));
   lex_.ResetTo(p);
   Advance();
-  JITD_ASSIGN_OR_RETURN(DType dtype, ParseElementType());
-  if (Is(TokenKind::kComma)) {
-    return Error("tensor encodings (bounds, sparsity) are not supported");
-  }
-  JITD_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "closing 'tensor<'"));
-  auto checked = Type::CheckedTensor(dtype, std::move(dims));
+  if (auto it = type_cache_.find(key); it != type_cache_.end()) return it->second;
+  auto checked = Type::CheckedTensor(*dtype, std::vector<int64_t>(dims, dims + rank));
   if (!checked.ok()) return ErrorAt(loc, checked.status().message());
+  type_cache_.emplace(key, *checked);
   return std::move(checked).value();
 }
 
@@ -1256,14 +1278,14 @@ StatusOr<Value*> Parser::Lookup(const OperandRef& ref) {
   for (size_t i = scopes_.size(); i-- > 0;) {
     auto it = scopes_[i].values.find(ref.name);
     if (it != scopes_[i].values.end()) {
-      const auto& group = it->second;
+      const Definition& def = it->second;
       const int64_t index = ref.index < 0 ? 0 : ref.index;
-      if (index >= static_cast<int64_t>(group.size())) {
+      if (index >= static_cast<int64_t>(def.count)) {
         return ErrorAt(ref.loc, "%" + std::string(ref.name) + " has " +
-                                    std::to_string(group.size()) + " results, no #" +
+                                    std::to_string(def.count) + " results, no #" +
                                     std::to_string(index));
       }
-      return group[static_cast<size_t>(index)];
+      return def.at(static_cast<uint32_t>(index));
     }
     if (scopes_[i].isolated) break;
   }
@@ -1295,14 +1317,10 @@ Status Parser::ResolveAll(const std::vector<OperandRef>& refs, const std::vector
   return Status::Ok();
 }
 
-Status Parser::Define(std::string_view name, std::vector<Value*> values, Location loc) {
+Status Parser::Define(std::string_view name, Definition def, Location loc) {
   auto& scope = scopes_.back().values;
-  auto [it, inserted] = scope.emplace(name, std::move(values));
-  if (!inserted) return ErrorAt(loc, "redefinition of value %" + std::string(name));
-  for (size_t i = 0; i < it->second.size(); ++i) {
-    if (it->second[i]->name().empty() && it->second.size() == 1) {
-      it->second[i]->set_name(std::string(name));
-    }
+  if (!scope.emplace(name, def).second) {
+    return ErrorAt(loc, "redefinition of value %" + std::string(name));
   }
   return Status::Ok();
 }
@@ -1356,18 +1374,46 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::ParseTopLevel() {
 }
 
 Status Parser::ParseFileMetadata(ir::Module& module) {
-  // {-# dialect_resources: { builtin: { name: "0x..." } } #-}: resource
-  // blobs are accepted and skipped (dense_resource stays a placeholder).
-  Advance();
-  int level = 0;
-  while (!Is(TokenKind::kFileMetadataEnd)) {
-    if (Is(TokenKind::kEof) || Is(TokenKind::kError)) return ErrorExpected("'#-}'");
-    if (Is(TokenKind::kLBrace)) ++level;
-    if (Is(TokenKind::kRBrace) && --level < 0) return Error("unbalanced '}' in file metadata");
-    Advance();
+  // {-# section: { group: { key: value, ... }, ... }, ... #-}
+  // e.g. dialect_resources: { builtin: { name: "0x04000000..." } }.
+  Advance();  // '{-#'
+  auto key_text = [&]() -> StatusOr<std::string> {
+    if (Is(TokenKind::kBareId)) {
+      std::string k(tok_.text);
+      Advance();
+      return k;
+    }
+    if (Is(TokenKind::kString)) {
+      JITD_ASSIGN_OR_RETURN(std::string k, DecodeString(tok_));
+      Advance();
+      return k;
+    }
+    return ErrorExpected("a name in the file metadata");
+  };
+  while (!Consume(TokenKind::kFileMetadataEnd)) {
+    JITD_ASSIGN_OR_RETURN(std::string section, key_text());
+    JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+    JITD_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
+    JITD_RETURN_IF_ERROR(ParseCommaSeparated(TokenKind::kRBrace, [&]() -> Status {
+      JITD_ASSIGN_OR_RETURN(std::string group, key_text());
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kLBrace));
+      return ParseCommaSeparated(TokenKind::kRBrace, [&]() -> Status {
+        JITD_ASSIGN_OR_RETURN(std::string key, key_text());
+        JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+        if (!Is(TokenKind::kString) && !IsKeyword("true") && !IsKeyword("false") &&
+            !Is(TokenKind::kInteger)) {
+          return ErrorExpected("a resource value (string, hex blob or bool)");
+        }
+        module.resources().push_back({section, group, std::move(key), std::string(tok_.text)});
+        Advance();
+        return Status::Ok();
+      });
+    }));
+    if (!Consume(TokenKind::kComma) && !Is(TokenKind::kFileMetadataEnd)) {
+      return ErrorExpected("',' or '#-}' in the file metadata");
+    }
   }
-  Advance();
-  (void)module;
   return Status::Ok();
 }
 
@@ -1619,14 +1665,14 @@ Status Parser::ParseRegion(ir::Region& region,
           JITD_ASSIGN_OR_RETURN(Type t, ParseType());
           JITD_RETURN_IF_ERROR(SkipLocation());
           Value* v = block.add_arg(std::move(t));
-          return Define(name, {v}, arg_loc);
+          return DefineValue(name, v, arg_loc);
         }));
       }
       JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon, "after the block header"));
     } else if (args) {
       for (const auto& [ref, type] : *args) {
         Value* v = block.add_arg(type);
-        if (!ref.name.empty()) JITD_RETURN_IF_ERROR(Define(ref.name, {v}, ref.loc));
+        if (!ref.name.empty()) JITD_RETURN_IF_ERROR(DefineValue(ref.name, v, ref.loc));
       }
     }
     while (!Is(TokenKind::kRBrace)) {
@@ -1693,11 +1739,14 @@ Status Parser::ParseOperation(ir::Block& block) {
     return ErrorAt(loc, "'" + std::string(op->name()) + "' results must be named");
   }
   std::vector<ir::ResultGroup> result_groups;
-  size_t next = 0;
+  uint32_t next = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
-    std::vector<Value*> values;
-    for (int64_t i = 0; i < groups[g].second; ++i) values.push_back(op->result(next++));
-    JITD_RETURN_IF_ERROR(Define(groups[g].first, std::move(values), group_locs[g]));
+    Definition def;
+    def.op = op.get();
+    def.start = next;
+    def.count = static_cast<uint32_t>(groups[g].second);
+    next += def.count;
+    JITD_RETURN_IF_ERROR(Define(groups[g].first, def, group_locs[g]));
     result_groups.push_back({std::string(groups[g].first), static_cast<int>(groups[g].second)});
   }
   op->set_result_groups(std::move(result_groups));
@@ -1968,7 +2017,7 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParseReduce(Location loc) {
   if (ConsumeKeyword("applies")) {
     if (!Is(TokenKind::kBareId)) return ErrorExpected("op name after 'applies'");
     body_op = ir::ParseOpName(tok_.text);
-    if (!body_op || !IsElementwiseBinary(*body_op)) {
+    if (!body_op || !ir::IsElementwiseBinary(*body_op)) {
       return Error("'applies' needs a binary elementwise op, got " + Describe(tok_));
     }
     Advance();
@@ -2106,7 +2155,7 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParseCheckOp(OpCode code, Location loc
 }
 
 StatusOr<std::unique_ptr<ir::Op>> Parser::ParsePrettyOp(OpCode code, Location loc) {
-  if (IsElementwiseUnary(code) || IsElementwiseBinary(code) || code == OpCode::kClamp ||
+  if (ir::IsElementwiseUnary(code) || ir::IsElementwiseBinary(code) || code == OpCode::kClamp ||
       code == OpCode::kReverse || code == OpCode::kReducePrecision) {
     auto op = std::make_unique<ir::Op>(code, loc);
     JITD_ASSIGN_OR_RETURN(std::vector<OperandRef> refs, ParseOperandRefList());

@@ -288,3 +288,37 @@ TEST(ParserTest, ConvolutionAndDotPrettyForms) {
 
 }  // namespace
 }  // namespace jitd::frontend
+
+namespace jitd::frontend {
+namespace {
+
+TEST(ParserTest, ResourceBlobsAreKeptAndPrinted) {
+  const std::string text = R"(module {
+  func.func public @main() -> tensor<2xi32> {
+    %c = stablehlo.constant dense_resource<blob1> : tensor<2xi32>
+    return %c : tensor<2xi32>
+  }
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      blob1: "0x040000000100000002000000",
+      "odd name": "0x0400000000"
+    }
+  }
+#-}
+)";
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ((*m)->resources().size(), 2u);
+  auto blob = (*m)->FindResourceBlob("blob1");
+  ASSERT_TRUE(blob.has_value());
+  EXPECT_EQ(*blob, (std::vector<uint8_t>{1, 0, 0, 0, 2, 0, 0, 0}));
+  EXPECT_FALSE((*m)->FindResourceBlob("missing").has_value());
+  EXPECT_EQ(ir::PrintModule(**m), text);
+  EXPECT_FALSE(ParseModule("module {\n}\n{-# dialect_resources: { builtin: { a: [1] } } #-}").ok());
+}
+
+}  // namespace
+}  // namespace jitd::frontend

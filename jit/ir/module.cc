@@ -36,6 +36,36 @@ std::optional<OpCode> ParseOpName(std::string_view name) {
   return it->second;
 }
 
+bool IsElementwiseUnary(OpCode c) {
+  switch (c) {
+    case OpCode::kAbs: case OpCode::kCbrt: case OpCode::kCeil:
+    case OpCode::kCountLeadingZeros: case OpCode::kCosine: case OpCode::kExponential:
+    case OpCode::kExponentialMinusOne: case OpCode::kFloor: case OpCode::kImag:
+    case OpCode::kIsFinite: case OpCode::kLog: case OpCode::kLogPlusOne:
+    case OpCode::kLogistic: case OpCode::kNegate: case OpCode::kNot:
+    case OpCode::kPopulationCount: case OpCode::kReal: case OpCode::kRoundNearestAfz:
+    case OpCode::kRoundNearestEven: case OpCode::kRsqrt: case OpCode::kSign:
+    case OpCode::kSine: case OpCode::kSqrt: case OpCode::kTan: case OpCode::kTanh:
+    case OpCode::kConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsElementwiseBinary(OpCode c) {
+  switch (c) {
+    case OpCode::kAdd: case OpCode::kAnd: case OpCode::kAtan2: case OpCode::kDivide:
+    case OpCode::kMaximum: case OpCode::kMinimum: case OpCode::kMultiply: case OpCode::kOr:
+    case OpCode::kPower: case OpCode::kRemainder: case OpCode::kShiftLeft:
+    case OpCode::kShiftRightArithmetic: case OpCode::kShiftRightLogical:
+    case OpCode::kSubtract: case OpCode::kXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string Location::ToString() const {
   return std::to_string(line) + ":" + std::to_string(column);
 }
@@ -139,6 +169,38 @@ Function* Module::EntryFunction() const {
     only = fn.get();
   }
   return only;
+}
+
+}  // namespace jitd::ir
+
+namespace jitd::ir {
+
+std::optional<std::vector<uint8_t>> Module::FindResourceBlob(std::string_view key) const {
+  for (const ResourceEntry& e : resources_) {
+    if (e.section != "dialect_resources" || e.group != "builtin" || e.key != key) continue;
+    std::string_view v = e.value;
+    // "0x" + 8 hex digits of alignment + data, inside quotes.
+    if (v.size() < 12 || v.front() != '"' || v.back() != '"' || v[1] != '0' || v[2] != 'x') {
+      return std::nullopt;
+    }
+    v = v.substr(3, v.size() - 4);
+    if (v.size() % 2 || v.size() < 8) return std::nullopt;
+    auto nibble = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    std::vector<uint8_t> bytes;
+    bytes.reserve(v.size() / 2 - 4);
+    for (size_t i = 8; i < v.size(); i += 2) {
+      const int hi = nibble(v[i]), lo = nibble(v[i + 1]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      bytes.push_back(static_cast<uint8_t>(hi * 16 + lo));
+    }
+    return bytes;
+  }
+  return std::nullopt;
 }
 
 }  // namespace jitd::ir

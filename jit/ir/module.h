@@ -32,6 +32,11 @@ enum class OpCode : uint16_t {
 std::string_view OpName(OpCode code);
 std::optional<OpCode> ParseOpName(std::string_view name);
 
+// Op families that share their text syntax: `%x : T` (unary, including
+// convert) and `%a, %b : T` (binary), as stablehlo-opt prints them.
+bool IsElementwiseUnary(OpCode code);
+bool IsElementwiseBinary(OpCode code);
+
 // Where something came from in the source text; line 0 = unknown.
 struct Location {
   uint32_t line = 0;
@@ -210,6 +215,17 @@ class Function {
   Region body_;
 };
 
+// One entry of the file metadata block that follows a module:
+// `{-# dialect_resources: { builtin: { name: "0x0400000001000000" } } #-}`.
+// Kept verbatim so a printed module carries its resource blobs (the data of
+// `dense_resource<name>` constants) along.
+struct ResourceEntry {
+  std::string section;  // "dialect_resources" or "external_resources"
+  std::string group;    // the dialect, e.g. "builtin"
+  std::string key;      // the resource name
+  std::string value;    // the value as written: a "0x..." blob, string, bool
+};
+
 class Module {
  public:
   // `module @jit_main attributes {...}`; the name may be empty.
@@ -225,11 +241,18 @@ class Module {
   // The entry point: @main if present, else the only public function.
   Function* EntryFunction() const;
 
+  std::vector<ResourceEntry>& resources() { return resources_; }
+  const std::vector<ResourceEntry>& resources() const { return resources_; }
+  // The bytes of builtin resource blob `key` (without MLIR's 4-byte
+  // alignment prefix); nullopt if absent or not a hex blob.
+  std::optional<std::vector<uint8_t>> FindResourceBlob(std::string_view key) const;
+
  private:
   std::string name_;
   AttributeList attrs_;
   std::vector<std::unique_ptr<Function>> functions_;
   std::unordered_map<std::string, Function*> by_name_;
+  std::vector<ResourceEntry> resources_;
 };
 
 }  // namespace jitd::ir

@@ -1,41 +1,12 @@
 #include "jit/ir/printer.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace jitd::ir {
 
 namespace {
-
-bool IsUnaryPretty(OpCode c) {
-  switch (c) {
-    case OpCode::kAbs: case OpCode::kCbrt: case OpCode::kCeil:
-    case OpCode::kCountLeadingZeros: case OpCode::kCosine: case OpCode::kExponential:
-    case OpCode::kExponentialMinusOne: case OpCode::kFloor: case OpCode::kImag:
-    case OpCode::kIsFinite: case OpCode::kLog: case OpCode::kLogPlusOne:
-    case OpCode::kLogistic: case OpCode::kNegate: case OpCode::kNot:
-    case OpCode::kPopulationCount: case OpCode::kReal: case OpCode::kRoundNearestAfz:
-    case OpCode::kRoundNearestEven: case OpCode::kRsqrt: case OpCode::kSign:
-    case OpCode::kSine: case OpCode::kSqrt: case OpCode::kTan: case OpCode::kTanh:
-    case OpCode::kConvert:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsBinaryPretty(OpCode c) {
-  switch (c) {
-    case OpCode::kAdd: case OpCode::kAnd: case OpCode::kAtan2: case OpCode::kDivide:
-    case OpCode::kMaximum: case OpCode::kMinimum: case OpCode::kMultiply: case OpCode::kOr:
-    case OpCode::kPower: case OpCode::kRemainder: case OpCode::kShiftLeft:
-    case OpCode::kShiftRightArithmetic: case OpCode::kShiftRightLogical:
-    case OpCode::kSubtract: case OpCode::kXor:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Assigns printable names to every value of a function (or a lone op):
 // source names where they are unique, fresh numbers otherwise.
@@ -139,6 +110,7 @@ class Printer {
   Printer(const PrintOptions& options, std::string& out) : options_(options), out_(out) {}
 
   void PrintModule(const Module& module);
+  void PrintResources(const std::vector<ResourceEntry>& entries);
   void PrintFunction(const Function& fn);
   void PrintOp(const Op& op, int indent);
   Namer& namer() { return namer_; }
@@ -163,6 +135,9 @@ class Printer {
   }
   // ` {a = 1}` for attributes other than `skip`.
   void AttrDict(const Op& op, std::initializer_list<std::string_view> skip);
+  // `open a = 1, b close` for the attributes `keep` accepts; nothing if none.
+  template <typename Pred>
+  void AttrsWhere(const Op& op, std::string_view open, std::string_view close, Pred keep);
   void PrintRegion(const Region& region, int indent, bool print_header);
   void GenericOp(const Op& op, int indent);
   bool PrettyOp(const Op& op, int indent);
@@ -179,13 +154,12 @@ class Printer {
   Namer namer_;
 };
 
-void Printer::AttrDict(const Op& op, std::initializer_list<std::string_view> skip) {
+template <typename Pred>
+void Printer::AttrsWhere(const Op& op, std::string_view open, std::string_view close, Pred keep) {
   bool first = true;
   for (const auto& entry : op.attrs().entries()) {
-    bool skipped = false;
-    for (std::string_view s : skip) skipped |= entry.name == s;
-    if (skipped) continue;
-    out_ += first ? " {" : ", ";
+    if (!keep(entry)) continue;
+    out_ += first ? open : ", ";
     first = false;
     out_ += entry.name;
     if (!entry.value.is<UnitAttr>()) {
@@ -193,7 +167,16 @@ void Printer::AttrDict(const Op& op, std::initializer_list<std::string_view> ski
       entry.value.AppendTo(out_);
     }
   }
-  if (!first) out_ += '}';
+  if (!first) out_ += close;
+}
+
+void Printer::AttrDict(const Op& op, std::initializer_list<std::string_view> skip) {
+  AttrsWhere(op, " {", "}", [&](const NamedAttribute& e) {
+    for (std::string_view s : skip) {
+      if (e.name == s) return false;
+    }
+    return true;
+  });
 }
 
 void Printer::PrintRegion(const Region& region, int indent, bool print_header) {
@@ -231,18 +214,8 @@ void Printer::GenericOp(const Op& op, int indent) {
   Refs(op.operands());
   out_ += ')';
   // Inherent attributes (no dialect prefix) as properties, the rest after.
-  bool first = true;
-  for (const auto& e : op.attrs().entries()) {
-    if (e.name.find('.') != std::string::npos) continue;
-    out_ += first ? " <{" : ", ";
-    first = false;
-    out_ += e.name;
-    if (!e.value.is<UnitAttr>()) {
-      out_ += " = ";
-      e.value.AppendTo(out_);
-    }
-  }
-  if (!first) out_ += "}>";
+  auto inherent = [](const NamedAttribute& e) { return e.name.find('.') == std::string::npos; };
+  AttrsWhere(op, " <{", "}>", inherent);
   if (op.num_regions()) {
     out_ += " (";
     for (size_t r = 0; r < op.num_regions(); ++r) {
@@ -251,18 +224,7 @@ void Printer::GenericOp(const Op& op, int indent) {
     }
     out_ += ')';
   }
-  first = true;
-  for (const auto& e : op.attrs().entries()) {
-    if (e.name.find('.') == std::string::npos) continue;
-    out_ += first ? " {" : ", ";
-    first = false;
-    out_ += e.name;
-    if (!e.value.is<UnitAttr>()) {
-      out_ += " = ";
-      e.value.AppendTo(out_);
-    }
-  }
-  if (!first) out_ += '}';
+  AttrsWhere(op, " {", "}", [&](const NamedAttribute& e) { return !inherent(e); });
   out_ += " : ";
   FunctionalType(op);
 }
@@ -292,7 +254,7 @@ bool IsCompactReduceBody(const Op& op) {
   if (block.arg(0)->type() != scalar || block.arg(1)->type() != scalar) return false;
   const Op& inner = *block.ops()[0];
   const Op& ret = *block.ops()[1];
-  if (!IsBinaryPretty(inner.code()) || !inner.attrs().empty() || inner.num_regions() ||
+  if (!IsElementwiseBinary(inner.code()) || !inner.attrs().empty() || inner.num_regions() ||
       inner.num_operands() != 2 || inner.num_results() != 1) {
     return false;
   }
@@ -587,8 +549,8 @@ bool Printer::PrettyOp(const Op& op, int indent) {
   };
   auto has_i64_array = [&](std::string_view name) { return op.GetI64Array(name).has_value(); };
   if (op.num_regions() && c != OpCode::kReduce && c != OpCode::kWhile) return false;
-  if (IsUnaryPretty(c) || IsBinaryPretty(c) || c == OpCode::kClamp) {
-    const size_t want = IsUnaryPretty(c) ? 1 : IsBinaryPretty(c) ? 2 : 3;
+  if (IsElementwiseUnary(c) || IsElementwiseBinary(c) || c == OpCode::kClamp) {
+    const size_t want = IsElementwiseUnary(c) ? 1 : IsElementwiseBinary(c) ? 2 : 3;
     if (n != want || op.num_results() != 1 || !all_tensors()) return false;
     out_ += ' ';
     Refs(op.operands());
@@ -1017,6 +979,61 @@ void Printer::PrintModule(const Module& module) {
     fn_printer.PrintFunction(*fn);
   }
   out_ += "}\n";
+  PrintResources(module.resources());
+}
+
+void Printer::PrintResources(const std::vector<ResourceEntry>& entries) {
+  if (entries.empty()) return;
+  // Group entries by section, then group, keeping first-seen order.
+  out_ += "\n{-#\n";
+  std::vector<std::string> sections;
+  for (const auto& e : entries) {
+    if (std::find(sections.begin(), sections.end(), e.section) == sections.end()) {
+      sections.push_back(e.section);
+    }
+  }
+  auto key = [](const std::string& k, std::string& out) {
+    bool bare = !k.empty() && !(k[0] >= '0' && k[0] <= '9');
+    for (char c : k) {
+      bare &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '$';
+    }
+    if (bare) {
+      out += k;
+    } else {
+      AppendQuotedString(k, out);
+    }
+  };
+  for (size_t s = 0; s < sections.size(); ++s) {
+    out_ += "  ";
+    key(sections[s], out_);
+    out_ += ": {\n";
+    std::vector<std::string> groups;
+    for (const auto& e : entries) {
+      if (e.section == sections[s] &&
+          std::find(groups.begin(), groups.end(), e.group) == groups.end()) {
+        groups.push_back(e.group);
+      }
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+      out_ += "    ";
+      key(groups[g], out_);
+      out_ += ": {\n";
+      bool first = true;
+      for (const auto& e : entries) {
+        if (e.section != sections[s] || e.group != groups[g]) continue;
+        if (!first) out_ += ",\n";
+        first = false;
+        out_ += "      ";
+        key(e.key, out_);
+        out_ += ": ";
+        out_ += e.value;
+      }
+      out_ += g + 1 < groups.size() ? "\n    },\n" : "\n    }\n";
+    }
+    out_ += s + 1 < sections.size() ? "  },\n" : "  }\n";
+  }
+  out_ += "#-}\n";
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ Type Type::Tensor(DType dtype, std::vector<int64_t> dims) {
   Type t;
   t.kind_ = Kind::kTensor;
   t.dtype_ = dtype;
-  t.dims_ = std::move(dims);
+  if (!dims.empty()) t.dims_ = std::make_shared<const std::vector<int64_t>>(std::move(dims));
   return t;
 }
 
@@ -48,9 +48,14 @@ StatusOr<Type> Type::CheckedTensor(DType dtype, std::vector<int64_t> dims) {
   return Tensor(dtype, std::move(dims));
 }
 
+const std::vector<int64_t>& Type::EmptyDims() {
+  static const std::vector<int64_t> kEmpty;
+  return kEmpty;
+}
+
 int64_t Type::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims()) n *= d;
   return n;
 }
 
@@ -63,7 +68,7 @@ bool Type::operator==(const Type& other) const {
   if (kind_ != other.kind_) return false;
   switch (kind_) {
     case Kind::kTensor:
-      return dtype_ == other.dtype_ && dims_ == other.dims_;
+      return dtype_ == other.dtype_ && (dims_ == other.dims_ || dims() == other.dims());
     case Kind::kToken:
       return true;
     case Kind::kTuple:
@@ -76,7 +81,7 @@ void Type::AppendTo(std::string& out) const {
   switch (kind_) {
     case Kind::kTensor:
       out += "tensor<";
-      for (int64_t d : dims_) {
+      for (int64_t d : dims()) {
         out += std::to_string(d);
         out += 'x';
       }

@@ -1,7 +1,9 @@
 // Types of IR values: ranked static tensors, tokens, and tuples.
 //
-// Type is a small immutable value (copy freely). Tensor types have static
-// dimensions only; the parser refuses dynamic ones. Thread-compatible.
+// Type is a small immutable value: dimensions are shared between copies, so
+// copying costs a reference count, and scalars allocate nothing. Tensor types
+// have static dimensions only; the parser refuses dynamic ones.
+// Thread-compatible (copies may be used from different threads).
 #ifndef JITD_JIT_IR_TYPE_H_
 #define JITD_JIT_IR_TYPE_H_
 
@@ -44,12 +46,16 @@ class Type {
 
   // Tensor accessors (only meaningful when is_tensor()).
   DType dtype() const { return dtype_; }
-  const std::vector<int64_t>& dims() const { return dims_; }
-  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
-  int64_t dim(int64_t i) const { return dims_[static_cast<size_t>(i)]; }
+  const std::vector<int64_t>& dims() const { return dims_ ? *dims_ : EmptyDims(); }
+  int64_t rank() const { return static_cast<int64_t>(dims().size()); }
+  int64_t dim(int64_t i) const { return dims()[static_cast<size_t>(i)]; }
   int64_t num_elements() const;
   int64_t byte_size() const { return num_elements() * StorageBytes(dtype_); }
-  Type WithDType(DType dtype) const { return Tensor(dtype, dims_); }
+  Type WithDType(DType dtype) const {
+    Type t = *this;
+    t.dtype_ = dtype;
+    return t;
+  }
 
   // Tuple accessor (only meaningful when is_tuple()).
   const std::vector<Type>& elements() const;
@@ -64,7 +70,9 @@ class Type {
  private:
   Kind kind_ = Kind::kTensor;
   DType dtype_ = DType::kF32;
-  std::vector<int64_t> dims_;
+  static const std::vector<int64_t>& EmptyDims();
+
+  std::shared_ptr<const std::vector<int64_t>> dims_;  // null for rank 0
   std::shared_ptr<const std::vector<Type>> tuple_;
 };
 

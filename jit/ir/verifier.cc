@@ -5,10 +5,11 @@
 // func and check ops of the corpus.
 //
 // Nothing here trusts the IR: attribute kinds, list sizes and values are
-// checked before they index anything, and arithmetic on attribute values is
-// done in 128 bits so that no value can overflow it. The success path does
-// not allocate per op except for looking up a callee by name; messages are
-// built only on failure.
+// checked before they index anything, types are checked against the limits
+// of type.h before any rule reads them, and sums or products that involve
+// unchecked attribute values are computed in 128 bits, where no int64 input
+// can overflow them. The success path does not allocate per op (a callee
+// lookup by name aside); messages are built only on failure.
 #include "jit/ir/verifier.h"
 
 #include <algorithm>
@@ -1435,7 +1436,9 @@ Status CheckScatter(const Op& op) {
   return CheckReducerBody(op, 0, "update_computation", inputs);
 }
 
-Status CheckReduce(const Op& op) {
+// reduce and reduce_window: N inputs of one shape, then N 0-d init values
+// of the matching element types, and one result per input.
+Status CheckInputsAndInits(const Op& op) {
   const size_t count = op.num_operands();
   if (count < 2 || count % 2 != 0) {
     return Fail(op, "requires N inputs and N init_values with N > 0, got " + std::to_string(count) +
@@ -1460,6 +1463,14 @@ Status CheckReduce(const Op& op) {
                           std::to_string(i) + "], got " + Str(init) + " and " + Str(in));
     }
   }
+  return Status::Ok();
+}
+
+Status CheckReduce(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckInputsAndInits(op));
+  const size_t n = op.num_operands() / 2;
+  Values inputs = op.operands().subspan(0, n);
+  const Type& x = TypeOf(inputs[0]);
   I64s dims;
   JITD_RETURN_IF_ERROR(ReadI64s(op, "dimensions", Need::kRequired, dims));
   JITD_RETURN_IF_ERROR(CheckInRange(op, "dimensions", dims, x.rank(), "rank(inputs[0])"));
@@ -1536,30 +1547,10 @@ Status CheckWindowedShape(const Op& op, const Window& w, const Type& input, cons
 }
 
 Status CheckReduceWindow(const Op& op) {
-  const size_t count = op.num_operands();
-  if (count < 2 || count % 2 != 0) {
-    return Fail(op, "requires N inputs and N init_values with N > 0, got " + std::to_string(count) +
-                        " operands");
-  }
-  const size_t n = count / 2;
-  if (op.num_results() != n) {
-    return Fail(op, "requires one result per input (" + std::to_string(n) + "), got " +
-                        std::to_string(op.num_results()));
-  }
+  JITD_RETURN_IF_ERROR(CheckInputsAndInits(op));
+  const size_t n = op.num_operands() / 2;
   Values inputs = op.operands().subspan(0, n);
   const Type& x = TypeOf(inputs[0]);
-  for (size_t i = 0; i < n; ++i) {
-    const Type& in = TypeOf(inputs[i]);
-    const Type& init = TypeOf(op.operand(n + i));
-    if (!SameShape(in, x))
-      return Fail(op, "requires inputs of one shape, got " + Str(x) + " and " + Str(in));
-    if (init.rank() != 0 || init.dtype() != in.dtype()) {
-      return Fail(op, "requires init_values[" + std::to_string(i) +
-                          "] to be a 0-d tensor of "
-                          "the element type of inputs[" +
-                          std::to_string(i) + "], got " + Str(init) + " and " + Str(in));
-    }
-  }
   if (!op.attr("window_dimensions")) return MissingAttr(op, "window_dimensions");
   Window w;
   JITD_RETURN_IF_ERROR(ReadWindow(op, x.rank(), /*dilations=*/true, w));

@@ -7,7 +7,8 @@
 //   - a parse error is a message that starts with "line:col: ";
 //   - a module that parses can be verified and printed without crashing;
 //   - the printed text of a module that verifies parses again, verifies,
-//     and prints identically (the round-trip fixpoint).
+//     and prints identically (the round-trip fixpoint), and so does its
+//     generic form.
 // A broken contract ends in __builtin_trap(), which libFuzzer reports with
 // the input saved as a crash artifact.
 //
@@ -75,6 +76,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string printed_again = jitd::ir::PrintModule(**reparsed);
     if (printed_again != printed) {
       Fail("printing is not a fixpoint", printed + "\n--- printed again ---\n" + printed_again);
+    }
+    // The generic form must describe the same module.
+    std::string generic = jitd::ir::PrintModule(**reparsed, {.generic = true});
+    auto from_generic = jitd::frontend::ParseModule(generic);
+    if (!from_generic.ok()) {
+      Fail("generic form does not parse", from_generic.status().message() + "\n" + generic);
+    }
+    if (jitd::ir::PrintModule(**from_generic) != printed) {
+      Fail("generic form prints back differently", generic);
     }
   }
   return 0;

@@ -292,6 +292,20 @@ TEST(ParserTest, ConvolutionAndDotPrettyForms) {
 namespace jitd::frontend {
 namespace {
 
+TEST(ParserTest, QuotedAttributeNamesStayQuoted) {
+  // Found by the fuzzer: names that are not identifiers must print quoted.
+  const std::string text = R"(module {
+  func.func public @main() -> (tensor<1xf32> {" odd name", "1st", ok.name = 1 : i64}) {
+    %cst = stablehlo.constant {"x y" = "z"} dense<1.000000e+00> : tensor<1xf32>
+    return %cst : tensor<1xf32>
+  }
+}
+)";
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(ir::PrintModule(**m), text);
+}
+
 TEST(ParserTest, ResourceBlobsAreKeptAndPrinted) {
   const std::string text = R"(module {
   func.func public @main() -> tensor<2xi32> {

@@ -229,6 +229,20 @@ void AppendSymbol(std::string_view name, std::string& out) {
   }
 }
 
+void AppendAttributeName(std::string_view name, std::string& out) {
+  bool bare = !name.empty() && !(name[0] >= '0' && name[0] <= '9') && name[0] != '$' &&
+              name[0] != '.';
+  for (char c : name) {
+    bare &= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '_' || c == '$' || c == '.';
+  }
+  if (bare) {
+    out += name;
+  } else {
+    AppendQuotedString(name, out);
+  }
+}
+
 void AppendIntList(const std::vector<int64_t>& values, std::string& out) {
   out += '[';
   for (size_t i = 0; i < values.size(); ++i) {
@@ -289,7 +303,7 @@ void Attribute::AppendTo(std::string& out) const {
       out += '{';
       for (size_t i = 0; i < a.entries.size(); ++i) {
         if (i) out += ", ";
-        out += a.entries[i].name;
+        AppendAttributeName(a.entries[i].name, out);
         if (!a.entries[i].value.is<UnitAttr>()) {
           out += " = ";
           a.entries[i].value.AppendTo(out);

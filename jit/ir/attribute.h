@@ -150,6 +150,8 @@ StatusOr<Literal> DenseElementsToLiteral(const DenseElementsAttr& attr,
 void AppendFloat(double value, DType dtype, std::string& out);
 void AppendFloatBits(uint64_t bits, DType dtype, std::string& out);
 void AppendQuotedString(std::string_view s, std::string& out);
+// An attribute name: bare when it is an identifier, else quoted.
+void AppendAttributeName(std::string_view name, std::string& out);
 // `@name`, or `@"name"` when the name needs quoting.
 void AppendSymbol(std::string_view name, std::string& out);
 void AppendIntList(const std::vector<int64_t>& values, std::string& out);  // "[1, 2]"

@@ -161,7 +161,7 @@ void Printer::AttrsWhere(const Op& op, std::string_view open, std::string_view c
     if (!keep(entry)) continue;
     out_ += first ? open : ", ";
     first = false;
-    out_ += entry.name;
+    AppendAttributeName(entry.name, out_);
     if (!entry.value.is<UnitAttr>()) {
       out_ += " = ";
       entry.value.AppendTo(out_);

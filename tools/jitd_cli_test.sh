@@ -109,6 +109,28 @@ expect_exit 2 "check mixed with missing" "$jitd" check "$softmax" "$tmp/syntax.m
 head -c 4096 /dev/urandom >"$tmp/random.mlir"
 expect_exit 1 "random bytes" "$jitd" check "$tmp/random.mlir"
 
+# --- conformance ---
+expect_exit 0 "conformance example" "$jitd" conformance --device=interpreter "$softmax"
+expect_grep "conformance example" "$tmp/out" "^1 passed, 0 failed, 0 skipped$"
+expect_exit 2 "conformance unknown device" "$jitd" conformance --device=tpu "$softmax"
+expect_grep "conformance unknown device" "$tmp/err" "unknown device 'tpu'.*interpreter"
+expect_exit 2 "conformance missing path" "$jitd" conformance "$tmp/nope"
+cat >"$tmp/failing.mlir" <<'MLIR'
+func.func public @main() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = stablehlo.add %0, %0 : tensor<2xi32>
+  check.expect_eq_const %1, dense<[2, 5]> : tensor<2xi32>
+  return
+}
+MLIR
+expect_exit 1 "conformance failing check" "$jitd" conformance --report="$tmp/report.json" "$tmp/failing.mlir"
+expect_grep "conformance failing check" "$tmp/out" "failing.mlir: check: .*element 1 \[1\]: actual 4, expected 5"
+expect_grep "conformance failing check" "$tmp/out" "^0 passed, 1 failed, 0 skipped$"
+expect_grep "conformance report" "$tmp/report.json" "\"result\": \"check\""
+echo "failing.mlir # known" >"$tmp/expected.txt"
+expect_exit 0 "conformance expected failure" "$jitd" conformance --expected-failures="$tmp/expected.txt" "$tmp/failing.mlir"
+expect_exit 0 "conformance directory" "$jitd" conformance --jobs=2 "$(dirname "$softmax")"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1

@@ -3,8 +3,9 @@
 // Subcommands today:
 //   jitd fmt FILE [--generic]   parse, verify and print a StableHLO file
 //   jitd check FILE...          parse and verify, one line per file
-// The daemon-facing subcommands of DESIGN.md (serve, run, conformance, stats)
-// arrive with the layers they drive.
+//   jitd conformance PATH...    run self-checking programs on a device
+// The daemon-facing subcommands of DESIGN.md (serve, run, stats) arrive with
+// the layers they drive.
 //
 // Exit status: 0 success, 1 a program is invalid (parse or verify error),
 // 2 usage or I/O error, 3 internal error. No exception leaves main().
@@ -30,6 +31,7 @@
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "tools/conformance_command.h"
 
 #ifndef JITD_VERSION
 #define JITD_VERSION "0.0.0"
@@ -174,9 +176,9 @@ int RunCheck(const std::vector<std::string>& paths) {
 int Main(int argc, char** argv) {
   CLI::App app(
       "jitd: a per-machine JIT runtime daemon for StableHLO programs.\n"
-      "This build has the compiler front end: it parses StableHLO text (as\n"
-      "JAX, PyTorch/XLA and stablehlo-opt print it), verifies it against the\n"
-      "spec's type and shape rules, and prints it back.",
+      "This build parses StableHLO text (as JAX, PyTorch/XLA and stablehlo-opt\n"
+      "print it), verifies it against the spec's type and shape rules, prints it\n"
+      "back, and runs self-checking programs on the reference interpreter.",
       "jitd");
   app.set_version_flag("--version", "jitd " JITD_VERSION);
   app.require_subcommand(1);
@@ -213,6 +215,9 @@ int Main(int argc, char** argv) {
       ->type_name("PATH")
       ->required();
 
+  ConformanceArgs conformance_args;
+  CLI::App* conformance = AddConformanceCommand(app, conformance_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;
@@ -226,6 +231,7 @@ int Main(int argc, char** argv) {
 
   if (fmt->parsed()) return RunFmt(fmt_path, fmt_generic);
   if (check->parsed()) return RunCheck(check_paths);
+  if (conformance->parsed()) return RunConformance(conformance_args);
   std::fputs(app.help().c_str(), stderr);
   return kExitUsageOrIo;
 }

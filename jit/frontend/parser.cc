@@ -2509,7 +2509,11 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParsePrettyOp(OpCode code, Location lo
 // Public API
 
 StatusOr<std::unique_ptr<ir::Module>> ParseModule(std::string_view text) {
-  Parser parser(text, 1);
+  return ParseModule(text, 1);
+}
+
+StatusOr<std::unique_ptr<ir::Module>> ParseModule(std::string_view text, int first_line) {
+  Parser parser(text, first_line);
   return parser.ParseTopLevel();
 }
 
@@ -2540,8 +2544,7 @@ std::vector<ModuleText> SplitModules(std::string_view file_text) {
 StatusOr<std::vector<std::unique_ptr<ir::Module>>> ParseModules(std::string_view file_text) {
   std::vector<std::unique_ptr<ir::Module>> modules;
   for (const ModuleText& piece : SplitModules(file_text)) {
-    Parser parser(piece.text, piece.first_line);
-    JITD_ASSIGN_OR_RETURN(auto module, parser.ParseTopLevel());
+    JITD_ASSIGN_OR_RETURN(auto module, ParseModule(piece.text, piece.first_line));
     modules.push_back(std::move(module));
   }
   return modules;

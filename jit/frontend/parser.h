@@ -22,6 +22,9 @@ namespace jitd::frontend {
 // Parses one module. The text may be `module [@name] [attributes {...}] {...}`
 // or, as MLIR allows, bare top-level `func.func`s (an implicit module).
 StatusOr<std::unique_ptr<ir::Module>> ParseModule(std::string_view text);
+// The same for a piece of a larger file whose first line is `first_line`
+// (error locations are then file line numbers).
+StatusOr<std::unique_ptr<ir::Module>> ParseModule(std::string_view text, int first_line);
 
 // One module of a file split at `// -----` lines.
 struct ModuleText {

@@ -1,8 +1,31 @@
 #include "jit/ir/literal.h"
 
 #include <bit>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 
 namespace jitd::ir {
+
+namespace {
+
+// double -> int64 without undefined behaviour: NaN is 0, out-of-range
+// values saturate. (Op semantics such as convert are the evaluator's job;
+// this only keeps the generic accessors defined for every input.)
+int64_t SaturatingToInt64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+uint64_t SaturatingToUInt64(double v) {
+  if (std::isnan(v) || v <= 0) return 0;
+  if (v >= 18446744073709551615.0) return UINT64_MAX;
+  return static_cast<uint64_t>(v);
+}
+
+}  // namespace
 
 StatusOr<Literal> Literal::Create(const Type& type, int64_t max_bytes) {
   if (!type.is_tensor()) {
@@ -47,7 +70,7 @@ void Literal::SetBits(int64_t i, uint64_t bits) {
 
 int64_t Literal::GetInt(int64_t i) const {
   const DType t = dtype();
-  if (IsFloat(t) || IsComplex(t)) return static_cast<int64_t>(GetDouble(i));
+  if (IsFloat(t) || IsComplex(t)) return SaturatingToInt64(GetDouble(i));
   const uint64_t bits = GetBits(i);
   const int width = BitWidth(t);
   if (IsSignedInt(t) && width < 64) {
@@ -61,7 +84,7 @@ int64_t Literal::GetInt(int64_t i) const {
 uint64_t Literal::GetUInt(int64_t i) const {
   const DType t = dtype();
   if (IsSignedInt(t)) return static_cast<uint64_t>(GetInt(i));
-  if (IsFloat(t) || IsComplex(t)) return static_cast<uint64_t>(GetDouble(i));
+  if (IsFloat(t) || IsComplex(t)) return SaturatingToUInt64(GetDouble(i));
   const int width = BitWidth(t);
   const uint64_t bits = GetBits(i);
   return width < 64 ? bits & ((uint64_t{1} << width) - 1) : bits;
@@ -143,8 +166,10 @@ void Literal::SetDouble(int64_t i, double v) {
   }
   if (auto format = GetFloatFormat(t)) {
     SetBits(i, EncodeFloat(v, *format));
+  } else if (IsUnsignedInt(t)) {
+    SetInt(i, static_cast<int64_t>(SaturatingToUInt64(v)));
   } else {
-    SetInt(i, static_cast<int64_t>(v));
+    SetInt(i, SaturatingToInt64(v));
   }
 }
 

@@ -74,3 +74,23 @@ TEST(TypeTest, CheckedTensorLimits) {
 
 }  // namespace
 }  // namespace jitd::ir
+
+namespace jitd::ir {
+namespace {
+
+TEST(LiteralTest, GenericAccessorsAreDefinedForEveryInput) {
+  auto ints = Literal::Create(Type::Tensor(DType::kS32, {3}));
+  ints->SetDouble(0, NAN);
+  ints->SetDouble(1, 1e300);
+  ints->SetDouble(2, -2.7);
+  EXPECT_EQ(ints->GetInt(0), 0);
+  EXPECT_EQ(ints->GetInt(1), -1);  // saturates to INT64_MAX, then wraps to i32
+  EXPECT_EQ(ints->GetInt(2), -2);
+  auto floats = Literal::Create(Type::Tensor(DType::kF64, {1}));
+  floats->SetDouble(0, -1e300);
+  EXPECT_EQ(floats->GetInt(0), INT64_MIN);
+  EXPECT_EQ(floats->GetUInt(0), 0u);
+}
+
+}  // namespace
+}  // namespace jitd::ir

@@ -140,6 +140,13 @@ Op* Block::add_op(std::unique_ptr<Op> op) {
   return ops_.back().get();
 }
 
+std::unique_ptr<Op> Block::RemoveOp(size_t index) {
+  std::unique_ptr<Op> op = std::move(ops_[index]);
+  ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(index));
+  op->set_parent_block(nullptr);
+  return op;
+}
+
 Block& Region::add_block() {
   blocks_.push_back(std::make_unique<Block>(this));
   return *blocks_.back();

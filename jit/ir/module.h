@@ -147,6 +147,8 @@ class Block {
 
   const std::vector<std::unique_ptr<Op>>& ops() const { return ops_; }
   Op* add_op(std::unique_ptr<Op> op);
+  // Removes and returns the op at `index`; its results must have no uses.
+  std::unique_ptr<Op> RemoveOp(size_t index);
   // The last op (the terminator in a well-formed block), or null.
   Op* terminator() const { return ops_.empty() ? nullptr : ops_.back().get(); }
 

@@ -1,0 +1,16 @@
+#include "devices/device.h"
+
+#include "devices/interpreter/interpreter_device.h"
+
+namespace jitd::devices {
+
+std::vector<std::string> DeviceNames() { return {"interpreter"}; }
+
+StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view name) {
+  if (name == "interpreter") return std::unique_ptr<Device>(new InterpreterDevice());
+  std::string known;
+  for (const std::string& n : DeviceNames()) known += (known.empty() ? "" : ", ") + n;
+  return NotFound("unknown device '" + std::string(name) + "' (this build has: " + known + ")");
+}
+
+}  // namespace jitd::devices

@@ -1,0 +1,62 @@
+// The device interface: what every backend (interpreter, cpu, cuda) offers.
+//
+// A Device compiles a verified module into an Executable; an Executable runs
+// the module's entry function on argument values. The tinygrad split:
+// compiler (Device::Compile), program (Executable), and later an allocator
+// when buffers live on the device.
+//
+// Thread safety: a Device may be shared by threads; an Executable may run
+// concurrently from several threads (each Execute call is independent).
+#ifndef JITD_DEVICES_DEVICE_H_
+#define JITD_DEVICES_DEVICE_H_
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "jit/eval/eval.h"
+#include "jit/ir/module.h"
+
+namespace jitd::devices {
+
+struct ExecuteOptions {
+  // Execution fails with DEADLINE_EXCEEDED past this point.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Fill for dense_resource constants that carry no data (elided weights).
+  std::optional<uint64_t> resource_fill_seed;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Runs the entry function. Arguments and results are host values.
+  virtual StatusOr<std::vector<eval::RuntimeValue>> Execute(
+      std::span<const eval::RuntimeValue> args, const ExecuteOptions& options) const = 0;
+  // The entry function's signature.
+  virtual const std::vector<ir::Type>& argument_types() const = 0;
+  virtual const std::vector<ir::Type>& result_types() const = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string_view name() const = 0;
+  // Verifies `module` and prepares its entry function (@main, or the only
+  // public function) for execution.
+  virtual StatusOr<std::unique_ptr<Executable>> Compile(
+      std::shared_ptr<const ir::Module> module) const = 0;
+};
+
+// The devices this build has ("interpreter").
+std::vector<std::string> DeviceNames();
+// NOT_FOUND naming the known devices when `name` is not one of them.
+StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view name);
+
+}  // namespace jitd::devices
+
+#endif  // JITD_DEVICES_DEVICE_H_

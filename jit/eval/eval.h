@@ -1,0 +1,77 @@
+// jit/eval: the reference evaluator — StableHLO semantics, op by op, on host
+// literals. devices/interpreter wraps it as a device; constant folding in the
+// compiler reuses it. Readability over speed: kernels are plain loops.
+#ifndef JITD_JIT_EVAL_EVAL_H_
+#define JITD_JIT_EVAL_EVAL_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+#include "jit/ir/literal.h"
+#include "jit/ir/module.h"
+
+namespace jitd::eval {
+
+// A value at run time: a tensor (an ir::Literal), a token, or a tuple.
+// Value type; copies are deep. Thread-compatible.
+class RuntimeValue {
+ public:
+  RuntimeValue() : storage_(TokenTag{}) {}  // a token
+  explicit RuntimeValue(ir::Literal literal) : storage_(std::move(literal)) {}
+  static RuntimeValue Token() { return RuntimeValue(); }
+  static RuntimeValue Tuple(std::vector<RuntimeValue> elements) {
+    RuntimeValue v;
+    v.storage_ = std::move(elements);
+    return v;
+  }
+
+  bool is_tensor() const { return std::holds_alternative<ir::Literal>(storage_); }
+  bool is_token() const { return std::holds_alternative<TokenTag>(storage_); }
+  bool is_tuple() const { return std::holds_alternative<std::vector<RuntimeValue>>(storage_); }
+  const ir::Literal& literal() const { return std::get<ir::Literal>(storage_); }
+  ir::Literal& literal() { return std::get<ir::Literal>(storage_); }
+  const std::vector<RuntimeValue>& elements() const {
+    return std::get<std::vector<RuntimeValue>>(storage_);
+  }
+  // The IR type this value has.
+  ir::Type type() const;
+
+ private:
+  struct TokenTag {};
+  std::variant<TokenTag, ir::Literal, std::vector<RuntimeValue>> storage_;
+};
+
+struct EvalOptions {
+  // Largest tensor one op may produce; bigger results fail with
+  // RESOURCE_EXHAUSTED instead of allocating.
+  int64_t max_literal_bytes = int64_t{1} << 32;
+  // Evaluation stops with DEADLINE_EXCEEDED after this point (while loops
+  // can run forever).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // dense_resource constants whose bytes the module does not carry: filled
+  // with seeded pseudo-random values when set, an error otherwise.
+  std::optional<uint64_t> resource_fill_seed;
+};
+
+// Evaluates `function` of `module` on `args`. The module must have passed
+// ir::VerifyModule. Errors name the op and its line:col; an op the
+// evaluator does not implement yields UNIMPLEMENTED.
+StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
+                                                     const ir::Function& function,
+                                                     std::vector<RuntimeValue> args,
+                                                     const EvalOptions& options = {});
+
+// Seeded pseudo-random contents for a tensor type (dense_resource fills and
+// `--random-inputs`): floats uniform in [-1, 1), integers in a small range,
+// booleans fair. Deterministic for a seed.
+StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
+                                    int64_t max_bytes = int64_t{1} << 32);
+
+}  // namespace jitd::eval
+
+#endif  // JITD_JIT_EVAL_EVAL_H_

@@ -1,0 +1,375 @@
+// The evaluator core: runs functions and regions op by op, implements the
+// ops that are about structure (constants, calls, control flow, tuples,
+// tokens) and dispatches everything else to the kernel table.
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+
+#include "jit/eval/eval.h"
+#include "jit/eval/internal/kernels.h"
+
+namespace jitd::eval {
+
+using ir::Literal;
+using ir::Op;
+using ir::OpCode;
+using ir::Type;
+
+ir::Type RuntimeValue::type() const {
+  if (is_tensor()) return literal().type();
+  if (is_token()) return Type::Token();
+  std::vector<Type> types;
+  for (const auto& e : elements()) types.push_back(e.type());
+  return Type::Tuple(std::move(types));
+}
+
+namespace {
+
+constexpr int kMaxCallDepth = 256;
+
+}  // namespace
+
+StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_bytes) {
+  JITD_ASSIGN_OR_RETURN(Literal lit, Literal::Create(type, max_bytes));
+  uint64_t state = seed;
+  const ir::DType dtype = type.dtype();
+  const int64_t n = lit.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t r = internal::SplitMix(state);
+    const double unit = internal::UnitInterval(r);  // [0, 1)
+    if (dtype == ir::DType::kPred) {
+      lit.SetInt(i, static_cast<int64_t>(r & 1));
+    } else if (ir::IsInteger(dtype)) {
+      lit.SetInt(i, ir::IsUnsignedInt(dtype) ? static_cast<int64_t>(r % 8)
+                                             : static_cast<int64_t>(r % 9) - 4);
+    } else if (ir::IsComplex(dtype)) {
+      const double im = internal::UnitInterval(internal::SplitMix(state));
+      lit.SetComplex(i, {2 * unit - 1, 2 * im - 1});
+    } else {
+      lit.SetDouble(i, 2 * unit - 1);
+    }
+  }
+  return lit;
+}
+
+namespace internal {
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+RuntimeValue ScalarOf(const Literal& lit, int64_t i) {
+  Literal scalar = *Literal::Create(Type::Scalar(lit.dtype()));
+  std::memcpy(scalar.mutable_element_ptr(0), lit.element_ptr(i),
+              static_cast<size_t>(ir::StorageBytes(lit.dtype())));
+  return RuntimeValue(std::move(scalar));
+}
+
+void StoreScalar(const RuntimeValue& scalar, Literal& out, int64_t i) {
+  std::memcpy(out.mutable_element_ptr(i), scalar.literal().element_ptr(0),
+              static_cast<size_t>(ir::StorageBytes(out.dtype())));
+}
+
+// Runs a module's functions. One instance per EvaluateFunction call; not
+// thread-safe.
+class Evaluator {
+ public:
+  Evaluator(const ir::Module& module, const EvalOptions& options)
+      : module_(module), options_(options) {
+    kernels_.fill(nullptr);
+    RegisterElementwiseKernels(kernels_);
+    RegisterShapeKernels(kernels_);
+    RegisterIndexingKernels(kernels_);
+    RegisterReductionKernels(kernels_);
+    RegisterLinalgKernels(kernels_);
+  }
+
+  const EvalOptions& options() const { return options_; }
+
+  StatusOr<std::vector<RuntimeValue>> CallFunction(const ir::Function& fn,
+                                                   std::vector<RuntimeValue> args) {
+    const ir::Block* entry = fn.entry();
+    if (!entry) {
+      return Unimplemented("function @" + fn.name() + " has no body (an external declaration)");
+    }
+    if (args.size() != entry->num_args()) {
+      return InvalidArgument("@" + fn.name() + " takes " + std::to_string(entry->num_args()) +
+                             " arguments, got " + std::to_string(args.size()));
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].type() != entry->arg(i)->type()) {
+        return InvalidArgument("argument " + std::to_string(i) + " of @" + fn.name() +
+                               " must be " + entry->arg(i)->type().ToString() + ", got " +
+                               args[i].type().ToString());
+      }
+    }
+    if (++depth_ > kMaxCallDepth) {
+      --depth_;
+      return ResourceExhausted("calls nested deeper than " + std::to_string(kMaxCallDepth) +
+                               " (recursion?) at @" + fn.name());
+    }
+    Frame frame;
+    frames_.push_back(&frame);
+    auto result = RunBlock(*entry, std::move(args));
+    frames_.pop_back();
+    --depth_;
+    return result;
+  }
+
+  // Binds `args` to the block's arguments, runs its ops, and returns the
+  // values of its terminator's operands.
+  StatusOr<std::vector<RuntimeValue>> RunBlock(const ir::Block& block,
+                                               std::vector<RuntimeValue> args) {
+    Frame& frame = *frames_.back();
+    for (size_t i = 0; i < args.size(); ++i) frame.values[block.arg(i)] = std::move(args[i]);
+    for (const auto& op_ptr : block.ops()) {
+      const Op& op = *op_ptr;
+      if (op.code() == OpCode::kReturn || op.code() == OpCode::kFuncReturn) {
+        std::vector<RuntimeValue> out;
+        out.reserve(op.num_operands());
+        for (const ir::Value* v : op.operands()) {
+          JITD_ASSIGN_OR_RETURN(const RuntimeValue* rv, Get(op, v));
+          out.push_back(*rv);
+        }
+        return out;
+      }
+      JITD_RETURN_IF_ERROR(CheckDeadline(op));
+      JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> results, EvalOp(op));
+      if (results.size() != op.num_results()) {
+        return Internal(op.loc().ToString() + ": '" + std::string(op.name()) + "' produced " +
+                        std::to_string(results.size()) + " values for " +
+                        std::to_string(op.num_results()) + " results");
+      }
+      for (size_t i = 0; i < results.size(); ++i) {
+        frame.values[op.result(i)] = std::move(results[i]);
+      }
+    }
+    return InvalidArgument("block ends without a terminator");
+  }
+
+  StatusOr<Literal> NewLiteral(const Type& type) const {
+    return Literal::Create(type, options_.max_literal_bytes);
+  }
+
+ private:
+  struct Frame {
+    std::unordered_map<const ir::Value*, RuntimeValue> values;
+  };
+
+  static Status OpError(const Op& op, StatusCode code, const std::string& message) {
+    return Status(code, op.loc().ToString() + ": '" + std::string(op.name()) + "' op " + message);
+  }
+
+  StatusOr<const RuntimeValue*> Get(const Op& op, const ir::Value* v) {
+    Frame& frame = *frames_.back();
+    auto it = frame.values.find(v);
+    if (it == frame.values.end()) {
+      return OpError(op, StatusCode::kInternal, "uses a value that has not been computed");
+    }
+    return &it->second;
+  }
+
+  Status CheckDeadline(const Op& op) {
+    if (!options_.deadline) return Status::Ok();
+    if (std::chrono::steady_clock::now() < *options_.deadline) return Status::Ok();
+    return OpError(op, StatusCode::kDeadlineExceeded, "evaluation ran past its deadline");
+  }
+
+  StatusOr<std::vector<RuntimeValue>> EvalOp(const Op& op) {
+    std::vector<const RuntimeValue*> operands;
+    operands.reserve(op.num_operands());
+    for (const ir::Value* v : op.operands()) {
+      JITD_ASSIGN_OR_RETURN(const RuntimeValue* rv, Get(op, v));
+      operands.push_back(rv);
+    }
+    OpContext ctx(*this, op, std::move(operands));
+    switch (op.code()) {
+      case OpCode::kConstant: return EvalConstant(ctx);
+      case OpCode::kFuncCall: {
+        const auto* callee = op.attr("callee")->get_if<ir::SymbolRefAttr>();
+        const ir::Function* fn = callee ? module_.FindFunction(callee->name) : nullptr;
+        if (!fn) return ctx.Error("calls an unknown function");
+        std::vector<RuntimeValue> args;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) args.push_back(ctx.value(i));
+        return CallFunction(*fn, std::move(args));
+      }
+      case OpCode::kWhile: return EvalWhile(ctx);
+      case OpCode::kIf: {
+        const bool pred = ctx.operand(0).GetPred(0);
+        return ctx.CallRegion(pred ? 0 : 1, {});
+      }
+      case OpCode::kCase: {
+        const int64_t n = static_cast<int64_t>(op.num_regions());
+        int64_t index = ctx.operand(0).GetInt(0);
+        if (index < 0 || index >= n) index = n - 1;  // out of range: the last branch
+        return ctx.CallRegion(static_cast<size_t>(index), {});
+      }
+      case OpCode::kOptimizationBarrier: {
+        std::vector<RuntimeValue> out;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) out.push_back(ctx.value(i));
+        return out;
+      }
+      case OpCode::kTuple: {
+        std::vector<RuntimeValue> elements;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) elements.push_back(ctx.value(i));
+        std::vector<RuntimeValue> out;
+        out.push_back(RuntimeValue::Tuple(std::move(elements)));
+        return out;
+      }
+      case OpCode::kGetTupleElement: {
+        const auto& elements = ctx.value(0).elements();
+        const int64_t index = ctx.Int("index", 0);
+        if (index < 0 || index >= static_cast<int64_t>(elements.size())) {
+          return ctx.Error("index out of range");
+        }
+        return std::vector<RuntimeValue>{elements[static_cast<size_t>(index)]};
+      }
+      case OpCode::kAfterAll:
+      case OpCode::kCreateToken:
+        return std::vector<RuntimeValue>{RuntimeValue::Token()};
+      case OpCode::kReplicaId:
+      case OpCode::kPartitionId: {
+        // One replica, one partition: both ids are 0.
+        JITD_ASSIGN_OR_RETURN(Literal id, ctx.NewResult(0));
+        return Single(std::move(id));
+      }
+      case OpCode::kCustomCall: {
+        const auto* target = op.attr("call_target_name")->get_if<ir::StringAttr>();
+        return ctx.Unimplemented("custom_call target '" + (target ? target->value : "") +
+                                 "' is not supported by the interpreter");
+      }
+      default:
+        break;
+    }
+    const Kernel kernel = kernels_[static_cast<size_t>(op.code())];
+    if (!kernel) return ctx.Unimplemented("is not implemented by the interpreter");
+    return kernel(ctx);
+  }
+
+  StatusOr<std::vector<RuntimeValue>> EvalConstant(OpContext& ctx) {
+    const ir::Attribute* value = ctx.op().attr("value");
+    if (const auto* dense = value->get_if<ir::DenseElementsAttr>()) {
+      auto lit = ir::DenseElementsToLiteral(*dense, options_.max_literal_bytes);
+      if (!lit.ok()) return ctx.Error(lit.status().message());
+      return Single(std::move(lit).value());
+    }
+    const auto& resource = value->as<ir::DenseResourceAttr>();
+    if (auto blob = module_.FindResourceBlob(resource.handle)) {
+      auto lit = Literal::FromBytes(resource.type, std::move(*blob));
+      if (!lit.ok()) {
+        return ctx.Error("resource '" + resource.handle + "': " + lit.status().message());
+      }
+      return Single(std::move(lit).value());
+    }
+    if (!options_.resource_fill_seed) {
+      return ctx.Error("dense_resource<" + resource.handle +
+                       "> has no data in the module (elided weights); supply a fill seed");
+    }
+    // A distinct, reproducible fill per resource name.
+    uint64_t seed = *options_.resource_fill_seed;
+    for (char c : resource.handle) seed = seed * 1099511628211ull + static_cast<uint8_t>(c);
+    seed += static_cast<uint64_t>(ctx.op().loc().line) << 32;
+    auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes);
+    if (!lit.ok()) return ctx.Error(lit.status().message());
+    return Single(std::move(lit).value());
+  }
+
+  StatusOr<std::vector<RuntimeValue>> EvalWhile(OpContext& ctx) {
+    std::vector<RuntimeValue> state;
+    for (size_t i = 0; i < ctx.num_operands(); ++i) state.push_back(ctx.value(i));
+    while (true) {
+      JITD_RETURN_IF_ERROR(CheckDeadline(ctx.op()));
+      JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> cond, ctx.CallRegion(0, state));
+      if (cond.size() != 1 || !cond[0].is_tensor()) return ctx.Error("cond must return one i1");
+      if (!cond[0].literal().GetPred(0)) return state;
+      JITD_ASSIGN_OR_RETURN(state, ctx.CallRegion(1, std::move(state)));
+    }
+  }
+
+  const ir::Module& module_;
+  const EvalOptions& options_;
+  KernelTable kernels_;
+  std::vector<Frame*> frames_;
+  int depth_ = 0;
+};
+
+StatusOr<Literal> OpContext::NewLiteral(const Type& type) const {
+  auto lit = evaluator_.NewLiteral(type);
+  if (!lit.ok()) return Status(lit.status().code(), op_.loc().ToString() + ": '" +
+                                                        std::string(op_.name()) + "' op " +
+                                                        lit.status().message());
+  return lit;
+}
+
+StatusOr<std::vector<RuntimeValue>> OpContext::CallRegion(size_t r,
+                                                          std::vector<RuntimeValue> args) {
+  const ir::Region& region = op_.region(r);
+  if (region.num_blocks() == 0) return Error("region " + std::to_string(r) + " is empty");
+  return evaluator_.RunBlock(region.block(0), std::move(args));
+}
+
+std::vector<int64_t> OpContext::I64s(std::string_view name) const {
+  auto v = op_.GetI64Array(name);
+  return v ? *v : std::vector<int64_t>{};
+}
+
+int64_t OpContext::Int(std::string_view name, int64_t default_value) const {
+  auto v = op_.GetInt(name);
+  return v ? *v : default_value;
+}
+
+bool OpContext::Bool(std::string_view name, bool default_value) const {
+  auto v = op_.GetBool(name);
+  return v ? *v : default_value;
+}
+
+std::string_view OpContext::Enum(std::string_view name, std::string_view default_value) const {
+  const ir::EnumAttr* e = op_.GetEnum(name);
+  return e ? std::string_view(e->value) : default_value;
+}
+
+std::vector<int64_t> OpContext::StructField(std::string_view attr, std::string_view field) const {
+  const ir::StructAttr* s = op_.GetStruct(attr);
+  if (!s) return {};
+  for (const auto& f : s->fields) {
+    if (f.name == field) return f.values;
+  }
+  return {};
+}
+
+std::vector<std::pair<int64_t, int64_t>> OpContext::Padding(std::string_view name,
+                                                            int64_t rank) const {
+  std::vector<std::pair<int64_t, int64_t>> pads(static_cast<size_t>(rank), {0, 0});
+  const ir::Attribute* a = op_.attr(name);
+  if (!a || !a->is<ir::DenseElementsAttr>()) return pads;
+  auto lit = ir::DenseElementsToLiteral(a->as<ir::DenseElementsAttr>());
+  if (!lit.ok()) return pads;
+  for (int64_t i = 0; i < rank && 2 * i + 1 < lit->num_elements(); ++i) {
+    pads[static_cast<size_t>(i)] = {lit->GetInt(2 * i), lit->GetInt(2 * i + 1)};
+  }
+  return pads;
+}
+
+Status OpContext::Error(std::string message) const {
+  return InvalidArgument(op_.loc().ToString() + ": '" + std::string(op_.name()) + "' op " +
+                         message);
+}
+
+Status OpContext::Unimplemented(std::string message) const {
+  return ::jitd::Unimplemented(op_.loc().ToString() + ": '" + std::string(op_.name()) + "' op " +
+                               message);
+}
+
+}  // namespace internal
+
+StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
+                                                     const ir::Function& function,
+                                                     std::vector<RuntimeValue> args,
+                                                     const EvalOptions& options) {
+  internal::Evaluator evaluator(module, options);
+  return evaluator.CallFunction(function, std::move(args));
+}
+
+}  // namespace jitd::eval

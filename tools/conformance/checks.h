@@ -1,0 +1,45 @@
+// The conformance checks (check.expect_eq, expect_almost_eq, expect_close and
+// their _const forms) as host-side comparisons, with the defaults of both
+// spellings (see ../shared/conformance/README.md).
+#ifndef JITD_TOOLS_CONFORMANCE_CHECKS_H_
+#define JITD_TOOLS_CONFORMANCE_CHECKS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "jit/ir/literal.h"
+#include "jit/ir/module.h"
+
+namespace jitd::conformance {
+
+struct CheckSpec {
+  enum class Kind { kEq, kAlmostEq, kClose };
+  Kind kind = Kind::kEq;
+  std::string name;           // "check.expect_close" as written, for messages
+  ir::Location loc;
+  double tolerance = 1e-3;    // kAlmostEq: absolute, per component
+  uint64_t min_ulp = 0;       // kClose: min_ulp <= distance <= max_ulp
+  uint64_t max_ulp = 3;
+  std::optional<ir::Literal> expected;  // the _const forms' inline value
+};
+
+// Recognizes a check op (custom_call @check.* or a check.* op) and fills
+// `spec` with its semantics and defaults. nullopt for any other op;
+// UNIMPLEMENTED for a check this runner does not know.
+std::optional<StatusOr<CheckSpec>> ParseCheck(const ir::Op& op);
+
+// ULP distance between two values of one float dtype given as bit patterns
+// (see the README): 0 if bitwise equal or both NaN; the magnitude difference
+// when both are finite (the sum across signs); UINT64_MAX otherwise.
+uint64_t UlpDistance(uint64_t a_bits, uint64_t b_bits, ir::DType dtype);
+
+// OK when `actual` meets `spec` against `expected`; otherwise a message
+// naming the first failing element: index, actual, expected, and the ULP
+// distance or tolerance.
+Status Compare(const CheckSpec& spec, const ir::Literal& actual, const ir::Literal& expected);
+
+}  // namespace jitd::conformance
+
+#endif  // JITD_TOOLS_CONFORMANCE_CHECKS_H_

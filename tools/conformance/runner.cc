@@ -1,0 +1,386 @@
+#include "tools/conformance/runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "jit/frontend/parser.h"
+#include "jit/ir/verifier.h"
+#include "tools/conformance/checks.h"
+
+namespace jitd::conformance {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+Outcome OutcomeForStatus(const Status& status, Outcome otherwise) {
+  return status.code() == StatusCode::kUnimplemented ? Outcome::kUnsupported : otherwise;
+}
+
+// A check removed from @main: what to compare, and which extra results of
+// the rewritten @main hold its operands.
+struct PendingCheck {
+  CheckSpec spec;
+  size_t actual_result;
+  std::optional<size_t> expected_result;  // absent for the _const forms
+};
+
+// Moves the checks of `fn`'s body into extra results; fails (UNIMPLEMENTED)
+// on a check anywhere else, which this runner cannot observe.
+StatusOr<std::vector<PendingCheck>> ExtractChecks(ir::Module& module, ir::Function& fn) {
+  // Checks nested in regions or other functions are not supported.
+  std::function<Status(const ir::Block&, bool)> scan = [&](const ir::Block& block,
+                                                         bool top) -> Status {
+    for (const auto& op : block.ops()) {
+      if (!top && ParseCheck(*op)) {
+        return Unimplemented(op->loc().ToString() + ": a check outside @" + fn.name() +
+                             "'s top level cannot be observed by the runner");
+      }
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        for (size_t b = 0; b < op->region(r).num_blocks(); ++b) {
+          JITD_RETURN_IF_ERROR(scan(op->region(r).block(b), false));
+        }
+      }
+    }
+    return Status::Ok();
+  };
+  for (const auto& other : module.functions()) {
+    if (other->entry()) JITD_RETURN_IF_ERROR(scan(*other->entry(), other.get() == &fn));
+  }
+
+  ir::Block& body = *fn.entry();
+  ir::Op* ret = body.terminator();
+  std::vector<PendingCheck> checks;
+  for (size_t i = 0; i < body.ops().size();) {
+    const ir::Op& op = *body.ops()[i];
+    auto parsed = ParseCheck(op);
+    if (!parsed) {
+      ++i;
+      continue;
+    }
+    if (!parsed->ok()) return parsed->status();
+    PendingCheck check{std::move(*parsed).value(), 0, std::nullopt};
+    const size_t operands = check.spec.expected ? 1 : 2;
+    if (op.num_operands() != operands) {
+      return InvalidArgument(op.loc().ToString() + ": " + check.spec.name + " takes " +
+                             std::to_string(operands) + " operands");
+    }
+    for (size_t k = 0; k < operands; ++k) {
+      ir::Value* v = op.operand(k);
+      if (!v->type().is_tensor()) {
+        return InvalidArgument(op.loc().ToString() + ": " + check.spec.name +
+                               " compares tensors, got " + v->type().ToString());
+      }
+      const size_t result = fn.result_types().size();
+      ret->add_operand(v);
+      fn.result_types().push_back(v->type());
+      fn.result_attrs().emplace_back();
+      (k == 0 ? check.actual_result : check.expected_result.emplace()) = result;
+    }
+    checks.push_back(std::move(check));
+    body.RemoveOp(i);
+  }
+  return checks;
+}
+
+CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
+                     const devices::Device& device, const RunnerOptions& options) {
+  CaseResult result;
+  result.file = file;
+  auto fail = [&](Outcome outcome, std::string detail) {
+    result.outcome = outcome;
+    result.detail = std::move(detail);
+    return result;
+  };
+  auto parsed = frontend::ParseModule(piece.text, piece.first_line);
+  if (!parsed.ok()) return fail(Outcome::kParseError, parsed.status().message());
+  std::shared_ptr<ir::Module> module = std::move(parsed).value();
+  if (Status s = ir::VerifyModule(*module); !s.ok()) {
+    return fail(Outcome::kVerifyError, s.message());
+  }
+  ir::Function* entry = module->EntryFunction();
+  if (!entry || !entry->entry()) {
+    return fail(Outcome::kVerifyError, "no entry function (@main, or one public function)");
+  }
+  if (!entry->arg_types().empty()) {
+    return fail(Outcome::kUnsupported, "@" + entry->name() +
+                                           " takes arguments; conformance programs take none");
+  }
+  auto checks = ExtractChecks(*module, *entry);
+  if (!checks.ok()) {
+    return fail(OutcomeForStatus(checks.status(), Outcome::kVerifyError),
+                checks.status().message());
+  }
+  auto executable = device.Compile(module);
+  if (!executable.ok()) {
+    return fail(OutcomeForStatus(executable.status(), Outcome::kVerifyError),
+                executable.status().message());
+  }
+  devices::ExecuteOptions execute_options;
+  execute_options.deadline =
+      Clock::now() + std::chrono::microseconds(static_cast<int64_t>(options.timeout_seconds * 1e6));
+  auto outputs = (*executable)->Execute({}, execute_options);
+  if (!outputs.ok()) {
+    return fail(OutcomeForStatus(outputs.status(), Outcome::kRuntimeError),
+                outputs.status().message());
+  }
+  int failed = 0;
+  std::string first;
+  for (const PendingCheck& check : *checks) {
+    const ir::Literal& actual = (*outputs)[check.actual_result].literal();
+    const ir::Literal& expected = check.expected_result
+                                      ? (*outputs)[*check.expected_result].literal()
+                                      : *check.spec.expected;
+    Status s = Compare(check.spec, actual, expected);
+    if (!s.ok() && failed++ == 0) first = s.message();
+  }
+  if (failed) {
+    if (checks->size() > 1) {
+      first = std::to_string(failed) + " of " + std::to_string(checks->size()) +
+              " checks failed; first: " + first;
+    }
+    return fail(Outcome::kCheckFailed, first);
+  }
+  return result;
+}
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+// Splits a corpus file name ("scatter_add_bfloat16_1_125.mlir") into its
+// op family ("scatter_add") and first element type ("bfloat16").
+std::pair<std::string, std::string> FamilyAndType(const std::string& file) {
+  static const char* const kTypes[] = {"bool", "int8", "int16", "int32", "int64", "uint8",
+                                       "uint16", "uint32", "uint64", "float16", "bfloat16",
+                                       "float32", "float64", "complex64", "complex128"};
+  std::string base = fs::path(file).stem().string();
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= base.size()) {
+    size_t end = base.find('_', start);
+    if (end == std::string::npos) end = base.size();
+    parts.push_back(base.substr(start, end - start));
+    start = end + 1;
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    for (const char* t : kTypes) {
+      if (parts[i] == t) {
+        std::string family;
+        for (size_t k = 0; k < i; ++k) family += (k ? "_" : "") + parts[k];
+        return {family.empty() ? base : family, t};
+      }
+    }
+  }
+  return {base, "(none)"};
+}
+
+}  // namespace
+
+std::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPassed: return "passed";
+    case Outcome::kParseError: return "parse";
+    case Outcome::kVerifyError: return "verify";
+    case Outcome::kUnsupported: return "unsupported";
+    case Outcome::kRuntimeError: return "runtime";
+    case Outcome::kCheckFailed: return "check";
+  }
+  return "?";
+}
+
+std::string CaseResult::name() const {
+  return num_modules > 1 ? file + "#" + std::to_string(module_index) : file;
+}
+
+StatusOr<std::vector<std::string>> CollectFiles(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) return NotFound("no such file or directory: '" + path + "'");
+    if (fs::is_directory(st)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(path, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file() && it->path().extension() == ".mlir") {
+          found.push_back(it->path().string());
+        }
+      }
+      if (ec) return InvalidArgument("cannot list '" + path + "': " + ec.message());
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(path);
+    }
+  }
+  return files;
+}
+
+std::vector<CaseResult> RunText(const std::string& file, std::string_view text,
+                                const devices::Device& device, const RunnerOptions& options) {
+  const bool disabled = StartsWith(text, "// RUN-DISABLED");
+  const std::vector<frontend::ModuleText> pieces = frontend::SplitModules(text);
+  std::vector<CaseResult> results;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const auto start = Clock::now();
+    CaseResult r = RunModule(file, pieces[i], device, options);
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r.module_index = static_cast<int>(i);
+    r.num_modules = static_cast<int>(pieces.size());
+    r.disabled = disabled;
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::vector<CaseResult> RunFiles(const std::vector<std::string>& files,
+                                 const devices::Device& device, const RunnerOptions& options,
+                                 const std::function<void(const CaseResult&)>& on_result) {
+  std::vector<std::vector<CaseResult>> per_file(files.size());
+  std::atomic<size_t> next{0};
+  std::mutex report_mutex;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      std::ifstream in(files[i], std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) {
+        CaseResult r;
+        r.file = files[i];
+        r.outcome = Outcome::kParseError;
+        r.detail = "cannot read the file";
+        per_file[i] = {r};
+      } else {
+        per_file[i] = RunText(files[i], text, device, options);
+      }
+      if (on_result) {
+        std::lock_guard<std::mutex> lock(report_mutex);
+        for (const CaseResult& r : per_file[i]) on_result(r);
+      }
+    }
+  };
+  const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(files.size())));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  std::vector<CaseResult> results;
+  for (auto& v : per_file) {
+    for (auto& r : v) results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::string ToJson(const std::vector<CaseResult>& results, std::string_view device,
+                   double wall_seconds) {
+  size_t passed = 0;
+  for (const auto& r : results) passed += r.passed();
+  std::string out = "{\n  \"device\": \"" + JsonEscape(device) + "\",\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", wall_seconds);
+  out += "  \"wall_seconds\": " + std::string(buf) + ",\n";
+  out += "  \"passed\": " + std::to_string(passed) + ",\n";
+  out += "  \"failed\": " + std::to_string(results.size() - passed) + ",\n";
+  out += "  \"skipped\": 0,\n  \"cases\": [\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    const CaseResult& r = results[i];
+    std::snprintf(buf, sizeof buf, "%.6f", r.seconds);
+    out += "    {\"file\": \"" + JsonEscape(r.file) + "\", \"module\": " +
+           std::to_string(r.module_index) + ", \"result\": \"" + std::string(OutcomeName(r.outcome)) +
+           "\", \"run_disabled\": " + (r.disabled ? "true" : "false") + ", \"seconds\": " + buf;
+    if (!r.detail.empty()) out += ", \"detail\": \"" + JsonEscape(r.detail) + "\"";
+    out += i + 1 < results.size() ? "},\n" : "}\n";
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+std::string CaseKey(const CaseResult& r) {
+  std::string base = fs::path(r.file).filename().string();
+  return r.num_modules > 1 ? base + "#" + std::to_string(r.module_index) : base;
+}
+
+std::string ToMarkdown(const std::vector<CaseResult>& results, std::string_view device,
+                       const std::map<std::string, std::string>& known_causes) {
+  struct Count {
+    int passed = 0;
+    int total = 0;
+  };
+  std::map<std::string, Count> by_family, by_type;
+  Count all, disabled;
+  for (const CaseResult& r : results) {
+    auto [family, type] = FamilyAndType(r.file);
+    for (Count* c : {&by_family[family], &by_type[type], &all}) {
+      c->total++;
+      c->passed += r.passed();
+    }
+    if (r.disabled) {
+      disabled.total++;
+      disabled.passed += r.passed();
+    }
+  }
+  std::string out = "## Device `" + std::string(device) + "`\n\n";
+  out += std::to_string(all.passed) + " of " + std::to_string(all.total) + " cases pass (" +
+         std::to_string(all.total - all.passed) + " fail). Of the " +
+         std::to_string(disabled.total) + " RUN-DISABLED files, " +
+         std::to_string(disabled.passed) + " pass.\n\n";
+  auto table = [&](const char* title, const char* key, const std::map<std::string, Count>& m) {
+    out += "### By " + std::string(title) + "\n\n| " + key + " | passed | failed | total |\n|---|---:|---:|---:|\n";
+    for (const auto& [name, c] : m) {
+      out += "| " + name + " | " + std::to_string(c.passed) + " | " +
+             std::to_string(c.total - c.passed) + " | " + std::to_string(c.total) + " |\n";
+    }
+    out += "\n";
+  };
+  table("element type", "element type (from the file name)", by_type);
+  table("op family", "op family (from the file name)", by_family);
+  out += "### Failing cases\n\n";
+  bool any = false;
+  for (const CaseResult& r : results) {
+    if (r.passed()) continue;
+    any = true;
+    std::string detail = r.detail;
+    std::replace(detail.begin(), detail.end(), '\n', ' ');
+    std::replace(detail.begin(), detail.end(), '|', '/');
+    if (detail.size() > 300) detail = detail.substr(0, 300) + "...";
+    out += "- `" + CaseKey(r) + "`" + (r.disabled ? " (RUN-DISABLED)" : "") + " — ";
+    if (auto it = known_causes.find(CaseKey(r)); it != known_causes.end() && !it->second.empty()) {
+      out += "**cause:** " + it->second + ". **Observed:** ";
+    }
+    out += std::string(OutcomeName(r.outcome)) + ": " + detail + "\n";
+  }
+  if (!any) out += "None.\n";
+  return out + "\n";
+}
+
+}  // namespace jitd::conformance

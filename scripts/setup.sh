@@ -15,6 +15,8 @@ packages=(
   libspdlog-dev libxxhash-dev
   # Runtime libraries for later layers (GEMM, FFT).
   libopenblas-dev libkissfft-dev
+  # numpy (Debian's, in /usr/bin/python3): .npy interop tests.
+  python3-numpy
 )
 
 missing=()

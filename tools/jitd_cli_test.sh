@@ -131,6 +131,138 @@ echo "failing.mlir # known" >"$tmp/expected.txt"
 expect_exit 0 "conformance expected failure" "$jitd" conformance --expected-failures="$tmp/expected.txt" "$tmp/failing.mlir"
 expect_exit 0 "conformance directory" "$jitd" conformance --jobs=2 "$(dirname "$softmax")"
 
+# --- run (in process) ---
+shared="$examples/../../shared"
+expect_exit 2 "run without --in-process" "$jitd" run "$softmax"
+expect_grep "run without --in-process" "$tmp/err" "daemon.*not available yet.*--in-process"
+expect_exit 0 "run example" "$jitd" run --in-process "$softmax"
+expect_grep "run example" "$tmp/out" "^result 0: tensor<2x4xf32>$"
+expect_grep "run example" "$tmp/out" "^\[\[0\.0320586"
+expect_grep "run example" "$tmp/out" "^checks: 1 passed, 0 failed$"
+expect_grep "run example" "$tmp/out" "^timing: parse\+verify [0-9.]+ ms, compile [0-9.]+ ms, execute [0-9.]+ us"
+expect_exit 2 "run unknown device" "$jitd" run --in-process --device=tpu "$softmax"
+expect_grep "run unknown device" "$tmp/err" "unknown device 'tpu'"
+expect_exit 2 "run two modules" "$jitd" run --in-process "$tmp/two.mlir"
+expect_grep "run two modules" "$tmp/err" "has 2 modules.*--module=N"
+expect_exit 0 "run --module" "$jitd" run --in-process --module=1 "$tmp/two.mlir"
+expect_exit 1 "run invalid program" "$jitd" run --in-process "$tmp/syntax.mlir"
+expect_grep "run invalid program" "$tmp/err" "syntax.mlir:[0-9]+:[0-9]+: "
+
+# --output writes result_<i>.npy; jitd reads it back as an input.
+expect_exit 0 "run --output" "$jitd" run --in-process --output="$tmp/out_dir" "$softmax"
+[ -s "$tmp/out_dir/result_0.npy" ] || fail "run --output: no result_0.npy"
+head -c 6 "$tmp/out_dir/result_0.npy" | od -c | grep -q 'N   U   M   P   Y' || fail "run --output: not an .npy file"
+cat >"$tmp/args.mlir" <<'MLIR'
+func.func @main(%arg0: tensor<2x4xf32>, %scale: tensor<i32>) -> (tensor<2x4xf32>, tensor<i32>) {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
+  %1 = stablehlo.multiply %scale, %scale : tensor<i32>
+  return %0, %1 : tensor<2x4xf32>, tensor<i32>
+}
+MLIR
+# Raw .npy bytes, written without numpy: DESCR SHAPE HEXDATA FILE.
+make_npy() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys
+descr, shape, data, path = sys.argv[1:5]
+d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+d += ' ' * ((64 - (10 + len(d) + 1) % 64) % 64) + '\n'
+open(path, 'wb').write(b'\x93NUMPY\x01\x00' + len(d).to_bytes(2, 'little') + d.encode() + bytes.fromhex(data))
+PY
+}
+make_npy '<i4' '()' '07000000' "$tmp/seven.npy"
+expect_exit 0 "run --input by index and name" "$jitd" run --in-process \
+  --input 0="$tmp/out_dir/result_0.npy" --input %scale="$tmp/seven.npy" --output="$tmp/out2" "$tmp/args.mlir"
+expect_grep "run --input by index and name" "$tmp/out" "^result 1: tensor<i32> = 49$"
+expect_grep "run --input by index and name" "$tmp/out" "^\[\[0\.06411721"
+[ -s "$tmp/out2/result_1.npy" ] || fail "run --output: no result_1.npy"
+expect_exit 2 "run missing input" "$jitd" run --in-process --input 0="$tmp/out_dir/result_0.npy" "$tmp/args.mlir"
+expect_grep "run missing input" "$tmp/err" "needs 1 more argument.*--random-inputs"
+expect_grep "run missing input" "$tmp/err" "argument 1 \(%scale\): tensor<i32>"
+expect_exit 2 "run wrong shape" "$jitd" run --in-process --input 0="$tmp/seven.npy" --input 1="$tmp/seven.npy" "$tmp/args.mlir"
+expect_grep "run wrong shape" "$tmp/err" "seven.npy: argument 0 \(%arg0\) of @main is tensor<2x4xf32>.*holds tensor<i32>"
+expect_exit 2 "run unknown argument" "$jitd" run --in-process --input %nope="$tmp/seven.npy" "$tmp/args.mlir"
+expect_grep "run unknown argument" "$tmp/err" "no argument named '%nope'.*%arg0, %scale"
+expect_exit 2 "run argument index out of range" "$jitd" run --in-process --input 5="$tmp/seven.npy" "$tmp/args.mlir"
+make_npy '>i4' '()' '00000007' "$tmp/big_endian.npy"
+expect_exit 2 "run big-endian input" "$jitd" run --in-process --input 1="$tmp/big_endian.npy" --random-inputs "$tmp/args.mlir"
+expect_grep "run big-endian input" "$tmp/err" "big_endian.npy: big-endian data"
+make_npy '<i4' '(2,)' '0700' "$tmp/short.npy"
+expect_exit 2 "run truncated input" "$jitd" run --in-process --input 1="$tmp/short.npy" --random-inputs "$tmp/args.mlir"
+expect_grep "run truncated input" "$tmp/err" "short.npy: truncated data"
+expect_exit 2 "run missing npy" "$jitd" run --in-process --input 1="$tmp/nope.npy" --random-inputs "$tmp/args.mlir"
+expect_grep "run missing npy" "$tmp/err" "nope.npy: cannot open"
+expect_exit 0 "run --random-inputs" "$jitd" run --in-process --random-inputs --seed=3 "$tmp/args.mlir"
+cp "$tmp/out" "$tmp/random1.txt"
+"$jitd" run --in-process --random-inputs --seed=3 "$tmp/args.mlir" | grep -v '^timing' >"$tmp/random2.txt"
+grep -v '^timing' "$tmp/random1.txt" | cmp -s - "$tmp/random2.txt" || fail "run --random-inputs: not deterministic for one seed"
+
+# Results .npy cannot hold: nothing written, a clear message.
+cat >"$tmp/tuple.mlir" <<'MLIR'
+func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tuple<tensor<2xf32>>) {
+  %0 = stablehlo.tuple %x : tuple<tensor<2xf32>>
+  return %x, %0 : tensor<2xf32>, tuple<tensor<2xf32>>
+}
+MLIR
+expect_exit 2 "run --output tuple" "$jitd" run --in-process --random-inputs --output="$tmp/out3" "$tmp/tuple.mlir"
+expect_grep "run --output tuple" "$tmp/err" "result 1 is a tuple.*no .npy form"
+[ -e "$tmp/out3/result_0.npy" ] && fail "run --output tuple: wrote result_0.npy anyway"
+cat >"$tmp/bf16.mlir" <<'MLIR'
+func.func @main(%x: tensor<2xbf16>) -> tensor<2xbf16> {
+  return %x : tensor<2xbf16>
+}
+MLIR
+expect_exit 2 "run --output bf16" "$jitd" run --in-process --random-inputs --output="$tmp/out4" "$tmp/bf16.mlir"
+expect_grep "run --output bf16" "$tmp/err" "bf16 has no NumPy dtype.*stablehlo.convert"
+cat >"$tmp/forever.mlir" <<'MLIR'
+func.func @main() -> tensor<i32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %r = stablehlo.while(%i = %c) : tensor<i32>
+   cond {
+    %t = stablehlo.constant dense<true> : tensor<i1>
+    stablehlo.return %t : tensor<i1>
+  } do {
+    stablehlo.return %i : tensor<i32>
+  }
+  return %r : tensor<i32>
+}
+MLIR
+expect_exit 1 "run --timeout" "$jitd" run --in-process --timeout=0.2 "$tmp/forever.mlir"
+expect_grep "run --timeout" "$tmp/err" "timed out after 0.2 s"
+
+# With numpy (Debian's /usr/bin/python3, when installed): inputs written by
+# numpy, results read back by numpy.
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  /usr/bin/python3 -c "
+import numpy as np
+np.save('$tmp/np_x.npy', np.arange(8, dtype=np.float32).reshape(2, 4))
+np.save('$tmp/np_s.npy', np.int32(-3))
+np.save('$tmp/np_wrong.npy', np.zeros((4, 2), np.float32))"
+  expect_exit 0 "run numpy inputs" "$jitd" run --in-process --input 0="$tmp/np_x.npy" \
+    --input 1="$tmp/np_s.npy" --output="$tmp/np_out" "$tmp/args.mlir"
+  expect_grep "run numpy inputs" "$tmp/out" "^\[\[ ?0\. +2\. +4\. +6\. *\]"
+  /usr/bin/python3 -c "
+import numpy as np
+a = np.load('$tmp/np_out/result_0.npy'); b = np.load('$tmp/np_out/result_1.npy')
+assert a.dtype == np.float32 and (a == 2 * np.arange(8).reshape(2, 4)).all(), a
+assert b.shape == () and b.dtype == np.int32 and b == 9, b" || fail "run numpy outputs: numpy disagrees"
+  expect_exit 2 "run numpy wrong shape" "$jitd" run --in-process --input 0="$tmp/np_wrong.npy" \
+    --input 1="$tmp/np_s.npy" "$tmp/args.mlir"
+  expect_grep "run numpy wrong shape" "$tmp/err" "numpy shape \(2, 4\), dtype <f4\).*numpy shape \(4, 2\)"
+else
+  echo "SKIP: run with numpy-written inputs (/usr/bin/python3 has no numpy; apt-get install python3-numpy)"
+fi
+
+# A real model with random weights (slow on the interpreter: ~30 s).
+chess="$shared/models/searchless_chess_9m.mlir"
+if [ -f "$chess" ]; then
+  expect_exit 0 "run chess model" "$jitd" run --in-process --random-inputs "$chess"
+  expect_grep "run chess model" "$tmp/out" "^result 0: tensor<"
+  expect_grep "run chess model" "$tmp/out" "min .* max .* mean "
+  expect_grep "run chess model" "$tmp/out" "^timing: "
+else
+  echo "SKIP: run chess model ($chess not found)"
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1

@@ -4,8 +4,9 @@
 //   jitd fmt FILE [--generic]   parse, verify and print a StableHLO file
 //   jitd check FILE...          parse and verify, one line per file
 //   jitd conformance PATH...    run self-checking programs on a device
-// The daemon-facing subcommands of DESIGN.md (serve, run, stats) arrive with
-// the layers they drive.
+//   jitd run FILE --in-process  run a program once (tools/run_command.cc)
+// The daemon-facing subcommands of DESIGN.md (serve, stats, and run through
+// the daemon) arrive with the layers they drive.
 //
 // Exit status: 0 success, 1 a program is invalid (parse or verify error),
 // 2 usage or I/O error, 3 internal error. No exception leaves main().
@@ -31,7 +32,9 @@
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "tools/cli_util.h"
 #include "tools/conformance_command.h"
+#include "tools/run_command.h"
 
 #ifndef JITD_VERSION
 #define JITD_VERSION "0.0.0"
@@ -40,17 +43,7 @@
 namespace jitd::tools {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitInvalidProgram = 1;
-constexpr int kExitUsageOrIo = 2;
-constexpr int kExitInternal = 3;
-
 constexpr std::string_view kModuleSeparator = "// -----\n";
-
-// How a path is named in messages ("-" is standard input).
-std::string DisplayName(const std::string& path) {
-  return path == "-" ? "<stdin>" : path;
-}
 
 // Reads all of `path` ("-" = standard input). A directory, a missing file or
 // an unreadable one is an error whose message says which and why.
@@ -84,16 +77,6 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   }
   if (!is_stdin) ::close(fd);
   return text;
-}
-
-// Parser and verifier messages start with "line:col: "; prefixing the file
-// name gives the familiar "file:line:col: message".
-std::string WithFileName(const std::string& path, const std::string& message) {
-  std::string out = DisplayName(path);
-  out += ':';
-  if (message.empty() || message[0] < '0' || message[0] > '9') out += ' ';
-  out += message;
-  return out;
 }
 
 void PrintError(const std::string& line) {
@@ -218,6 +201,9 @@ int Main(int argc, char** argv) {
   ConformanceArgs conformance_args;
   CLI::App* conformance = AddConformanceCommand(app, conformance_args);
 
+  RunArgs run_args;
+  CLI::App* run = AddRunCommand(app, run_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;
@@ -232,6 +218,7 @@ int Main(int argc, char** argv) {
   if (fmt->parsed()) return RunFmt(fmt_path, fmt_generic);
   if (check->parsed()) return RunCheck(check_paths);
   if (conformance->parsed()) return RunConformance(conformance_args);
+  if (run->parsed()) return RunRun(run_args);
   std::fputs(app.help().c_str(), stderr);
   return kExitUsageOrIo;
 }

@@ -1,5 +1,6 @@
 #include "tools/conformance/checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -202,6 +203,56 @@ Status Compare(const CheckSpec& spec, const ir::Literal& actual, const ir::Liter
     return InvalidArgument(message);
   }
   return Status::Ok();
+}
+
+StatusOr<std::vector<HoistedCheck>> HoistChecks(ir::Function& fn) {
+  std::vector<HoistedCheck> checks;
+  if (!fn.entry()) return checks;
+  ir::Block& body = *fn.entry();
+  ir::Op* ret = body.terminator();
+  for (size_t i = 0; i < body.ops().size();) {
+    const ir::Op& op = *body.ops()[i];
+    auto parsed = ParseCheck(op);
+    if (!parsed) {
+      ++i;
+      continue;
+    }
+    if (!parsed->ok()) return parsed->status();
+    HoistedCheck check{std::move(*parsed).value(), 0, std::nullopt};
+    const size_t operands = check.spec.expected ? 1 : 2;
+    if (op.num_operands() != operands) {
+      return InvalidArgument(op.loc().ToString() + ": " + check.spec.name + " takes " +
+                             std::to_string(operands) + " operands");
+    }
+    for (size_t k = 0; k < operands; ++k) {
+      ir::Value* v = op.operand(k);
+      if (!v->type().is_tensor()) {
+        return InvalidArgument(op.loc().ToString() + ": " + check.spec.name +
+                               " compares tensors, got " + v->type().ToString());
+      }
+      const size_t result = fn.result_types().size();
+      ret->add_operand(v);
+      fn.result_types().push_back(v->type());
+      fn.result_attrs().emplace_back();
+      (k == 0 ? check.actual_result : check.expected_result.emplace()) = result;
+    }
+    checks.push_back(std::move(check));
+    body.RemoveOp(i);
+  }
+  return checks;
+}
+
+Status CompareHoisted(const HoistedCheck& check, const std::vector<eval::RuntimeValue>& results) {
+  const size_t needed = std::max(check.actual_result, check.expected_result.value_or(0)) + 1;
+  if (results.size() < needed) {
+    return Internal(check.spec.name + ": the program returned " + std::to_string(results.size()) +
+                    " results, fewer than its checks need");
+  }
+  const ir::Literal& actual = results[check.actual_result].literal();
+  const ir::Literal& expected = check.expected_result
+                                    ? results[*check.expected_result].literal()
+                                    : *check.spec.expected;
+  return Compare(check.spec, actual, expected);
 }
 
 }  // namespace jitd::conformance

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "jit/eval/eval.h"
 #include "jit/ir/literal.h"
 #include "jit/ir/module.h"
 
@@ -39,6 +40,22 @@ uint64_t UlpDistance(uint64_t a_bits, uint64_t b_bits, ir::DType dtype);
 // naming the first failing element: index, actual, expected, and the ULP
 // distance or tolerance.
 Status Compare(const CheckSpec& spec, const ir::Literal& actual, const ir::Literal& expected);
+
+// A check moved out of a program by HoistChecks: its operands are results
+// `actual_result` (and `expected_result`) of the rewritten function.
+struct HoistedCheck {
+  CheckSpec spec;
+  size_t actual_result = 0;
+  std::optional<size_t> expected_result;  // absent for the _const forms
+};
+
+// Removes every check at the top level of `fn`'s body and appends its
+// operands to `fn`'s results, so that any device can run the program and
+// the comparison happens on the host. Checks elsewhere are left in place.
+StatusOr<std::vector<HoistedCheck>> HoistChecks(ir::Function& fn);
+
+// Compares one hoisted check against the rewritten function's `results`.
+Status CompareHoisted(const HoistedCheck& check, const std::vector<eval::RuntimeValue>& results);
 
 }  // namespace jitd::conformance
 

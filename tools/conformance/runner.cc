@@ -30,17 +30,7 @@ Outcome OutcomeForStatus(const Status& status, Outcome otherwise) {
   return status.code() == StatusCode::kUnimplemented ? Outcome::kUnsupported : otherwise;
 }
 
-// A check removed from @main: what to compare, and which extra results of
-// the rewritten @main hold its operands.
-struct PendingCheck {
-  CheckSpec spec;
-  size_t actual_result;
-  std::optional<size_t> expected_result;  // absent for the _const forms
-};
-
-// Moves the checks of `fn`'s body into extra results; fails (UNIMPLEMENTED)
-// on a check anywhere else, which this runner cannot observe.
-StatusOr<std::vector<PendingCheck>> ExtractChecks(ir::Module& module, ir::Function& fn) {
+StatusOr<std::vector<HoistedCheck>> ExtractChecks(ir::Module& module, ir::Function& fn) {
   // Checks nested in regions or other functions are not supported.
   std::function<Status(const ir::Block&, bool)> scan = [&](const ir::Block& block,
                                                          bool top) -> Status {
@@ -61,39 +51,7 @@ StatusOr<std::vector<PendingCheck>> ExtractChecks(ir::Module& module, ir::Functi
     if (other->entry()) JITD_RETURN_IF_ERROR(scan(*other->entry(), other.get() == &fn));
   }
 
-  ir::Block& body = *fn.entry();
-  ir::Op* ret = body.terminator();
-  std::vector<PendingCheck> checks;
-  for (size_t i = 0; i < body.ops().size();) {
-    const ir::Op& op = *body.ops()[i];
-    auto parsed = ParseCheck(op);
-    if (!parsed) {
-      ++i;
-      continue;
-    }
-    if (!parsed->ok()) return parsed->status();
-    PendingCheck check{std::move(*parsed).value(), 0, std::nullopt};
-    const size_t operands = check.spec.expected ? 1 : 2;
-    if (op.num_operands() != operands) {
-      return InvalidArgument(op.loc().ToString() + ": " + check.spec.name + " takes " +
-                             std::to_string(operands) + " operands");
-    }
-    for (size_t k = 0; k < operands; ++k) {
-      ir::Value* v = op.operand(k);
-      if (!v->type().is_tensor()) {
-        return InvalidArgument(op.loc().ToString() + ": " + check.spec.name +
-                               " compares tensors, got " + v->type().ToString());
-      }
-      const size_t result = fn.result_types().size();
-      ret->add_operand(v);
-      fn.result_types().push_back(v->type());
-      fn.result_attrs().emplace_back();
-      (k == 0 ? check.actual_result : check.expected_result.emplace()) = result;
-    }
-    checks.push_back(std::move(check));
-    body.RemoveOp(i);
-  }
-  return checks;
+  return HoistChecks(fn);
 }
 
 CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
@@ -139,12 +97,8 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
   }
   int failed = 0;
   std::string first;
-  for (const PendingCheck& check : *checks) {
-    const ir::Literal& actual = (*outputs)[check.actual_result].literal();
-    const ir::Literal& expected = check.expected_result
-                                      ? (*outputs)[*check.expected_result].literal()
-                                      : *check.spec.expected;
-    Status s = Compare(check.spec, actual, expected);
+  for (const HoistedCheck& check : *checks) {
+    Status s = CompareHoisted(check, *outputs);
     if (!s.ok() && failed++ == 0) first = s.message();
   }
   if (failed) {

@@ -1,0 +1,39 @@
+// The wire protocol's C++ side: the generated FlatBuffers types
+// (ipc/protocol.fbs) and the verification every received message goes
+// through before any field is read.
+//
+// Thread-safe, stateless functions. The returned pointers point into the
+// caller's buffer and live as long as it does; the caller must pass a
+// private copy, never bytes that still sit in shared memory (a client could
+// change them between verification and use).
+#ifndef JITD_IPC_PROTOCOL_H_
+#define JITD_IPC_PROTOCOL_H_
+
+#include <cstdint>
+#include <span>
+
+#include "base/status.h"
+#include "ipc/protocol_generated.h"
+
+namespace jitd::ipc {
+
+// Grows with compatible schema additions (see protocol.fbs).
+inline constexpr uint32_t kProtocolVersion = 1;
+
+// Verifier limits: a message is small; anything deeper or larger is hostile.
+inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;
+inline constexpr uint32_t kMaxDepth = 16;
+inline constexpr uint32_t kMaxTables = 4096;
+
+// INVALID_ARGUMENT with what was wrong when `bytes` is not a well-formed
+// RequestMessage (size, identifier, offsets, nesting, union type, strings).
+StatusOr<const wire::RequestMessage*> VerifyRequest(std::span<const uint8_t> bytes);
+StatusOr<const wire::ReplyMessage*> VerifyReply(std::span<const uint8_t> bytes);
+
+// Conversions between the wire status and jitd::Status.
+Status FromWire(const wire::Status* status);
+wire::StatusCode ToWire(StatusCode code);
+
+}  // namespace jitd::ipc
+
+#endif  // JITD_IPC_PROTOCOL_H_

@@ -1,0 +1,551 @@
+#include "tools/run_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "base/status.h"
+#include "devices/device.h"
+#include "jit/eval/eval.h"
+#include "jit/frontend/parser.h"
+#include "jit/ir/module.h"
+#include "jit/ir/verifier.h"
+#include "tools/conformance/checks.h"
+#include "tools/cli_util.h"
+#include "tools/npy.h"
+
+namespace jitd::tools {
+
+namespace {
+
+constexpr int kExitProgram = kExitInvalidProgram;
+
+// Tensors up to this many elements print in full; larger ones as a summary.
+constexpr int64_t kPrintInFull = 100;
+// Values shown in a summary.
+constexpr int64_t kSummaryValues = 8;
+
+using Clock = std::chrono::steady_clock;
+
+void PrintError(const std::string& message) {
+  std::fputs(("jitd run: " + message + "\n").c_str(), stderr);
+}
+
+StatusOr<std::string> ReadText(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgument("cannot read '" + path + "': is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read '" + path + "': " + std::strerror(errno));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return InvalidArgument("cannot read '" + path + "'");
+  return text;
+}
+
+// SplitMix64: distinct, well-mixed seeds per argument from one --seed.
+uint64_t MixSeed(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A value of `type` for --random-inputs: tensors random, tokens, tuples of
+// random elements.
+StatusOr<eval::RuntimeValue> RandomValue(const ir::Type& type, uint64_t seed) {
+  if (type.is_token()) return eval::RuntimeValue::Token();
+  if (type.is_tuple()) {
+    std::vector<eval::RuntimeValue> elements;
+    for (size_t i = 0; i < type.elements().size(); ++i) {
+      JITD_ASSIGN_OR_RETURN(eval::RuntimeValue v, RandomValue(type.elements()[i], MixSeed(seed, i)));
+      elements.push_back(std::move(v));
+    }
+    return eval::RuntimeValue::Tuple(std::move(elements));
+  }
+  JITD_ASSIGN_OR_RETURN(ir::Literal literal, eval::RandomLiteral(type, seed));
+  return eval::RuntimeValue(std::move(literal));
+}
+
+// How an argument is named in messages: "argument 1 (%arg1)".
+std::string ArgLabel(const ir::Function& entry, size_t i) {
+  std::string label = "argument " + std::to_string(i);
+  if (entry.entry() && i < entry.entry()->num_args() && !entry.entry()->arg(i)->name().empty()) {
+    label += " (%" + entry.entry()->arg(i)->name() + ")";
+  }
+  return label;
+}
+
+// Resolves NAME of --input NAME=FILE: an index, "%name" or "name".
+StatusOr<size_t> ResolveArgName(const ir::Function& entry, const std::string& name) {
+  const size_t num_args = entry.arg_types().size();
+  if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    size_t index = 0;
+    auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), index);
+    if (ec == std::errc() && index < num_args) return index;
+    return InvalidArgument("--input " + name + ": the entry function @" + entry.name() +
+                           " has " + std::to_string(num_args) + " argument(s)" +
+                           (num_args ? " (0.." + std::to_string(num_args - 1) + ")" : ""));
+  }
+  std::string bare = name.size() > 1 && name[0] == '%' ? name.substr(1) : name;
+  std::string known;
+  for (size_t i = 0; entry.entry() && i < entry.entry()->num_args(); ++i) {
+    const std::string& arg_name = entry.entry()->arg(i)->name();
+    if (!arg_name.empty() && arg_name == bare) return i;
+    if (i < 6) known += (known.empty() ? "" : ", ") + std::string("%") + arg_name;
+    if (i == 6) known += ", ...";
+  }
+  return InvalidArgument("--input " + name + ": @" + entry.name() + " has no argument named '" +
+                         name + "'" + (known.empty() ? "" : " (it has " + known + ")") +
+                         "; name an argument by its index 0, 1, ... or its %name");
+}
+
+// numpy-like text for one element.
+std::string FormatElement(const ir::Literal& literal, int64_t i) {
+  const ir::DType dtype = literal.dtype();
+  auto format_real = [dtype](double v) {
+    if (std::isnan(v)) return std::string("nan");
+    if (std::isinf(v)) return std::string(v < 0 ? "-inf" : "inf");
+    char buffer[64];
+    auto result = dtype == ir::DType::kF64 || dtype == ir::DType::kC128
+                      ? std::to_chars(buffer, buffer + sizeof(buffer), v)
+                      : std::to_chars(buffer, buffer + sizeof(buffer), static_cast<float>(v));
+    std::string s(buffer, result.ptr);
+    if (s.find_first_of(".e") == std::string::npos) s += '.';
+    return s;
+  };
+  if (ir::IsPred(dtype)) return literal.GetPred(i) ? "True" : "False";
+  if (ir::IsSignedInt(dtype)) return std::to_string(literal.GetInt(i));
+  if (ir::IsUnsignedInt(dtype)) return std::to_string(literal.GetUInt(i));
+  if (ir::IsComplex(dtype)) {
+    std::complex<double> c = literal.GetComplex(i);
+    std::string imag = format_real(c.imag());
+    if (imag[0] != '-') imag = "+" + imag;
+    return format_real(c.real()) + imag + "j";
+  }
+  return format_real(literal.GetDouble(i));
+}
+
+// Nested brackets as numpy prints arrays: "[[1 2]\n [3 4]]".
+void AppendNested(const std::vector<std::string>& cells, const std::vector<int64_t>& dims,
+                  size_t axis, int64_t& next, size_t width, bool left_align, std::string& out) {
+  if (axis == dims.size()) {
+    const std::string& s = cells[static_cast<size_t>(next++)];
+    std::string pad(width - s.size(), ' ');
+    out += left_align ? s + pad : pad + s;
+    return;
+  }
+  out += '[';
+  for (int64_t k = 0; k < dims[axis]; ++k) {
+    if (k > 0) {
+      if (axis + 1 == dims.size()) {
+        out += ' ';
+      } else {
+        out += std::string(dims.size() - axis - 1, '\n');
+        out += std::string(axis + 1, ' ');
+      }
+    }
+    AppendNested(cells, dims, axis + 1, next, width, left_align, out);
+  }
+  out += ']';
+}
+
+std::string FormatLiteral(const ir::Literal& literal) {
+  const int64_t n = literal.num_elements();
+  const ir::Type& type = literal.type();
+  if (n <= kPrintInFull) {
+    std::vector<std::string> cells;
+    size_t width = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      cells.push_back(FormatElement(literal, i));
+      width = std::max(width, cells.back().size());
+    }
+    if (type.rank() == 0) return cells[0];
+    const bool left_align = ir::IsFloat(literal.dtype()) || ir::IsComplex(literal.dtype());
+    std::string out;
+    int64_t next = 0;
+    AppendNested(cells, type.dims(), 0, next, width, left_align, out);
+    return out;
+  }
+  // Summary: range and mean of the finite values, then the first few.
+  std::ostringstream out;
+  out << "  ";
+  const ir::DType dtype = literal.dtype();
+  if (ir::IsPred(dtype)) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i) count += literal.GetPred(i) ? 1 : 0;
+    out << "true: " << count << " of " << n;
+  } else if (ir::IsComplex(dtype)) {
+    std::complex<double> sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += literal.GetComplex(i);
+    out << "mean " << sum.real() / static_cast<double>(n) << (sum.imag() < 0 ? "" : "+")
+        << sum.imag() / static_cast<double>(n) << "j";
+  } else {
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    int64_t finite = 0, nans = 0, infs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = ir::IsSignedInt(dtype)     ? static_cast<double>(literal.GetInt(i))
+                       : ir::IsUnsignedInt(dtype) ? static_cast<double>(literal.GetUInt(i))
+                                                  : literal.GetDouble(i);
+      if (std::isnan(v)) {
+        ++nans;
+      } else if (std::isinf(v)) {
+        ++infs;
+      } else {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        sum += v;
+        ++finite;
+      }
+    }
+    out.precision(7);
+    if (finite > 0) {
+      out << "min " << lo << "  max " << hi << "  mean " << sum / static_cast<double>(finite);
+    } else {
+      out << "no finite values";
+    }
+    if (nans || infs) out << "  (nan: " << nans << ", inf: " << infs << ")";
+  }
+  out << "\n  first " << kSummaryValues << " of " << n << ": [";
+  for (int64_t i = 0; i < kSummaryValues; ++i) out << (i ? " " : "") << FormatElement(literal, i);
+  out << " ...]";
+  return out.str();
+}
+
+void PrintValue(const std::string& label, const eval::RuntimeValue& value) {
+  if (value.is_tuple()) {
+    std::printf("%s: %s\n", label.c_str(), value.type().ToString().c_str());
+    for (size_t i = 0; i < value.elements().size(); ++i) {
+      PrintValue(label + "." + std::to_string(i), value.elements()[i]);
+    }
+    return;
+  }
+  if (value.is_token()) {
+    std::printf("%s: !stablehlo.token\n", label.c_str());
+    return;
+  }
+  const ir::Literal& literal = value.literal();
+  std::string text = FormatLiteral(literal);
+  const bool multiline = text.find('\n') != std::string::npos || literal.num_elements() > kPrintInFull;
+  std::printf("%s: %s%s%s\n", label.c_str(), literal.type().ToString().c_str(),
+              multiline ? "\n" : " = ", text.c_str());
+}
+
+std::string TypeWithNumpy(const ir::Type& type) {
+  std::string s = type.ToString();
+  if (!type.is_tensor()) return s;
+  StatusOr<std::string> descr = NpyDescr(type.dtype());
+  s += " (numpy shape (";
+  for (size_t i = 0; i < type.dims().size(); ++i) {
+    s += (i ? ", " : "") + std::to_string(type.dims()[i]);
+  }
+  if (type.dims().size() == 1) s += ',';
+  s += "), dtype " + (descr.ok() ? *descr : "none") + ")";
+  return s;
+}
+
+// Builds the argument list from --input files and, with --random-inputs,
+// seeded random values for the rest. Errors are usage errors.
+StatusOr<std::vector<eval::RuntimeValue>> BuildArguments(const RunArgs& args,
+                                                         const ir::Function& entry) {
+  const std::vector<ir::Type>& types = entry.arg_types();
+  std::vector<std::optional<eval::RuntimeValue>> values(types.size());
+  for (const std::string& spec : args.inputs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      return InvalidArgument("--input " + spec + ": expected NAME=FILE.npy");
+    }
+    const std::string name = spec.substr(0, eq);
+    const std::string file = spec.substr(eq + 1);
+    JITD_ASSIGN_OR_RETURN(size_t index, ResolveArgName(entry, name));
+    if (values[index]) {
+      return InvalidArgument("--input " + spec + ": " + ArgLabel(entry, index) +
+                             " is given more than once");
+    }
+    const ir::Type& want = types[index];
+    if (!want.is_tensor()) {
+      return InvalidArgument("--input " + spec + ": " + ArgLabel(entry, index) + " is a " +
+                             want.ToString() + ", which no .npy file holds");
+    }
+    JITD_ASSIGN_OR_RETURN(ir::Literal literal, ReadNpyFile(file));
+    if (literal.type() != want) {
+      return InvalidArgument(file + ": " + ArgLabel(entry, index) + " of @" + entry.name() +
+                             " is " + TypeWithNumpy(want) + ", the file holds " +
+                             TypeWithNumpy(literal.type()));
+    }
+    values[index] = eval::RuntimeValue(std::move(literal));
+  }
+  std::vector<eval::RuntimeValue> out;
+  std::string missing;
+  int num_missing = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (values[i]) {
+      out.push_back(std::move(*values[i]));
+      continue;
+    }
+    if (types[i].is_token()) {
+      out.push_back(eval::RuntimeValue::Token());
+      continue;
+    }
+    if (args.random_inputs) {
+      StatusOr<eval::RuntimeValue> v = RandomValue(types[i], MixSeed(args.seed, i));
+      if (!v.ok()) {
+        return InvalidArgument("cannot make a random " + ArgLabel(entry, i) + ": " +
+                               v.status().message());
+      }
+      out.push_back(std::move(v).value());
+      continue;
+    }
+    if (++num_missing <= 5) {
+      missing += "\n  " + ArgLabel(entry, i) + ": " + TypeWithNumpy(types[i]);
+    }
+  }
+  if (num_missing > 0) {
+    if (num_missing > 5) missing += "\n  ... and " + std::to_string(num_missing - 5) + " more";
+    return InvalidArgument("@" + entry.name() + " needs " + std::to_string(num_missing) +
+                           " more argument(s); give each with --input NAME=FILE.npy or "
+                           "fill them with --random-inputs:" + missing);
+  }
+  return out;
+}
+
+// Checks that every result can be written, then writes result_<i>.npy.
+Status WriteOutputs(const std::string& dir, const std::vector<eval::RuntimeValue>& results) {
+  std::vector<std::vector<uint8_t>> encoded;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].is_tensor()) {
+      return InvalidArgument("--output: result " + std::to_string(i) + " is a " +
+                             results[i].type().ToString() +
+                             "; tuples and tokens have no .npy form, nothing was written");
+    }
+    StatusOr<std::vector<uint8_t>> bytes = SerializeNpy(results[i].literal());
+    if (!bytes.ok()) {
+      return InvalidArgument("--output: result " + std::to_string(i) + ": " +
+                             bytes.status().message() + "; nothing was written");
+    }
+    encoded.push_back(std::move(bytes).value());
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    return InvalidArgument("--output: cannot create directory '" + dir + "'" +
+                           (ec ? ": " + ec.message() : ""));
+  }
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    const std::string path =
+        (std::filesystem::path(dir) / ("result_" + std::to_string(i) + ".npy")).string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(encoded[i].data()),
+              static_cast<std::streamsize>(encoded[i].size()));
+    out.close();
+    if (!out) return InvalidArgument("--output: cannot write '" + path + "'");
+  }
+  return Status::Ok();
+}
+
+double Millis(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Compile a StableHLO program and run it once, printing its results");
+  cmd->footer(
+      "Arguments of the entry function (@main, or the only public function) come\n"
+      "from .npy files (--input NAME=FILE.npy; NAME is the index 0, 1, ... or the\n"
+      "argument's %name) or, with --random-inputs, from seeded random data;\n"
+      "dense_resource<...> placeholders are filled with seeded random data.\n"
+      "Small results print in full, large ones as a summary; --output=DIR writes\n"
+      "result_0.npy, result_1.npy, ...\n"
+      "Self-checks at the top level of the entry function (custom_call @check.*,\n"
+      "as in the conformance corpus) are compared after the run and reported.\n"
+      "Only --in-process works today: the daemon is not built yet.\n"
+      "Exit status: 0 ran, 1 invalid program or failure while running, 2 usage\n"
+      "or I/O error.");
+  std::string devices;
+  for (const std::string& n : devices::DeviceNames()) devices += (devices.empty() ? "" : ", ") + n;
+  cmd->add_option("FILE", args.path, "StableHLO text file (.mlir), or - for standard input")
+      ->type_name("PATH")
+      ->required();
+  cmd->add_option("--device", args.device, "Device to run on (" + devices + ")")
+      ->capture_default_str();
+  cmd->add_flag("--in-process", args.in_process,
+                "Compile and run in this process instead of through the daemon");
+  cmd->add_option("--module", args.module_index,
+                  "Which module of a file of several (`// -----`), counting from 0")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-i,--input", args.inputs, "An argument from a .npy file (repeatable)")
+      ->type_name("NAME=FILE")
+      ->allow_extra_args(false);
+  cmd->add_flag("--random-inputs", args.random_inputs,
+                "Fill the arguments not given by --input with seeded random data");
+  cmd->add_option("--seed", args.seed, "Seed for --random-inputs")->capture_default_str();
+  cmd->add_option("--resource-seed", args.resource_seed,
+                  "Seed for the data of dense_resource placeholders")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args.output_dir, "Write result_<i>.npy files to DIR")
+      ->type_name("DIR");
+  cmd->add_option("--timeout", args.timeout_seconds, "Seconds the execution may take (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  return cmd;
+}
+
+int RunRun(const RunArgs& args) {
+  if (!args.in_process) {
+    PrintError(
+        "running through the daemon is not available yet (`jitd serve` is still being "
+        "built); run the program in this process with --in-process");
+    return kExitUsageOrIo;
+  }
+  StatusOr<std::unique_ptr<devices::Device>> device = devices::CreateDevice(args.device);
+  if (!device.ok()) {
+    PrintError(device.status().message());
+    return kExitUsageOrIo;
+  }
+
+  // 1. Read, pick the module, parse, verify.
+  const Clock::time_point parse_start = Clock::now();
+  StatusOr<std::string> text = ReadText(args.path);
+  if (!text.ok()) {
+    PrintError(text.status().message());
+    return kExitUsageOrIo;
+  }
+  std::vector<frontend::ModuleText> pieces = frontend::SplitModules(*text);
+  size_t module_index = 0;
+  if (args.module_index >= 0) {
+    if (static_cast<size_t>(args.module_index) >= pieces.size()) {
+      PrintError(DisplayName(args.path) + " has " + std::to_string(pieces.size()) +
+                 " module(s); --module=" + std::to_string(args.module_index) + " is out of range");
+      return kExitUsageOrIo;
+    }
+    module_index = static_cast<size_t>(args.module_index);
+  } else if (pieces.size() > 1) {
+    PrintError(DisplayName(args.path) + " has " + std::to_string(pieces.size()) +
+               " modules (separated by `// -----`); pick one with --module=N (0.." +
+               std::to_string(pieces.size() - 1) + ")");
+    return kExitUsageOrIo;
+  }
+  StatusOr<std::unique_ptr<ir::Module>> parsed =
+      frontend::ParseModule(pieces[module_index].text, pieces[module_index].first_line);
+  if (!parsed.ok()) {
+    std::fputs((WithFileName(args.path, parsed.status().message()) + "\n").c_str(), stderr);
+    return kExitProgram;
+  }
+  std::shared_ptr<ir::Module> mutable_module = std::move(parsed).value();
+  Status verified = ir::VerifyModule(*mutable_module);
+  if (!verified.ok()) {
+    std::fputs((WithFileName(args.path, verified.message()) + "\n").c_str(), stderr);
+    return kExitProgram;
+  }
+  ir::Function* entry = mutable_module->EntryFunction();
+  if (!entry) {
+    PrintError(DisplayName(args.path) +
+               ": no entry function (@main, or exactly one public function)");
+    return kExitProgram;
+  }
+  const size_t num_results = entry->result_types().size();
+  // The program's self-checks (as in examples/softmax.mlir) run on the
+  // host after execution, the same rewrite `jitd conformance` does.
+  StatusOr<std::vector<conformance::HoistedCheck>> checks = conformance::HoistChecks(*entry);
+  if (!checks.ok()) {
+    PrintError(WithFileName(args.path, checks.status().message()));
+    return kExitProgram;
+  }
+  std::shared_ptr<const ir::Module> module = std::move(mutable_module);
+  const Clock::duration parse_time = Clock::now() - parse_start;
+
+  // 2. Compile.
+  const Clock::time_point compile_start = Clock::now();
+  StatusOr<std::unique_ptr<devices::Executable>> executable = (*device)->Compile(module);
+  if (!executable.ok()) {
+    PrintError(WithFileName(args.path, executable.status().message()));
+    return kExitProgram;
+  }
+  const Clock::duration compile_time = Clock::now() - compile_start;
+
+  // 3. Arguments.
+  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, *entry);
+  if (!arguments.ok()) {
+    PrintError(arguments.status().message());
+    return kExitUsageOrIo;
+  }
+
+  // 4. Execute.
+  devices::ExecuteOptions options;
+  options.resource_fill_seed = args.resource_seed;
+  const Clock::time_point execute_start = Clock::now();
+  if (args.timeout_seconds > 0) {
+    options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(args.timeout_seconds));
+  }
+  StatusOr<std::vector<eval::RuntimeValue>> results =
+      (*executable)->Execute(*arguments, options);
+  const Clock::duration execute_time = Clock::now() - execute_start;
+  if (!results.ok()) {
+    std::string message = results.status().message();
+    if (results.status().code() == StatusCode::kDeadlineExceeded) {
+      char limit[32];
+      std::snprintf(limit, sizeof(limit), "%g", args.timeout_seconds);
+      message = std::string("timed out after ") + limit + " s (--timeout): " + message;
+    }
+    PrintError(WithFileName(args.path, message));
+    return kExitProgram;
+  }
+
+  // 5. Report: the program's own results, then its checks.
+  for (size_t i = 0; i < num_results; ++i) {
+    PrintValue("result " + std::to_string(i), (*results)[i]);
+  }
+  int failed_checks = 0;
+  for (const conformance::HoistedCheck& check : *checks) {
+    Status compared = conformance::CompareHoisted(check, *results);
+    if (!compared.ok()) {
+      ++failed_checks;
+      std::printf("check failed: %s\n", compared.message().c_str());
+    }
+  }
+  if (!checks->empty()) {
+    std::printf("checks: %zu passed, %d failed\n", checks->size() - failed_checks, failed_checks);
+  }
+  const double execute_us = std::chrono::duration<double, std::micro>(execute_time).count();
+  std::string seconds;
+  if (execute_us >= 1e6) seconds = " (" + std::to_string(execute_us / 1e6).substr(0, 5) + " s)";
+  std::printf("timing: parse+verify %.3f ms, compile %.3f ms, execute %.1f us%s (device %s, in process)\n",
+              Millis(parse_time), Millis(compile_time), execute_us, seconds.c_str(),
+              std::string((*device)->name()).c_str());
+  std::fflush(stdout);
+  results->resize(num_results);  // the check operands are not outputs
+  if (!args.output_dir.empty()) {
+    Status written = WriteOutputs(args.output_dir, *results);
+    if (!written.ok()) {
+      PrintError(written.message());
+      return kExitUsageOrIo;
+    }
+  }
+  if (failed_checks > 0) {
+    PrintError(DisplayName(args.path) + ": " + std::to_string(failed_checks) +
+               " check(s) in the program failed");
+    return kExitProgram;
+  }
+  return kExitOk;
+}
+
+}  // namespace jitd::tools

@@ -1,0 +1,44 @@
+// `jitd run`: compiles a StableHLO program on a device and runs it once, with
+// arguments from .npy files or seeded random data, printing the results and a
+// timing breakdown (and writing them as .npy files with --output).
+//
+// Today only the in-process form exists (--in-process): the daemon that the
+// default form will go through is not built yet, and `jitd run` without
+// --in-process says so (exit 2) instead of pretending.
+//
+// Exit status: 0 ran; 1 the program is invalid (parse, verify, compile) or
+// failed while running (including --timeout); 2 usage or I/O error (missing,
+// unreadable or mismatched inputs, unwritable output, no daemon).
+#ifndef JITD_TOOLS_RUN_COMMAND_H_
+#define JITD_TOOLS_RUN_COMMAND_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace jitd::tools {
+
+// The options of `jitd run`, bound by AddRunCommand. Plain data.
+struct RunArgs {
+  std::string path;                  // FILE.mlir, or - for standard input
+  std::string device = "interpreter";
+  bool in_process = false;
+  int module_index = -1;             // --module=N for files of several modules
+  std::vector<std::string> inputs;   // NAME=FILE.npy; NAME: 0, 1, ... or %arg0
+  bool random_inputs = false;        // fill arguments not given by --input
+  uint64_t seed = 0;                 // --seed for --random-inputs
+  uint64_t resource_seed = 0;        // fill of dense_resource placeholders
+  std::string output_dir;            // write result_<i>.npy there
+  double timeout_seconds = 0;        // execution deadline; 0 = none
+};
+
+// Adds the subcommand to `app`, binding its options to `args`.
+CLI::App* AddRunCommand(CLI::App& app, RunArgs& args);
+// Runs it; returns the process exit status (see the top of this file).
+int RunRun(const RunArgs& args);
+
+}  // namespace jitd::tools
+
+#endif  // JITD_TOOLS_RUN_COMMAND_H_

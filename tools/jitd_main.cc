@@ -5,6 +5,7 @@
 //   jitd check FILE...          parse and verify, one line per file
 //   jitd conformance PATH...    run self-checking programs on a device
 //   jitd run FILE --in-process  run a program once (tools/run_command.cc)
+//   jitd serve                  run the daemon (tools/serve_command.cc)
 // The daemon-facing subcommands of DESIGN.md (serve, stats, and run through
 // the daemon) arrive with the layers they drive.
 //
@@ -35,6 +36,7 @@
 #include "tools/cli_util.h"
 #include "tools/conformance_command.h"
 #include "tools/run_command.h"
+#include "tools/serve_command.h"
 
 #ifndef JITD_VERSION
 #define JITD_VERSION "0.0.0"
@@ -204,6 +206,9 @@ int Main(int argc, char** argv) {
   RunArgs run_args;
   CLI::App* run = AddRunCommand(app, run_args);
 
+  ServeArgs serve_args;
+  CLI::App* serve = AddServeCommand(app, serve_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;
@@ -219,6 +224,7 @@ int Main(int argc, char** argv) {
   if (check->parsed()) return RunCheck(check_paths);
   if (conformance->parsed()) return RunConformance(conformance_args);
   if (run->parsed()) return RunRun(run_args);
+  if (serve->parsed()) return RunServe(serve_args);
   std::fputs(app.help().c_str(), stderr);
   return kExitUsageOrIo;
 }

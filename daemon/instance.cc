@@ -1,0 +1,245 @@
+#include "daemon/instance.h"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <utility>
+
+#include "jit/frontend/parser.h"
+#include "jit/ir/module.h"
+
+namespace jitd::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t MicrosSince(Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+}
+
+std::string JsonEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Bytes an entry counts against the memory budget: its text plus a rough
+// constant for the executable's own structures.
+uint64_t EntryBytes(const CompiledProgram& p) { return p.program_text.size() + 4096; }
+
+}  // namespace
+
+Instance::Instance(InstanceOptions options)
+    : options_(std::move(options)), memory_cache_(options_.memory_cache_bytes) {}
+
+StatusOr<std::unique_ptr<Instance>> Instance::Create(InstanceOptions options) {
+  std::unique_ptr<Instance> instance(new Instance(std::move(options)));
+  if (!instance->options_.disk_cache_dir.empty()) {
+    cache::DiskCacheOptions disk;
+    disk.dir = instance->options_.disk_cache_dir;
+    disk.max_bytes = instance->options_.disk_cache_max_bytes;
+    disk.fsync = instance->options_.disk_cache_fsync;
+    JITD_ASSIGN_OR_RETURN(instance->disk_cache_, cache::DiskCache::Open(std::move(disk)));
+  }
+  JITD_RETURN_IF_ERROR(instance->GetDevice(instance->options_.default_device).status());
+  return instance;
+}
+
+StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {
+  std::lock_guard<std::mutex> lock(devices_mu_);
+  auto it = devices_.find(name);
+  if (it != devices_.end()) return it->second.get();
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<devices::Device> device, devices::CreateDevice(name));
+  const devices::Device* raw = device.get();
+  devices_.emplace(name, std::move(device));
+  return raw;
+}
+
+cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec& spec) const {
+  const std::string device = spec.device.empty() ? options_.default_device : spec.device;
+  std::string options_text = std::string("profile=") + (spec.profile ? "1" : "0");
+  return cache::MakeKeyParts(text, spec.argument_shapes, std::move(options_text), device,
+                             options_.compiler_build_id, /*host_cpu_features=*/"");
+}
+
+StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
+    const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text) {
+  JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
+  StatusOr<std::unique_ptr<ir::Module>> module = frontend::ParseModule(text);
+  if (!module.ok()) return module.status();
+  std::shared_ptr<const ir::Module> shared = std::move(module).value();
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<devices::Executable> executable,
+                        device->Compile(std::move(shared)));
+  auto program = std::make_shared<CompiledProgram>();
+  program->fingerprint = fingerprint;
+  program->device = device_name;
+  program->argument_types = executable->argument_types();
+  program->result_types = executable->result_types();
+  program->executable = std::move(executable);
+  program->program_text = std::move(text);
+  return std::shared_ptr<const CompiledProgram>(std::move(program));
+}
+
+StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
+                                           const CompileSpec& spec) {
+  const Clock::time_point start = Clock::now();
+  const cache::CacheKeyParts parts = KeyParts(program_text, spec);
+  const cache::Fingerprint fingerprint = cache::Fingerprint::Of(parts);
+  bool from_disk = false;
+  std::string explain;
+  auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
+    std::string text(program_text);
+    if (disk_cache_ != nullptr) {
+      StatusOr<std::optional<cache::DiskEntry>> entry = disk_cache_->Get(parts);
+      if (entry.ok() && entry->has_value() && (*entry)->payload == program_text) {
+        from_disk = true;
+      } else if (entry.ok()) {
+        StatusOr<std::optional<cache::DiskEntryInfo>> nearest = disk_cache_->FindNearest(parts);
+        if (nearest.ok() && nearest->has_value()) explain = cache::Explain(parts, (*nearest)->parts);
+      }
+    }
+    StatusOr<std::shared_ptr<const CompiledProgram>> program =
+        Build(fingerprint, parts.device, std::move(text));
+    if (!program.ok()) {
+      ++compile_errors_;
+      return program.status();
+    }
+    ++(from_disk ? disk_loads_ : compiles_);
+    if (disk_cache_ != nullptr && !from_disk) {
+      StatusOr<cache::Fingerprint> put = disk_cache_->Put(parts, (*program)->program_text);
+      if (!put.ok()) {
+        std::fprintf(stderr, "jitd: disk cache write failed: %s\n",
+                     put.status().ToString().c_str());
+      }
+    }
+    const uint64_t bytes = EntryBytes(**program);
+    return cache::MemoryCache<CompiledProgram>::Sized{std::move(program).value(), bytes};
+  };
+  JITD_ASSIGN_OR_RETURN(auto lookup, memory_cache_.GetOrCompute(fingerprint, compute));
+  CompileOutcome outcome;
+  outcome.program = std::move(lookup.value);
+  switch (lookup.source) {
+    case cache::CacheSource::kHit: outcome.source = "memory"; break;
+    case cache::CacheSource::kJoined: outcome.source = "joined"; break;
+    case cache::CacheSource::kComputed: outcome.source = from_disk ? "disk" : "compiled"; break;
+  }
+  outcome.cache_hit = outcome.source != "compiled";
+  outcome.explain = std::move(explain);
+  outcome.compile_micros = MicrosSince(start);
+  return outcome;
+}
+
+StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint& fingerprint) {
+  const Clock::time_point start = Clock::now();
+  CompileOutcome outcome;
+  if (auto hit = memory_cache_.Get(fingerprint)) {
+    outcome.program = std::move(hit);
+    outcome.source = "memory";
+    outcome.cache_hit = true;
+    outcome.compile_micros = MicrosSince(start);
+    return outcome;
+  }
+  if (disk_cache_ == nullptr) {
+    return NotFound("no program with fingerprint " + fingerprint.ToHex() +
+                    " is cached (the daemon has no disk cache); send the program text");
+  }
+  JITD_ASSIGN_OR_RETURN(std::optional<cache::DiskEntry> entry, disk_cache_->Get(fingerprint));
+  if (!entry.has_value()) {
+    return NotFound("no program with fingerprint " + fingerprint.ToHex() +
+                    " is cached; send the program text");
+  }
+  if (entry->parts.compiler_build_id != options_.compiler_build_id) {
+    return NotFound("the cached program " + fingerprint.ToHex() + " was built by '" +
+                    entry->parts.compiler_build_id + "', this daemon is '" +
+                    options_.compiler_build_id + "'; send the program text");
+  }
+  if (cache::HashProgram(entry->payload) != entry->parts.program_hash) {
+    return NotFound("the cached program " + fingerprint.ToHex() +
+                    " does not match its hash; send the program text");
+  }
+  bool computed = false;
+  auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
+    computed = true;
+    StatusOr<std::shared_ptr<const CompiledProgram>> program =
+        Build(fingerprint, entry->parts.device, entry->payload);
+    if (!program.ok()) {
+      ++compile_errors_;
+      return program.status();
+    }
+    ++disk_loads_;
+    const uint64_t bytes = EntryBytes(**program);
+    return cache::MemoryCache<CompiledProgram>::Sized{std::move(program).value(), bytes};
+  };
+  JITD_ASSIGN_OR_RETURN(auto lookup, memory_cache_.GetOrCompute(fingerprint, compute));
+  outcome.program = std::move(lookup.value);
+  outcome.source = computed ? "disk" : (lookup.source == cache::CacheSource::kJoined ? "joined"
+                                                                                     : "memory");
+  outcome.cache_hit = true;
+  outcome.compile_micros = MicrosSince(start);
+  return outcome;
+}
+
+InstanceStats Instance::stats() const {
+  InstanceStats s;
+  s.compiles = compiles_;
+  s.disk_loads = disk_loads_;
+  s.compile_errors = compile_errors_;
+  s.sessions_opened = sessions_opened_;
+  s.sessions_closed = sessions_closed_;
+  s.requests = requests_;
+  s.bad_requests = bad_requests_;
+  s.executes = executes_;
+  s.execute_errors = execute_errors_;
+  return s;
+}
+
+std::string Instance::StatsJson(bool list_keys) const {
+  const InstanceStats s = stats();
+  const cache::MemoryCacheStats m = memory_cache_.stats();
+  std::ostringstream out;
+  out << "{\"version\":\"" << kDaemonVersion << "\""
+      << ",\"compiles\":" << s.compiles << ",\"disk_loads\":" << s.disk_loads
+      << ",\"compile_errors\":" << s.compile_errors
+      << ",\"sessions_active\":" << (s.sessions_opened - s.sessions_closed)
+      << ",\"sessions_opened\":" << s.sessions_opened << ",\"requests\":" << s.requests
+      << ",\"bad_requests\":" << s.bad_requests << ",\"executes\":" << s.executes
+      << ",\"execute_errors\":" << s.execute_errors << ",\"memory_cache\":{\"hits\":" << m.hits
+      << ",\"misses\":" << m.misses << ",\"computes\":" << m.computes
+      << ",\"joined\":" << m.joined << ",\"evictions\":" << m.evictions
+      << ",\"entries\":" << m.entries << ",\"bytes\":" << m.bytes
+      << ",\"budget_bytes\":" << m.budget_bytes << "}";
+  if (disk_cache_ != nullptr) {
+    const cache::DiskCacheStats d = disk_cache_->stats();
+    out << ",\"disk_cache\":{\"dir\":\"" << JsonEscape(disk_cache_->dir())
+        << "\",\"hits\":" << d.hits << ",\"misses\":" << d.misses
+        << ",\"writes\":" << d.writes << ",\"corrupt_dropped\":" << d.corrupt_dropped
+        << ",\"evictions\":" << d.evictions << "}";
+  } else {
+    out << ",\"disk_cache\":null";
+  }
+  if (list_keys) {
+    out << ",\"keys\":[";
+    const std::vector<cache::MemoryCacheEntryInfo> entries = memory_cache_.Entries();
+    for (size_t i = 0; i < entries.size() && i < 256; ++i) {
+      out << (i ? "," : "") << "{\"fingerprint\":\"" << entries[i].key.ToHex()
+          << "\",\"bytes\":" << entries[i].bytes << "}";
+    }
+    out << "]";
+  }
+  out << "}";
+  return out.str();
+}
+
+}  // namespace jitd::daemon

@@ -1,0 +1,126 @@
+#include "daemon/instance.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "daemon/test_programs.h"
+
+namespace jitd::daemon {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("jitd_instance_test_" + name + "_" + std::to_string(::getpid())))
+                        .string();
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(InstanceTest, CompilesThenHitsMemory) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+  auto first = (*instance)->Compile(testing::kSoftmax, {});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->cache_hit);
+  EXPECT_EQ(first->source, "compiled");
+  ASSERT_EQ(first->program->argument_types.size(), 1u);
+  EXPECT_EQ(first->program->argument_types[0].ToString(), "tensor<2x4xf32>");
+  auto second = (*instance)->Compile(testing::kSoftmax, {});
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->cache_hit);
+  EXPECT_EQ(second->source, "memory");
+  EXPECT_EQ(second->program, first->program);
+  EXPECT_EQ((*instance)->stats().compiles, 1u);
+}
+
+TEST(InstanceTest, BadProgramIsInvalidArgumentAndNotCached) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok());
+  auto r = (*instance)->Compile("func.func @main( garbage", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*instance)->stats().compile_errors, 1u);
+}
+
+TEST(InstanceTest, UnknownDeviceIsNotFound) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok());
+  CompileSpec spec;
+  spec.device = "tpu";
+  auto r = (*instance)->Compile(testing::kSoftmax, spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(InstanceTest, SingleFlightAcrossThreads) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      if ((*instance)->Compile(testing::kSoftmax, {}).ok()) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 8);
+  EXPECT_EQ((*instance)->stats().compiles, 1u);
+}
+
+TEST(InstanceTest, RestartedInstanceLoadsFromDisk) {
+  const std::string dir = TempDir("disk");
+  InstanceOptions options;
+  options.disk_cache_dir = dir;
+  options.disk_cache_fsync = false;
+  cache::Fingerprint fingerprint;
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    auto r = (*instance)->Compile(testing::kSoftmax, {});
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->cache_hit);
+    fingerprint = r->program->fingerprint;
+  }
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok());
+    auto by_fp = (*instance)->CompileByFingerprint(fingerprint);
+    ASSERT_TRUE(by_fp.ok()) << by_fp.status().ToString();
+    EXPECT_TRUE(by_fp->cache_hit);
+    EXPECT_EQ(by_fp->source, "disk");
+    EXPECT_EQ((*instance)->stats().compiles, 0u);
+    EXPECT_EQ((*instance)->stats().disk_loads, 1u);
+  }
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok());
+    auto r = (*instance)->Compile(testing::kSoftmax, {});
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->cache_hit);
+    EXPECT_EQ(r->source, "disk");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(InstanceTest, FingerprintMissIsNotFound) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok());
+  auto r = (*instance)->CompileByFingerprint(cache::Fingerprint(1, 2));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(InstanceTest, StatsJsonHasCounters) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok());
+  ASSERT_TRUE((*instance)->Compile(testing::kSoftmax, {}).ok());
+  const std::string json = (*instance)->StatsJson(true);
+  EXPECT_NE(json.find("\"compiles\":1"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"keys\":[{\"fingerprint\":"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace jitd::daemon

@@ -1,0 +1,253 @@
+#include "daemon/server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include <boost/asio.hpp>
+
+#include "base/unique_fd.h"
+#include "ipc/fd_passing.h"
+#include "ipc/protocol.h"
+
+namespace jitd::daemon {
+namespace {
+
+namespace asio = boost::asio;
+using Local = asio::local::stream_protocol;
+
+Status Unavailable(std::string message) {
+  return Status(StatusCode::kUnavailable, std::move(message));
+}
+
+// Creates `dir` and its missing parents with mode 0700.
+Status MakeDirs(const std::string& dir) {
+  if (dir.empty()) return Status::Ok();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return Status(StatusCode::kFailedPrecondition, dir + " is not a directory");
+    return Status::Ok();
+  }
+  JITD_RETURN_IF_ERROR(MakeDirs(std::filesystem::path(dir).parent_path().string()));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot create " + dir + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Whether a daemon accepts connections at `path`.
+bool SomeoneAnswers(const std::string& path) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+}
+
+}  // namespace
+
+std::string DefaultSocketPath() {
+  if (const char* env = std::getenv("JITD_SOCKET"); env != nullptr && *env != '\0') return env;
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/jitd/jitd.sock";
+  }
+  return "/tmp/jitd-" + std::to_string(::getuid()) + "/jitd.sock";
+}
+
+struct Server::Impl {
+  struct Connection {
+    explicit Connection(Local::socket s) : socket(std::move(s)) {}
+    Local::socket socket;
+    std::unique_ptr<Session> session;
+  };
+
+  Impl(Instance* instance, ServerOptions options)
+      : instance(instance), options(std::move(options)), acceptor(io) {}
+
+  void Log(int level, const char* format, ...) __attribute__((format(printf, 3, 4))) {
+    if (level > options.log_level) return;
+    std::va_list args;
+    va_start(args, format);
+    std::fputs("jitd: ", stderr);
+    std::vfprintf(stderr, format, args);
+    std::fputc('\n', stderr);
+    va_end(args);
+  }
+
+  void Accept() {
+    acceptor.async_accept([this](const boost::system::error_code& ec, Local::socket socket) {
+      if (ec) {
+        if (ec != asio::error::operation_aborted) {
+          Log(0, "accept failed: %s", ec.message().c_str());
+          if (!stopping) Accept();
+        }
+        return;
+      }
+      OnConnection(std::move(socket));
+      if (!stopping) Accept();
+    });
+  }
+
+  void OnConnection(Local::socket socket) {
+    const int fd = socket.native_handle();
+    StatusOr<ipc::UnixCredentials> peer = ipc::PeerCredentials(fd);
+    if (!peer.ok() || peer->uid != ::geteuid()) {
+      Log(0, "refused a connection from uid %d (this daemon serves uid %d)",
+          peer.ok() ? static_cast<int>(peer->uid) : -1, static_cast<int>(::geteuid()));
+      return;  // the socket closes here
+    }
+    const uint64_t id = next_session_id++;
+    StatusOr<std::unique_ptr<Session>> session = Session::Create(instance, id, options.session);
+    if (!session.ok()) {
+      std::string payload = "JITE" + session.status().ToString();
+      (void)ipc::SendWithFd(fd, -1, std::span<const uint8_t>(
+                                        reinterpret_cast<const uint8_t*>(payload.data()),
+                                        payload.size()));
+      Log(0, "cannot open a session for pid %d: %s", static_cast<int>(peer->pid),
+          session.status().ToString().c_str());
+      return;
+    }
+    uint8_t payload[16] = {'J', 'I', 'T', 'D'};
+    const uint32_t version = ipc::kProtocolVersion;
+    std::memcpy(payload + 4, &version, 4);
+    std::memcpy(payload + 8, &id, 8);
+    Status sent = ipc::SendWithFd(fd, (*session)->segment_fd(), payload);
+    if (!sent.ok()) {
+      Log(1, "session %llu: handshake failed: %s", static_cast<unsigned long long>(id),
+          sent.ToString().c_str());
+      return;
+    }
+    (*session)->Start();
+    Log(1, "session %llu opened for pid %d", static_cast<unsigned long long>(id),
+        static_cast<int>(peer->pid));
+    auto connection = std::make_unique<Connection>(std::move(socket));
+    connection->session = std::move(session).value();
+    Connection* raw = connection.get();
+    connections.emplace(id, std::move(connection));
+    WatchClose(id, raw);
+  }
+
+  // Waits for the client's end of the connection to close.
+  void WatchClose(uint64_t id, Connection* connection) {
+    connection->socket.async_wait(
+        Local::socket::wait_read, [this, id, connection](const boost::system::error_code& ec) {
+          if (ec == asio::error::operation_aborted) return;
+          if (!ec) {
+            char buffer[256];
+            const ssize_t n = ::recv(connection->socket.native_handle(), buffer, sizeof(buffer),
+                                     MSG_DONTWAIT);
+            if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) {
+              WatchClose(id, connection);  // a client sent bytes: ignored
+              return;
+            }
+          }
+          Log(1, "session %llu closed by the client", static_cast<unsigned long long>(id));
+          connections.erase(id);  // stops the session and frees what it held
+        });
+  }
+
+  Instance* instance;
+  ServerOptions options;
+  asio::io_context io;
+  Local::acceptor acceptor;
+  std::optional<asio::signal_set> signals;
+  std::map<uint64_t, std::unique_ptr<Connection>> connections;
+  uint64_t next_session_id = 1;
+  std::atomic<bool> stopping{false};
+  bool bound = false;
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  impl_->connections.clear();
+  if (impl_->bound) ::unlink(impl_->options.socket_path.c_str());
+}
+
+const std::string& Server::socket_path() const { return impl_->options.socket_path; }
+
+StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptions options) {
+  if (options.socket_path.empty()) options.socket_path = DefaultSocketPath();
+  const std::string path = options.socket_path;
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return InvalidArgument("socket path '" + path + "' is longer than " +
+                           std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
+  }
+  // A segment size that cannot work is a start-up error, not one per client.
+  JITD_RETURN_IF_ERROR(
+      ipc::Segment::Create(options.session.segment_bytes, DaemonSegmentLayout()).status());
+  JITD_RETURN_IF_ERROR(MakeDirs(std::filesystem::path(path).parent_path().string()));
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return Status(StatusCode::kFailedPrecondition,
+                    path + " exists and is not a socket; remove it or pick another --socket");
+    }
+    if (SomeoneAnswers(path)) {
+      return Status(StatusCode::kAlreadyExists, "another jitd daemon answers on " + path);
+    }
+    if (::unlink(path.c_str()) != 0) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "cannot remove the stale socket " + path + ": " + std::strerror(errno));
+    }
+  }
+  auto impl = std::make_unique<Impl>(instance, std::move(options));
+  boost::system::error_code ec;
+  impl->acceptor.open(Local(), ec);
+  if (!ec) impl->acceptor.bind(Local::endpoint(path), ec);
+  if (ec) return Unavailable("cannot bind " + path + ": " + ec.message());
+  impl->bound = true;
+  ::chmod(path.c_str(), 0600);
+  impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    ::unlink(path.c_str());
+    return Unavailable("cannot listen on " + path + ": " + ec.message());
+  }
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Status Server::Run() {
+  Impl& impl = *impl_;
+  if (impl.options.handle_signals) {
+    impl.signals.emplace(impl.io, SIGTERM, SIGINT);
+    impl.signals->async_wait([this](const boost::system::error_code& ec, int signal) {
+      if (ec) return;
+      impl_->Log(1, "signal %d: shutting down", signal);
+      Stop();
+    });
+  }
+  impl.Accept();
+  impl.Log(1, "serving on %s", impl.options.socket_path.c_str());
+  if (!impl.stopping) impl.io.run();
+  boost::system::error_code ignored;
+  impl.acceptor.close(ignored);
+  if (impl.signals) impl.signals->cancel(ignored);
+  const size_t open = impl.connections.size();
+  impl.connections.clear();  // each session finishes its request in progress
+  if (impl.bound) {
+    ::unlink(impl.options.socket_path.c_str());
+    impl.bound = false;
+  }
+  impl.Log(1, "stopped (%zu session(s) were open)", open);
+  return Status::Ok();
+}
+
+void Server::Stop() {
+  impl_->stopping = true;
+  impl_->io.stop();
+}
+
+}  // namespace jitd::daemon

@@ -1,0 +1,73 @@
+// Server: the daemon's front door — a Unix stream socket (Boost.Asio) where
+// clients connect and receive their shared segment.
+//
+// On each connection the server checks the peer's uid (SO_PEERCRED) against
+// its own and closes the connection otherwise, creates a Session and sends
+// the session's memfd with a handshake payload (ipc::SendWithFd):
+//
+//   success: "JITD" | u32 protocol version | u64 session id   (LE, 16 bytes)
+//   failure: "JITE" | message text                             (no descriptor)
+//
+// The connection then carries nothing more; its close (the client exits or
+// crashes) is how the server learns the client is gone, and it tears the
+// session down, freeing everything the client held.
+//
+// Start-up: the socket's directory is created (mode 0700) when missing. A
+// socket path where another daemon answers is refused (ALREADY_EXISTS); a
+// stale socket file (nobody answers) is removed; anything else at that path
+// is refused (FAILED_PRECONDITION). The socket file is removed on exit.
+//
+// Thread safety: Run blocks the calling thread, which runs all accept and
+// teardown work; Stop may be called from any thread (or by SIGTERM/SIGINT
+// when ServerOptions::handle_signals). Lifetime: the Instance must outlive
+// the Server; Run returns after every session is stopped.
+#ifndef JITD_DAEMON_SERVER_H_
+#define JITD_DAEMON_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "daemon/instance.h"
+#include "daemon/session.h"
+
+namespace jitd::daemon {
+
+// $JITD_SOCKET when set, else $XDG_RUNTIME_DIR/jitd/jitd.sock when
+// XDG_RUNTIME_DIR is an absolute path, else /tmp/jitd-$UID/jitd.sock.
+std::string DefaultSocketPath();
+
+// Options of a Server. Plain value.
+struct ServerOptions {
+  std::string socket_path;  // empty = DefaultSocketPath()
+  SessionOptions session;
+  // Whether Run stops on SIGTERM and SIGINT.
+  bool handle_signals = true;
+  // 0: errors only; 1: connections and start/stop; 2: more.
+  int log_level = 1;
+};
+
+class Server {
+ public:
+  // Prepares the socket path and starts listening (see the file comment).
+  static StatusOr<std::unique_ptr<Server>> Create(Instance* instance, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  const std::string& socket_path() const;
+  // Serves until Stop or a handled signal; then stops every session (each
+  // finishes the request in progress), removes the socket file and returns.
+  Status Run();
+  // Makes Run return. Thread-safe; may be called before Run.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jitd::daemon
+
+#endif  // JITD_DAEMON_SERVER_H_

@@ -1,0 +1,412 @@
+#include "daemon/session.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "daemon/wire_types.h"
+#include "jit/ir/literal.h"
+
+namespace jitd::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ipc::RingHeapRef;
+
+uint64_t Micros(Clock::duration d) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+// The largest program text a client may send (bounded by its heap anyway).
+constexpr uint64_t kMaxProgramBytes = uint64_t{1} << 30;
+
+// A reply under construction: the body (if any) and its union type.
+struct Body {
+  wire::ReplyBody type = wire::ReplyBody_NONE;
+  flatbuffers::Offset<void> offset;
+};
+
+std::vector<uint8_t> EncodeReply(flatbuffers::FlatBufferBuilder& fbb, uint64_t id,
+                                 const Status& status, Body body) {
+  flatbuffers::Offset<wire::Status> status_offset;
+  if (!status.ok()) {
+    status_offset = wire::CreateStatus(fbb, ipc::ToWire(status.code()),
+                                       fbb.CreateString(status.message()));
+  }
+  wire::ReplyMessageBuilder reply(fbb);
+  reply.add_id(id);
+  if (!status.ok()) reply.add_status(status_offset);
+  if (status.ok() && body.type != wire::ReplyBody_NONE) {
+    reply.add_body_type(body.type);
+    reply.add_body(body.offset);
+  }
+  fbb.Finish(reply.Finish(), wire::RequestMessageIdentifier());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+std::vector<uint8_t> ErrorReply(uint64_t id, const Status& status) {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  return EncodeReply(fbb, id, status, {});
+}
+
+std::vector<uint8_t> FingerprintBytes(const cache::Fingerprint& f) {
+  std::vector<uint8_t> out(16);
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<uint8_t>(f.high() >> (56 - 8 * i));
+    out[8 + i] = static_cast<uint8_t>(f.low() >> (56 - 8 * i));
+  }
+  return out;
+}
+
+}  // namespace
+
+ipc::SegmentLayout DaemonSegmentLayout() {
+  ipc::SegmentLayout layout;
+  layout.request_ring = {64, 4096 - 64};
+  layout.reply_ring = {16, 65536 - 64};
+  return layout;
+}
+
+Session::Session(Instance* instance, uint64_t id, SessionOptions options,
+                 std::unique_ptr<ipc::Segment> segment)
+    : instance_(instance), id_(id), options_(options), segment_(std::move(segment)) {}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t id,
+                                                   const SessionOptions& options) {
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<ipc::Segment> segment,
+                        ipc::Segment::Create(options.segment_bytes, DaemonSegmentLayout()));
+  instance->CountSessionOpened();
+  return std::unique_ptr<Session>(new Session(instance, id, options, std::move(segment)));
+}
+
+Session::~Session() {
+  Stop();
+  instance_->CountSessionClosed();
+}
+
+void Session::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Session::Stop() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+void Session::Loop() {
+  ipc::RingMessage message;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    ipc::WaitOptions wait;
+    wait.deadline = Clock::now() + options_.poll_interval;
+    Status popped = segment_->request_ring().Pop(&message, wait);
+    if (popped.code() == StatusCode::kDeadlineExceeded) continue;
+    if (!popped.ok()) {
+      instance_->CountBadRequest();
+      PushReply(ErrorReply(0, popped));
+      continue;
+    }
+    if (message.kind == ipc::RingMessageKind::kHeapRef) {
+      StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(message.heap);
+      if (!bytes.ok()) {
+        instance_->CountBadRequest();
+        PushReply(ErrorReply(0, InvalidArgument("request in the heap: " +
+                                                bytes.status().message())));
+        continue;
+      }
+      PushReply(Handle(*bytes));
+    } else {
+      PushReply(Handle(message.bytes));
+    }
+  }
+}
+
+void Session::PushReply(const std::vector<uint8_t>& reply) {
+  ipc::Ring& ring = segment_->reply_ring();
+  std::vector<uint8_t> too_large;
+  std::span<const uint8_t> bytes = reply;
+  if (reply.size() > ring.slot_capacity()) {
+    too_large = ErrorReply(0, ResourceExhausted("reply of " + std::to_string(reply.size()) +
+                                                " bytes exceeds the reply ring's slot of " +
+                                                std::to_string(ring.slot_capacity())));
+    bytes = too_large;
+  }
+  ipc::WaitOptions wait;
+  wait.deadline = Clock::now() + options_.reply_push_timeout;
+  Status pushed = ring.Push(bytes, wait);
+  if (!pushed.ok()) {
+    std::fprintf(stderr, "jitd: session %llu: reply dropped: %s\n",
+                 static_cast<unsigned long long>(id_), pushed.ToString().c_str());
+  }
+}
+
+std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
+  const Clock::time_point start = Clock::now();
+  StatusOr<const wire::RequestMessage*> verified = ipc::VerifyRequest(message);
+  if (!verified.ok()) {
+    instance_->CountBadRequest();
+    return ErrorReply(0, verified.status());
+  }
+  instance_->CountRequest();
+  const wire::RequestMessage* request = *verified;
+  const uint64_t id = request->id();
+  flatbuffers::FlatBufferBuilder fbb(1024);
+
+  switch (request->request_type()) {
+    case wire::Request_Hello: {
+      const wire::Hello* hello = request->request_as_Hello();
+      if (hello->protocol_version() == 0) {
+        return ErrorReply(id, InvalidArgument("Hello: protocol_version 0 is not a version"));
+      }
+      auto version = fbb.CreateString(kDaemonVersion);
+      auto body = wire::CreateHelloReply(fbb, ipc::kProtocolVersion, version, segment_->size());
+      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_HelloReply, body.Union()});
+    }
+
+    case wire::Request_CompileRequest: {
+      const wire::CompileRequest* compile = request->request_as_CompileRequest();
+      if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT) {
+        return ErrorReply(id, Unimplemented("Compile: only STABLEHLO_TEXT programs are accepted"));
+      }
+      CompileSpec spec;
+      if (const wire::CompileOptions* options = compile->options()) {
+        if (options->device()) spec.device = options->device()->str();
+        spec.profile = options->profile();
+      }
+      std::vector<ir::Type> declared;
+      if (compile->argument_shapes()) {
+        for (const wire::TensorShape* shape : *compile->argument_shapes()) {
+          StatusOr<ir::Type> type = FromWireShape(shape);
+          if (!type.ok()) {
+            return ErrorReply(id, InvalidArgument("Compile: argument shape " +
+                                                  std::to_string(declared.size()) + ": " +
+                                                  type.status().message()));
+          }
+          spec.argument_shapes += (declared.empty() ? "" : ",") + type->ToString();
+          declared.push_back(std::move(type).value());
+        }
+      }
+      StatusOr<CompileOutcome> outcome = Internal("Compile: no outcome");
+      if (const wire::HeapRef* program = compile->program()) {
+        if (program->length() > kMaxProgramBytes) {
+          return ErrorReply(id, InvalidArgument("Compile: program of " +
+                                                std::to_string(program->length()) +
+                                                " bytes is too large"));
+        }
+        StatusOr<std::vector<uint8_t>> text =
+            segment_->CopyFromHeap(RingHeapRef{program->offset(), program->length()});
+        if (!text.ok()) {
+          return ErrorReply(id, InvalidArgument("Compile: program: " + text.status().message()));
+        }
+        outcome = instance_->Compile(
+            std::string_view(reinterpret_cast<const char*>(text->data()), text->size()), spec);
+      } else {
+        if (compile->fingerprint() == nullptr || compile->fingerprint()->size() != 16) {
+          return ErrorReply(id, InvalidArgument(
+                                    "Compile: needs a program or a 16-byte fingerprint"));
+        }
+        uint64_t high = 0, low = 0;
+        for (int i = 0; i < 8; ++i) {
+          high = (high << 8) | compile->fingerprint()->Get(i);
+          low = (low << 8) | compile->fingerprint()->Get(8 + i);
+        }
+        outcome = instance_->CompileByFingerprint(cache::Fingerprint(high, low));
+      }
+      if (!outcome.ok()) return ErrorReply(id, outcome.status());
+      const CompiledProgram& program = *outcome->program;
+      if (!declared.empty() && declared != program.argument_types) {
+        return ErrorReply(id, InvalidArgument("Compile: the declared argument shapes (" +
+                                              spec.argument_shapes +
+                                              ") differ from the program's"));
+      }
+      std::vector<flatbuffers::Offset<wire::TensorShape>> arguments, results;
+      for (const ir::Type& type : program.argument_types) {
+        StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
+        if (!shape.ok()) {
+          return ErrorReply(id, Unimplemented("Compile: argument " +
+                                              std::to_string(arguments.size()) + ": " +
+                                              shape.status().message()));
+        }
+        arguments.push_back(*shape);
+      }
+      for (const ir::Type& type : program.result_types) {
+        StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
+        if (!shape.ok()) {
+          return ErrorReply(id, Unimplemented("Compile: result " +
+                                              std::to_string(results.size()) + ": " +
+                                              shape.status().message()));
+        }
+        results.push_back(*shape);
+      }
+      const uint64_t handle = next_handle_++;
+      executables_[handle] = outcome->program;
+      auto fingerprint = fbb.CreateVector(FingerprintBytes(program.fingerprint));
+      auto argument_vector = fbb.CreateVector(arguments);
+      auto result_vector = fbb.CreateVector(results);
+      auto explain = fbb.CreateString(outcome->explain);
+      auto body = wire::CreateCompileReply(fbb, handle, fingerprint, outcome->cache_hit,
+                                           outcome->compile_micros, argument_vector,
+                                           result_vector, explain);
+      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_CompileReply, body.Union()});
+    }
+
+    case wire::Request_CreateBufferRequest: {
+      const wire::CreateBufferRequest* create = request->request_as_CreateBufferRequest();
+      StatusOr<ir::Type> type = FromWireShape(create->shape());
+      if (!type.ok()) {
+        return ErrorReply(id, InvalidArgument("CreateBuffer: " + type.status().message()));
+      }
+      if (create->data() == nullptr) {
+        return ErrorReply(id, InvalidArgument("CreateBuffer: data (a heap range) is missing"));
+      }
+      const RingHeapRef ref{create->data()->offset(), create->data()->length()};
+      if (ref.length != static_cast<uint64_t>(type->byte_size())) {
+        return ErrorReply(id, InvalidArgument(
+                                  "CreateBuffer: data holds " + std::to_string(ref.length) +
+                                  " bytes, a " + type->ToString() + " needs " +
+                                  std::to_string(type->byte_size())));
+      }
+      StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(ref);
+      if (!bytes.ok()) {
+        return ErrorReply(id, InvalidArgument("CreateBuffer: " + bytes.status().message()));
+      }
+      const uint64_t handle = next_handle_++;
+      buffers_.emplace(handle, Buffer{std::move(type).value(), ref});
+      auto body = wire::CreateCreateBufferReply(fbb, handle);
+      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_CreateBufferReply, body.Union()});
+    }
+
+    case wire::Request_DestroyBufferRequest: {
+      const uint64_t handle = request->request_as_DestroyBufferRequest()->buffer();
+      if (buffers_.erase(handle) == 0) {
+        return ErrorReply(id, NotFound("DestroyBuffer: no buffer " + std::to_string(handle) +
+                                       " in this session"));
+      }
+      return EncodeReply(fbb, id, Status::Ok(), {});
+    }
+
+    case wire::Request_ReleaseRequest: {
+      const uint64_t handle = request->request_as_ReleaseRequest()->executable();
+      if (executables_.erase(handle) == 0) {
+        return ErrorReply(id, NotFound("Release: no executable " + std::to_string(handle) +
+                                       " in this session"));
+      }
+      return EncodeReply(fbb, id, Status::Ok(), {});
+    }
+
+    case wire::Request_StatsRequest: {
+      const bool keys = request->request_as_StatsRequest()->keys();
+      auto json = fbb.CreateString(instance_->StatsJson(keys));
+      auto body = wire::CreateStatsReply(fbb, json);
+      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_StatsReply, body.Union()});
+    }
+
+    case wire::Request_ExecuteRequest: {
+      const wire::ExecuteRequest* execute = request->request_as_ExecuteRequest();
+      auto exe_it = executables_.find(execute->executable());
+      if (exe_it == executables_.end()) {
+        return ErrorReply(id, NotFound("Execute: no executable " +
+                                       std::to_string(execute->executable()) +
+                                       " in this session"));
+      }
+      const CompiledProgram& program = *exe_it->second;
+      const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
+      const size_t num_results = execute->results() ? execute->results()->size() : 0;
+      if (num_args != program.argument_types.size()) {
+        return ErrorReply(id, InvalidArgument(
+                                  "Execute: the program takes " +
+                                  std::to_string(program.argument_types.size()) +
+                                  " argument(s), the request names " + std::to_string(num_args)));
+      }
+      if (num_results != program.result_types.size()) {
+        return ErrorReply(id, InvalidArgument(
+                                  "Execute: the program returns " +
+                                  std::to_string(program.result_types.size()) +
+                                  " result(s), the request names " +
+                                  std::to_string(num_results) + " result buffer(s)"));
+      }
+      std::vector<const Buffer*> result_buffers;
+      for (size_t i = 0; i < num_results; ++i) {
+        auto it = buffers_.find(execute->results()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+        if (it == buffers_.end()) {
+          return ErrorReply(id, NotFound("Execute: result buffer " + std::to_string(i) +
+                                         " is not a buffer of this session"));
+        }
+        if (!(it->second.type == program.result_types[i])) {
+          return ErrorReply(id, InvalidArgument("Execute: result " + std::to_string(i) + " is " +
+                                                program.result_types[i].ToString() +
+                                                ", its buffer is " + it->second.type.ToString()));
+        }
+        result_buffers.push_back(&it->second);
+      }
+      std::vector<eval::RuntimeValue> args;
+      args.reserve(num_args);
+      for (size_t i = 0; i < num_args; ++i) {
+        auto it = buffers_.find(execute->arguments()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+        if (it == buffers_.end()) {
+          return ErrorReply(id, NotFound("Execute: argument " + std::to_string(i) +
+                                         " is not a buffer of this session"));
+        }
+        if (!(it->second.type == program.argument_types[i])) {
+          return ErrorReply(id, InvalidArgument("Execute: argument " + std::to_string(i) +
+                                                " must be " +
+                                                program.argument_types[i].ToString() +
+                                                ", its buffer is " + it->second.type.ToString()));
+        }
+        StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(it->second.ref);
+        if (!bytes.ok()) return ErrorReply(id, Internal("Execute: " + bytes.status().message()));
+        StatusOr<ir::Literal> literal =
+            ir::Literal::FromBytes(it->second.type, std::move(bytes).value());
+        if (!literal.ok()) return ErrorReply(id, literal.status());
+        args.emplace_back(std::move(literal).value());
+      }
+      devices::ExecuteOptions options;
+      const uint64_t deadline_micros = execute->deadline_micros();
+      options.deadline =
+          Clock::now() + (deadline_micros ? std::chrono::microseconds(deadline_micros)
+                                          : std::chrono::duration_cast<std::chrono::microseconds>(
+                                                options_.default_execute_deadline));
+      const Clock::time_point run_start = Clock::now();
+      StatusOr<std::vector<eval::RuntimeValue>> results =
+          program.executable->Execute(args, options);
+      const Clock::time_point run_end = Clock::now();
+      instance_->CountExecute(results.ok());
+      if (!results.ok()) return ErrorReply(id, results.status());
+      if (results->size() != num_results) {
+        return ErrorReply(id, Internal("Execute: the program produced " +
+                                       std::to_string(results->size()) + " results"));
+      }
+      for (size_t i = 0; i < num_results; ++i) {
+        const eval::RuntimeValue& value = (*results)[i];
+        if (!value.is_tensor() || !(value.literal().type() == result_buffers[i]->type)) {
+          return ErrorReply(id, Internal("Execute: result " + std::to_string(i) +
+                                         " has type " + value.type().ToString()));
+        }
+        StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(result_buffers[i]->ref);
+        std::span<const uint8_t> src = value.literal().bytes();
+        if (!out.ok() || out->size() != src.size()) {
+          return ErrorReply(id, Internal("Execute: result buffer " + std::to_string(i) +
+                                         " is out of the heap"));
+        }
+        if (!src.empty()) std::memcpy(out->data(), src.data(), src.size());
+      }
+      auto timing = wire::CreateTiming(fbb, Micros(run_start - start), Micros(run_end - run_start),
+                                       Micros(Clock::now() - start));
+      std::vector<uint64_t> handles;
+      for (size_t i = 0; i < num_results; ++i) {
+        handles.push_back(execute->results()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+      }
+      auto result_vector = fbb.CreateVector(handles);
+      auto body = wire::CreateExecuteReply(fbb, result_vector, timing);
+      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_ExecuteReply, body.Union()});
+    }
+
+    default:
+      return ErrorReply(id, InvalidArgument("unknown request type " +
+                                            std::to_string(static_cast<int>(
+                                                request->request_type()))));
+  }
+}
+
+}  // namespace jitd::daemon

@@ -1,0 +1,116 @@
+// Session: the daemon's side of one client connection — the client's shared
+// segment, its handle tables, and the thread that serves its request ring.
+//
+// The session thread pops requests (waking at least every poll interval to
+// notice Stop), copies each one out of shared memory (Ring::Pop already
+// copies inline payloads; heap-referenced ones are copied with
+// CopyFromHeap), verifies it (ipc::VerifyRequest) and answers with exactly
+// one ReplyMessage on the reply ring, inline (the daemon never allocates in
+// the client's heap; the reply ring's slots are sized for the largest
+// reply). A message that fails verification is answered INVALID_ARGUMENT
+// with id 0, and the session carries on.
+//
+// Handles (executables and buffers) are numbers private to this session:
+// another session's handle is NOT_FOUND here. Buffers are client-allocated
+// heap ranges the session has checked once against the heap and the shape's
+// byte size; their bytes are read (arguments) and written (results) only
+// through Segment::HeapBytes.
+//
+// Thread safety: Start and Stop are called by the owner (the server's
+// thread); Handle is for the session thread or, in tests, a caller that has
+// not started it. Lifetime: Stop (or the destructor) joins the thread after
+// the request in progress finishes; destroying the session frees everything
+// the client held (handles, segment mapping).
+#ifndef JITD_DAEMON_SESSION_H_
+#define JITD_DAEMON_SESSION_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "daemon/instance.h"
+#include "ipc/protocol.h"
+#include "ipc/segment.h"
+
+namespace jitd::daemon {
+
+// Options of every session. Plain value.
+struct SessionOptions {
+  // The client's segment (rings + heap), rounded up to whole pages.
+  uint64_t segment_bytes = uint64_t{64} << 20;
+  // How often an idle session thread wakes to check for Stop.
+  std::chrono::milliseconds poll_interval{100};
+  // Execution deadline when a request gives none.
+  std::chrono::milliseconds default_execute_deadline{60'000};
+  // How long a reply may wait for room in a full reply ring before the
+  // session gives up on it (the client is not reading).
+  std::chrono::milliseconds reply_push_timeout{5'000};
+};
+
+// The ring geometry the daemon uses: requests up to ~4 KiB inline (larger
+// ones go through the heap, allocated by the client); replies up to ~64 KiB,
+// always inline.
+ipc::SegmentLayout DaemonSegmentLayout();
+
+class Session {
+ public:
+  // Creates the client's segment. `instance` must outlive the session.
+  static StatusOr<std::unique_ptr<Session>> Create(Instance* instance, uint64_t id,
+                                                   const SessionOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  uint64_t id() const { return id_; }
+  // The segment's memfd (owned by the session) to pass to the client.
+  int segment_fd() const { return segment_->fd(); }
+  uint64_t segment_bytes() const { return segment_->size(); }
+
+  // Starts the thread serving the request ring.
+  void Start();
+  // Asks the thread to stop and joins it (the request in progress finishes
+  // first). Idempotent.
+  void Stop();
+
+  // Handles one request message (a private copy) and returns the encoded
+  // ReplyMessage. Never fails: errors become the reply's status.
+  std::vector<uint8_t> Handle(std::span<const uint8_t> message);
+
+  // Live handle counts (for tests and logs); call only while the thread is
+  // not running, or accept a racy answer.
+  size_t num_executables() const { return executables_.size(); }
+  size_t num_buffers() const { return buffers_.size(); }
+
+ private:
+  struct Buffer {
+    ir::Type type;
+    ipc::RingHeapRef ref;
+  };
+
+  Session(Instance* instance, uint64_t id, SessionOptions options,
+          std::unique_ptr<ipc::Segment> segment);
+  void Loop();
+  void PushReply(const std::vector<uint8_t>& reply);
+
+  Instance* const instance_;
+  const uint64_t id_;
+  const SessionOptions options_;
+  std::unique_ptr<ipc::Segment> segment_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+
+  // Touched only by the thread running Handle.
+  uint64_t next_handle_ = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<const CompiledProgram>> executables_;
+  std::unordered_map<uint64_t, Buffer> buffers_;
+};
+
+}  // namespace jitd::daemon
+
+#endif  // JITD_DAEMON_SESSION_H_

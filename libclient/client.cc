@@ -1,0 +1,405 @@
+#include "libclient/client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "ipc/fd_passing.h"
+
+namespace jitd::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Status Unavailable(std::string message) {
+  return Status(StatusCode::kUnavailable, std::move(message));
+}
+Status DeadlineExceeded(std::string message) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(message));
+}
+
+flatbuffers::Offset<wire::TensorShape> ToWire(flatbuffers::FlatBufferBuilder& fbb,
+                                              const TensorShape& shape) {
+  auto dims = fbb.CreateVector(shape.dims);
+  return wire::CreateTensorShape(fbb, shape.element_type, dims);
+}
+
+TensorShape FromWire(const wire::TensorShape* shape) {
+  TensorShape out;
+  if (shape == nullptr) return out;
+  out.element_type = shape->element_type();
+  if (shape->dims()) out.dims.assign(shape->dims()->begin(), shape->dims()->end());
+  return out;
+}
+
+std::span<const uint8_t> Finish(flatbuffers::FlatBufferBuilder& fbb,
+                                flatbuffers::Offset<wire::RequestMessage> root) {
+  fbb.Finish(root, wire::RequestMessageIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetSize()};
+}
+
+}  // namespace
+
+std::string TensorShape::ToString() const {
+  std::string s = wire::EnumNameElementType(element_type);
+  if (s.empty()) s = "type" + std::to_string(static_cast<int>(element_type));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  s += '[';
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + ']';
+}
+
+uint64_t ElementByteSize(wire::ElementType type) {
+  switch (type) {
+    case wire::ElementType_S16:
+    case wire::ElementType_U16:
+    case wire::ElementType_F16:
+    case wire::ElementType_BF16:
+      return 2;
+    case wire::ElementType_S32:
+    case wire::ElementType_U32:
+    case wire::ElementType_F32:
+      return 4;
+    case wire::ElementType_S64:
+    case wire::ElementType_U64:
+    case wire::ElementType_F64:
+    case wire::ElementType_C64:
+      return 8;
+    case wire::ElementType_C128:
+      return 16;
+    case wire::ElementType_INVALID:
+      return 0;
+    default:
+      return type <= wire::ElementType_MAX ? 1 : 0;
+  }
+}
+
+StatusOr<uint64_t> ByteSize(const TensorShape& shape) {
+  const uint64_t element = ElementByteSize(shape.element_type);
+  if (element == 0) return InvalidArgument("unknown element type in " + shape.ToString());
+  uint64_t bytes = element;
+  for (int64_t d : shape.dims) {
+    if (d < 0) return InvalidArgument("negative dimension in " + shape.ToString());
+    if (d != 0 && bytes > (uint64_t{1} << 62) / static_cast<uint64_t>(d)) {
+      return InvalidArgument(shape.ToString() + " is too large");
+    }
+    bytes *= static_cast<uint64_t>(d);
+  }
+  return bytes;
+}
+
+std::string FingerprintHex(const Fingerprint& fingerprint) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : fingerprint) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+Client::Client(std::string socket_path, ClientOptions options, UniqueFd socket,
+               std::unique_ptr<ipc::Segment> segment, uint64_t session_id)
+    : socket_path_(std::move(socket_path)),
+      options_(std::move(options)),
+      socket_(std::move(socket)),
+      segment_(std::move(segment)),
+      session_id_(session_id) {}
+
+Client::~Client() = default;
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path,
+                                                  ClientOptions options) {
+  sockaddr_un addr{};
+  if (socket_path.empty() || socket_path.size() >= sizeof(addr.sun_path)) {
+    return InvalidArgument("socket path '" + socket_path + "' is empty or too long");
+  }
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Unavailable(std::string("socket(): ") + std::strerror(errno));
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Unavailable("no jitd daemon at " + socket_path + " (" + std::strerror(errno) +
+                       "); start one with `jitd serve`");
+  }
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(options.connect_timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((options.connect_timeout.count() % 1000) * 1000);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  StatusOr<ipc::FdMessage> hello = ipc::ReceiveWithFd(fd.get(), 4096);
+  if (!hello.ok()) {
+    return Unavailable("jitd daemon at " + socket_path + " sent no handshake: " +
+                       hello.status().message());
+  }
+  const std::vector<uint8_t>& payload = hello->payload;
+  if (payload.size() >= 4 && std::memcmp(payload.data(), "JITE", 4) == 0) {
+    return Unavailable("jitd daemon at " + socket_path + " refused the session: " +
+                       std::string(payload.begin() + 4, payload.end()));
+  }
+  if (payload.size() != 16 || std::memcmp(payload.data(), "JITD", 4) != 0 ||
+      !hello->fd.valid()) {
+    return Unavailable("the peer at " + socket_path + " is not a jitd daemon (bad handshake)");
+  }
+  uint64_t session_id = 0;
+  std::memcpy(&session_id, payload.data() + 8, 8);
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<ipc::Segment> segment,
+                        ipc::Segment::Attach(std::move(hello->fd)));
+  std::unique_ptr<Client> client(new Client(socket_path, std::move(options), std::move(fd),
+                                            std::move(segment), session_id));
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto name = fbb.CreateString(client->options_.client_name);
+  auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, name);
+  std::lock_guard<std::mutex> lock(client->mu_);
+  const uint64_t id = client->next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_Hello, body.Union()));
+  JITD_ASSIGN_OR_RETURN(Reply reply, client->CallLocked(request, id));
+  const wire::HelloReply* hello_reply = reply.message->body_as_HelloReply();
+  if (hello_reply == nullptr) return Internal("Hello: the daemon's reply has no HelloReply");
+  client->daemon_protocol_version_ = hello_reply->protocol_version();
+  if (hello_reply->daemon_version()) client->daemon_version_ = hello_reply->daemon_version()->str();
+  return client;
+}
+
+Status Client::Gone(const std::string& what) const {
+  return Unavailable("the jitd daemon at " + socket_path_ + " has gone away (" + what +
+                     "); reconnect when it is back");
+}
+
+bool Client::DaemonGone() const {
+  pollfd p{socket_.get(), POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if (p.revents & (POLLHUP | POLLERR)) return true;
+  char c;
+  const ssize_t n = ::recv(socket_.get(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uint64_t id) {
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  if (DaemonGone()) return Gone("connection closed");
+  ipc::RingHeapRef block{0, 0};
+  for (;;) {
+    Status pushed = segment_->TryPushMessage(segment_->request_ring(), request, &block);
+    if (pushed.ok()) break;
+    if (pushed.code() != StatusCode::kResourceExhausted) return pushed;
+    if (DaemonGone()) return Gone("connection closed");
+    if (Clock::now() >= deadline) return DeadlineExceeded("request ring full: " + pushed.message());
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  auto free_block = [&] {
+    if (block.length != 0) (void)segment_->Deallocate(block);
+  };
+  ipc::RingMessage message;
+  for (;;) {
+    ipc::WaitOptions wait;
+    wait.deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(50));
+    Status popped = segment_->reply_ring().Pop(&message, wait);
+    if (popped.code() == StatusCode::kDeadlineExceeded) {
+      if (DaemonGone()) {
+        free_block();
+        return Gone("connection closed while waiting for a reply");
+      }
+      if (Clock::now() >= deadline) {
+        // The block stays allocated: the daemon may still read it.
+        return DeadlineExceeded("no reply from the jitd daemon within " +
+                                std::to_string(options_.timeout.count()) + " ms");
+      }
+      continue;
+    }
+    if (!popped.ok()) {
+      free_block();
+      return Internal("corrupt reply ring: " + popped.message());
+    }
+    if (message.kind != ipc::RingMessageKind::kInline) {
+      free_block();
+      return Internal("the daemon sent a reply through the heap, which the protocol forbids");
+    }
+    Reply reply;
+    reply.bytes = message.bytes;
+    StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
+    if (!verified.ok()) {
+      free_block();
+      return Internal("malformed reply: " + verified.status().message());
+    }
+    const uint64_t reply_id = (*verified)->id();
+    if (reply_id != id && reply_id != 0) continue;  // a late reply to a timed-out call
+    free_block();
+    reply.message = *verified;
+    JITD_RETURN_IF_ERROR(ipc::FromWire(reply.message->status()));
+    return reply;
+  }
+}
+
+StatusOr<Buffer> Client::AllocateBuffer(const TensorShape& shape) {
+  JITD_ASSIGN_OR_RETURN(uint64_t bytes, ByteSize(shape));
+  std::lock_guard<std::mutex> lock(mu_);
+  JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block, segment_->Allocate(std::max<uint64_t>(bytes, 1)));
+  block.length = bytes;
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto shape_offset = ToWire(fbb, shape);
+  wire::HeapRef data(block.offset, block.length);
+  auto body = wire::CreateCreateBufferRequest(fbb, shape_offset, &data);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CreateBufferRequest,
+                                                        body.Union()));
+  StatusOr<Reply> reply = CallLocked(request, id);
+  if (!reply.ok()) {
+    (void)segment_->Deallocate(block);
+    return reply.status();
+  }
+  const wire::CreateBufferReply* created = reply->message->body_as_CreateBufferReply();
+  if (created == nullptr) {
+    (void)segment_->Deallocate(block);
+    return Internal("CreateBuffer: the daemon's reply has no CreateBufferReply");
+  }
+  StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block);
+  if (!span.ok()) return span.status();
+  buffer_blocks_[created->buffer()] = block;
+  return Buffer{created->buffer(), shape, *span};
+}
+
+Status Client::DestroyBuffer(uint64_t buffer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreateDestroyBufferRequest(fbb, buffer);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_DestroyBufferRequest,
+                                                        body.Union()));
+  StatusOr<Reply> reply = CallLocked(request, id);
+  if (!reply.ok()) return reply.status();
+  auto it = buffer_blocks_.find(buffer);
+  if (it != buffer_blocks_.end()) {
+    (void)segment_->Deallocate(it->second);
+    buffer_blocks_.erase(it);
+  }
+  return Status::Ok();
+}
+
+StatusOr<Executable> Client::CompileLocked(std::span<const uint8_t> request, uint64_t id) {
+  JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
+  const wire::CompileReply* compiled = reply.message->body_as_CompileReply();
+  if (compiled == nullptr) return Internal("Compile: the daemon's reply has no CompileReply");
+  Executable out;
+  out.handle = compiled->executable();
+  if (compiled->fingerprint() && compiled->fingerprint()->size() == 16) {
+    std::copy(compiled->fingerprint()->begin(), compiled->fingerprint()->end(),
+              out.fingerprint.begin());
+  }
+  out.cache_hit = compiled->cache_hit();
+  out.compile_micros = compiled->compile_micros();
+  if (compiled->arguments()) {
+    for (const wire::TensorShape* s : *compiled->arguments()) out.arguments.push_back(FromWire(s));
+  }
+  if (compiled->results()) {
+    for (const wire::TensorShape* s : *compiled->results()) out.results.push_back(FromWire(s));
+  }
+  if (compiled->explain()) out.explain = compiled->explain()->str();
+  return out;
+}
+
+StatusOr<Executable> Client::Compile(std::string_view program_text,
+                                     const CompileOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block,
+                        segment_->Allocate(std::max<uint64_t>(program_text.size(), 1)));
+  block.length = program_text.size();
+  StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block);
+  if (!span.ok()) {
+    (void)segment_->Deallocate(block);
+    return span.status();
+  }
+  if (!program_text.empty()) std::memcpy(span->data(), program_text.data(), program_text.size());
+  flatbuffers::FlatBufferBuilder fbb(512);
+  std::vector<flatbuffers::Offset<wire::TensorShape>> shapes;
+  for (const TensorShape& s : options.argument_shapes) shapes.push_back(ToWire(fbb, s));
+  auto shape_vector = options.argument_shapes.empty() ? 0 : fbb.CreateVector(shapes);
+  auto compile_options = wire::CreateCompileOptions(fbb, fbb.CreateString(options.device), 0,
+                                                    options.profile);
+  wire::HeapRef program(block.offset, block.length);
+  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
+                                         shape_vector, compile_options);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CompileRequest,
+                                                        body.Union()));
+  StatusOr<Executable> result = CompileLocked(request, id);
+  // The daemon copies the program out before it replies; on a timeout it may
+  // still read it, so the block is then left allocated.
+  if (result.ok() || result.status().code() != StatusCode::kDeadlineExceeded) {
+    (void)segment_->Deallocate(block);
+  }
+  return result;
+}
+
+StatusOr<Executable> Client::CompileByFingerprint(const Fingerprint& fingerprint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto bytes = fbb.CreateVector(fingerprint.data(), fingerprint.size());
+  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, nullptr, bytes);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CompileRequest,
+                                                        body.Union()));
+  return CompileLocked(request, id);
+}
+
+StatusOr<Timing> Client::Execute(uint64_t executable, std::span<const uint64_t> arguments,
+                                 std::span<const uint64_t> results,
+                                 std::chrono::microseconds deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto args = fbb.CreateVector(arguments.data(), arguments.size());
+  auto outs = fbb.CreateVector(results.data(), results.size());
+  auto body = wire::CreateExecuteRequest(fbb, executable, args, outs,
+                                         static_cast<uint64_t>(std::max<int64_t>(0, deadline.count())));
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_ExecuteRequest,
+                                                        body.Union()));
+  JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
+  const wire::ExecuteReply* executed = reply.message->body_as_ExecuteReply();
+  if (executed == nullptr) return Internal("Execute: the daemon's reply has no ExecuteReply");
+  Timing timing;
+  if (const wire::Timing* t = executed->timing()) {
+    timing.queue_micros = t->queue_micros();
+    timing.execute_micros = t->execute_micros();
+    timing.total_micros = t->total_micros();
+  }
+  return timing;
+}
+
+Status Client::Release(uint64_t executable) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreateReleaseRequest(fbb, executable);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_ReleaseRequest,
+                                                        body.Union()));
+  return CallLocked(request, id).status();
+}
+
+StatusOr<std::string> Client::Stats(bool keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = wire::CreateStatsRequest(fbb, keys);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_StatsRequest,
+                                                        body.Union()));
+  JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
+  const wire::StatsReply* stats = reply.message->body_as_StatsReply();
+  if (stats == nullptr || stats->json() == nullptr) {
+    return Internal("Stats: the daemon's reply has no StatsReply");
+  }
+  return stats->json()->str();
+}
+
+Status Client::SendRawForTesting(std::span<const uint8_t> bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A raw message gets reply id 0 (the daemon cannot read its id).
+  return CallLocked(bytes, 0).status();
+}
+
+}  // namespace jitd::client

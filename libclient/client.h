@@ -1,0 +1,179 @@
+// Client: the C++ client of the jitd daemon (libclient).
+//
+// A Client connects to the daemon's Unix socket, receives its shared segment
+// (a memfd) and attaches to it, and says Hello. Every call is then one
+// request/reply round trip through the segment's rings, matched by id.
+// Buffers live in the segment's heap and the client allocates them:
+// AllocateBuffer returns a handle and a span into shared memory that the
+// caller fills (arguments) or reads (results) in place, with no copy.
+//
+// This library links only jitd_ipc and jitd_base — no compiler, no IR.
+//
+// Errors: UNAVAILABLE (with the socket path and what happened) when there is
+// no daemon or the daemon has gone away; DEADLINE_EXCEEDED when a reply does
+// not come within ClientOptions::timeout; otherwise the daemon's status
+// (NOT_FOUND for an unknown handle, INVALID_ARGUMENT for a bad request...).
+//
+// Thread safety: every method may be called from any thread; calls are
+// serialized (one request in flight per client). Lifetime: the spans in
+// Buffer point into the segment mapping and are valid until DestroyBuffer or
+// the Client's destruction. Destroying the Client closes the connection; the
+// daemon then frees everything this client held.
+#ifndef JITD_LIBCLIENT_CLIENT_H_
+#define JITD_LIBCLIENT_CLIENT_H_
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "ipc/protocol.h"
+#include "ipc/segment.h"
+
+namespace jitd::client {
+
+// A tensor's element type and dimensions, as on the wire. Plain value.
+struct TensorShape {
+  wire::ElementType element_type = wire::ElementType_INVALID;
+  std::vector<int64_t> dims;
+
+  bool operator==(const TensorShape&) const = default;
+  // "f32[2,3]".
+  std::string ToString() const;
+};
+
+// Bytes one element of `type` occupies in a buffer (sub-byte types take one
+// byte each, as in the daemon); 0 for INVALID or an unknown value.
+uint64_t ElementByteSize(wire::ElementType type);
+// Bytes a buffer of `shape` holds; INVALID_ARGUMENT for an unknown element
+// type, a negative dimension or an overflowing size.
+StatusOr<uint64_t> ByteSize(const TensorShape& shape);
+
+// A compile cache key as the daemon reports it: 16 bytes.
+using Fingerprint = std::array<uint8_t, 16>;
+// 32 lowercase hex characters.
+std::string FingerprintHex(const Fingerprint& fingerprint);
+
+// Options of Connect. Plain value.
+struct ClientOptions {
+  std::string client_name = "libclient";
+  // Longest wait for one reply (compiles of big programs take a while).
+  std::chrono::milliseconds timeout{120'000};
+  // Longest wait for the daemon's handshake after connect().
+  std::chrono::milliseconds connect_timeout{5'000};
+};
+
+// Options of Compile. Plain value.
+struct CompileOptions {
+  std::string device;                       // empty = the daemon's default
+  bool profile = false;
+  std::vector<TensorShape> argument_shapes;  // optional; checked by the daemon
+};
+
+// A compiled program in this client's session. Plain value.
+struct Executable {
+  uint64_t handle = 0;  // valid in this client's session only
+  Fingerprint fingerprint{};
+  bool cache_hit = false;
+  uint64_t compile_micros = 0;
+  std::vector<TensorShape> arguments;
+  std::vector<TensorShape> results;
+  std::string explain;  // on a miss: what differs from the nearest cached entry
+};
+
+// A buffer in the shared heap. `data` is shared memory: the daemon reads it
+// during Execute (arguments) and writes it (results).
+struct Buffer {
+  uint64_t handle = 0;  // valid in this client's session only
+  TensorShape shape;
+  std::span<uint8_t> data;
+};
+
+// Execution times measured by the daemon. Plain value.
+struct Timing {
+  uint64_t queue_micros = 0;    // request popped -> execution start (argument copy-in)
+  uint64_t execute_micros = 0;  // the device's run
+  uint64_t total_micros = 0;    // request popped -> reply built
+};
+
+class Client {
+ public:
+  // Connects to the daemon at `socket_path` (see DefaultSocketPath in
+  // daemon/server.h for the usual place), attaches to the segment it sends
+  // and exchanges Hello. UNAVAILABLE when no daemon answers.
+  static StatusOr<std::unique_ptr<Client>> Connect(const std::string& socket_path,
+                                                   ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Allocates a buffer of `shape` in the shared heap and registers it.
+  StatusOr<Buffer> AllocateBuffer(const TensorShape& shape);
+  // Unregisters and frees a buffer.
+  Status DestroyBuffer(uint64_t buffer);
+
+  // Sends `program_text` (StableHLO) and gets an executable handle: compiled
+  // now, or found in the daemon's cache.
+  StatusOr<Executable> Compile(std::string_view program_text, const CompileOptions& options = {});
+  // Finds a program the daemon has cached without sending it; NOT_FOUND on
+  // a miss (send the text then).
+  StatusOr<Executable> CompileByFingerprint(const Fingerprint& fingerprint);
+  // Runs `executable` on argument buffers, writing into result buffers (one
+  // per result, of the result's shape). `deadline` 0 = the daemon's default.
+  StatusOr<Timing> Execute(uint64_t executable, std::span<const uint64_t> arguments,
+                           std::span<const uint64_t> results,
+                           std::chrono::microseconds deadline = std::chrono::microseconds(0));
+  // Drops an executable handle.
+  Status Release(uint64_t executable);
+  // The daemon's statistics as JSON; `keys` lists cache entries too.
+  StatusOr<std::string> Stats(bool keys = false);
+
+  // Pushes `bytes` onto the request ring as they are (tests send malformed
+  // messages) and returns the status of the reply that follows.
+  Status SendRawForTesting(std::span<const uint8_t> bytes);
+
+  uint64_t session_id() const { return session_id_; }
+  const std::string& daemon_version() const { return daemon_version_; }
+  uint32_t daemon_protocol_version() const { return daemon_protocol_version_; }
+  uint64_t segment_bytes() const { return segment_->size(); }
+
+ private:
+  // A verified reply and the private bytes it points into.
+  struct Reply {
+    std::vector<uint8_t> bytes;
+    const wire::ReplyMessage* message = nullptr;
+  };
+
+  Client(std::string socket_path, ClientOptions options, UniqueFd socket,
+         std::unique_ptr<ipc::Segment> segment, uint64_t session_id);
+  // Pushes the finished request and waits for the reply with `id`. Requires
+  // mu_. Returns the reply's status as the error when it is not OK.
+  StatusOr<Reply> CallLocked(std::span<const uint8_t> request, uint64_t id);
+  StatusOr<Executable> CompileLocked(std::span<const uint8_t> request, uint64_t id);
+  Status Gone(const std::string& what) const;
+  bool DaemonGone() const;
+
+  const std::string socket_path_;
+  const ClientOptions options_;
+  UniqueFd socket_;
+  std::unique_ptr<ipc::Segment> segment_;
+  const uint64_t session_id_;
+  std::string daemon_version_;
+  uint32_t daemon_protocol_version_ = 0;
+
+  std::mutex mu_;
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, ipc::RingHeapRef> buffer_blocks_;  // handle -> heap block
+};
+
+}  // namespace jitd::client
+
+#endif  // JITD_LIBCLIENT_CLIENT_H_

@@ -1,0 +1,355 @@
+// The daemon (build/bin/jitd serve) and clients as real processes.
+//
+// Every case starts its own daemon on a socket in a fresh temp directory and
+// stops it (SIGTERM, then SIGKILL after a deadline) in TearDown; client
+// processes are forked and always reaped with a deadline. No wait in this
+// file is unbounded.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/test_programs.h"
+#include "devices/device.h"
+#include "jit/frontend/parser.h"
+#include "libclient/client.h"
+
+namespace jitd {
+namespace {
+
+using namespace std::chrono_literals;
+using client::Client;
+using daemon::testing::kSoftmax;
+using daemon::testing::kSoftmaxInput;
+
+// Waits up to `timeout` for `pid`; returns its wait status, or -1 (and
+// SIGKILLs and reaps it) when it does not exit in time.
+int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    if (r < 0) return -1;
+    std::this_thread::sleep_for(5ms);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
+}
+
+// Forks a client process running `body`; its return value is the exit code.
+pid_t Spawn(const std::function<int()>& body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 100;
+    try {
+      code = body();
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  return pid;
+}
+
+int ExitCode(int status) { return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+class IntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    dir_ = "/tmp/jitd_it_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    socket_ = dir_ + "/run/jitd.sock";
+    cache_dir_ = dir_ + "/cache";
+  }
+  void TearDown() override {
+    StopDaemon();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Starts `jitd serve` and waits (up to 10 s) until it accepts clients.
+  void StartDaemon(bool disk_cache = true) {
+    ASSERT_LT(daemon_, 0);
+    daemon_ = ::fork();
+    ASSERT_GE(daemon_, 0);
+    if (daemon_ == 0) {
+      std::vector<std::string> args = {JITD_BIN, "serve", "--socket", socket_,
+                                       "--log-level", "error", "--segment-bytes", "8388608"};
+      if (disk_cache) {
+        args.insert(args.end(), {"--cache-dir", cache_dir_});
+      } else {
+        args.push_back("--no-disk-cache");
+      }
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(JITD_BIN, argv.data());
+      ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Client::Connect(socket_).ok()) return;
+      int status;
+      ASSERT_EQ(::waitpid(daemon_, &status, WNOHANG), 0) << "jitd serve exited at start";
+      std::this_thread::sleep_for(20ms);
+    }
+    FAIL() << "jitd serve did not come up on " << socket_;
+  }
+
+  // SIGTERM, and the daemon's exit status (-1 when it had to be killed).
+  int StopDaemon() {
+    if (daemon_ < 0) return -1;
+    ::kill(daemon_, SIGTERM);
+    const int status = WaitFor(daemon_, 10s);
+    daemon_ = -1;
+    return status;
+  }
+  void KillDaemon() {
+    ::kill(daemon_, SIGKILL);
+    WaitFor(daemon_, 10s);
+    daemon_ = -1;
+  }
+
+  std::unique_ptr<Client> Connect() {
+    client::ClientOptions options;
+    options.timeout = 30s;
+    auto c = Client::Connect(socket_, options);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+
+  // Number `key` in the daemon's stats JSON (top level), or -1.
+  static long StatNumber(const std::string& json, const std::string& key) {
+    const std::string needle = "\"" + key + "\":";
+    size_t at = json.find(needle);
+    return at == std::string::npos ? -1 : std::stol(json.substr(at + needle.size()));
+  }
+
+  std::string dir_, socket_, cache_dir_;
+  pid_t daemon_ = -1;
+};
+
+// Runs softmax through `c` and returns the 8 result floats.
+std::vector<float> RunSoftmax(Client& c) {
+  auto exe = c.Compile(kSoftmax);
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString();
+  if (!exe.ok()) return {};
+  auto arg = c.AllocateBuffer(exe->arguments.at(0));
+  auto out = c.AllocateBuffer(exe->results.at(0));
+  EXPECT_TRUE(arg.ok() && out.ok());
+  if (!arg.ok() || !out.ok()) return {};
+  std::memcpy(arg->data.data(), kSoftmaxInput, sizeof(kSoftmaxInput));
+  const uint64_t args[] = {arg->handle};
+  const uint64_t outs[] = {out->handle};
+  auto timing = c.Execute(exe->handle, args, outs);
+  EXPECT_TRUE(timing.ok()) << timing.status().ToString();
+  if (!timing.ok()) return {};
+  std::vector<float> result(8);
+  std::memcpy(result.data(), out->data.data(), 32);
+  return result;
+}
+
+TEST_F(IntegrationTest, ExecuteMatchesInProcessInterpreter) {
+  StartDaemon();
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  std::vector<float> got = RunSoftmax(*c);
+  ASSERT_EQ(got.size(), 8u);
+
+  auto module = frontend::ParseModule(kSoftmax);
+  ASSERT_TRUE(module.ok());
+  auto device = devices::CreateDevice("interpreter");
+  ASSERT_TRUE(device.ok());
+  auto exe = (*device)->Compile(std::shared_ptr<const ir::Module>(std::move(module).value()));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<uint8_t> bytes(32);
+  std::memcpy(bytes.data(), kSoftmaxInput, 32);
+  auto literal = ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF32, {2, 4}), bytes);
+  ASSERT_TRUE(literal.ok());
+  std::vector<eval::RuntimeValue> args;
+  args.emplace_back(std::move(literal).value());
+  auto want = (*exe)->Execute(args, {});
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ASSERT_EQ(want->at(0).literal().bytes().size(), 32u);
+  EXPECT_EQ(std::memcmp(want->at(0).literal().bytes().data(), got.data(), 32), 0)
+      << "the daemon's result differs from the in-process interpreter's";
+  EXPECT_EQ(ExitCode(StopDaemon()), 0);
+  EXPECT_FALSE(std::filesystem::exists(socket_)) << "socket file left behind";
+}
+
+TEST_F(IntegrationTest, AnotherClientsHandleIsNotFound) {
+  StartDaemon();
+  int to_parent[2], to_child[2];
+  ASSERT_EQ(::pipe(to_parent), 0);
+  ASSERT_EQ(::pipe(to_child), 0);
+  pid_t a = Spawn([&] {
+    auto c = Client::Connect(socket_);
+    if (!c.ok()) return 1;
+    auto exe = (*c)->Compile(kSoftmax);
+    if (!exe.ok()) return 2;
+    uint64_t handle = exe->handle;
+    if (::write(to_parent[1], &handle, 8) != 8) return 3;
+    char byte;
+    (void)::read(to_child[0], &byte, 1);  // stay connected until told
+    return 0;
+  });
+  uint64_t handle = 0;
+  pollfd p{to_parent[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
+  ASSERT_EQ(::read(to_parent[0], &handle, 8), 8);
+  auto b = Connect();
+  ASSERT_NE(b, nullptr);
+  auto r = b->Execute(handle, {}, {});
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
+  EXPECT_EQ(b->Release(handle).code(), StatusCode::kNotFound);
+  ASSERT_EQ(::write(to_child[1], "x", 1), 1);
+  EXPECT_EQ(ExitCode(WaitFor(a, 10s)), 0);
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) ::close(fd);
+}
+
+TEST_F(IntegrationTest, KilledClientDoesNotHurtOthers) {
+  StartDaemon();
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t victim = Spawn([&] {
+    auto c = Client::Connect(socket_);
+    if (!c.ok()) return 1;
+    if (RunSoftmax(**c).size() != 8) return 2;
+    (void)(*c)->AllocateBuffer({wire::ElementType_F32, {1024}});
+    (void)::write(ready[1], "r", 1);
+    for (;;) (void)(*c)->Stats();  // busy with requests until killed
+  });
+  pollfd p{ready[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
+  std::this_thread::sleep_for(20ms);
+  ::kill(victim, SIGKILL);
+  WaitFor(victim, 10s);
+  ::close(ready[0]);
+  ::close(ready[1]);
+
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(RunSoftmax(*c).size(), 8u);
+  // The victim's session is torn down (only ours is left).
+  long active = -1;
+  for (int i = 0; i < 100; ++i) {
+    auto stats = c->Stats();
+    ASSERT_TRUE(stats.ok());
+    active = StatNumber(*stats, "sessions_active");
+    if (active == 1) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(active, 1);
+}
+
+TEST_F(IntegrationTest, DeadDaemonIsUnavailable) {
+  StartDaemon();
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Stats().ok());
+  KillDaemon();
+  const auto start = std::chrono::steady_clock::now();
+  auto r = c->Stats();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(c->Compile(kSoftmax).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(Client::Connect(socket_).status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(IntegrationTest, RestartWithSameCacheDirHitsDisk) {
+  StartDaemon();
+  client::Fingerprint fingerprint{};
+  {
+    auto c = Connect();
+    ASSERT_NE(c, nullptr);
+    auto exe = c->Compile(kSoftmax);
+    ASSERT_TRUE(exe.ok());
+    EXPECT_FALSE(exe->cache_hit);
+    fingerprint = exe->fingerprint;
+  }
+  EXPECT_EQ(ExitCode(StopDaemon()), 0);
+  StartDaemon();  // a fresh process: empty memory cache
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  auto by_fp = c->CompileByFingerprint(fingerprint);
+  ASSERT_TRUE(by_fp.ok()) << by_fp.status().ToString();
+  EXPECT_TRUE(by_fp->cache_hit);
+  auto stats = c->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(StatNumber(*stats, "compiles"), 0) << *stats;
+  EXPECT_EQ(StatNumber(*stats, "disk_loads"), 1) << *stats;
+  // Executing the disk-loaded program works like the original.
+  std::vector<float> got = RunSoftmax(*c);
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_NEAR(got[3], 0.6439143f, 1e-5);
+}
+
+TEST_F(IntegrationTest, EightProcessesCompileOnce) {
+  StartDaemon(/*disk_cache=*/false);
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 8; ++i) {
+    children.push_back(Spawn([&] {
+      auto c = Client::Connect(socket_);
+      if (!c.ok()) return 1;
+      char byte;
+      if (::read(go[0], &byte, 1) != 1) return 2;  // all start together
+      return (*c)->Compile(kSoftmax).ok() ? 0 : 3;
+    }));
+  }
+  std::this_thread::sleep_for(100ms);  // let them connect
+  ASSERT_EQ(::write(go[1], "xxxxxxxx", 8), 8);
+  for (pid_t pid : children) EXPECT_EQ(ExitCode(WaitFor(pid, 20s)), 0);
+  ::close(go[0]);
+  ::close(go[1]);
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  auto stats = c->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(StatNumber(*stats, "compiles"), 1) << *stats;
+}
+
+TEST_F(IntegrationTest, MalformedMessageGetsInvalidArgument) {
+  StartDaemon();
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  std::vector<uint8_t> garbage = {'J', 'T', 'D', '1', 0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4};
+  Status s = c->SendRawForTesting(garbage);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  std::vector<uint8_t> empty = {};
+  EXPECT_EQ(c->SendRawForTesting(empty).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunSoftmax(*c).size(), 8u);  // the session keeps working
+}
+
+TEST_F(IntegrationTest, SecondDaemonOnSameSocketRefuses) {
+  StartDaemon();
+  pid_t second = ::fork();
+  if (second == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDERR_FILENO);
+    ::execl(JITD_BIN, JITD_BIN, "serve", "--socket", socket_.c_str(), "--no-disk-cache",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  EXPECT_EQ(ExitCode(WaitFor(second, 10s)), 2);
+  auto c = Connect();  // the first daemon still serves
+  ASSERT_NE(c, nullptr);
+}
+
+}  // namespace
+}  // namespace jitd

@@ -1,5 +1,6 @@
 #include "daemon/session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,6 +21,9 @@ uint64_t Micros(Clock::duration d) {
 
 // The largest program text a client may send (bounded by its heap anyway).
 constexpr uint64_t kMaxProgramBytes = uint64_t{1} << 30;
+// A request deadline longer than this (~31 years) is taken as this, so that
+// now + deadline cannot overflow the clock.
+constexpr uint64_t kMaxDeadlineMicros = uint64_t{1} << 50;
 
 // A reply under construction: the body (if any) and its union type.
 struct Body {
@@ -151,6 +155,14 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
   instance_->CountRequest();
   const wire::RequestMessage* request = *verified;
   const uint64_t id = request->id();
+  // The Verifier accepts a union whose type is set and whose value is absent;
+  // every case below dereferences its body, so refuse that here.
+  if (request->request_type() != wire::Request_NONE && request->request() == nullptr) {
+    return ErrorReply(id, InvalidArgument("request of type " +
+                                          std::to_string(static_cast<int>(
+                                              request->request_type())) +
+                                          " has no body"));
+  }
   flatbuffers::FlatBufferBuilder fbb(1024);
 
   switch (request->request_type()) {
@@ -166,6 +178,15 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
 
     case wire::Request_CompileRequest: {
       const wire::CompileRequest* compile = request->request_as_CompileRequest();
+      // Checked before compiling, so a client at its quota costs no compile.
+      if (options_.max_executables != 0 && executables_.size() >= options_.max_executables) {
+        return ErrorReply(id, ResourceExhausted(
+                                  "Compile: this client holds " +
+                                  std::to_string(executables_.size()) +
+                                  " executables, the limit (max_executables) is " +
+                                  std::to_string(options_.max_executables) +
+                                  "; release some first"));
+      }
       if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT) {
         return ErrorReply(id, Unimplemented("Compile: only STABLEHLO_TEXT programs are accepted"));
       }
@@ -271,6 +292,24 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
       if (!bytes.ok()) {
         return ErrorReply(id, InvalidArgument("CreateBuffer: " + bytes.status().message()));
       }
+      if (options_.max_buffers != 0 && buffers_.size() >= options_.max_buffers) {
+        return ErrorReply(id, ResourceExhausted(
+                                  "CreateBuffer: this client holds " +
+                                  std::to_string(buffers_.size()) +
+                                  " buffers, the limit (max_buffers) is " +
+                                  std::to_string(options_.max_buffers)));
+      }
+      // ref.length fits the heap (HeapBytes checked it), so the sum cannot wrap.
+      if (options_.max_buffer_bytes != 0 &&
+          buffer_bytes_ + ref.length > options_.max_buffer_bytes) {
+        return ErrorReply(id, ResourceExhausted(
+                                  "CreateBuffer: " + std::to_string(ref.length) +
+                                  " more bytes would make this client's buffers " +
+                                  std::to_string(buffer_bytes_ + ref.length) +
+                                  " bytes, the limit (max_buffer_bytes) is " +
+                                  std::to_string(options_.max_buffer_bytes)));
+      }
+      buffer_bytes_ += ref.length;
       const uint64_t handle = next_handle_++;
       buffers_.emplace(handle, Buffer{std::move(type).value(), ref});
       auto body = wire::CreateCreateBufferReply(fbb, handle);
@@ -279,10 +318,13 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
 
     case wire::Request_DestroyBufferRequest: {
       const uint64_t handle = request->request_as_DestroyBufferRequest()->buffer();
-      if (buffers_.erase(handle) == 0) {
+      auto it = buffers_.find(handle);
+      if (it == buffers_.end()) {
         return ErrorReply(id, NotFound("DestroyBuffer: no buffer " + std::to_string(handle) +
                                        " in this session"));
       }
+      buffer_bytes_ -= it->second.ref.length;
+      buffers_.erase(it);
       return EncodeReply(fbb, id, Status::Ok(), {});
     }
 
@@ -362,17 +404,33 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
         args.emplace_back(std::move(literal).value());
       }
       devices::ExecuteOptions options;
-      const uint64_t deadline_micros = execute->deadline_micros();
-      options.deadline =
-          Clock::now() + (deadline_micros ? std::chrono::microseconds(deadline_micros)
-                                          : std::chrono::duration_cast<std::chrono::microseconds>(
-                                                options_.default_execute_deadline));
+      // The request's deadline (or the default), cut to the quota.
+      std::chrono::microseconds budget =
+          execute->deadline_micros() != 0
+              ? std::chrono::microseconds(
+                    std::min<uint64_t>(execute->deadline_micros(), kMaxDeadlineMicros))
+              : std::chrono::duration_cast<std::chrono::microseconds>(
+                    options_.default_execute_deadline);
+      const auto quota =
+          std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
+      const bool quota_bound = options_.max_execute_time.count() > 0 && quota <= budget;
+      if (quota_bound) budget = quota;
+      options.deadline = Clock::now() + budget;
       const Clock::time_point run_start = Clock::now();
       StatusOr<std::vector<eval::RuntimeValue>> results =
           program.executable->Execute(args, options);
       const Clock::time_point run_end = Clock::now();
       instance_->CountExecute(results.ok());
-      if (!results.ok()) return ErrorReply(id, results.status());
+      if (!results.ok()) {
+        if (quota_bound && results.status().code() == StatusCode::kDeadlineExceeded) {
+          return ErrorReply(id, Status(StatusCode::kDeadlineExceeded,
+                                    "Execute: ran past this client's execution time limit "
+                                    "(max_execute_time) of " +
+                                    std::to_string(options_.max_execute_time.count()) +
+                                    " ms: " + results.status().message()));
+        }
+        return ErrorReply(id, results.status());
+      }
       if (results->size() != num_results) {
         return ErrorReply(id, Internal("Execute: the program produced " +
                                        std::to_string(results->size()) + " results"));

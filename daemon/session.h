@@ -48,6 +48,27 @@ struct SessionOptions {
   std::chrono::milliseconds poll_interval{100};
   // Execution deadline when a request gives none.
   std::chrono::milliseconds default_execute_deadline{60'000};
+
+  // Quotas, per client. A request that would go over one is answered
+  // RESOURCE_EXHAUSTED (or DEADLINE_EXCEEDED for time) with a message that
+  // names the limit; the session's state is unchanged. 0 = no limit.
+  //
+  // Live executable handles (Compile adds one, Release drops it).
+  uint64_t max_executables = 1024;
+  // Live buffer handles (CreateBuffer adds one, DestroyBuffer drops it).
+  uint64_t max_buffers = 4096;
+  // Sum of the byte sizes of the live buffers. Buffers are ranges of the
+  // client's own heap, but nothing stops a client registering one range many
+  // times, so this bounds what the daemon may read and write per client.
+  uint64_t max_buffer_bytes = uint64_t{1} << 30;
+  // The longest one Execute may run: a request's own deadline (or
+  // default_execute_deadline) is cut to this; running past it answers
+  // DEADLINE_EXCEEDED. (The interpreter checks its deadline between ops.)
+  std::chrono::milliseconds max_execute_time{60'000};
+  // Not enforced yet: compile time. A compile runs once per program for
+  // every session (single flight) and the parser and devices take no
+  // deadline, so there is nothing to cut it short with; the program text is
+  // bounded by the segment instead.
   // How long a reply may wait for room in a full reply ring before the
   // session gives up on it (the client is not reading).
   std::chrono::milliseconds reply_push_timeout{5'000};
@@ -86,6 +107,7 @@ class Session {
   // not running, or accept a racy answer.
   size_t num_executables() const { return executables_.size(); }
   size_t num_buffers() const { return buffers_.size(); }
+  uint64_t buffer_bytes() const { return buffer_bytes_; }
 
  private:
   struct Buffer {
@@ -109,6 +131,7 @@ class Session {
   uint64_t next_handle_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<const CompiledProgram>> executables_;
   std::unordered_map<uint64_t, Buffer> buffers_;
+  uint64_t buffer_bytes_ = 0;  // sum of buffers_' lengths
 };
 
 }  // namespace jitd::daemon

@@ -1,8 +1,16 @@
 #include "daemon/session.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstring>
+
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include "base/unique_fd.h"
 
 namespace jitd::daemon {
 namespace {
@@ -13,11 +21,66 @@ class SessionTest : public ::testing::Test {
     auto instance = Instance::Create({});
     ASSERT_TRUE(instance.ok());
     instance_ = std::move(instance).value();
-    SessionOptions options;
+    MakeSession({});
+  }
+
+  // Replaces the session with one made with `options` (segment: 4 MiB) and
+  // attaches a client-side view of its segment.
+  void MakeSession(SessionOptions options) {
+    session_.reset();
+    client_segment_.reset();
     options.segment_bytes = 4 << 20;
     auto session = Session::Create(instance_.get(), 1, options);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
     session_ = std::move(session).value();
+    auto segment = ipc::Segment::Attach(UniqueFd(::dup(session_->segment_fd())));
+    ASSERT_TRUE(segment.ok()) << segment.status().ToString();
+    client_segment_ = std::move(segment).value();
+  }
+
+  // The message of the last reply's status ("" when OK).
+  std::string LastMessage() {
+    auto reply = ipc::VerifyReply(reply_);
+    if (!reply.ok() || (*reply)->status() == nullptr || (*reply)->status()->message() == nullptr) {
+      return "";
+    }
+    return (*reply)->status()->message()->str();
+  }
+
+  // Compiles `text` (copied into the heap, as a client does); returns the
+  // status code and, when OK, the executable handle.
+  wire::StatusCode Compile(std::string_view text, uint64_t* handle = nullptr) {
+    auto ref = client_segment_->Allocate(text.size());
+    EXPECT_TRUE(ref.ok());
+    if (!ref.ok()) return wire::StatusCode_INTERNAL;
+    std::memcpy(client_segment_->HeapBytes(*ref)->data(), text.data(), text.size());
+    flatbuffers::FlatBufferBuilder fbb;
+    wire::HeapRef program(ref->offset, text.size());
+    auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program);
+    wire::StatusCode code = Send(fbb, wire::Request_CompileRequest, body.Union());
+    if (code == wire::StatusCode_OK && handle != nullptr) {
+      *handle = (*ipc::VerifyReply(reply_))->body_as_CompileReply()->executable();
+    }
+    return code;
+  }
+
+  // Registers a buffer of `dims` f32 (or i1 when `pred`) at heap offset
+  // `offset`; returns the code and, when OK, the handle.
+  wire::StatusCode CreateBuffer(std::vector<int64_t> dims, uint64_t offset,
+                                uint64_t* handle = nullptr, bool pred = false) {
+    uint64_t bytes = pred ? 1 : 4;
+    for (int64_t d : dims) bytes *= static_cast<uint64_t>(d);
+    flatbuffers::FlatBufferBuilder fbb;
+    auto dim_vector = fbb.CreateVector(dims);
+    auto shape = wire::CreateTensorShape(
+        fbb, pred ? wire::ElementType_PRED : wire::ElementType_F32, dim_vector);
+    wire::HeapRef data(offset, bytes);
+    auto body = wire::CreateCreateBufferRequest(fbb, shape, &data);
+    wire::StatusCode code = Send(fbb, wire::Request_CreateBufferRequest, body.Union());
+    if (code == wire::StatusCode_OK && handle != nullptr) {
+      *handle = (*ipc::VerifyReply(reply_))->body_as_CreateBufferReply()->buffer();
+    }
+    return code;
   }
 
   // Handles `bytes` and returns the reply's status code.
@@ -38,6 +101,7 @@ class SessionTest : public ::testing::Test {
 
   std::unique_ptr<Instance> instance_;
   std::unique_ptr<Session> session_;
+  std::unique_ptr<ipc::Segment> client_segment_;
   std::vector<uint8_t> reply_;
 };
 
@@ -104,6 +168,23 @@ TEST_F(SessionTest, CompileWithoutProgramOrFingerprintIsRejected) {
             wire::StatusCode_INVALID_ARGUMENT);
 }
 
+// Found by tests/fuzz/daemon_fuzz.cc: a union type with no value verifies.
+TEST_F(SessionTest, RequestTypeWithoutBodyIsRejected) {
+  for (wire::Request type : {wire::Request_Hello, wire::Request_CompileRequest,
+                             wire::Request_ExecuteRequest, wire::Request_CreateBufferRequest,
+                             wire::Request_StatsRequest}) {
+    flatbuffers::FlatBufferBuilder fbb;
+    wire::RequestMessageBuilder builder(fbb);
+    builder.add_id(3);
+    builder.add_request_type(type);
+    fbb.Finish(builder.Finish(), wire::RequestMessageIdentifier());
+    uint64_t id = 0;
+    EXPECT_EQ(Send(std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()), &id),
+              wire::StatusCode_INVALID_ARGUMENT);
+    EXPECT_EQ(id, 3u);
+  }
+}
+
 TEST_F(SessionTest, HelloAndStats) {
   {
     flatbuffers::FlatBufferBuilder fbb;
@@ -115,6 +196,104 @@ TEST_F(SessionTest, HelloAndStats) {
     auto body = wire::CreateStatsRequest(fbb, false);
     EXPECT_EQ(Send(fbb, wire::Request_StatsRequest, body.Union()), wire::StatusCode_OK);
   }
+}
+
+constexpr char kAdd[] = R"(
+func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+constexpr char kForever[] = R"(
+func.func public @main() -> tensor<i1> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %0 = stablehlo.while(%it = %t) : tensor<i1>
+   cond {
+    stablehlo.return %it : tensor<i1>
+  } do {
+    stablehlo.return %it : tensor<i1>
+  }
+  return %0 : tensor<i1>
+}
+)";
+
+TEST_F(SessionTest, ExecutableQuota) {
+  SessionOptions options;
+  options.max_executables = 2;
+  MakeSession(options);
+  uint64_t first = 0;
+  ASSERT_EQ(Compile(kAdd, &first), wire::StatusCode_OK) << LastMessage();
+  ASSERT_EQ(Compile(kAdd), wire::StatusCode_OK) << LastMessage();
+  EXPECT_EQ(Compile(kAdd), wire::StatusCode_RESOURCE_EXHAUSTED);
+  EXPECT_NE(LastMessage().find("max_executables"), std::string::npos) << LastMessage();
+  EXPECT_EQ(session_->num_executables(), 2u);
+  flatbuffers::FlatBufferBuilder fbb;
+  auto body = wire::CreateReleaseRequest(fbb, first);
+  ASSERT_EQ(Send(fbb, wire::Request_ReleaseRequest, body.Union()), wire::StatusCode_OK);
+  EXPECT_EQ(Compile(kAdd), wire::StatusCode_OK) << LastMessage();
+}
+
+TEST_F(SessionTest, BufferCountQuota) {
+  SessionOptions options;
+  options.max_buffers = 2;
+  MakeSession(options);
+  uint64_t first = 0;
+  ASSERT_EQ(CreateBuffer({4}, 0, &first), wire::StatusCode_OK) << LastMessage();
+  ASSERT_EQ(CreateBuffer({4}, 16), wire::StatusCode_OK) << LastMessage();
+  EXPECT_EQ(CreateBuffer({4}, 32), wire::StatusCode_RESOURCE_EXHAUSTED);
+  EXPECT_NE(LastMessage().find("max_buffers"), std::string::npos) << LastMessage();
+  EXPECT_EQ(session_->num_buffers(), 2u);
+  flatbuffers::FlatBufferBuilder fbb;
+  auto body = wire::CreateDestroyBufferRequest(fbb, first);
+  ASSERT_EQ(Send(fbb, wire::Request_DestroyBufferRequest, body.Union()), wire::StatusCode_OK);
+  EXPECT_EQ(CreateBuffer({4}, 32), wire::StatusCode_OK) << LastMessage();
+}
+
+TEST_F(SessionTest, BufferBytesQuotaCountsOverlappingRanges) {
+  SessionOptions options;
+  options.max_buffer_bytes = 1000;
+  MakeSession(options);
+  uint64_t first = 0;
+  // The same heap range twice counts twice.
+  ASSERT_EQ(CreateBuffer({100}, 0, &first), wire::StatusCode_OK) << LastMessage();
+  ASSERT_EQ(CreateBuffer({100}, 0), wire::StatusCode_OK) << LastMessage();
+  EXPECT_EQ(session_->buffer_bytes(), 800u);
+  EXPECT_EQ(CreateBuffer({100}, 0), wire::StatusCode_RESOURCE_EXHAUSTED);
+  EXPECT_NE(LastMessage().find("max_buffer_bytes"), std::string::npos) << LastMessage();
+  EXPECT_EQ(CreateBuffer({50}, 0), wire::StatusCode_OK) << LastMessage();  // exactly 1000
+  EXPECT_EQ(session_->buffer_bytes(), 1000u);
+  flatbuffers::FlatBufferBuilder fbb;
+  auto body = wire::CreateDestroyBufferRequest(fbb, first);
+  ASSERT_EQ(Send(fbb, wire::Request_DestroyBufferRequest, body.Union()), wire::StatusCode_OK);
+  EXPECT_EQ(session_->buffer_bytes(), 600u);
+  EXPECT_EQ(CreateBuffer({100}, 0), wire::StatusCode_OK) << LastMessage();
+}
+
+TEST_F(SessionTest, ExecuteTimeQuota) {
+  SessionOptions options;
+  options.max_execute_time = std::chrono::milliseconds(30);
+  MakeSession(options);
+  uint64_t exe = 0, result = 0;
+  ASSERT_EQ(Compile(kForever, &exe), wire::StatusCode_OK) << LastMessage();
+  ASSERT_EQ(CreateBuffer({}, 0, &result, /*pred=*/true), wire::StatusCode_OK) << LastMessage();
+  auto execute = [&](uint64_t deadline_micros) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto results = fbb.CreateVector(std::vector<uint64_t>{result});
+    auto body = wire::CreateExecuteRequest(fbb, exe, 0, results, deadline_micros);
+    return Send(fbb, wire::Request_ExecuteRequest, body.Union());
+  };
+  // No deadline in the request (the default is 60 s) and one far too long:
+  // both are cut to the quota, and the reply names it.
+  for (uint64_t deadline : {uint64_t{0}, uint64_t{10'000'000}, ~uint64_t{0}}) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(execute(deadline), wire::StatusCode_DEADLINE_EXCEEDED);
+    EXPECT_NE(LastMessage().find("max_execute_time"), std::string::npos) << LastMessage();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  }
+  // A request's own shorter deadline is its own, not the quota.
+  EXPECT_EQ(execute(1000), wire::StatusCode_DEADLINE_EXCEEDED);
+  EXPECT_EQ(LastMessage().find("max_execute_time"), std::string::npos) << LastMessage();
 }
 
 }  // namespace

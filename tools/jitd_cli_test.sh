@@ -6,7 +6,18 @@ set -uo pipefail
 jitd="$1"
 examples="$2"
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+# The daemon that `jitd run` starts below (its pid is in jitd.pid beside the
+# socket) is always stopped, whatever happens.
+stop_daemon() {
+  local pidfile="$tmp/daemon/jitd.pid"
+  [ -f "$pidfile" ] || return 0
+  local pid; pid="$(cat "$pidfile")"
+  kill "$pid" 2>/dev/null || { rm -f "$pidfile"; return 0; }
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -9 "$pid" 2>/dev/null
+  rm -f "$pidfile"
+}
+trap 'stop_daemon; rm -rf "$tmp"' EXIT
 failures=0
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -133,8 +144,6 @@ expect_exit 0 "conformance directory" "$jitd" conformance --jobs=2 "$(dirname "$
 
 # --- run (in process) ---
 shared="$examples/../../shared"
-expect_exit 2 "run without --in-process" "$jitd" run "$softmax"
-expect_grep "run without --in-process" "$tmp/err" "daemon.*not available yet.*--in-process"
 expect_exit 0 "run example" "$jitd" run --in-process "$softmax"
 expect_grep "run example" "$tmp/out" "^result 0: tensor<2x4xf32>$"
 expect_grep "run example" "$tmp/out" "^\[\[0\.0320586"
@@ -262,6 +271,51 @@ if [ -f "$chess" ]; then
 else
   echo "SKIP: run chess model ($chess not found)"
 fi
+
+# --- run through the daemon, stats ---
+# A daemon that cannot start: the error says why, from its log.
+mkdir -p "$tmp/bad_daemon" && touch "$tmp/bad_daemon/jitd.sock"
+expect_exit 2 "run, daemon fails to start" "$jitd" run --socket "$tmp/bad_daemon/jitd.sock" "$softmax"
+expect_grep "run, daemon fails to start" "$tmp/err" "exited at start.*jitd.log ends with"
+expect_grep "run, daemon fails to start" "$tmp/err" "is not a socket"
+sock="$tmp/daemon/jitd.sock"
+export XDG_CACHE_HOME="$tmp/xdg_cache"  # the started daemon's disk cache: empty
+expect_exit 2 "stats without daemon" "$jitd" stats --socket "$sock"
+expect_grep "stats without daemon" "$tmp/err" "no jitd daemon at .*jitd.sock.*never starts one"
+expect_exit 2 "run --no-start-daemon" "$jitd" run --no-start-daemon --socket "$sock" "$softmax"
+expect_grep "run --no-start-daemon" "$tmp/err" "no jitd daemon at .*jitd.sock.*--no-start-daemon: none was started"
+[ -e "$tmp/daemon/jitd.pid" ] && fail "run --no-start-daemon: started a daemon anyway"
+expect_exit 0 "run via daemon (starts it)" "$jitd" run --socket "$sock" "$softmax"
+expect_grep "run via daemon (starts it)" "$tmp/out" "^timing: .*compile miss .*daemon .*jitd.sock"
+expect_grep "run via daemon (starts it)" "$tmp/out" "^checks: [1-9][0-9]* passed, 0 failed"
+[ -s "$tmp/daemon/jitd.pid" ] || fail "run via daemon: no jitd.pid beside the socket"
+expect_exit 0 "run via daemon again" "$jitd" run --socket "$sock" "$softmax"
+expect_grep "run via daemon again" "$tmp/out" "^timing: .*compile hit "
+expect_exit 0 "stats after two runs" "$jitd" stats --socket "$sock" --json
+expect_grep "stats after two runs" "$tmp/out" '"compiles":1,.*"memory_cache":\{"hits":1,"misses":1,'
+expect_exit 0 "run via daemon, JITD_SOCKET" env JITD_SOCKET="$sock" "$jitd" run --no-start-daemon "$softmax"
+expect_grep "run via daemon, JITD_SOCKET" "$tmp/out" "compile hit "
+# Through the daemon and in process: the same results for the same seed.
+expect_exit 0 "run via daemon, random inputs" "$jitd" run --socket "$sock" --random-inputs --seed=3 "$tmp/args.mlir"
+expect_grep "run via daemon, random inputs" "$tmp/out" "^cache miss: "
+grep -Ev '^(timing|cache miss)' "$tmp/out" >"$tmp/daemon_random.txt"
+grep -v '^timing' "$tmp/random1.txt" | cmp -s - "$tmp/daemon_random.txt" ||
+  fail "run via daemon: results differ from --in-process for one seed"
+expect_exit 0 "run via daemon --output" "$jitd" run --socket "$sock" --random-inputs --output="$tmp/out_d" "$tmp/args.mlir"
+[ -s "$tmp/out_d/result_0.npy" ] || fail "run via daemon --output: no result_0.npy"
+expect_exit 2 "run via daemon, missing input" "$jitd" run --socket "$sock" "$tmp/args.mlir"
+expect_grep "run via daemon, missing input" "$tmp/err" "needs .* more argument"
+expect_exit 1 "run via daemon --timeout" "$jitd" run --socket "$sock" --timeout=0.2 "$tmp/forever.mlir"
+expect_grep "run via daemon --timeout" "$tmp/err" "timed out after 0.2 s"
+expect_exit 0 "stats" "$jitd" stats --socket "$sock"
+expect_grep "stats" "$tmp/out" "^  compiles: +3 \(0 failed\)"
+expect_grep "stats" "$tmp/out" "^  memory cache: +[0-9]+ hits"
+expect_exit 0 "stats --json" "$jitd" stats --socket "$sock" --json
+expect_grep "stats --json" "$tmp/out" '^\{.*"compiles":3,'
+expect_exit 0 "stats --keys" "$jitd" stats --socket "$sock" --keys
+expect_grep "stats --keys" "$tmp/out" "cache entries \(3\)"
+stop_daemon
+expect_exit 2 "stats after stop" "$jitd" stats --socket "$sock"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"

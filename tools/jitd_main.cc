@@ -4,10 +4,11 @@
 //   jitd fmt FILE [--generic]   parse, verify and print a StableHLO file
 //   jitd check FILE...          parse and verify, one line per file
 //   jitd conformance PATH...    run self-checking programs on a device
-//   jitd run FILE --in-process  run a program once (tools/run_command.cc)
+//   jitd run FILE               run a program once, through the daemon or
+//                               --in-process (tools/run_command.cc)
 //   jitd serve                  run the daemon (tools/serve_command.cc)
-// The daemon-facing subcommands of DESIGN.md (serve, stats, and run through
-// the daemon) arrive with the layers they drive.
+//   jitd stats                  a running daemon's statistics
+//                               (tools/stats_command.cc)
 //
 // Exit status: 0 success, 1 a program is invalid (parse or verify error),
 // 2 usage or I/O error, 3 internal error. No exception leaves main().
@@ -37,6 +38,7 @@
 #include "tools/conformance_command.h"
 #include "tools/run_command.h"
 #include "tools/serve_command.h"
+#include "tools/stats_command.h"
 
 #ifndef JITD_VERSION
 #define JITD_VERSION "0.0.0"
@@ -209,6 +211,9 @@ int Main(int argc, char** argv) {
   ServeArgs serve_args;
   CLI::App* serve = AddServeCommand(app, serve_args);
 
+  StatsArgs stats_args;
+  CLI::App* stats = AddStatsCommand(app, stats_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;
@@ -225,6 +230,7 @@ int Main(int argc, char** argv) {
   if (conformance->parsed()) return RunConformance(conformance_args);
   if (run->parsed()) return RunRun(run_args);
   if (serve->parsed()) return RunServe(serve_args);
+  if (stats->parsed()) return RunStats(stats_args);
   std::fputs(app.help().c_str(), stderr);
   return kExitUsageOrIo;
 }

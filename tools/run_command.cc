@@ -1,5 +1,9 @@
 #include "tools/run_command.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -14,13 +18,18 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "base/status.h"
+#include "daemon/server.h"
+#include "daemon/wire_types.h"
 #include "devices/device.h"
 #include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
+#include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "libclient/client.h"
 #include "tools/conformance/checks.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
@@ -375,7 +384,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       "result_0.npy, result_1.npy, ...\n"
       "Self-checks at the top level of the entry function (custom_call @check.*,\n"
       "as in the conformance corpus) are compared after the run and reported.\n"
-      "Only --in-process works today: the daemon is not built yet.\n"
+      "By default the program goes through the jitd daemon at --socket (else\n"
+      "$JITD_SOCKET, else $XDG_RUNTIME_DIR/jitd/jitd.sock, else\n"
+      "/tmp/jitd-$UID/jitd.sock), which compiles it once and caches it for every\n"
+      "process; when none answers, one is started in the background (`jitd serve\n"
+      "--socket PATH`, logging to jitd.log and writing its pid to jitd.pid beside\n"
+      "the socket) unless --no-start-daemon. --in-process compiles and runs here.\n"
       "Exit status: 0 ran, 1 invalid program or failure while running, 2 usage\n"
       "or I/O error.");
   std::string devices;
@@ -387,6 +401,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->capture_default_str();
   cmd->add_flag("--in-process", args.in_process,
                 "Compile and run in this process instead of through the daemon");
+  cmd->add_option("--socket", args.socket_path, "The daemon's Unix socket")->type_name("PATH");
+  cmd->add_flag("--no-start-daemon", args.no_start_daemon,
+                "Fail (exit 2) instead of starting a daemon when none answers");
   cmd->add_option("--module", args.module_index,
                   "Which module of a file of several (`// -----`), counting from 0")
       ->type_name("N")
@@ -408,19 +425,374 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   return cmd;
 }
 
-int RunRun(const RunArgs& args) {
-  if (!args.in_process) {
-    PrintError(
-        "running through the daemon is not available yet (`jitd serve` is still being "
-        "built); run the program in this process with --in-process");
-    return kExitUsageOrIo;
+namespace {
+
+// What every form of `jitd run` prints after execution: the results, the
+// program's checks, `timing_line`, then --output. Returns the exit status.
+int Report(const RunArgs& args, std::vector<eval::RuntimeValue>& results, size_t num_results,
+           const std::vector<conformance::HoistedCheck>& checks, const std::string& timing_line) {
+  for (size_t i = 0; i < num_results; ++i) {
+    PrintValue("result " + std::to_string(i), results[i]);
   }
-  StatusOr<std::unique_ptr<devices::Device>> device = devices::CreateDevice(args.device);
-  if (!device.ok()) {
-    PrintError(device.status().message());
+  int failed_checks = 0;
+  for (const conformance::HoistedCheck& check : checks) {
+    Status compared = conformance::CompareHoisted(check, results);
+    if (!compared.ok()) {
+      ++failed_checks;
+      std::printf("check failed: %s\n", compared.message().c_str());
+    }
+  }
+  if (!checks.empty()) {
+    std::printf("checks: %zu passed, %d failed\n", checks.size() - failed_checks, failed_checks);
+  }
+  std::printf("%s\n", timing_line.c_str());
+  std::fflush(stdout);
+  results.resize(num_results);  // the check operands are not outputs
+  if (!args.output_dir.empty()) {
+    Status written = WriteOutputs(args.output_dir, results);
+    if (!written.ok()) {
+      PrintError(written.message());
+      return kExitUsageOrIo;
+    }
+  }
+  if (failed_checks > 0) {
+    PrintError(DisplayName(args.path) + ": " + std::to_string(failed_checks) +
+               " check(s) in the program failed");
+    return kExitProgram;
+  }
+  return kExitOk;
+}
+
+std::string TimeoutMessage(const RunArgs& args, const Status& status) {
+  std::string message = status.message();
+  if (status.code() == StatusCode::kDeadlineExceeded) {
+    char limit[32];
+    std::snprintf(limit, sizeof(limit), "%g", args.timeout_seconds);
+    message = std::string("timed out after ") + limit + " s (--timeout): " + message;
+  }
+  return message;
+}
+
+std::string MicrosText(double micros) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.1f us", micros);
+  std::string s = text;
+  if (micros >= 1e6) s += " (" + std::to_string(micros / 1e6).substr(0, 5) + " s)";
+  return s;
+}
+
+int RunInProcess(const RunArgs& args, const devices::Device& device,
+                 const std::shared_ptr<const ir::Module>& module, const ir::Function& entry,
+                 size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
+                 Clock::duration parse_time) {
+  // 2. Compile.
+  const Clock::time_point compile_start = Clock::now();
+  StatusOr<std::unique_ptr<devices::Executable>> executable = device.Compile(module);
+  if (!executable.ok()) {
+    PrintError(WithFileName(args.path, executable.status().message()));
+    return kExitProgram;
+  }
+  const Clock::duration compile_time = Clock::now() - compile_start;
+
+  // 3. Arguments.
+  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
+  if (!arguments.ok()) {
+    PrintError(arguments.status().message());
     return kExitUsageOrIo;
   }
 
+  // 4. Execute.
+  devices::ExecuteOptions options;
+  options.resource_fill_seed = args.resource_seed;
+  const Clock::time_point execute_start = Clock::now();
+  if (args.timeout_seconds > 0) {
+    options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(args.timeout_seconds));
+  }
+  StatusOr<std::vector<eval::RuntimeValue>> results =
+      (*executable)->Execute(*arguments, options);
+  const Clock::duration execute_time = Clock::now() - execute_start;
+  if (!results.ok()) {
+    PrintError(WithFileName(args.path, TimeoutMessage(args, results.status())));
+    return kExitProgram;
+  }
+
+  // 5. Report: the program's own results, then its checks.
+  const double execute_us = std::chrono::duration<double, std::micro>(execute_time).count();
+  char timing[256];
+  std::snprintf(timing, sizeof(timing),
+                "timing: parse+verify %.3f ms, compile %.3f ms, execute %s (device %s, in process)",
+                Millis(parse_time), Millis(compile_time), MicrosText(execute_us).c_str(),
+                std::string(device.name()).c_str());
+  return Report(args, *results, num_results, checks, timing);
+}
+
+// The tail of the daemon's log, for an error message.
+std::string LogTail(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i) {
+    out += "\n  " + lines[i];
+  }
+  return out;
+}
+
+// Starts `jitd serve --socket PATH` in the background, detached from this
+// process (its own session; stdin and stdout /dev/null, stderr appended to
+// jitd.log beside the socket), and records its pid in jitd.pid there.
+StatusOr<pid_t> StartDaemon(const std::string& socket_path) {
+  const std::filesystem::path dir = std::filesystem::path(socket_path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      return Status(StatusCode::kUnavailable,
+                    "cannot create the socket directory " + dir.string() + ": " + ec.message());
+    }
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  }
+  const std::string log_path = (dir / "jitd.log").string();
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd < 0) {
+    return Status(StatusCode::kUnavailable,
+                  "cannot open the daemon log " + log_path + ": " + std::strerror(errno));
+  }
+  std::string self(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (n <= 0) {
+    ::close(log_fd);
+    return Status(StatusCode::kUnavailable,
+                  std::string("cannot find this jitd binary (/proc/self/exe): ") +
+                      std::strerror(errno));
+  }
+  self.resize(static_cast<size_t>(n));
+  std::vector<std::string> argv_strings = {self, "serve", "--socket", socket_path};
+  std::vector<char*> argv;
+  for (std::string& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    return Status(StatusCode::kUnavailable, std::string("fork(): ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    ::setsid();
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+      ::dup2(null_fd, STDOUT_FILENO);
+    }
+    ::dup2(log_fd, STDERR_FILENO);
+    ::close_range(3, ~0U, 0);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  const std::string pid_path = (dir / "jitd.pid").string();
+  std::ofstream(pid_path, std::ios::trunc) << pid << "\n";
+  return pid;
+}
+
+// Connects to the daemon at `socket_path`; when none answers and `start`,
+// starts one and retries with backoff for up to 5 s.
+StatusOr<std::unique_ptr<client::Client>> ConnectOrStart(const std::string& socket_path,
+                                                        bool start) {
+  client::ClientOptions options;
+  options.client_name = "jitd run";
+  StatusOr<std::unique_ptr<client::Client>> client = client::Client::Connect(socket_path, options);
+  if (client.ok() || client.status().code() != StatusCode::kUnavailable) return client;
+  if (!start) {
+    return Status(StatusCode::kUnavailable,
+                  client.status().message() +
+                      " (--no-start-daemon: none was started; or run with --in-process)");
+  }
+  JITD_ASSIGN_OR_RETURN(pid_t pid, StartDaemon(socket_path));
+  const std::string log_path =
+      (std::filesystem::path(socket_path).parent_path() / "jitd.log").string();
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
+  std::chrono::milliseconds backoff(5);
+  bool exited = false;
+  int wait_status = 0;
+  std::error_code ec_ignored;
+  for (;;) {
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
+    client = client::Client::Connect(socket_path, options);
+    if (client.ok()) return client;
+    if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
+      // It exited: maybe another `jitd run` started one first (ALREADY_EXISTS);
+      // one more try tells.
+      exited = true;
+      continue;
+    }
+    if (exited || Clock::now() >= deadline) break;
+  }
+  if (exited) {
+    // Its pid file names a process that is gone.
+    const std::string pid_path =
+        (std::filesystem::path(socket_path).parent_path() / "jitd.pid").string();
+    std::ifstream pid_in(pid_path);
+    pid_t recorded = 0;
+    if (pid_in >> recorded && recorded == pid) std::filesystem::remove(pid_path, ec_ignored);
+  }
+  std::string why = "it did not answer within 5 s";
+  if (exited) {
+    why = "it exited at start";
+    if (WIFEXITED(wait_status)) why += " (status " + std::to_string(WEXITSTATUS(wait_status)) + ")";
+  }
+  return Status(StatusCode::kUnavailable,
+                "no jitd daemon at " + socket_path + ", and the one started for it failed: " + why +
+                    "; its log " + log_path + " ends with:" + LogTail(log_path));
+}
+
+int RunThroughDaemon(const RunArgs& args, const ir::Module& module, const ir::Function& entry,
+                     size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
+                     Clock::duration parse_time) {
+  if (args.resource_seed != 0) {
+    PrintError("--resource-seed works only with --in-process (the daemon fills dense_resource "
+               "placeholders with its own seed)");
+    return kExitUsageOrIo;
+  }
+  // Arguments first: a usage error should not start a daemon.
+  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
+  if (!arguments.ok()) {
+    PrintError(arguments.status().message());
+    return kExitUsageOrIo;
+  }
+  client::CompileOptions compile_options;
+  compile_options.device = args.device;
+  for (size_t i = 0; i < arguments->size(); ++i) {
+    const eval::RuntimeValue& value = (*arguments)[i];
+    if (!value.is_tensor()) {
+      PrintError(ArgLabel(entry, i) + " is a " + value.type().ToString() +
+                 "; only tensors travel to the daemon, run this program with --in-process");
+      return kExitUsageOrIo;
+    }
+    const ir::Type& type = value.literal().type();
+    compile_options.argument_shapes.push_back(
+        client::TensorShape{daemon::ToWireElementType(type.dtype()), type.dims()});
+  }
+
+  const std::string socket_path =
+      args.socket_path.empty() ? daemon::DefaultSocketPath() : args.socket_path;
+  StatusOr<std::unique_ptr<client::Client>> connected =
+      ConnectOrStart(socket_path, !args.no_start_daemon);
+  if (!connected.ok()) {
+    PrintError(connected.status().message());
+    return kExitUsageOrIo;
+  }
+  client::Client& client = **connected;
+
+  // 2. Compile: the module as rewritten (checks hoisted), printed back.
+  const std::string text = ir::PrintModule(module);
+  const Clock::time_point compile_start = Clock::now();
+  StatusOr<client::Executable> executable = client.Compile(text, compile_options);
+  const Clock::duration compile_round_trip = Clock::now() - compile_start;
+  if (!executable.ok()) {
+    const bool program_error = executable.status().code() == StatusCode::kInvalidArgument ||
+                               executable.status().code() == StatusCode::kUnimplemented;
+    PrintError(WithFileName(args.path, executable.status().ToString()));
+    return program_error ? kExitProgram : kExitUsageOrIo;
+  }
+
+  // 3. Arguments into shared memory, result buffers of the result shapes.
+  std::vector<uint64_t> argument_handles;
+  for (size_t i = 0; i < arguments->size(); ++i) {
+    const ir::Literal& literal = (*arguments)[i].literal();
+    const ir::Type& type = literal.type();
+    StatusOr<client::Buffer> buffer = client.AllocateBuffer(
+        client::TensorShape{daemon::ToWireElementType(type.dtype()), type.dims()});
+    if (!buffer.ok()) {
+      PrintError(ArgLabel(entry, i) + ": " + buffer.status().ToString());
+      return kExitUsageOrIo;
+    }
+    if (buffer->data.size() != literal.bytes().size()) {
+      PrintError(ArgLabel(entry, i) + ": the daemon's buffer holds " +
+                 std::to_string(buffer->data.size()) + " bytes, the value " +
+                 std::to_string(literal.bytes().size()));
+      return kExitInternal;
+    }
+    if (!literal.bytes().empty()) {
+      std::memcpy(buffer->data.data(), literal.bytes().data(), literal.bytes().size());
+    }
+    argument_handles.push_back(buffer->handle);
+  }
+  std::vector<client::Buffer> result_buffers;
+  std::vector<uint64_t> result_handles;
+  for (const client::TensorShape& shape : executable->results) {
+    StatusOr<client::Buffer> buffer = client.AllocateBuffer(shape);
+    if (!buffer.ok()) {
+      PrintError("result " + std::to_string(result_buffers.size()) + " (" + shape.ToString() +
+                 "): " + buffer.status().ToString());
+      return kExitUsageOrIo;
+    }
+    result_handles.push_back(buffer->handle);
+    result_buffers.push_back(std::move(buffer).value());
+  }
+
+  // 4. Execute.
+  const auto deadline = std::chrono::microseconds(
+      static_cast<int64_t>(std::ceil(args.timeout_seconds * 1e6)));
+  const Clock::time_point execute_start = Clock::now();
+  StatusOr<client::Timing> timing =
+      client.Execute(executable->handle, argument_handles, result_handles, deadline);
+  const Clock::duration round_trip = Clock::now() - execute_start;
+  if (!timing.ok()) {
+    PrintError(WithFileName(args.path, TimeoutMessage(args, timing.status())));
+    return kExitProgram;
+  }
+  std::vector<eval::RuntimeValue> results;
+  for (const client::Buffer& buffer : result_buffers) {
+    std::optional<ir::DType> dtype = daemon::FromWireElementType(buffer.shape.element_type);
+    if (!dtype) {
+      PrintError("the daemon returned a result of an unknown element type");
+      return kExitInternal;
+    }
+    StatusOr<ir::Literal> literal =
+        ir::Literal::FromBytes(ir::Type::Tensor(*dtype, buffer.shape.dims),
+                               std::vector<uint8_t>(buffer.data.begin(), buffer.data.end()));
+    if (!literal.ok()) {
+      PrintError("result " + std::to_string(results.size()) + ": " + literal.status().message());
+      return kExitInternal;
+    }
+    results.emplace_back(std::move(literal).value());
+  }
+
+  // 5. Report.
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "timing: parse+verify %.3f ms, compile %s %.3f ms (round trip %.3f ms), execute %s "
+                "(round trip %s) (device %s, daemon %s)",
+                Millis(parse_time), executable->cache_hit ? "hit" : "miss",
+                static_cast<double>(executable->compile_micros) / 1e3, Millis(compile_round_trip),
+                MicrosText(static_cast<double>(timing->execute_micros)).c_str(),
+                MicrosText(std::chrono::duration<double, std::micro>(round_trip).count()).c_str(),
+                args.device.c_str(), socket_path.c_str());
+  std::string timing_line = line;
+  if (!executable->cache_hit && !executable->explain.empty()) {
+    timing_line += "\ncache miss: " + executable->explain;
+  }
+  return Report(args, results, num_results, checks, timing_line);
+}
+
+}  // namespace
+
+int RunRun(const RunArgs& args) {
+  std::unique_ptr<devices::Device> device;  // --in-process only
+  if (args.in_process) {
+    StatusOr<std::unique_ptr<devices::Device>> created = devices::CreateDevice(args.device);
+    if (!created.ok()) {
+      PrintError(created.status().message());
+      return kExitUsageOrIo;
+    }
+    device = std::move(created).value();
+  }
   // 1. Read, pick the module, parse, verify.
   const Clock::time_point parse_start = Clock::now();
   StatusOr<std::string> text = ReadText(args.path);
@@ -472,80 +844,10 @@ int RunRun(const RunArgs& args) {
   std::shared_ptr<const ir::Module> module = std::move(mutable_module);
   const Clock::duration parse_time = Clock::now() - parse_start;
 
-  // 2. Compile.
-  const Clock::time_point compile_start = Clock::now();
-  StatusOr<std::unique_ptr<devices::Executable>> executable = (*device)->Compile(module);
-  if (!executable.ok()) {
-    PrintError(WithFileName(args.path, executable.status().message()));
-    return kExitProgram;
+  if (args.in_process) {
+    return RunInProcess(args, *device, module, *entry, num_results, *checks, parse_time);
   }
-  const Clock::duration compile_time = Clock::now() - compile_start;
-
-  // 3. Arguments.
-  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, *entry);
-  if (!arguments.ok()) {
-    PrintError(arguments.status().message());
-    return kExitUsageOrIo;
-  }
-
-  // 4. Execute.
-  devices::ExecuteOptions options;
-  options.resource_fill_seed = args.resource_seed;
-  const Clock::time_point execute_start = Clock::now();
-  if (args.timeout_seconds > 0) {
-    options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(args.timeout_seconds));
-  }
-  StatusOr<std::vector<eval::RuntimeValue>> results =
-      (*executable)->Execute(*arguments, options);
-  const Clock::duration execute_time = Clock::now() - execute_start;
-  if (!results.ok()) {
-    std::string message = results.status().message();
-    if (results.status().code() == StatusCode::kDeadlineExceeded) {
-      char limit[32];
-      std::snprintf(limit, sizeof(limit), "%g", args.timeout_seconds);
-      message = std::string("timed out after ") + limit + " s (--timeout): " + message;
-    }
-    PrintError(WithFileName(args.path, message));
-    return kExitProgram;
-  }
-
-  // 5. Report: the program's own results, then its checks.
-  for (size_t i = 0; i < num_results; ++i) {
-    PrintValue("result " + std::to_string(i), (*results)[i]);
-  }
-  int failed_checks = 0;
-  for (const conformance::HoistedCheck& check : *checks) {
-    Status compared = conformance::CompareHoisted(check, *results);
-    if (!compared.ok()) {
-      ++failed_checks;
-      std::printf("check failed: %s\n", compared.message().c_str());
-    }
-  }
-  if (!checks->empty()) {
-    std::printf("checks: %zu passed, %d failed\n", checks->size() - failed_checks, failed_checks);
-  }
-  const double execute_us = std::chrono::duration<double, std::micro>(execute_time).count();
-  std::string seconds;
-  if (execute_us >= 1e6) seconds = " (" + std::to_string(execute_us / 1e6).substr(0, 5) + " s)";
-  std::printf("timing: parse+verify %.3f ms, compile %.3f ms, execute %.1f us%s (device %s, in process)\n",
-              Millis(parse_time), Millis(compile_time), execute_us, seconds.c_str(),
-              std::string((*device)->name()).c_str());
-  std::fflush(stdout);
-  results->resize(num_results);  // the check operands are not outputs
-  if (!args.output_dir.empty()) {
-    Status written = WriteOutputs(args.output_dir, *results);
-    if (!written.ok()) {
-      PrintError(written.message());
-      return kExitUsageOrIo;
-    }
-  }
-  if (failed_checks > 0) {
-    PrintError(DisplayName(args.path) + ": " + std::to_string(failed_checks) +
-               " check(s) in the program failed");
-    return kExitProgram;
-  }
-  return kExitOk;
+  return RunThroughDaemon(args, *module, *entry, num_results, *checks, parse_time);
 }
 
 }  // namespace jitd::tools

@@ -2,9 +2,13 @@
 // arguments from .npy files or seeded random data, printing the results and a
 // timing breakdown (and writing them as .npy files with --output).
 //
-// Today only the in-process form exists (--in-process): the daemon that the
-// default form will go through is not built yet, and `jitd run` without
-// --in-process says so (exit 2) instead of pretending.
+// By default it goes through the daemon (libclient): the program text (with
+// its self-checks hoisted into results, as in process) is compiled by the
+// daemon and cached there, arguments are written into shared-memory buffers
+// in place, and the checks are compared here. When no daemon answers at the
+// socket, one is started in the background (`jitd serve --socket PATH`; log
+// and pid files beside the socket) unless --no-start-daemon. --in-process
+// compiles and runs in this process instead.
 //
 // Exit status: 0 ran; 1 the program is invalid (parse, verify, compile) or
 // failed while running (including --timeout); 2 usage or I/O error (missing,
@@ -25,6 +29,8 @@ struct RunArgs {
   std::string path;                  // FILE.mlir, or - for standard input
   std::string device = "interpreter";
   bool in_process = false;
+  std::string socket_path;           // --socket; empty = daemon::DefaultSocketPath()
+  bool no_start_daemon = false;      // fail instead of starting a daemon
   int module_index = -1;             // --module=N for files of several modules
   std::vector<std::string> inputs;   // NAME=FILE.npy; NAME: 0, 1, ... or %arg0
   bool random_inputs = false;        // fill arguments not given by --input

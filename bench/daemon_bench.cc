@@ -1,0 +1,330 @@
+// The daemon end to end: a real `jitd serve` child process on a temporary
+// socket, driven through libclient (jitd::client::Client), next to the goals
+// of issue 4 ("Speed").
+//
+//   execute/hot        Execute of a tiny program (f32[4] add), back to back
+//   execute/idle       the same with a 200 µs pause between calls (not timed),
+//                      so the daemon's session thread is asleep each time
+//       both: manual time, Time = mean round trip; counters p50_us, p99_us
+//   compile_cache/<program>
+//                      per round: a cold compile of a fresh copy of the
+//                      program (made unique by a constant: the tiny program
+//                      adds a different constant, the BERT model gets a
+//                      trailing "// round N" comment — either changes the
+//                      cache key), then hits from a second client (its own
+//                      session) by full text and by fingerprint. Counters:
+//                      cold_us, hit_text_us, hit_fp_us (medians, µs, client
+//                      round trips) and ratio_text / ratio_fp = cold / hit.
+//                      Each hit's handle is released (untimed).
+//   clients/N          N forked client processes executing the tiny program
+//                      at once for a fixed time; counters calls_per_s
+//                      (aggregate), min_share / max_share (each client's
+//                      fraction of all calls, times N: 1.0 = perfectly fair)
+//                      and min_over_max.
+// The daemon runs with --no-disk-cache (cold compiles really compile) and is
+// SIGTERMed (then SIGKILLed) at exit; it also dies with this process
+// (PR_SET_PDEATHSIG). Paths come from compile definitions: JITD_BINARY (the
+// jitd executable) and JITD_SHARED_DIR (models). Reproduce: see BENCHMARKS.md.
+
+#include <benchmark/benchmark.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "libclient/client.h"
+
+namespace jitd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using client::Client;
+
+constexpr char kAdd[] = R"(func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+// The tiny program with a constant of its own: a distinct cache key per n.
+std::string UniqueTiny(int n) {
+  return "func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %c = stablehlo.constant dense<" + std::to_string(n) + ".0> : tensor<4xf32>\n"
+         "  %0 = stablehlo.add %a, %c : tensor<4xf32>\n"
+         "  return %0 : tensor<4xf32>\n}\n";
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "daemon_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// The `jitd serve` child. Not thread-safe; one per process.
+struct Daemon {
+  pid_t pid = -1;
+  std::string dir;
+  std::string socket;
+
+  void Start() {
+    char tmpl[] = "/tmp/jitd-daemon-bench-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) Die("mkdtemp failed");
+    dir = tmpl;
+    socket = dir + "/jitd.sock";
+    pid = ::fork();
+    if (pid < 0) Die("fork failed");
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const std::string socket_flag = "--socket=" + socket;
+      ::execl(JITD_BINARY, JITD_BINARY, "serve", socket_flag.c_str(), "--no-disk-cache",
+              "--log-level=error", static_cast<char*>(nullptr));
+      std::_Exit(127);
+    }
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < give_up) {
+      if (Client::Connect(socket).ok()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Stop();
+    Die("the daemon did not answer on " + socket);
+  }
+
+  void Stop() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int status = 0;
+      const Clock::time_point give_up = Clock::now() + std::chrono::seconds(5);
+      while (::waitpid(pid, &status, WNOHANG) == 0) {
+        if (Clock::now() > give_up) {
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      pid = -1;
+    }
+    if (!dir.empty()) {
+      ::unlink(socket.c_str());
+      ::rmdir(dir.c_str());
+      dir.clear();
+    }
+  }
+};
+
+Daemon& TheDaemon() {
+  static Daemon daemon;
+  return daemon;
+}
+
+std::unique_ptr<Client> Connect() {
+  StatusOr<std::unique_ptr<Client>> c = Client::Connect(TheDaemon().socket);
+  if (!c.ok()) Die("connect: " + c.status().ToString());
+  return std::move(c).value();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// A client with the tiny program compiled and its three buffers.
+struct TinySetup {
+  std::unique_ptr<Client> client;
+  uint64_t exe = 0;
+  std::vector<uint64_t> args, results;
+
+  TinySetup() : client(Connect()) {
+    StatusOr<client::Executable> e = client->Compile(kAdd);
+    if (!e.ok()) Die("compile: " + e.status().ToString());
+    exe = e->handle;
+    client::TensorShape shape{wire::ElementType_F32, {4}};
+    for (int i = 0; i < 3; ++i) {
+      StatusOr<client::Buffer> b = client->AllocateBuffer(shape);
+      if (!b.ok()) Die("buffer: " + b.status().ToString());
+      float values[4] = {1, 2, 3, 4};
+      std::memcpy(b->data.data(), values, sizeof(values));
+      (i < 2 ? args : results).push_back(b->handle);
+    }
+  }
+  void Execute() {
+    StatusOr<client::Timing> t = client->Execute(exe, args, results);
+    if (!t.ok()) Die("execute: " + t.status().ToString());
+  }
+};
+
+void ExecuteLoop(benchmark::State& state, std::chrono::microseconds pause) {
+  TinySetup tiny;
+  for (int i = 0; i < 200; ++i) tiny.Execute();  // warm up
+  std::vector<double> micros;
+  micros.reserve(200'000);
+  for (auto _ : state) {
+    if (pause.count() > 0) std::this_thread::sleep_for(pause);
+    const Clock::time_point start = Clock::now();
+    tiny.Execute();
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    micros.push_back(us);
+    state.SetIterationTime(us * 1e-6);
+  }
+  state.counters["p50_us"] = Percentile(micros, 0.50);
+  state.counters["p99_us"] = Percentile(micros, 0.99);
+}
+
+void BM_ExecuteHot(benchmark::State& state) { ExecuteLoop(state, std::chrono::microseconds(0)); }
+BENCHMARK(BM_ExecuteHot)->Name("execute/hot")->UseManualTime()->MinTime(1.0);
+
+void BM_ExecuteIdle(benchmark::State& state) {
+  ExecuteLoop(state, std::chrono::microseconds(200));
+}
+BENCHMARK(BM_ExecuteIdle)->Name("execute/idle")->UseManualTime()->Iterations(3000);
+
+double TimeMicros(const std::function<void()>& f) {
+  const Clock::time_point start = Clock::now();
+  f();
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+// state.range(0): 0 = tiny program, 1 = pt_bert.mlir.
+void BM_CompileCache(benchmark::State& state) {
+  const bool bert = state.range(0) == 1;
+  std::string bert_text;
+  if (bert) {
+    std::ifstream in(std::string(JITD_SHARED_DIR) + "/models/pt_bert.mlir");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bert_text = ss.str();
+    if (bert_text.empty()) {
+      state.SkipWithError("cannot read models/pt_bert.mlir");
+      return;
+    }
+  }
+  static int unique = 0;  // distinct programs across repetitions
+  const int rounds = bert ? 3 : 20;
+  const int hits_per_round = bert ? 20 : 50;
+  std::unique_ptr<Client> first = Connect(), second = Connect();
+  std::vector<double> cold, hit_text, hit_fp;
+  for (auto _ : state) {
+    for (int r = 0; r < rounds; ++r) {
+      const int n = ++unique;
+      const std::string text =
+          bert ? bert_text + "// round " + std::to_string(n) + "\n" : UniqueTiny(n);
+      StatusOr<client::Executable> compiled = Internal("unset");
+      cold.push_back(TimeMicros([&] { compiled = first->Compile(text); }));
+      if (!compiled.ok()) Die("cold compile: " + compiled.status().ToString());
+      if (compiled->cache_hit) Die("the cold compile was a cache hit");
+      for (int h = 0; h < hits_per_round; ++h) {
+        StatusOr<client::Executable> hit = Internal("unset");
+        hit_text.push_back(TimeMicros([&] { hit = second->Compile(text); }));
+        if (!hit.ok() || !hit->cache_hit) Die("hit by text missed");
+        (void)second->Release(hit->handle);
+        hit_fp.push_back(
+            TimeMicros([&] { hit = second->CompileByFingerprint(compiled->fingerprint); }));
+        if (!hit.ok() || !hit->cache_hit) Die("hit by fingerprint missed");
+        (void)second->Release(hit->handle);
+      }
+      (void)first->Release(compiled->handle);
+    }
+  }
+  const double cold_us = Percentile(cold, 0.5);
+  const double text_us = Percentile(hit_text, 0.5);
+  const double fp_us = Percentile(hit_fp, 0.5);
+  state.counters["cold_us"] = cold_us;
+  state.counters["hit_text_us"] = text_us;
+  state.counters["hit_fp_us"] = fp_us;
+  state.counters["hit_text_p99_us"] = Percentile(hit_text, 0.99);
+  state.counters["hit_fp_p99_us"] = Percentile(hit_fp, 0.99);
+  state.counters["ratio_text"] = cold_us / text_us;
+  state.counters["ratio_fp"] = cold_us / fp_us;
+}
+BENCHMARK(BM_CompileCache)->Name("compile_cache/tiny")->Arg(0)->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileCache)->Name("compile_cache/pt_bert")->Arg(1)->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// N client processes, each executing back to back for kClientsRun; each
+// reports its call count through a pipe.
+void BM_Clients(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  constexpr auto kClientsRun = std::chrono::milliseconds(1000);
+  std::vector<uint64_t> counts;
+  for (auto _ : state) {
+    int go[2], done[2];
+    if (::pipe(go) != 0 || ::pipe(done) != 0) Die("pipe failed");
+    std::vector<pid_t> children;
+    for (int i = 0; i < n; ++i) {
+      pid_t pid = ::fork();
+      if (pid < 0) Die("fork failed");
+      if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        ::close(go[1]);
+        ::close(done[0]);
+        TinySetup tiny;
+        for (int w = 0; w < 100; ++w) tiny.Execute();
+        char byte;
+        if (::read(go[0], &byte, 1) != 1) std::_Exit(2);  // all start at once
+        uint64_t count = 0;
+        const Clock::time_point end = Clock::now() + kClientsRun;
+        while (Clock::now() < end) {
+          tiny.Execute();
+          ++count;
+        }
+        if (::write(done[1], &count, sizeof(count)) != sizeof(count)) std::_Exit(3);
+        std::_Exit(0);
+      }
+      children.push_back(pid);
+    }
+    ::close(go[0]);
+    ::close(done[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300 + 50 * n));  // set-up
+    const std::string bytes(static_cast<size_t>(n), 'g');
+    if (::write(go[1], bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
+      Die("write failed");
+    }
+    for (int i = 0; i < n; ++i) {
+      uint64_t count = 0;
+      if (::read(done[0], &count, sizeof(count)) != sizeof(count)) Die("a client failed");
+      counts.push_back(count);
+    }
+    ::close(go[1]);
+    ::close(done[0]);
+    for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  }
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  const double seconds = std::chrono::duration<double>(kClientsRun).count() *
+                         static_cast<double>(state.iterations());
+  const auto [min_it, max_it] = std::minmax_element(counts.begin(), counts.end());
+  state.counters["calls_per_s"] = static_cast<double>(total) / seconds;
+  state.counters["min_share"] = static_cast<double>(*min_it) * n / static_cast<double>(total);
+  state.counters["max_share"] = static_cast<double>(*max_it) * n / static_cast<double>(total);
+  state.counters["min_over_max"] = static_cast<double>(*min_it) / static_cast<double>(*max_it);
+}
+BENCHMARK(BM_Clients)->Name("clients")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace jitd
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  jitd::TheDaemon().Start();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  jitd::TheDaemon().Stop();
+  return 0;
+}

@@ -1,0 +1,258 @@
+/* jitd.h: the C API of libjitd.so, the client of the jitd daemon.
+ *
+ * A process connects to the per-machine daemon (`jitd serve`), allocates
+ * buffers in the shared memory the daemon gave it, compiles StableHLO programs
+ * (or finds them in the daemon's cache by fingerprint) and executes them on
+ * those buffers. libjitd.so links no compiler: all compiling happens in the
+ * daemon. Changes to this header are listed in libclient/CHANGELOG.md.
+ *
+ * Errors. Every fallible function returns a jitd_status_t*: NULL means
+ * success; otherwise the caller owns the status, reads its code and message
+ * and frees it with jitd_status_free. Bad input (a NULL pointer, an options
+ * struct whose struct_size is too small, dims that do not fit a shape, a
+ * buffer of another client) is JITD_INVALID_ARGUMENT, never a crash. A
+ * function that fails leaves its out_* parameters unchanged.
+ *
+ * Ownership and lifetime. A function that creates an object (jitd_*_connect,
+ * jitd_*_create, jitd_client_compile*) hands the caller one reference that the
+ * caller gives back exactly once with the matching jitd_*_close / _destroy /
+ * _release. Accessors borrow: a pointer they return (jitd_status_message,
+ * jitd_buffer_data, jitd_executable_fingerprint, the dims of a shape) lives as
+ * long as the object it came from. Strings returned through char** out
+ * parameters are owned by the caller and freed with jitd_string_free. Buffers
+ * and executables keep their client's connection alive: jitd_client_close may
+ * come before them, and the connection closes when the client and everything
+ * made from it are gone. When the connection closes the daemon frees all it
+ * held for this client.
+ *
+ * Thread safety. Any function may be called from any thread. Calls on one
+ * client (and on its buffers and executables) are serialized: one request is
+ * in flight per client; use several clients for parallel requests. Do not
+ * touch a buffer's data while an execute that uses it runs, and do not use a
+ * handle after (or while) it is closed, destroyed or released.
+ *
+ * Versioning. JITD_API_VERSION grows by one with every change to this header;
+ * jitd_api_version() says which version the loaded library implements. Options
+ * structs begin with `size_t struct_size` (set it to sizeof the struct, or use
+ * the *_STRUCT_SIZE macros) and only ever grow at the end, so a program built
+ * against an older header keeps working with a newer library.
+ */
+#ifndef JITD_JITD_H_
+#define JITD_JITD_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(JITD_BUILDING_LIBRARY)
+#define JITD_API __attribute__((visibility("default")))
+#else
+#define JITD_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define JITD_API_VERSION 1
+
+/* Size of `type` up to and including `last_field`: the struct_size a
+ * library needs at least. */
+#define JITD_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
+/* The JITD_API_VERSION the loaded library was built with. */
+JITD_API int jitd_api_version(void);
+
+/* ---- Status ------------------------------------------------------------- */
+
+/* Status codes; the same values as jitd::StatusCode in base/status.h. */
+typedef enum jitd_status_code_t {
+  JITD_OK = 0,
+  JITD_INVALID_ARGUMENT = 1,
+  JITD_NOT_FOUND = 2,
+  JITD_ALREADY_EXISTS = 3,
+  JITD_RESOURCE_EXHAUSTED = 4,
+  JITD_FAILED_PRECONDITION = 5,
+  JITD_UNIMPLEMENTED = 6,
+  JITD_UNAVAILABLE = 7, /* no daemon, or it has gone away */
+  JITD_DEADLINE_EXCEEDED = 8,
+  JITD_INTERNAL = 9,
+} jitd_status_code_t;
+
+/* An error: a code and a message. Opaque; NULL is success. */
+typedef struct jitd_status jitd_status_t;
+
+/* The code of `status`; JITD_OK for NULL. */
+JITD_API jitd_status_code_t jitd_status_code(const jitd_status_t* status);
+/* The message of `status` (borrowed, lives until jitd_status_free); "" for
+ * NULL. */
+JITD_API const char* jitd_status_message(const jitd_status_t* status);
+/* Frees `status`; NULL is a no-op. */
+JITD_API void jitd_status_free(jitd_status_t* status);
+/* Frees a string this library returned; NULL is a no-op. */
+JITD_API void jitd_string_free(char* string);
+
+/* ---- Client ------------------------------------------------------------- */
+
+/* A connection to the daemon and this process's session in it. Opaque. */
+typedef struct jitd_client jitd_client_t;
+
+typedef struct jitd_client_options_t {
+  size_t struct_size; /* JITD_CLIENT_OPTIONS_STRUCT_SIZE or more */
+  /* The daemon's socket. NULL or "" = $JITD_SOCKET, else
+   * $XDG_RUNTIME_DIR/jitd/jitd.sock, else /tmp/jitd-$UID/jitd.sock (the
+   * places `jitd serve` listens on by default). Copied; need not outlive the
+   * call. */
+  const char* socket_path;
+  /* Nonzero: start a daemon in the background when none answers. Not
+   * implemented in this version: nonzero returns JITD_UNIMPLEMENTED. */
+  int start_daemon_if_missing;
+  /* Longest wait for one reply, in milliseconds; 0 = 120000. */
+  uint32_t timeout_ms;
+} jitd_client_options_t;
+#define JITD_CLIENT_OPTIONS_STRUCT_SIZE \
+  JITD_STRUCT_SIZE(jitd_client_options_t, timeout_ms)
+
+/* Connects to the daemon. `options` may be NULL (all defaults). UNAVAILABLE
+ * with the socket path when no daemon answers. */
+JITD_API jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
+                                            jitd_client_t** out_client);
+/* Gives back the caller's client reference; NULL is a no-op. */
+JITD_API void jitd_client_close(jitd_client_t* client);
+
+/* The daemon's statistics as JSON (clients, executables, hits, misses,
+ * latencies); nonzero `include_keys` lists the cache entries too. The caller
+ * frees *out_json with jitd_string_free. */
+JITD_API jitd_status_t* jitd_client_stats_json(jitd_client_t* client, int include_keys,
+                                               char** out_json);
+
+/* ---- Buffers ------------------------------------------------------------ */
+
+/* Element types; the same values as ElementType in ipc/protocol.fbs.
+ * Sub-byte types take one byte per element in a buffer. */
+typedef enum jitd_dtype_t {
+  JITD_DTYPE_INVALID = 0,
+  JITD_DTYPE_PRED = 1, /* bool, one byte */
+  JITD_DTYPE_S8 = 2,
+  JITD_DTYPE_S16 = 3,
+  JITD_DTYPE_S32 = 4,
+  JITD_DTYPE_S64 = 5,
+  JITD_DTYPE_U8 = 6,
+  JITD_DTYPE_U16 = 7,
+  JITD_DTYPE_U32 = 8,
+  JITD_DTYPE_U64 = 9,
+  JITD_DTYPE_F16 = 10,
+  JITD_DTYPE_BF16 = 11,
+  JITD_DTYPE_F32 = 12,
+  JITD_DTYPE_F64 = 13,
+  JITD_DTYPE_C64 = 14,
+  JITD_DTYPE_C128 = 15,
+  JITD_DTYPE_S2 = 16,
+  JITD_DTYPE_S4 = 17,
+  JITD_DTYPE_U2 = 18,
+  JITD_DTYPE_U4 = 19,
+  JITD_DTYPE_F8E4M3FN = 20,
+  JITD_DTYPE_F8E5M2 = 21,
+  JITD_DTYPE_F8E4M3FNUZ = 22,
+  JITD_DTYPE_F8E5M2FNUZ = 23,
+  JITD_DTYPE_F8E4M3B11FNUZ = 24,
+  JITD_DTYPE_F8E3M4 = 25,
+  JITD_DTYPE_F8E4M3 = 26,
+  JITD_DTYPE_F8E8M0FNU = 27,
+  JITD_DTYPE_F4E2M1FN = 28,
+  JITD_DTYPE_F6E2M3FN = 29,
+  JITD_DTYPE_F6E3M2FN = 30,
+} jitd_dtype_t;
+
+/* A dense row-major tensor in the shared memory of one client. Opaque. */
+typedef struct jitd_buffer jitd_buffer_t;
+
+/* Allocates a buffer of `dtype` and dims[0..rank) (dims may be NULL when
+ * rank is 0) in `client`'s shared memory. Contents are unspecified. */
+JITD_API jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype,
+                                           const int64_t* dims, size_t rank,
+                                           jitd_buffer_t** out_buffer);
+/* The buffer's bytes in shared memory, to fill (arguments) or read (results)
+ * in place; valid until jitd_buffer_destroy. NULL for a NULL buffer. */
+JITD_API void* jitd_buffer_data(jitd_buffer_t* buffer);
+/* Bytes at jitd_buffer_data; 0 for a NULL buffer. */
+JITD_API size_t jitd_buffer_size_bytes(const jitd_buffer_t* buffer);
+/* Frees the buffer here and in the daemon; NULL is a no-op. */
+JITD_API void jitd_buffer_destroy(jitd_buffer_t* buffer);
+
+/* ---- Executables -------------------------------------------------------- */
+
+/* A compiled program in one client's session. Opaque. */
+typedef struct jitd_executable jitd_executable_t;
+
+typedef struct jitd_compile_options_t {
+  size_t struct_size; /* JITD_COMPILE_OPTIONS_STRUCT_SIZE or more */
+  /* Device name ("interpreter", ...); NULL or "" = the daemon's default. */
+  const char* device;
+} jitd_compile_options_t;
+#define JITD_COMPILE_OPTIONS_STRUCT_SIZE \
+  JITD_STRUCT_SIZE(jitd_compile_options_t, device)
+
+/* Compiles `text[0..length)` (StableHLO, MLIR text) in the daemon, or finds
+ * it in the daemon's cache. `options` may be NULL. */
+JITD_API jitd_status_t* jitd_client_compile(jitd_client_t* client, const char* text,
+                                            size_t length,
+                                            const jitd_compile_options_t* options,
+                                            jitd_executable_t** out_executable);
+/* Finds a program the daemon has cached by its 16-byte fingerprint (from
+ * jitd_executable_fingerprint; it covers the device and options) without
+ * sending the text. JITD_NOT_FOUND on a miss: compile the text then. */
+JITD_API jitd_status_t* jitd_client_compile_by_fingerprint(
+    jitd_client_t* client, const uint8_t fingerprint[16],
+    jitd_executable_t** out_executable);
+
+/* The cache key, 16 bytes, borrowed; NULL for a NULL executable. */
+JITD_API const uint8_t* jitd_executable_fingerprint(const jitd_executable_t* executable);
+/* Nonzero when the daemon found the program in its cache. */
+JITD_API int jitd_executable_cache_hit(const jitd_executable_t* executable);
+/* Number of arguments / results; 0 for a NULL executable. */
+JITD_API size_t jitd_executable_num_arguments(const jitd_executable_t* executable);
+JITD_API size_t jitd_executable_num_results(const jitd_executable_t* executable);
+/* The shape of argument / result `index`: its dtype, rank and dims (*out_dims
+ * borrowed from the executable; NULL when the rank is 0). INVALID_ARGUMENT
+ * for an index out of range. */
+JITD_API jitd_status_t* jitd_executable_argument_shape(const jitd_executable_t* executable,
+                                                       size_t index, jitd_dtype_t* out_dtype,
+                                                       size_t* out_rank,
+                                                       const int64_t** out_dims);
+JITD_API jitd_status_t* jitd_executable_result_shape(const jitd_executable_t* executable,
+                                                     size_t index, jitd_dtype_t* out_dtype,
+                                                     size_t* out_rank,
+                                                     const int64_t** out_dims);
+
+/* Times the daemon measured for one execute, in microseconds. An output
+ * struct: the caller sets struct_size and the library fills the fields that
+ * fit in it. */
+typedef struct jitd_execute_timing_t {
+  size_t struct_size; /* JITD_EXECUTE_TIMING_STRUCT_SIZE or more */
+  uint64_t queue_micros;   /* request taken -> execution start */
+  uint64_t execute_micros; /* the device's run */
+  uint64_t total_micros;   /* request taken -> reply built */
+} jitd_execute_timing_t;
+#define JITD_EXECUTE_TIMING_STRUCT_SIZE \
+  JITD_STRUCT_SIZE(jitd_execute_timing_t, total_micros)
+
+/* Runs `executable` on args[0..num_args) and writes results[0..num_results).
+ * The caller supplies the result buffers: create one per result with the
+ * dtype and dims of jitd_executable_result_shape. All buffers must belong to
+ * the executable's client; counts and shapes must match the executable's
+ * (INVALID_ARGUMENT otherwise). `out_timing_or_null` may be NULL. */
+JITD_API jitd_status_t* jitd_executable_execute(jitd_executable_t* executable,
+                                                jitd_buffer_t* const* args, size_t num_args,
+                                                jitd_buffer_t* const* results,
+                                                size_t num_results,
+                                                jitd_execute_timing_t* out_timing_or_null);
+/* Drops the executable handle here and in the daemon (the daemon's cache
+ * keeps the compiled program); NULL is a no-op. */
+JITD_API void jitd_executable_release(jitd_executable_t* executable);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* JITD_JITD_H_ */

@@ -1,0 +1,301 @@
+/* The C API (include/jitd/jitd.h) from plain C11 against a real daemon.
+ *
+ *   jitd_c_api_test SOCKET_PATH
+ *
+ * Run by jitd_c_api_test_driver, which starts `jitd serve` on SOCKET_PATH
+ * with an empty cache and stops it afterwards. Exits 0 when every check
+ * passes, 1 at the first failure (with file:line and the status message). */
+#include <jitd/jitd.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char* g_socket;
+
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                       \
+    }                                                                \
+  } while (0)
+
+/* Checks that `expr` returns a status with `code` (JITD_OK: NULL), frees it. */
+#define CHECK_CODE(expr, code) check_code((expr), (code), #expr, __LINE__)
+#define CHECK_OK(expr) CHECK_CODE(expr, JITD_OK)
+
+static void check_code(jitd_status_t* status, jitd_status_code_t code, const char* expr,
+                       int line) {
+  if (jitd_status_code(status) != code) {
+    fprintf(stderr, "%s:%d: %s returned code %d (%s), expected %d\n", __FILE__, line, expr,
+            (int)jitd_status_code(status), jitd_status_message(status), (int)code);
+    exit(1);
+  }
+  if (status != NULL && jitd_status_message(status)[0] == '\0') {
+    fprintf(stderr, "%s:%d: %s: an error status without a message\n", __FILE__, line, expr);
+    exit(1);
+  }
+  jitd_status_free(status);
+}
+
+static const char kSoftmax[] =
+    "func.func public @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {\n"
+    "  %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.maximum across dimensions = [1]"
+    " : (tensor<2x4xf32>, tensor<f32>) -> tensor<2xf32>\n"
+    "  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>\n"
+    "  %2 = stablehlo.subtract %arg0, %1 : tensor<2x4xf32>\n"
+    "  %3 = stablehlo.exponential %2 : tensor<2x4xf32>\n"
+    "  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
+    "  %4 = stablehlo.reduce(%3 init: %cst_0) applies stablehlo.add across dimensions = [1]"
+    " : (tensor<2x4xf32>, tensor<f32>) -> tensor<2xf32>\n"
+    "  %5 = stablehlo.broadcast_in_dim %4, dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>\n"
+    "  %6 = stablehlo.divide %3, %5 : tensor<2x4xf32>\n"
+    "  return %6 : tensor<2x4xf32>\n"
+    "}\n";
+static const float kInput[8] = {1, 2, 3, 4, -2, 0.5f, 0, 1.5f};
+
+static jitd_client_t* connect_client(void) {
+  jitd_client_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE;
+  options.socket_path = g_socket;
+  options.timeout_ms = 30000;
+  jitd_client_t* client = NULL;
+  CHECK_OK(jitd_client_connect(&options, &client));
+  CHECK(client != NULL);
+  return client;
+}
+
+static void test_version_and_status(void) {
+  CHECK(jitd_api_version() == JITD_API_VERSION);
+  CHECK(jitd_status_code(NULL) == JITD_OK);
+  CHECK(strcmp(jitd_status_message(NULL), "") == 0);
+  jitd_status_free(NULL);
+  jitd_string_free(NULL);
+}
+
+static void test_connect_errors(void) {
+  jitd_client_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE;
+  options.socket_path = g_socket;
+  jitd_client_t* client = NULL;
+
+  CHECK_CODE(jitd_client_connect(&options, NULL), JITD_INVALID_ARGUMENT);
+
+  options.struct_size = sizeof(size_t); /* too small */
+  CHECK_CODE(jitd_client_connect(&options, &client), JITD_INVALID_ARGUMENT);
+  CHECK(client == NULL);
+  options.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE;
+
+  options.start_daemon_if_missing = 1;
+  CHECK_CODE(jitd_client_connect(&options, &client), JITD_UNIMPLEMENTED);
+  options.start_daemon_if_missing = 0;
+
+  options.socket_path = "/nonexistent/jitd/jitd.sock";
+  CHECK_CODE(jitd_client_connect(&options, &client), JITD_UNAVAILABLE);
+  CHECK(client == NULL);
+
+  /* Calls on NULL handles are errors or no-ops, never crashes. */
+  jitd_client_close(NULL);
+  jitd_buffer_destroy(NULL);
+  jitd_executable_release(NULL);
+  CHECK(jitd_buffer_data(NULL) == NULL);
+  CHECK(jitd_buffer_size_bytes(NULL) == 0);
+  CHECK(jitd_executable_num_arguments(NULL) == 0);
+  CHECK(jitd_executable_fingerprint(NULL) == NULL);
+  char* json = NULL;
+  CHECK_CODE(jitd_client_stats_json(NULL, 0, &json), JITD_INVALID_ARGUMENT);
+}
+
+static void test_buffer_errors(jitd_client_t* client) {
+  const int64_t dims[2] = {2, 4};
+  const int64_t negative[2] = {2, -1};
+  jitd_buffer_t* buffer = NULL;
+  CHECK_CODE(jitd_buffer_create(NULL, JITD_DTYPE_F32, dims, 2, &buffer), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_buffer_create(client, JITD_DTYPE_F32, dims, 2, NULL), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_buffer_create(client, JITD_DTYPE_F32, NULL, 2, &buffer), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_buffer_create(client, JITD_DTYPE_F32, negative, 2, &buffer),
+             JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_buffer_create(client, JITD_DTYPE_INVALID, dims, 2, &buffer),
+             JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_buffer_create(client, (jitd_dtype_t)200, dims, 2, &buffer),
+             JITD_INVALID_ARGUMENT);
+  CHECK(buffer == NULL);
+
+  /* A scalar: rank 0, dims may be NULL. */
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F64, NULL, 0, &buffer));
+  CHECK(jitd_buffer_size_bytes(buffer) == 8);
+  CHECK(jitd_buffer_data(buffer) != NULL);
+  jitd_buffer_destroy(buffer);
+}
+
+static void expect_softmax(const float* out) {
+  for (int row = 0; row < 2; ++row) {
+    const float* in = kInput + 4 * row;
+    float max = in[0], sum = 0;
+    for (int i = 1; i < 4; ++i) max = in[i] > max ? in[i] : max;
+    for (int i = 0; i < 4; ++i) sum += expf(in[i] - max);
+    for (int i = 0; i < 4; ++i) {
+      const float want = expf(in[i] - max) / sum;
+      if (fabsf(out[4 * row + i] - want) > 1e-5f) {
+        fprintf(stderr, "result[%d] = %g, expected %g\n", 4 * row + i, out[4 * row + i], want);
+        exit(1);
+      }
+    }
+  }
+}
+
+/* Compiles softmax, checks its shapes, runs it; returns its fingerprint. */
+static void test_compile_and_execute(jitd_client_t* client, jitd_client_t* other,
+                                     uint8_t out_fingerprint[16]) {
+  jitd_executable_t* exe = NULL;
+  jitd_compile_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = JITD_COMPILE_OPTIONS_STRUCT_SIZE;
+  options.device = "interpreter";
+
+  CHECK_CODE(jitd_client_compile(client, NULL, 0, NULL, &exe), JITD_INVALID_ARGUMENT);
+  options.struct_size = 1;
+  CHECK_CODE(jitd_client_compile(client, kSoftmax, strlen(kSoftmax), &options, &exe),
+             JITD_INVALID_ARGUMENT);
+  options.struct_size = JITD_COMPILE_OPTIONS_STRUCT_SIZE;
+  {
+    const char bad[] = "func.func @main( this is not StableHLO";
+    jitd_status_t* status = jitd_client_compile(client, bad, strlen(bad), &options, &exe);
+    CHECK(status != NULL);
+    CHECK(jitd_status_message(status)[0] != '\0');
+    jitd_status_free(status);
+    CHECK(exe == NULL);
+  }
+
+  CHECK_OK(jitd_client_compile(client, kSoftmax, strlen(kSoftmax), &options, &exe));
+  CHECK(exe != NULL);
+  CHECK(jitd_executable_cache_hit(exe) == 0); /* the daemon's cache starts empty */
+  CHECK(jitd_executable_num_arguments(exe) == 1);
+  CHECK(jitd_executable_num_results(exe) == 1);
+  jitd_dtype_t dtype = JITD_DTYPE_INVALID;
+  size_t rank = 0;
+  const int64_t* dims = NULL;
+  CHECK_OK(jitd_executable_argument_shape(exe, 0, &dtype, &rank, &dims));
+  CHECK(dtype == JITD_DTYPE_F32 && rank == 2 && dims[0] == 2 && dims[1] == 4);
+  CHECK_CODE(jitd_executable_argument_shape(exe, 1, &dtype, &rank, &dims), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_result_shape(exe, 0, NULL, &rank, &dims), JITD_INVALID_ARGUMENT);
+  CHECK_OK(jitd_executable_result_shape(exe, 0, &dtype, &rank, &dims));
+  CHECK(dtype == JITD_DTYPE_F32 && rank == 2 && dims[0] == 2 && dims[1] == 4);
+  memcpy(out_fingerprint, jitd_executable_fingerprint(exe), 16);
+
+  /* Buffers: the argument from the argument shape, the result from the
+   * result shape. */
+  jitd_buffer_t* arg = NULL;
+  jitd_buffer_t* result = NULL;
+  CHECK_OK(jitd_buffer_create(client, dtype, dims, rank, &arg));
+  CHECK_OK(jitd_buffer_create(client, dtype, dims, rank, &result));
+  CHECK(jitd_buffer_size_bytes(arg) == sizeof(kInput));
+  memcpy(jitd_buffer_data(arg), kInput, sizeof(kInput));
+
+  /* Bad executes. */
+  const int64_t wrong_dims[2] = {4, 2};
+  jitd_buffer_t* wrong = NULL;
+  jitd_buffer_t* foreign = NULL;
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, wrong_dims, 2, &wrong));
+  CHECK_OK(jitd_buffer_create(other, JITD_DTYPE_F32, dims, 2, &foreign));
+  CHECK_CODE(jitd_executable_execute(NULL, &arg, 1, &result, 1, NULL), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_execute(exe, &arg, 0, &result, 1, NULL), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_execute(exe, NULL, 1, &result, 1, NULL), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_execute(exe, &wrong, 1, &result, 1, NULL), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_execute(exe, &foreign, 1, &result, 1, NULL), JITD_INVALID_ARGUMENT);
+  jitd_buffer_t* null_buffer = NULL;
+  CHECK_CODE(jitd_executable_execute(exe, &arg, 1, &null_buffer, 1, NULL), JITD_INVALID_ARGUMENT);
+  jitd_execute_timing_t timing;
+  memset(&timing, 0, sizeof(timing));
+  CHECK_CODE(jitd_executable_execute(exe, &arg, 1, &result, 1, &timing), JITD_INVALID_ARGUMENT);
+  jitd_buffer_destroy(wrong);
+  jitd_buffer_destroy(foreign);
+
+  /* The real run, twice (the second on the same buffers). */
+  for (int round = 0; round < 2; ++round) {
+    memset(jitd_buffer_data(result), 0, jitd_buffer_size_bytes(result));
+    memset(&timing, 0, sizeof(timing));
+    timing.struct_size = JITD_EXECUTE_TIMING_STRUCT_SIZE;
+    CHECK_OK(jitd_executable_execute(exe, &arg, 1, &result, 1, &timing));
+    CHECK(timing.total_micros >= timing.execute_micros);
+    CHECK(timing.total_micros > 0);
+    expect_softmax((const float*)jitd_buffer_data(result));
+  }
+  /* NULL timing is fine. */
+  CHECK_OK(jitd_executable_execute(exe, &arg, 1, &result, 1, NULL));
+  expect_softmax((const float*)jitd_buffer_data(result));
+
+  jitd_buffer_destroy(arg);
+  jitd_buffer_destroy(result);
+  jitd_executable_release(exe);
+}
+
+static void test_compile_by_fingerprint(jitd_client_t* other, const uint8_t fingerprint[16]) {
+  jitd_executable_t* exe = NULL;
+  CHECK_CODE(jitd_client_compile_by_fingerprint(other, NULL, &exe), JITD_INVALID_ARGUMENT);
+  uint8_t unknown[16];
+  memset(unknown, 0xAB, sizeof(unknown));
+  CHECK_CODE(jitd_client_compile_by_fingerprint(other, unknown, &exe), JITD_NOT_FOUND);
+  CHECK(exe == NULL);
+
+  /* Another client finds the program compiled by the first one. */
+  CHECK_OK(jitd_client_compile_by_fingerprint(other, fingerprint, &exe));
+  CHECK(jitd_executable_cache_hit(exe) == 1);
+  CHECK(memcmp(jitd_executable_fingerprint(exe), fingerprint, 16) == 0);
+  CHECK(jitd_executable_num_arguments(exe) == 1);
+
+  /* Close the client first: the buffers and executable keep working. */
+  jitd_dtype_t dtype;
+  size_t rank;
+  const int64_t* dims;
+  CHECK_OK(jitd_executable_argument_shape(exe, 0, &dtype, &rank, &dims));
+  jitd_buffer_t* arg = NULL;
+  jitd_buffer_t* result = NULL;
+  CHECK_OK(jitd_buffer_create(other, dtype, dims, rank, &arg));
+  CHECK_OK(jitd_executable_result_shape(exe, 0, &dtype, &rank, &dims));
+  CHECK_OK(jitd_buffer_create(other, dtype, dims, rank, &result));
+  jitd_client_close(other);
+  memcpy(jitd_buffer_data(arg), kInput, sizeof(kInput));
+  CHECK_OK(jitd_executable_execute(exe, &arg, 1, &result, 1, NULL));
+  expect_softmax((const float*)jitd_buffer_data(result));
+  jitd_executable_release(exe);
+  jitd_buffer_destroy(arg);
+  jitd_buffer_destroy(result);
+}
+
+static void test_stats(jitd_client_t* client) {
+  char* json = NULL;
+  CHECK_CODE(jitd_client_stats_json(client, 0, NULL), JITD_INVALID_ARGUMENT);
+  CHECK_OK(jitd_client_stats_json(client, 0, &json));
+  CHECK(json != NULL && json[0] == '{');
+  jitd_string_free(json);
+  json = NULL;
+  CHECK_OK(jitd_client_stats_json(client, 1, &json));
+  CHECK(json != NULL && json[0] == '{');
+  jitd_string_free(json);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s SOCKET_PATH\n", argv[0]);
+    return 2;
+  }
+  g_socket = argv[1];
+  test_version_and_status();
+  test_connect_errors();
+  jitd_client_t* client = connect_client();
+  jitd_client_t* other = connect_client();
+  test_buffer_errors(client);
+  uint8_t fingerprint[16];
+  test_compile_and_execute(client, other, fingerprint);
+  test_compile_by_fingerprint(other, fingerprint); /* closes `other` */
+  test_stats(client);
+  jitd_client_close(client);
+  printf("jitd_c_api_test: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,447 @@
+// The C API of include/jitd/jitd.h over the C++ client (libclient/client.h).
+//
+// This file is the only C/C++ seam: Status <-> jitd_status_t* conversion and
+// the catching of C++ exceptions (bad_alloc, ...) happen here and nowhere
+// else. Every entry point checks its pointers and struct sizes first, then
+// calls the client inside Guard(), which turns a thrown exception into a
+// status so nothing unwinds into C.
+#include "jitd/jitd.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "libclient/client.h"
+
+struct jitd_status {
+  jitd_status_code_t code;
+  std::string message;
+  bool is_static = false;  // the out-of-memory status below is never freed
+};
+
+struct jitd_client {
+  std::shared_ptr<jitd::client::Client> client;
+};
+
+struct jitd_buffer {
+  std::shared_ptr<jitd::client::Client> client;  // keeps the connection alive
+  jitd::client::Buffer buffer;
+};
+
+struct jitd_executable {
+  std::shared_ptr<jitd::client::Client> client;  // keeps the connection alive
+  jitd::client::Executable executable;
+};
+
+namespace {
+
+using jitd::Status;
+using jitd::StatusCode;
+using jitd::StatusOr;
+using jitd::client::Client;
+namespace wire = jitd::wire;
+
+// The C enums mirror base/status.h and ipc/protocol.fbs value for value.
+static_assert(JITD_OK == static_cast<int>(StatusCode::kOk));
+static_assert(JITD_INVALID_ARGUMENT == static_cast<int>(StatusCode::kInvalidArgument));
+static_assert(JITD_NOT_FOUND == static_cast<int>(StatusCode::kNotFound));
+static_assert(JITD_ALREADY_EXISTS == static_cast<int>(StatusCode::kAlreadyExists));
+static_assert(JITD_RESOURCE_EXHAUSTED == static_cast<int>(StatusCode::kResourceExhausted));
+static_assert(JITD_FAILED_PRECONDITION == static_cast<int>(StatusCode::kFailedPrecondition));
+static_assert(JITD_UNIMPLEMENTED == static_cast<int>(StatusCode::kUnimplemented));
+static_assert(JITD_UNAVAILABLE == static_cast<int>(StatusCode::kUnavailable));
+static_assert(JITD_DEADLINE_EXCEEDED == static_cast<int>(StatusCode::kDeadlineExceeded));
+static_assert(JITD_INTERNAL == static_cast<int>(StatusCode::kInternal));
+
+#define JITD_CHECK_DTYPE(name) \
+  static_assert(JITD_DTYPE_##name == static_cast<int>(wire::ElementType_##name))
+JITD_CHECK_DTYPE(INVALID);
+JITD_CHECK_DTYPE(PRED);
+JITD_CHECK_DTYPE(S8);
+JITD_CHECK_DTYPE(S16);
+JITD_CHECK_DTYPE(S32);
+JITD_CHECK_DTYPE(S64);
+JITD_CHECK_DTYPE(U8);
+JITD_CHECK_DTYPE(U16);
+JITD_CHECK_DTYPE(U32);
+JITD_CHECK_DTYPE(U64);
+JITD_CHECK_DTYPE(F16);
+JITD_CHECK_DTYPE(BF16);
+JITD_CHECK_DTYPE(F32);
+JITD_CHECK_DTYPE(F64);
+JITD_CHECK_DTYPE(C64);
+JITD_CHECK_DTYPE(C128);
+JITD_CHECK_DTYPE(S2);
+JITD_CHECK_DTYPE(S4);
+JITD_CHECK_DTYPE(U2);
+JITD_CHECK_DTYPE(U4);
+JITD_CHECK_DTYPE(F8E4M3FN);
+JITD_CHECK_DTYPE(F8E5M2);
+JITD_CHECK_DTYPE(F8E4M3FNUZ);
+JITD_CHECK_DTYPE(F8E5M2FNUZ);
+JITD_CHECK_DTYPE(F8E4M3B11FNUZ);
+JITD_CHECK_DTYPE(F8E3M4);
+JITD_CHECK_DTYPE(F8E4M3);
+JITD_CHECK_DTYPE(F8E8M0FNU);
+JITD_CHECK_DTYPE(F4E2M1FN);
+JITD_CHECK_DTYPE(F6E2M3FN);
+JITD_CHECK_DTYPE(F6E3M2FN);
+static_assert(JITD_DTYPE_F6E3M2FN == static_cast<int>(wire::ElementType_MAX));
+#undef JITD_CHECK_DTYPE
+
+// Returned when even a status cannot be allocated; jitd_status_free skips it.
+jitd_status kOutOfMemory{JITD_RESOURCE_EXHAUSTED, "jitd: out of memory", true};
+
+// The one Status -> jitd_status_t* conversion: NULL for OK.
+jitd_status_t* ToC(const Status& status) {
+  if (status.ok()) return nullptr;
+  try {
+    return new jitd_status{static_cast<jitd_status_code_t>(status.code()), status.message()};
+  } catch (...) {
+    return &kOutOfMemory;
+  }
+}
+
+jitd_status_t* Invalid(std::string message) {
+  return ToC(jitd::InvalidArgument(std::move(message)));
+}
+
+// Runs `body` (returning Status) and converts its result; exceptions become
+// statuses here so none crosses into C.
+template <typename Body>
+jitd_status_t* Guard(Body&& body) {
+  try {
+    return ToC(body());
+  } catch (const std::bad_alloc&) {
+    return &kOutOfMemory;
+  } catch (const std::exception& e) {
+    return ToC(jitd::Internal(std::string("jitd: unexpected C++ exception: ") + e.what()));
+  } catch (...) {
+    return ToC(jitd::Internal("jitd: unexpected C++ exception"));
+  }
+}
+
+// Checks an options struct's struct_size against the size this library needs.
+Status CheckStructSize(const char* what, size_t given, size_t needed) {
+  if (given < needed) {
+    return jitd::InvalidArgument(std::string(what) + ".struct_size is " + std::to_string(given) +
+                                 ", at least " + std::to_string(needed) + " is needed");
+  }
+  return Status::Ok();
+}
+
+// The place `jitd serve` listens on by default (daemon::DefaultSocketPath,
+// repeated here because libjitd.so does not link the daemon).
+std::string DefaultSocketPath() {
+  if (const char* env = std::getenv("JITD_SOCKET"); env != nullptr && *env != '\0') return env;
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
+    return std::string(xdg) + "/jitd/jitd.sock";
+  }
+  return "/tmp/jitd-" + std::to_string(::getuid()) + "/jitd.sock";
+}
+
+Status ShapeAt(const std::vector<jitd::client::TensorShape>& shapes, size_t index,
+               const char* what, jitd_dtype_t* out_dtype, size_t* out_rank,
+               const int64_t** out_dims) {
+  if (out_dtype == nullptr || out_rank == nullptr || out_dims == nullptr) {
+    return jitd::InvalidArgument(std::string(what) + " shape: an out pointer is NULL");
+  }
+  if (index >= shapes.size()) {
+    return jitd::InvalidArgument(std::string(what) + " index " + std::to_string(index) +
+                                 " is out of range (the executable has " +
+                                 std::to_string(shapes.size()) + ")");
+  }
+  const jitd::client::TensorShape& shape = shapes[index];
+  *out_dtype = static_cast<jitd_dtype_t>(shape.element_type);
+  *out_rank = shape.dims.size();
+  *out_dims = shape.dims.empty() ? nullptr : shape.dims.data();
+  return Status::Ok();
+}
+
+// Checks the buffers passed for one side of an execute and collects their
+// handles. A shape with a negative (dynamic) dimension is left to the daemon.
+Status CollectBuffers(const jitd_executable& exe, jitd_buffer_t* const* buffers, size_t count,
+                      const std::vector<jitd::client::TensorShape>& expected, const char* what,
+                      std::vector<uint64_t>* handles) {
+  if (count != expected.size()) {
+    return jitd::InvalidArgument("execute: " + std::to_string(count) + " " + what +
+                                 " given, the executable has " +
+                                 std::to_string(expected.size()));
+  }
+  if (count > 0 && buffers == nullptr) {
+    return jitd::InvalidArgument(std::string("execute: the ") + what + " array is NULL");
+  }
+  handles->reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const jitd_buffer_t* buffer = buffers[i];
+    const std::string name = std::string(what) + " " + std::to_string(i);
+    if (buffer == nullptr) return jitd::InvalidArgument("execute: " + name + " is NULL");
+    if (buffer->client != exe.client) {
+      return jitd::InvalidArgument("execute: " + name + " belongs to another client");
+    }
+    bool dynamic = false;
+    for (int64_t d : expected[i].dims) dynamic |= d < 0;
+    if (!dynamic && buffer->buffer.shape != expected[i]) {
+      return jitd::InvalidArgument("execute: " + name + " is " + buffer->buffer.shape.ToString() +
+                                   ", the executable expects " + expected[i].ToString());
+    }
+    handles->push_back(buffer->buffer.handle);
+  }
+  return Status::Ok();
+}
+
+// Wraps a compile's result in a new handle.
+Status NewExecutable(const std::shared_ptr<Client>& client,
+                     StatusOr<jitd::client::Executable> compiled,
+                     jitd_executable_t** out_executable) {
+  JITD_RETURN_IF_ERROR(compiled.status());
+  const uint64_t handle = compiled->handle;
+  try {
+    *out_executable = new jitd_executable{client, std::move(compiled).value()};
+  } catch (...) {
+    (void)client->Release(handle);
+    throw;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+int jitd_api_version(void) { return JITD_API_VERSION; }
+
+jitd_status_code_t jitd_status_code(const jitd_status_t* status) {
+  return status == nullptr ? JITD_OK : status->code;
+}
+
+const char* jitd_status_message(const jitd_status_t* status) {
+  return status == nullptr ? "" : status->message.c_str();
+}
+
+void jitd_status_free(jitd_status_t* status) {
+  if (status != nullptr && !status->is_static) delete status;
+}
+
+void jitd_string_free(char* string) { std::free(string); }
+
+jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
+                                   jitd_client_t** out_client) {
+  if (out_client == nullptr) return Invalid("jitd_client_connect: out_client is NULL");
+  return Guard([&]() -> Status {
+    jitd::client::ClientOptions client_options;
+    client_options.client_name = "libjitd";
+    std::string socket_path;
+    if (options != nullptr) {
+      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_client_options_t", options->struct_size,
+                                           JITD_CLIENT_OPTIONS_STRUCT_SIZE));
+      if (options->socket_path != nullptr) socket_path = options->socket_path;
+      if (options->start_daemon_if_missing != 0) {
+        return jitd::Unimplemented(
+            "jitd_client_options_t.start_daemon_if_missing is not implemented in this version "
+            "of libjitd; start the daemon with `jitd serve`");
+      }
+      if (options->timeout_ms != 0) {
+        client_options.timeout = std::chrono::milliseconds(options->timeout_ms);
+      }
+    }
+    if (socket_path.empty()) socket_path = DefaultSocketPath();
+    JITD_ASSIGN_OR_RETURN(std::unique_ptr<Client> client,
+                          Client::Connect(socket_path, client_options));
+    *out_client = new jitd_client{std::shared_ptr<Client>(std::move(client))};
+    return Status::Ok();
+  });
+}
+
+void jitd_client_close(jitd_client_t* client) { delete client; }
+
+jitd_status_t* jitd_client_stats_json(jitd_client_t* client, int include_keys, char** out_json) {
+  if (client == nullptr) return Invalid("jitd_client_stats_json: client is NULL");
+  if (out_json == nullptr) return Invalid("jitd_client_stats_json: out_json is NULL");
+  return Guard([&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(std::string json, client->client->Stats(include_keys != 0));
+    char* copy = static_cast<char*>(std::malloc(json.size() + 1));
+    if (copy == nullptr) throw std::bad_alloc();
+    std::memcpy(copy, json.c_str(), json.size() + 1);
+    *out_json = copy;
+    return Status::Ok();
+  });
+}
+
+jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype, const int64_t* dims,
+                                  size_t rank, jitd_buffer_t** out_buffer) {
+  if (client == nullptr) return Invalid("jitd_buffer_create: client is NULL");
+  if (out_buffer == nullptr) return Invalid("jitd_buffer_create: out_buffer is NULL");
+  if (rank > 0 && dims == nullptr) {
+    return Invalid("jitd_buffer_create: dims is NULL but rank is " + std::to_string(rank));
+  }
+  if (dtype <= JITD_DTYPE_INVALID || dtype > JITD_DTYPE_F6E3M2FN) {
+    return Invalid("jitd_buffer_create: unknown dtype " + std::to_string(static_cast<int>(dtype)));
+  }
+  return Guard([&]() -> Status {
+    jitd::client::TensorShape shape;
+    shape.element_type = static_cast<wire::ElementType>(dtype);
+    shape.dims.assign(dims, dims + rank);
+    for (size_t i = 0; i < rank; ++i) {
+      if (dims[i] < 0) {
+        return jitd::InvalidArgument("jitd_buffer_create: dims[" + std::to_string(i) + "] is " +
+                                     std::to_string(dims[i]) + " in " + shape.ToString());
+      }
+    }
+    JITD_RETURN_IF_ERROR(jitd::client::ByteSize(shape).status());
+    JITD_ASSIGN_OR_RETURN(jitd::client::Buffer buffer, client->client->AllocateBuffer(shape));
+    const uint64_t handle = buffer.handle;
+    try {
+      *out_buffer = new jitd_buffer{client->client, std::move(buffer)};
+    } catch (...) {
+      (void)client->client->DestroyBuffer(handle);
+      throw;
+    }
+    return Status::Ok();
+  });
+}
+
+void* jitd_buffer_data(jitd_buffer_t* buffer) {
+  return buffer == nullptr ? nullptr : buffer->buffer.data.data();
+}
+
+size_t jitd_buffer_size_bytes(const jitd_buffer_t* buffer) {
+  return buffer == nullptr ? 0 : buffer->buffer.data.size();
+}
+
+void jitd_buffer_destroy(jitd_buffer_t* buffer) {
+  if (buffer == nullptr) return;
+  // A failure (the daemon has gone) leaves nothing to free: the daemon frees
+  // a session's buffers when its connection closes.
+  try {
+    (void)buffer->client->DestroyBuffer(buffer->buffer.handle);
+  } catch (...) {
+  }
+  delete buffer;
+}
+
+jitd_status_t* jitd_client_compile(jitd_client_t* client, const char* text, size_t length,
+                                   const jitd_compile_options_t* options,
+                                   jitd_executable_t** out_executable) {
+  if (client == nullptr) return Invalid("jitd_client_compile: client is NULL");
+  if (text == nullptr) return Invalid("jitd_client_compile: text is NULL");
+  if (out_executable == nullptr) return Invalid("jitd_client_compile: out_executable is NULL");
+  return Guard([&]() -> Status {
+    jitd::client::CompileOptions compile_options;
+    if (options != nullptr) {
+      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_compile_options_t", options->struct_size,
+                                           JITD_COMPILE_OPTIONS_STRUCT_SIZE));
+      if (options->device != nullptr) compile_options.device = options->device;
+    }
+    return NewExecutable(client->client,
+                         client->client->Compile(std::string_view(text, length), compile_options),
+                         out_executable);
+  });
+}
+
+jitd_status_t* jitd_client_compile_by_fingerprint(jitd_client_t* client,
+                                                  const uint8_t fingerprint[16],
+                                                  jitd_executable_t** out_executable) {
+  if (client == nullptr) return Invalid("jitd_client_compile_by_fingerprint: client is NULL");
+  if (fingerprint == nullptr) {
+    return Invalid("jitd_client_compile_by_fingerprint: fingerprint is NULL");
+  }
+  if (out_executable == nullptr) {
+    return Invalid("jitd_client_compile_by_fingerprint: out_executable is NULL");
+  }
+  return Guard([&]() -> Status {
+    jitd::client::Fingerprint key;
+    std::memcpy(key.data(), fingerprint, key.size());
+    return NewExecutable(client->client, client->client->CompileByFingerprint(key),
+                         out_executable);
+  });
+}
+
+const uint8_t* jitd_executable_fingerprint(const jitd_executable_t* executable) {
+  return executable == nullptr ? nullptr : executable->executable.fingerprint.data();
+}
+
+int jitd_executable_cache_hit(const jitd_executable_t* executable) {
+  return executable != nullptr && executable->executable.cache_hit ? 1 : 0;
+}
+
+size_t jitd_executable_num_arguments(const jitd_executable_t* executable) {
+  return executable == nullptr ? 0 : executable->executable.arguments.size();
+}
+
+size_t jitd_executable_num_results(const jitd_executable_t* executable) {
+  return executable == nullptr ? 0 : executable->executable.results.size();
+}
+
+jitd_status_t* jitd_executable_argument_shape(const jitd_executable_t* executable, size_t index,
+                                              jitd_dtype_t* out_dtype, size_t* out_rank,
+                                              const int64_t** out_dims) {
+  if (executable == nullptr) return Invalid("jitd_executable_argument_shape: executable is NULL");
+  return ToC(ShapeAt(executable->executable.arguments, index, "argument", out_dtype, out_rank,
+                     out_dims));
+}
+
+jitd_status_t* jitd_executable_result_shape(const jitd_executable_t* executable, size_t index,
+                                            jitd_dtype_t* out_dtype, size_t* out_rank,
+                                            const int64_t** out_dims) {
+  if (executable == nullptr) return Invalid("jitd_executable_result_shape: executable is NULL");
+  return ToC(ShapeAt(executable->executable.results, index, "result", out_dtype, out_rank,
+                     out_dims));
+}
+
+jitd_status_t* jitd_executable_execute(jitd_executable_t* executable, jitd_buffer_t* const* args,
+                                       size_t num_args, jitd_buffer_t* const* results,
+                                       size_t num_results,
+                                       jitd_execute_timing_t* out_timing_or_null) {
+  if (executable == nullptr) return Invalid("jitd_executable_execute: executable is NULL");
+  if (out_timing_or_null != nullptr) {
+    jitd_status_t* bad = ToC(CheckStructSize("jitd_execute_timing_t",
+                                             out_timing_or_null->struct_size,
+                                             sizeof(size_t)));
+    if (bad != nullptr) return bad;
+  }
+  return Guard([&]() -> Status {
+    std::vector<uint64_t> arg_handles, result_handles;
+    JITD_RETURN_IF_ERROR(CollectBuffers(*executable, args, num_args,
+                                        executable->executable.arguments, "arguments",
+                                        &arg_handles));
+    JITD_RETURN_IF_ERROR(CollectBuffers(*executable, results, num_results,
+                                        executable->executable.results, "results",
+                                        &result_handles));
+    JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
+                          executable->client->Execute(executable->executable.handle,
+                                                      arg_handles, result_handles));
+    if (out_timing_or_null != nullptr) {
+      // Fill only the fields inside the caller's struct_size.
+      jitd_execute_timing_t full{sizeof(jitd_execute_timing_t), timing.queue_micros,
+                                 timing.execute_micros, timing.total_micros};
+      const size_t size = std::min(out_timing_or_null->struct_size, sizeof(full));
+      std::memcpy(reinterpret_cast<char*>(out_timing_or_null) + sizeof(size_t),
+                  reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+    }
+    return Status::Ok();
+  });
+}
+
+void jitd_executable_release(jitd_executable_t* executable) {
+  if (executable == nullptr) return;
+  // As for buffers: when the daemon has gone there is nothing left to drop.
+  try {
+    (void)executable->client->Release(executable->executable.handle);
+  } catch (...) {
+  }
+  delete executable;
+}
+
+}  // extern "C"

@@ -1,0 +1,308 @@
+// libFuzzer target for the daemon's message handling: Session::Handle on
+// arbitrary bytes, as a hostile client would push them onto its request ring.
+//
+// Each input runs against a fresh Instance and Session (no disk cache), so a
+// run is reproducible from its input alone. The input is a sequence of
+// records, each a little-endian u16 header then that many bytes:
+//   header bit 15 clear: the bytes are one request message, given to Handle;
+//   header bit 15 set:   the bytes are written into the client's heap at
+//                        kTextOffset (what a client does before Compile),
+//                        and a u64 of the length lands at kTextLengthOffset.
+// A trailing partial record is one last message of the bytes left. At most
+// kMaxRecords records are handled. Handles are numbered from 1 in a fresh
+// session, so a sequence can compile, create buffers and execute them.
+//
+// Contract checked on every message:
+//   - Handle never crashes, hangs or leaks (ASan/UBSan/libFuzzer enforce it);
+//   - its reply always passes ipc::VerifyReply;
+//   - a reply to a message that verifies carries the request's id, and one
+//     that does not verify is INVALID_ARGUMENT with id 0;
+//   - the session's quotas hold (handle counts, registered bytes).
+// A broken contract ends in __builtin_trap() (a crash artifact).
+//
+// Seeds: `jitd_daemon_fuzz --write-seeds=DIR` writes valid request sequences
+// built with the generated FlatBuffers builders (hello, compile + buffers +
+// execute + release, stats, compile by fingerprint, quota walks) and exits;
+// ctest does that before its short run (tests/CMakeLists.txt).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "daemon/instance.h"
+#include "daemon/session.h"
+#include "ipc/protocol.h"
+#include "ipc/segment.h"
+
+namespace {
+
+using namespace jitd;  // NOLINT: a one-file tool
+
+constexpr uint64_t kTextOffset = 0;
+constexpr uint64_t kBufferOffset = 64 * 1024;  // buffers the seeds register
+constexpr int kMaxRecords = 16;
+constexpr uint16_t kHeapRecord = 0x8000;
+
+daemon::SessionOptions FuzzSessionOptions() {
+  daemon::SessionOptions options;
+  options.segment_bytes = 2 << 20;  // the rings take ~1.3 MiB
+  // Small quotas, so that inputs reach them.
+  options.max_executables = 4;
+  options.max_buffers = 8;
+  options.max_buffer_bytes = 4096;
+  options.max_execute_time = std::chrono::milliseconds(50);
+  options.default_execute_deadline = std::chrono::milliseconds(50);
+  return options;
+}
+
+[[noreturn]] void Fail(const char* what, std::string_view detail = {}) {
+  std::fprintf(stderr, "daemon_fuzz: %s\n%.*s\n", what,
+               static_cast<int>(std::min<size_t>(detail.size(), 4000)), detail.data());
+  __builtin_trap();
+}
+
+void CheckReply(std::span<const uint8_t> message, const std::vector<uint8_t>& reply_bytes,
+                const daemon::Session& session, const daemon::SessionOptions& options) {
+  StatusOr<const wire::ReplyMessage*> reply = ipc::VerifyReply(reply_bytes);
+  if (!reply.ok()) Fail("the reply does not verify", reply.status().message());
+  StatusOr<const wire::RequestMessage*> request = ipc::VerifyRequest(message);
+  if (request.ok()) {
+    if ((*reply)->id() != (*request)->id()) Fail("the reply's id differs from the request's");
+  } else {
+    if ((*reply)->id() != 0 || (*reply)->status() == nullptr ||
+        (*reply)->status()->code() != wire::StatusCode_INVALID_ARGUMENT) {
+      Fail("an unverifiable request was not answered INVALID_ARGUMENT with id 0");
+    }
+  }
+  if (session.num_executables() > options.max_executables) Fail("max_executables broken");
+  if (session.num_buffers() > options.max_buffers) Fail("max_buffers broken");
+  if (session.buffer_bytes() > options.max_buffer_bytes) Fail("max_buffer_bytes broken");
+}
+
+// --- Seeds ------------------------------------------------------------------
+
+class SeedWriter {
+ public:
+  void Message(flatbuffers::FlatBufferBuilder& fbb, wire::Request type,
+               flatbuffers::Offset<void> body) {
+    fbb.Finish(wire::CreateRequestMessage(fbb, next_id_++, type, body),
+               wire::RequestMessageIdentifier());
+    Record(0, std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()));
+  }
+  void HeapText(std::string_view text) {
+    Record(kHeapRecord, std::span<const uint8_t>(
+                            reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  void Record(uint16_t flag, std::span<const uint8_t> bytes) {
+    const uint16_t header = static_cast<uint16_t>(flag | bytes.size());
+    bytes_.push_back(static_cast<uint8_t>(header & 0xff));
+    bytes_.push_back(static_cast<uint8_t>(header >> 8));
+    bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  }
+  uint64_t next_id_ = 1;
+  std::vector<uint8_t> bytes_;
+};
+
+constexpr char kAdd[] = R"(func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+constexpr char kForever[] = R"(func.func public @main() -> tensor<i1> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %0 = stablehlo.while(%it = %t) : tensor<i1>
+   cond {
+    stablehlo.return %it : tensor<i1>
+  } do {
+    stablehlo.return %it : tensor<i1>
+  }
+  return %0 : tensor<i1>
+}
+)";
+
+void Hello(SeedWriter& w) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto name = fbb.CreateString("fuzz");
+  w.Message(fbb, wire::Request_Hello, wire::CreateHello(fbb, ipc::kProtocolVersion, name).Union());
+}
+
+void Compile(SeedWriter& w, uint64_t length, std::vector<wire::ElementType> shapes = {}) {
+  flatbuffers::FlatBufferBuilder fbb;
+  wire::HeapRef program(kTextOffset, length);
+  std::vector<flatbuffers::Offset<wire::TensorShape>> shape_offsets;
+  for (wire::ElementType type : shapes) {
+    auto dims = fbb.CreateVector(std::vector<int64_t>{4});
+    shape_offsets.push_back(wire::CreateTensorShape(fbb, type, dims));
+  }
+  auto shape_vector = shapes.empty() ? 0 : fbb.CreateVector(shape_offsets);
+  auto device = fbb.CreateString("interpreter");
+  auto options = wire::CreateCompileOptions(fbb, device);
+  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
+                                         shape_vector, options);
+  w.Message(fbb, wire::Request_CompileRequest, body.Union());
+}
+
+void CreateBuffer(SeedWriter& w, wire::ElementType type, std::vector<int64_t> dims,
+                  uint64_t offset, uint64_t bytes) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto dim_vector = fbb.CreateVector(dims);
+  auto shape = wire::CreateTensorShape(fbb, type, dim_vector);
+  wire::HeapRef data(offset, bytes);
+  w.Message(fbb, wire::Request_CreateBufferRequest,
+            wire::CreateCreateBufferRequest(fbb, shape, &data).Union());
+}
+
+void Execute(SeedWriter& w, uint64_t exe, std::vector<uint64_t> args,
+             std::vector<uint64_t> results, uint64_t deadline = 0) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto a = fbb.CreateVector(args);
+  auto r = fbb.CreateVector(results);
+  w.Message(fbb, wire::Request_ExecuteRequest,
+            wire::CreateExecuteRequest(fbb, exe, a, r, deadline).Union());
+}
+
+void WriteSeeds(const std::string& dir) {
+  std::vector<std::vector<uint8_t>> seeds;
+  const uint64_t add_len = std::strlen(kAdd);
+  {  // The whole life of a client.
+    SeedWriter w;
+    Hello(w);
+    w.HeapText(kAdd);
+    Compile(w, add_len, {wire::ElementType_F32, wire::ElementType_F32});
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 16, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 32, 16);
+    Execute(w, 1, {2, 3}, {4});
+    Execute(w, 1, {4, 4}, {2}, 1000);
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_ReleaseRequest, wire::CreateReleaseRequest(fbb, 1).Union());
+    }
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_DestroyBufferRequest,
+                wire::CreateDestroyBufferRequest(fbb, 3).Union());
+    }
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_StatsRequest, wire::CreateStatsRequest(fbb, true).Union());
+    }
+    seeds.push_back(w.bytes());
+  }
+  {  // Compile, then the same program by its fingerprint (and a wrong one).
+    SeedWriter w;
+    w.HeapText(kAdd);
+    Compile(w, add_len);
+    for (int wrong = 0; wrong < 2; ++wrong) {
+      flatbuffers::FlatBufferBuilder fbb;
+      std::vector<uint8_t> fingerprint(16, static_cast<uint8_t>(wrong ? 0x5a : 0));
+      auto f = fbb.CreateVector(fingerprint);
+      auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, nullptr, f);
+      w.Message(fbb, wire::Request_CompileRequest, body.Union());
+    }
+    seeds.push_back(w.bytes());
+  }
+  {  // Quotas: executables, buffers, bytes, execution time.
+    SeedWriter w;
+    w.HeapText(kForever);
+    for (int i = 0; i < 5; ++i) Compile(w, std::strlen(kForever));
+    for (int i = 0; i < 9; ++i) {
+      CreateBuffer(w, wire::ElementType_PRED, {}, kBufferOffset, 1);
+    }
+    CreateBuffer(w, wire::ElementType_F32, {1024}, kBufferOffset, 4096);
+    Execute(w, 1, {}, {5});
+    seeds.push_back(w.bytes());
+  }
+  {  // Mismatched shapes, a range out of the heap, an unknown handle.
+    SeedWriter w;
+    w.HeapText(kAdd);
+    Compile(w, add_len, {wire::ElementType_F64});
+    Compile(w, add_len);
+    CreateBuffer(w, wire::ElementType_F64, {4}, kBufferOffset, 32);
+    CreateBuffer(w, wire::ElementType_F32, {4}, uint64_t{1} << 40, 16);
+    Execute(w, 1, {1, 1}, {1});
+    Execute(w, 77, {}, {});
+    seeds.push_back(w.bytes());
+  }
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    const std::string path = dir + "/seed_" + std::to_string(i);
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(seeds[i].data()),
+              static_cast<std::streamsize>(seeds[i].size()));
+    if (!out) {
+      std::fprintf(stderr, "daemon_fuzz: cannot write %s\n", path.c_str());
+      std::exit(1);
+    }
+  }
+  std::fprintf(stderr, "daemon_fuzz: wrote %zu seeds to %s\n", seeds.size(), dir.c_str());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  for (int i = 1; i < *argc; ++i) {
+    std::string_view arg = (*argv)[i];
+    constexpr std::string_view kFlag = "--write-seeds=";
+    if (arg.substr(0, kFlag.size()) == kFlag) {
+      WriteSeeds(std::string(arg.substr(kFlag.size())));
+      std::exit(0);
+    }
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  daemon::InstanceOptions instance_options;
+  instance_options.memory_cache_bytes = 1 << 20;
+  StatusOr<std::unique_ptr<daemon::Instance>> instance = daemon::Instance::Create(instance_options);
+  if (!instance.ok()) Fail("Instance::Create", instance.status().message());
+  const daemon::SessionOptions options = FuzzSessionOptions();
+  StatusOr<std::unique_ptr<daemon::Session>> session =
+      daemon::Session::Create(instance->get(), 1, options);
+  if (!session.ok()) Fail("Session::Create", session.status().message());
+  StatusOr<std::unique_ptr<ipc::Segment>> client =
+      ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
+  if (!client.ok()) Fail("Segment::Attach", client.status().message());
+
+  std::span<const uint8_t> input(data, size);
+  for (int record = 0; record < kMaxRecords && !input.empty(); ++record) {
+    std::span<const uint8_t> body;
+    bool heap = false;
+    if (input.size() < 2) {
+      body = input;
+      input = {};
+    } else {
+      const uint16_t header = static_cast<uint16_t>(input[0] | (input[1] << 8));
+      heap = (header & kHeapRecord) != 0;
+      const size_t length = std::min<size_t>(header & ~kHeapRecord, input.size() - 2);
+      body = input.subspan(2, length);
+      input = input.subspan(2 + length);
+    }
+    if (heap) {
+      StatusOr<std::span<uint8_t>> text = (*client)->HeapBytes({kTextOffset, body.size()});
+      if (text.ok() && !body.empty()) std::memcpy(text->data(), body.data(), body.size());
+      continue;
+    }
+    // Handle gets a private copy, as the session thread gives it.
+    std::vector<uint8_t> message(body.begin(), body.end());
+    std::vector<uint8_t> reply = (*session)->Handle(message);
+    CheckReply(message, reply, **session, options);
+  }
+  return 0;
+}

@@ -1,0 +1,134 @@
+#include "tools/stats_command.h"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+
+#include "base/status.h"
+#include "daemon/server.h"
+#include "libclient/client.h"
+#include "tools/cli_util.h"
+
+namespace jitd::tools {
+
+namespace {
+
+using boost::property_tree::ptree;
+
+void PrintError(const std::string& message) {
+  std::fputs(("jitd stats: " + message + "\n").c_str(), stderr);
+}
+
+// `path` of `tree` as text; "-" when absent.
+std::string Field(const ptree& tree, const std::string& path) {
+  return tree.get<std::string>(path, "-");
+}
+
+// Human-readable byte count: "1.5 MiB".
+std::string Bytes(const ptree& tree, const std::string& path) {
+  const double bytes = tree.get<double>(path, -1);
+  if (bytes < 0) return "-";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = bytes;
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+// The readable summary of the daemon's stats JSON (daemon/instance.cc).
+std::string Summary(const ptree& s, const std::string& socket_path) {
+  std::ostringstream out;
+  out << "jitd daemon " << Field(s, "version") << " at " << socket_path << "\n";
+  out << "  sessions:     " << Field(s, "sessions_active") << " active (this one included), "
+      << Field(s, "sessions_opened") << " opened since start\n";
+  out << "  requests:     " << Field(s, "requests") << " (" << Field(s, "bad_requests")
+      << " malformed)\n";
+  out << "  compiles:     " << Field(s, "compiles") << " (" << Field(s, "compile_errors")
+      << " failed), " << Field(s, "disk_loads") << " loaded from disk\n";
+  out << "  executes:     " << Field(s, "executes") << " (" << Field(s, "execute_errors")
+      << " failed)\n";
+  out << "  memory cache: " << Field(s, "memory_cache.hits") << " hits, "
+      << Field(s, "memory_cache.misses") << " misses, " << Field(s, "memory_cache.joined")
+      << " joined an in-flight compile, " << Field(s, "memory_cache.entries") << " entries, "
+      << Bytes(s, "memory_cache.bytes") << " of " << Bytes(s, "memory_cache.budget_bytes")
+      << ", " << Field(s, "memory_cache.evictions") << " evictions\n";
+  const boost::optional<const ptree&> disk = s.get_child_optional("disk_cache");
+  if (disk && !disk->empty()) {
+    out << "  disk cache:   " << Field(*disk, "hits") << " hits, " << Field(*disk, "misses")
+        << " misses, " << Field(*disk, "writes") << " writes, "
+        << Field(*disk, "corrupt_dropped") << " corrupt entries dropped, "
+        << Field(*disk, "evictions") << " evictions (" << Field(*disk, "dir") << ")\n";
+  } else {
+    out << "  disk cache:   off\n";
+  }
+  const boost::optional<const ptree&> keys = s.get_child_optional("keys");
+  if (keys) {
+    out << "  cache entries (" << keys->size() << "):\n";
+    for (const auto& [unused, entry] : *keys) {
+      out << "    " << Field(entry, "fingerprint") << "  " << Bytes(entry, "bytes") << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace
+
+CLI::App* AddStatsCommand(CLI::App& app, StatsArgs& args) {
+  CLI::App* cmd = app.add_subcommand("stats", "Print a running daemon's statistics");
+  cmd->footer(
+      "Connects to the daemon at --socket (else $JITD_SOCKET, else\n"
+      "$XDG_RUNTIME_DIR/jitd/jitd.sock, else /tmp/jitd-$UID/jitd.sock); never\n"
+      "starts one.\n"
+      "Exit status: 0 printed, 2 usage error or no daemon running.");
+  cmd->add_option("--socket", args.socket_path, "The daemon's Unix socket")->type_name("PATH");
+  cmd->add_flag("--json", args.json, "Print the daemon's statistics as JSON, unchanged");
+  cmd->add_flag("--keys", args.keys, "List the entries of the memory cache too");
+  return cmd;
+}
+
+int RunStats(const StatsArgs& args) {
+  const std::string socket_path =
+      args.socket_path.empty() ? daemon::DefaultSocketPath() : args.socket_path;
+  client::ClientOptions options;
+  options.client_name = "jitd stats";
+  StatusOr<std::unique_ptr<client::Client>> client = client::Client::Connect(socket_path, options);
+  if (!client.ok()) {
+    if (client.status().code() == StatusCode::kUnavailable) {
+      PrintError(client.status().message() + " (`jitd stats` never starts one)");
+    } else {
+      PrintError(client.status().ToString());
+    }
+    return kExitUsageOrIo;
+  }
+  StatusOr<std::string> json = (*client)->Stats(args.keys);
+  if (!json.ok()) {
+    PrintError(json.status().ToString());
+    return json.status().code() == StatusCode::kUnavailable ? kExitUsageOrIo : kExitInternal;
+  }
+  if (args.json) {
+    std::printf("%s\n", json->c_str());
+    return kExitOk;
+  }
+  ptree tree;
+  try {
+    std::istringstream in(*json);
+    boost::property_tree::read_json(in, tree);
+  } catch (const std::exception& e) {
+    PrintError(std::string("the daemon's statistics are not valid JSON: ") + e.what());
+    return kExitInternal;
+  }
+  std::fputs(Summary(tree, socket_path).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace jitd::tools

@@ -147,6 +147,13 @@ void Session::PushReply(const std::vector<uint8_t>& reply) {
 
 std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
   const Clock::time_point start = Clock::now();
+  // FlatBuffers reads 8-byte scalars in place: the message must start on an
+  // 8-byte boundary (a ring copy does; any other caller gets one made here).
+  std::vector<uint8_t> aligned;
+  if (reinterpret_cast<uintptr_t>(message.data()) % alignof(uint64_t) != 0) {
+    aligned.assign(message.begin(), message.end());
+    message = aligned;
+  }
   StatusOr<const wire::RequestMessage*> verified = ipc::VerifyRequest(message);
   if (!verified.ok()) {
     instance_->CountBadRequest();
@@ -370,7 +377,7 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
       }
       std::vector<const Buffer*> result_buffers;
       for (size_t i = 0; i < num_results; ++i) {
-        auto it = buffers_.find(execute->results()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+        auto it = buffers_.find(ipc::ReadVectorElement(*execute->results(), i));
         if (it == buffers_.end()) {
           return ErrorReply(id, NotFound("Execute: result buffer " + std::to_string(i) +
                                          " is not a buffer of this session"));
@@ -385,7 +392,7 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
       std::vector<eval::RuntimeValue> args;
       args.reserve(num_args);
       for (size_t i = 0; i < num_args; ++i) {
-        auto it = buffers_.find(execute->arguments()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+        auto it = buffers_.find(ipc::ReadVectorElement(*execute->arguments(), i));
         if (it == buffers_.end()) {
           return ErrorReply(id, NotFound("Execute: argument " + std::to_string(i) +
                                          " is not a buffer of this session"));
@@ -453,7 +460,7 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
                                        Micros(Clock::now() - start));
       std::vector<uint64_t> handles;
       for (size_t i = 0; i < num_results; ++i) {
-        handles.push_back(execute->results()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+        handles.push_back(ipc::ReadVectorElement(*execute->results(), i));
       }
       auto result_vector = fbb.CreateVector(handles);
       auto body = wire::CreateExecuteReply(fbb, result_vector, timing);

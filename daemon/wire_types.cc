@@ -1,5 +1,7 @@
 #include "daemon/wire_types.h"
 
+#include "ipc/protocol.h"
+
 #include <vector>
 
 namespace jitd::daemon {
@@ -74,7 +76,7 @@ StatusOr<ir::Type> FromWireShape(const wire::TensorShape* shape) {
   int64_t elements = 1;
   if (shape->dims() != nullptr) {
     if (shape->dims()->size() > 64) return InvalidArgument("tensor rank above 64");
-    for (int64_t d : *shape->dims()) {
+    for (int64_t d : ipc::ReadVector(shape->dims())) {
       if (d < 0) return InvalidArgument("negative dimension " + std::to_string(d));
       if (d > 0 && elements > kMaxElements / d) return InvalidArgument("tensor too large");
       elements *= d;

@@ -16,6 +16,11 @@ StatusOr<const Root*> Verify(std::span<const uint8_t> bytes, const char* what) {
     return InvalidArgument(std::string(what) + " of " + std::to_string(bytes.size()) +
                            " bytes exceeds the limit of " + std::to_string(kMaxMessageBytes));
   }
+  // The Verifier checks alignment relative to the buffer's start, and
+  // FlatBuffers reads 8-byte scalars in place: the start must be aligned.
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
+    return InvalidArgument(std::string(what) + " buffer is not 8-byte aligned");
+  }
   if (!flatbuffers::BufferHasIdentifier(bytes.data(), wire::RequestMessageIdentifier())) {
     return InvalidArgument(std::string(what) + " lacks the \"JTD1\" identifier");
   }

@@ -1,5 +1,6 @@
 #include "ipc/protocol.h"
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -70,6 +71,11 @@ TEST(ProtocolTest, MalformedMessagesAreRejected) {
   for (size_t n = 8; n < bytes.size(); ++n) {
     EXPECT_FALSE(VerifyRequest(std::span<const uint8_t>(bytes.data(), n)).ok()) << n;
   }
+  std::vector<uint8_t> shifted(bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  auto misaligned = VerifyRequest(std::span<const uint8_t>(shifted.data() + 1, bytes.size()));
+  ASSERT_FALSE(misaligned.ok());
+  EXPECT_NE(misaligned.status().message().find("aligned"), std::string::npos);
   std::vector<uint8_t> huge(kMaxMessageBytes + 1, 0);
   EXPECT_FALSE(VerifyRequest(huge).ok());
 }

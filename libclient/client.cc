@@ -34,7 +34,7 @@ TensorShape FromWire(const wire::TensorShape* shape) {
   TensorShape out;
   if (shape == nullptr) return out;
   out.element_type = shape->element_type();
-  if (shape->dims()) out.dims.assign(shape->dims()->begin(), shape->dims()->end());
+  out.dims = ipc::ReadVector(shape->dims());
   return out;
 }
 

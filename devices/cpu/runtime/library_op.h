@@ -1,0 +1,70 @@
+// The CPU device's runtime library: the heavy ops that JIT-compiled code does
+// not generate loops for but calls — dot_general through OpenBLAS,
+// convolution through GEMM, fft through KISS FFT, triangular_solve,
+// cholesky, sort — each as a LibraryOp planned once at compile time from the
+// op's types and attributes and run many times on raw buffers.
+//
+// Semantics are exactly the interpreter's (jit/eval), which is the golden
+// model: same rounding where the spec is exact, the corpus tolerance
+// otherwise.
+//
+// Thread safety: a LibraryOp is immutable after creation; Run may be called
+// concurrently from several threads with distinct buffers.
+#ifndef JITD_DEVICES_CPU_RUNTIME_LIBRARY_OP_H_
+#define JITD_DEVICES_CPU_RUNTIME_LIBRARY_OP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "base/status.h"
+#include "jit/ir/module.h"
+
+namespace jitd::cpu {
+
+// Splits [0, n) into chunks run on the device's thread pool; blocks until
+// every chunk ran. fn(begin, end) must be safe to call concurrently on
+// disjoint ranges.
+using ParallelFor = std::function<void(int64_t n, const std::function<void(int64_t, int64_t)>& fn)>;
+
+struct RunContext {
+  // Null: run on the calling thread.
+  const ParallelFor* parallel_for = nullptr;
+  // Long-running ops (sort with a slow comparator) check this and fail with
+  // DEADLINE_EXCEEDED past it.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
+// A sort comparator over one element of each operand: lhs[i] and rhs[i]
+// point at element values of operand i. Returns true when lhs sorts before
+// rhs. May be a JIT-compiled function or an adapter over the interpreter.
+using Comparator = std::function<bool(const void* const* lhs, const void* const* rhs)>;
+
+struct LibraryOpOptions {
+  // For stablehlo.sort: the compiled comparator region. When empty, the
+  // library evaluates the comparator region with jit/eval (correct, slow).
+  Comparator comparator;
+};
+
+class LibraryOp {
+ public:
+  virtual ~LibraryOp() = default;
+  // operands[i] points at the dense row-major bytes of operand i (of type
+  // op.operand(i)->type()); results[j] at storage for result j, allocated
+  // by the caller with the result type's size. Results never alias operands.
+  virtual Status Run(std::span<const void* const> operands, std::span<void* const> results,
+                     const RunContext& context) const = 0;
+};
+
+// A LibraryOp for `op`, or nullptr when the library has no implementation
+// for this op or element type (the caller then uses another strategy).
+// Errors only for attributes the verifier should have rejected.
+StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
+                                                     const LibraryOpOptions& options = {});
+
+}  // namespace jitd::cpu
+
+#endif  // JITD_DEVICES_CPU_RUNTIME_LIBRARY_OP_H_

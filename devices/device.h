@@ -50,6 +50,17 @@ class Device {
   // public function) for execution.
   virtual StatusOr<std::unique_ptr<Executable>> Compile(
       std::shared_ptr<const ir::Module> module) const = 0;
+
+  // Bytes from which Deserialize rebuilds `executable` (compiled by this
+  // device) without generating code again: what the disk cache stores.
+  // Devices without a compiled form answer UNIMPLEMENTED (the daemon then
+  // stores the program text and compiles it again).
+  virtual StatusOr<std::string> Serialize(const Executable& executable) const {
+    return Unimplemented("device '" + std::string(name()) + "' has no serialized executables");
+  }
+  virtual StatusOr<std::unique_ptr<Executable>> Deserialize(std::string_view bytes) const {
+    return Unimplemented("device '" + std::string(name()) + "' has no serialized executables");
+  }
 };
 
 // The devices this build has ("interpreter").

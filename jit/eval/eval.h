@@ -66,6 +66,15 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      std::vector<RuntimeValue> args,
                                                      const EvalOptions& options = {});
 
+// Evaluates the single op `op` of `module` (not a terminator), with
+// `values[i]` bound to `bindings[i]`: the op's operands, plus every value
+// defined outside the op that its regions use. Compiled devices run the ops
+// their code generator does not handle through this (one op at a time).
+StatusOr<std::vector<RuntimeValue>> EvaluateOp(const ir::Module& module, const ir::Op& op,
+                                               std::span<const ir::Value* const> values,
+                                               std::span<const RuntimeValue> bindings,
+                                               const EvalOptions& options = {});
+
 // Seeded pseudo-random contents for a tensor type (dense_resource fills and
 // `--random-inputs`): floats uniform in [-1, 1), integers in a small range,
 // booleans fair. Deterministic for a seed.

@@ -153,6 +153,23 @@ class Evaluator {
     return Literal::Create(type, options_.max_literal_bytes);
   }
 
+  // Evaluates one op with `values[i]` bound to `bindings[i]` (its operands
+  // and any outer values its regions use).
+  StatusOr<std::vector<RuntimeValue>> EvaluateOne(const Op& op,
+                                                  std::span<const ir::Value* const> values,
+                                                  std::span<const RuntimeValue> bindings) {
+    if (values.size() != bindings.size()) {
+      return InvalidArgument("EvaluateOp: " + std::to_string(values.size()) + " values but " +
+                             std::to_string(bindings.size()) + " bindings");
+    }
+    Frame frame;
+    for (size_t i = 0; i < values.size(); ++i) frame.values[values[i]] = bindings[i];
+    frames_.push_back(&frame);
+    auto result = EvalOp(op);
+    frames_.pop_back();
+    return result;
+  }
+
  private:
   struct Frame {
     std::unordered_map<const ir::Value*, RuntimeValue> values;
@@ -363,6 +380,14 @@ Status OpContext::Unimplemented(std::string message) const {
 }
 
 }  // namespace internal
+
+StatusOr<std::vector<RuntimeValue>> EvaluateOp(const ir::Module& module, const ir::Op& op,
+                                               std::span<const ir::Value* const> values,
+                                               std::span<const RuntimeValue> bindings,
+                                               const EvalOptions& options) {
+  internal::Evaluator evaluator(module, options);
+  return evaluator.EvaluateOne(op, values, bindings);
+}
 
 StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      const ir::Function& function,

@@ -1,0 +1,1078 @@
+// The CPU device: plans a thunk sequence for the entry function, emits all
+// of the program's kernels into one LLVM module, JIT-compiles it, and runs
+// thunks over an arena of temporaries packed by liveness.
+#include "devices/cpu/cpu_device.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "devices/cpu/cpu_jit.h"
+#include "devices/cpu/runtime/library_op.h"
+#include "devices/cpu/thread_pool.h"
+#include "jit/codegen/fusion.h"
+#include "jit/codegen/kernel_emitter.h"
+#include "jit/frontend/parser.h"
+#include "jit/ir/printer.h"
+#include "jit/ir/verifier.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace jitd::cpu {
+
+using devices::ExecuteOptions;
+using eval::RuntimeValue;
+using ir::Op;
+using ir::OpCode;
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+// Below this many bytes of traffic a kernel runs on the calling thread.
+constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
+
+int64_t AlignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Where a value lives during a run.
+struct BufferRef {
+  enum class Kind : uint8_t { kNone, kArg, kOutput, kTemp, kConstant, kBoxed };
+  Kind kind = Kind::kNone;
+  int32_t index = 0;
+  bool operator==(const BufferRef& o) const { return kind == o.kind && index == o.index; }
+};
+
+struct ConstantSlot {
+  const Op* op = nullptr;
+  bool needs_seed = false;  // an elided dense_resource: filled per seed
+  bool referenced = false;  // some thunk reads it as a buffer
+  ir::Literal literal;      // materialized (when referenced and !needs_seed)
+};
+
+struct Program;
+
+// One execution's state.
+struct ExecState {
+  const Program& program;
+  std::span<const void* const> args;
+  std::span<void* const> outputs;
+  uint8_t* arena = nullptr;
+  std::vector<RuntimeValue> boxed;
+  const std::vector<ir::Literal>* seeded = nullptr;  // per-seed constants
+  const ExecuteOptions& options;
+
+  void* Ptr(BufferRef r) const;
+};
+
+class Thunk {
+ public:
+  virtual ~Thunk() = default;
+  virtual Status Run(ExecState& state) const = 0;
+};
+using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
+
+Status CheckDeadline(const ExecState& state) {
+  if (state.options.deadline && std::chrono::steady_clock::now() >= *state.options.deadline) {
+    return Status(StatusCode::kDeadlineExceeded, "execution ran past its deadline");
+  }
+  return Status::Ok();
+}
+
+Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
+  for (const auto& thunk : thunks) {
+    JITD_RETURN_IF_ERROR(CheckDeadline(state));
+    JITD_RETURN_IF_ERROR(thunk->Run(state));
+  }
+  return Status::Ok();
+}
+
+// The immutable result of compilation, shared by the executable's runs.
+struct Program {
+  std::shared_ptr<const ir::Module> module;
+  const ir::Function* entry = nullptr;
+  std::shared_ptr<ThreadPool> pool;
+  std::unique_ptr<JitCode> code;
+  std::vector<ConstantSlot> constants;
+  std::vector<int64_t> temp_offsets;
+  int64_t arena_bytes = 0;
+  int num_boxed = 0;
+  std::vector<BufferRef> arg_refs;
+  std::vector<BufferRef> result_refs;
+  ThunkSequence thunks;
+  std::vector<std::string> kernel_names;
+  CpuProgramStats stats;
+
+  // Arenas of finished runs, reused (first touch of fresh pages is costly).
+  mutable std::mutex arenas_mu;
+  mutable std::vector<std::unique_ptr<uint8_t[]>> free_arenas;
+  // Elided resources materialized per seed.
+  mutable std::mutex seeded_mu;
+  mutable std::map<uint64_t, std::shared_ptr<const std::vector<ir::Literal>>> seeded;
+};
+
+void* ExecState::Ptr(BufferRef r) const {
+  switch (r.kind) {
+    case BufferRef::Kind::kArg: return const_cast<void*>(args[static_cast<size_t>(r.index)]);
+    case BufferRef::Kind::kOutput: return outputs[static_cast<size_t>(r.index)];
+    case BufferRef::Kind::kTemp:
+      return arena + program.temp_offsets[static_cast<size_t>(r.index)];
+    case BufferRef::Kind::kConstant: {
+      const ConstantSlot& c = program.constants[static_cast<size_t>(r.index)];
+      const ir::Literal& lit = c.needs_seed ? (*seeded)[static_cast<size_t>(r.index)] : c.literal;
+      return const_cast<uint8_t*>(lit.bytes().data());
+    }
+    default: return nullptr;
+  }
+}
+
+// ---- Thunks -----------------------------------------------------------------
+
+class KernelThunk final : public Thunk {
+ public:
+  KernelThunk(size_t kernel, std::vector<BufferRef> params, int64_t work_items, int64_t min_chunk)
+      : kernel_(kernel), params_(std::move(params)), work_items_(work_items), min_chunk_(min_chunk) {}
+  Status Run(ExecState& state) const override {
+    using Fn = void (*)(void**, int64_t, int64_t);
+    auto fn = reinterpret_cast<Fn>(state.program.code->addresses()[kernel_]);
+    void* ptrs[64];
+    std::vector<void*> heap;
+    void** p = ptrs;
+    if (params_.size() > 64) {
+      heap.resize(params_.size());
+      p = heap.data();
+    }
+    for (size_t i = 0; i < params_.size(); ++i) p[i] = state.Ptr(params_[i]);
+    state.program.pool->ParallelFor(work_items_, min_chunk_,
+                                    [fn, p](int64_t b, int64_t e) { fn(p, b, e); });
+    return Status::Ok();
+  }
+
+ private:
+  size_t kernel_;
+  std::vector<BufferRef> params_;
+  int64_t work_items_;
+  int64_t min_chunk_;
+};
+
+// Reads a value for the interpreter.
+RuntimeValue ReadValue(const ExecState& state, BufferRef ref, const ir::Type& type) {
+  if (ref.kind == BufferRef::Kind::kBoxed) return state.boxed[static_cast<size_t>(ref.index)];
+  const auto* p = static_cast<const uint8_t*>(state.Ptr(ref));
+  std::vector<uint8_t> bytes(p, p + type.byte_size());
+  return RuntimeValue(*ir::Literal::FromBytes(type, std::move(bytes)));
+}
+
+Status WriteValue(ExecState& state, BufferRef ref, RuntimeValue value, const ir::Type& type) {
+  if (ref.kind == BufferRef::Kind::kBoxed) {
+    state.boxed[static_cast<size_t>(ref.index)] = std::move(value);
+    return Status::Ok();
+  }
+  if (!value.is_tensor() || value.literal().type() != type) {
+    return Internal("a fallback op produced " + value.type().ToString() + " where " +
+                    type.ToString() + " was planned");
+  }
+  std::memcpy(state.Ptr(ref), value.literal().bytes().data(), value.literal().bytes().size());
+  return Status::Ok();
+}
+
+class FallbackThunk final : public Thunk {
+ public:
+  FallbackThunk(const Op* op, std::vector<const ir::Value*> values, std::vector<BufferRef> refs,
+                std::vector<BufferRef> results)
+      : op_(op), values_(std::move(values)), refs_(std::move(refs)), results_(std::move(results)) {}
+  Status Run(ExecState& state) const override {
+    std::vector<RuntimeValue> bindings;
+    bindings.reserve(values_.size());
+    for (size_t i = 0; i < values_.size(); ++i) {
+      bindings.push_back(ReadValue(state, refs_[i], values_[i]->type()));
+    }
+    eval::EvalOptions options;
+    options.deadline = state.options.deadline;
+    options.resource_fill_seed = state.options.resource_fill_seed;
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> out,
+                          eval::EvaluateOp(*state.program.module, *op_, values_, bindings, options));
+    if (out.size() != results_.size()) return Internal("fallback result count mismatch");
+    for (size_t i = 0; i < out.size(); ++i) {
+      JITD_RETURN_IF_ERROR(WriteValue(state, results_[i], std::move(out[i]), op_->result(i)->type()));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const Op* op_;
+  std::vector<const ir::Value*> values_;
+  std::vector<BufferRef> refs_;
+  std::vector<BufferRef> results_;
+};
+
+class LibraryThunk final : public Thunk {
+ public:
+  LibraryThunk(std::unique_ptr<LibraryOp> op, std::vector<BufferRef> operands,
+               std::vector<BufferRef> results)
+      : op_(std::move(op)), operands_(std::move(operands)), results_(std::move(results)) {}
+  Status Run(ExecState& state) const override {
+    std::vector<const void*> in;
+    std::vector<void*> out;
+    for (BufferRef r : operands_) in.push_back(state.Ptr(r));
+    for (BufferRef r : results_) out.push_back(state.Ptr(r));
+    ParallelFor parallel_for = [&state](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+      state.program.pool->ParallelFor(n, 1, fn);
+    };
+    RunContext context;
+    context.parallel_for = &parallel_for;
+    context.deadline = state.options.deadline;
+    return op_->Run(in, out, context);
+  }
+
+ private:
+  std::unique_ptr<LibraryOp> op_;
+  std::vector<BufferRef> operands_;
+  std::vector<BufferRef> results_;
+};
+
+// Copies values (tensors or boxed) from `from` to `to`, staging the sources
+// that are themselves destinations so a permutation stays correct.
+Status CopyValues(ExecState& state, const std::vector<BufferRef>& from,
+                  const std::vector<BufferRef>& to, const std::vector<int64_t>& bytes) {
+  std::vector<std::vector<uint8_t>> staged(from.size());
+  std::vector<RuntimeValue> staged_boxed(from.size());
+  std::vector<bool> is_staged(from.size(), false);
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == to[i]) continue;
+    if (std::find(to.begin(), to.end(), from[i]) == to.end()) continue;
+    is_staged[i] = true;
+    if (from[i].kind == BufferRef::Kind::kBoxed) {
+      staged_boxed[i] = state.boxed[static_cast<size_t>(from[i].index)];
+    } else {
+      const auto* p = static_cast<const uint8_t*>(state.Ptr(from[i]));
+      staged[i].assign(p, p + bytes[i]);
+    }
+  }
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == to[i] || is_staged[i]) continue;
+    if (to[i].kind == BufferRef::Kind::kBoxed) {
+      state.boxed[static_cast<size_t>(to[i].index)] = state.boxed[static_cast<size_t>(from[i].index)];
+    } else if (bytes[i] > 0) {
+      std::memcpy(state.Ptr(to[i]), state.Ptr(from[i]), static_cast<size_t>(bytes[i]));
+    }
+  }
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (!is_staged[i]) continue;
+    if (to[i].kind == BufferRef::Kind::kBoxed) {
+      state.boxed[static_cast<size_t>(to[i].index)] = std::move(staged_boxed[i]);
+    } else if (bytes[i] > 0) {
+      std::memcpy(state.Ptr(to[i]), staged[i].data(), static_cast<size_t>(bytes[i]));
+    }
+  }
+  return Status::Ok();
+}
+
+class CopyThunk final : public Thunk {
+ public:
+  CopyThunk(std::vector<BufferRef> from, std::vector<BufferRef> to, std::vector<int64_t> bytes)
+      : from_(std::move(from)), to_(std::move(to)), bytes_(std::move(bytes)) {}
+  Status Run(ExecState& state) const override { return CopyValues(state, from_, to_, bytes_); }
+
+ private:
+  std::vector<BufferRef> from_, to_;
+  std::vector<int64_t> bytes_;
+};
+
+// A region's plan: its thunks and where its terminator's operands live.
+struct RegionPlan {
+  ThunkSequence thunks;
+  std::vector<BufferRef> returns;
+};
+
+class WhileThunk final : public Thunk {
+ public:
+  WhileThunk(std::vector<BufferRef> init, std::vector<BufferRef> state, std::vector<int64_t> bytes,
+             RegionPlan cond, RegionPlan body)
+      : init_(std::move(init)), state_(std::move(state)), bytes_(std::move(bytes)),
+        cond_(std::move(cond)), body_(std::move(body)) {}
+  Status Run(ExecState& s) const override {
+    JITD_RETURN_IF_ERROR(CopyValues(s, init_, state_, bytes_));
+    while (true) {
+      JITD_RETURN_IF_ERROR(CheckDeadline(s));
+      JITD_RETURN_IF_ERROR(RunSequence(cond_.thunks, s));
+      if (*static_cast<const uint8_t*>(s.Ptr(cond_.returns[0])) == 0) return Status::Ok();
+      JITD_RETURN_IF_ERROR(RunSequence(body_.thunks, s));
+      JITD_RETURN_IF_ERROR(CopyValues(s, body_.returns, state_, bytes_));
+    }
+  }
+
+ private:
+  std::vector<BufferRef> init_, state_;
+  std::vector<int64_t> bytes_;
+  RegionPlan cond_, body_;
+};
+
+// if (pred: i1) and case (index: i32; out of range = the last branch).
+class BranchThunk final : public Thunk {
+ public:
+  BranchThunk(bool is_if, BufferRef selector, std::vector<RegionPlan> branches,
+              std::vector<BufferRef> results, std::vector<int64_t> bytes)
+      : is_if_(is_if), selector_(selector), branches_(std::move(branches)),
+        results_(std::move(results)), bytes_(std::move(bytes)) {}
+  Status Run(ExecState& s) const override {
+    size_t branch;
+    if (is_if_) {
+      branch = *static_cast<const uint8_t*>(s.Ptr(selector_)) != 0 ? 0 : 1;
+    } else {
+      int32_t index;
+      std::memcpy(&index, s.Ptr(selector_), sizeof(index));
+      const int64_t n = static_cast<int64_t>(branches_.size());
+      branch = static_cast<size_t>(index < 0 || index >= n ? n - 1 : index);
+    }
+    JITD_RETURN_IF_ERROR(RunSequence(branches_[branch].thunks, s));
+    return CopyValues(s, branches_[branch].returns, results_, bytes_);
+  }
+
+ private:
+  bool is_if_;
+  BufferRef selector_;
+  std::vector<RegionPlan> branches_;
+  std::vector<BufferRef> results_;
+  std::vector<int64_t> bytes_;
+};
+
+// ---- Planning -----------------------------------------------------------------
+
+// Values defined inside `op`'s regions.
+void CollectDefined(const Op& op, std::unordered_set<const ir::Value*>& defined) {
+  for (size_t r = 0; r < op.num_regions(); ++r) {
+    const ir::Region& region = op.region(r);
+    for (size_t b = 0; b < region.num_blocks(); ++b) {
+      const ir::Block& block = region.block(b);
+      for (size_t i = 0; i < block.num_args(); ++i) defined.insert(block.arg(i));
+      for (const auto& inner : block.ops()) {
+        for (size_t i = 0; i < inner->num_results(); ++i) defined.insert(inner->result(i));
+        CollectDefined(*inner, defined);
+      }
+    }
+  }
+}
+
+// Operands of `op` and of its nested ops that are defined outside it.
+std::vector<const ir::Value*> FreeValues(const Op& op) {
+  std::unordered_set<const ir::Value*> defined;
+  CollectDefined(op, defined);
+  std::vector<const ir::Value*> out;
+  std::unordered_set<const ir::Value*> seen;
+  auto visit = [&](const Op& o, auto& self) -> void {
+    for (const ir::Value* v : o.operands()) {
+      if (!defined.count(v) && seen.insert(v).second) out.push_back(v);
+    }
+    for (size_t r = 0; r < o.num_regions(); ++r) {
+      for (size_t b = 0; b < o.region(r).num_blocks(); ++b) {
+        for (const auto& inner : o.region(r).block(b).ops()) self(*inner, self);
+      }
+    }
+  };
+  visit(op, visit);
+  return out;
+}
+
+[[maybe_unused]] bool IsLibraryCandidate(OpCode code) {
+  switch (code) {
+    case OpCode::kDotGeneral:
+    case OpCode::kDot:
+    case OpCode::kConvolution:
+    case OpCode::kFft:
+    case OpCode::kTriangularSolve:
+    case OpCode::kCholesky:
+    case OpCode::kSort:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class Planner {
+ public:
+  // `llvm_module` null: plan only (kernels come from a cached object).
+  Planner(Program& program, llvm::Module* llvm_module)
+      : p_(program), llvm_module_(llvm_module) {}
+
+  Status Plan() {
+    const ir::Function& fn = *p_.entry;
+    const ir::Block* block = fn.entry();
+    if (!block) return InvalidArgument("entry function @" + fn.name() + " has no body");
+    scopes_.push_back({});
+    // Entry results produced directly into the caller's result buffers.
+    const Op* term = block->terminator();
+    if (!term) return InvalidArgument("entry function has no terminator");
+    for (size_t i = 0; i < term->num_operands(); ++i) {
+      const ir::Value* v = term->operand(i);
+      const Op* def = v->defining_op();
+      if (!v->type().is_tensor() || !def || def->parent_block() != block ||
+          def->code() == OpCode::kConstant || output_of_.count(v)) {
+        continue;
+      }
+      output_of_[v] = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < block->num_args(); ++i) {
+      const ir::Value* arg = block->arg(i);
+      BufferRef ref = arg->type().is_tensor() ? BufferRef{BufferRef::Kind::kArg, static_cast<int32_t>(i)}
+                                              : NewBoxed();
+      p_.arg_refs.push_back(ref);
+      Bind(arg, ref);
+    }
+    inlining_.insert(&fn);
+    RegionPlan plan;
+    JITD_RETURN_IF_ERROR(PlanBlock(*block, plan));
+    // Results not produced in place are copied there at the end.
+    std::vector<BufferRef> from, to;
+    std::vector<int64_t> bytes;
+    for (size_t i = 0; i < plan.returns.size(); ++i) {
+      const BufferRef r = plan.returns[i];
+      p_.result_refs.push_back(r);
+      const ir::Type& t = term->operand(i)->type();
+      if (!t.is_tensor()) continue;
+      const BufferRef out{BufferRef::Kind::kOutput, static_cast<int32_t>(i)};
+      if (r == out) continue;
+      from.push_back(r);
+      to.push_back(out);
+      bytes.push_back(t.byte_size());
+      Use(r);
+    }
+    if (!from.empty()) {
+      plan.thunks.push_back(std::make_unique<CopyThunk>(std::move(from), std::move(to), std::move(bytes)));
+    }
+    p_.thunks = std::move(plan.thunks);
+    AssignBuffers();
+    return Status::Ok();
+  }
+
+ private:
+  struct Temp {
+    int64_t bytes = 0;
+    int64_t def = 0;
+    int64_t last_use = 0;
+    size_t depth = 0;
+  };
+  struct Scope {
+    std::unordered_map<const ir::Value*, BufferRef> refs;
+    bool barrier = false;  // an inlined callee sees nothing outside
+  };
+
+  BufferRef NewBoxed() { return {BufferRef::Kind::kBoxed, p_.num_boxed++}; }
+
+  BufferRef NewTemp(const ir::Type& type) {
+    if (!type.is_tensor()) return NewBoxed();
+    Temp t;
+    t.bytes = std::max<int64_t>(type.byte_size(), 1);
+    t.def = pos_;
+    t.last_use = pos_;
+    t.depth = open_.size();
+    temps_.push_back(t);
+    return {BufferRef::Kind::kTemp, static_cast<int32_t>(temps_.size() - 1)};
+  }
+
+  // The buffer for result `v` of an op planned at this level.
+  BufferRef NewResult(const ir::Value* v) {
+    auto it = output_of_.find(v);
+    if (it != output_of_.end() && open_.empty() && scopes_.size() == 1) {
+      return {BufferRef::Kind::kOutput, it->second};
+    }
+    return NewTemp(v->type());
+  }
+
+  void Bind(const ir::Value* v, BufferRef r) { scopes_.back().refs[v] = r; }
+
+  StatusOr<BufferRef> Lookup(const ir::Value* v) {
+    for (size_t i = scopes_.size(); i-- > 0;) {
+      auto it = scopes_[i].refs.find(v);
+      if (it != scopes_[i].refs.end()) return it->second;
+      if (scopes_[i].barrier) break;
+    }
+    if (const Op* def = v->defining_op(); def && def->code() == OpCode::kConstant) {
+      // Constants are materialized where a buffer is needed.
+      p_.constants.push_back({def, false, false, {}});
+      const BufferRef r{BufferRef::Kind::kConstant, static_cast<int32_t>(p_.constants.size() - 1)};
+      scopes_.back().refs[v] = r;
+      return r;
+    }
+    const Op* def = v->defining_op();
+    return Internal("value " + (def ? "of '" + std::string(def->name()) + "' at " + def->loc().ToString()
+                                    : std::string("(a block argument)")) +
+                    " used before it was planned");
+  }
+
+  // Records a read of `r` at the current position.
+  void Use(BufferRef r) {
+    if (r.kind == BufferRef::Kind::kConstant) {
+      p_.constants[static_cast<size_t>(r.index)].referenced = true;
+      return;
+    }
+    if (r.kind != BufferRef::Kind::kTemp) return;
+    Temp& t = temps_[static_cast<size_t>(r.index)];
+    if (t.depth < open_.size()) {
+      open_[t.depth].push_back(r.index);
+    } else {
+      t.last_use = std::max(t.last_use, pos_);
+    }
+  }
+
+  StatusOr<BufferRef> UseValue(const ir::Value* v) {
+    JITD_ASSIGN_OR_RETURN(BufferRef r, Lookup(v));
+    Use(r);
+    return r;
+  }
+
+  void OpenOp() { open_.emplace_back(); }
+  // Extends temps used inside the op from outside to its end.
+  void CloseOp() {
+    std::vector<int32_t> pending = std::move(open_.back());
+    open_.pop_back();
+    for (int32_t id : pending) {
+      Temp& t = temps_[static_cast<size_t>(id)];
+      if (t.depth < open_.size()) {
+        open_[t.depth].push_back(id);
+      } else {
+        t.last_use = std::max(t.last_use, pos_);
+      }
+    }
+  }
+  void KeepAlive(BufferRef r) {
+    if (r.kind == BufferRef::Kind::kTemp) {
+      Temp& t = temps_[static_cast<size_t>(r.index)];
+      t.last_use = std::max(t.last_use, pos_);
+    }
+  }
+
+  static std::vector<int64_t> ByteSizes(const Op& op) {
+    std::vector<int64_t> bytes;
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      const ir::Type& t = op.result(i)->type();
+      bytes.push_back(t.is_tensor() ? t.byte_size() : 0);
+    }
+    return bytes;
+  }
+
+  Status PlanBlock(const ir::Block& block, RegionPlan& plan) {
+    const codegen::FusionPlan fusion = codegen::PlanFusion(block);
+    for (const auto& op_ptr : block.ops()) {
+      const Op& op = *op_ptr;
+      ++pos_;
+      if (&op == block.terminator() &&
+          (op.code() == OpCode::kReturn || op.code() == OpCode::kFuncReturn)) {
+        for (const ir::Value* v : op.operands()) {
+          JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
+          plan.returns.push_back(r);
+        }
+        return Status::Ok();
+      }
+      if (op.code() == OpCode::kConstant || fusion.fused_away.count(&op)) continue;
+      if (auto it = fusion.kernel_of_root.find(&op); it != fusion.kernel_of_root.end()) {
+        JITD_RETURN_IF_ERROR(PlanKernel(fusion.kernels[it->second], plan));
+        continue;
+      }
+      switch (op.code()) {
+        case OpCode::kWhile:
+          JITD_RETURN_IF_ERROR(PlanWhile(op, plan));
+          continue;
+        case OpCode::kIf:
+        case OpCode::kCase:
+          JITD_RETURN_IF_ERROR(PlanBranches(op, plan));
+          continue;
+        case OpCode::kFuncCall:
+          if (Status s = PlanCall(op, plan); s.code() != StatusCode::kUnimplemented) {
+            JITD_RETURN_IF_ERROR(s);
+            continue;
+          }
+          break;  // recursive: the interpreter runs it
+        default:
+          break;
+      }
+#ifdef JITD_CPU_HAVE_LIBRARY
+      if (IsLibraryCandidate(op.code()) && op.num_regions() == 0) {
+        auto library = CreateLibraryOp(op);
+        if (library.ok() && *library) {
+          std::vector<BufferRef> in, out;
+          for (const ir::Value* v : op.operands()) {
+            JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
+            in.push_back(r);
+          }
+          for (size_t i = 0; i < op.num_results(); ++i) {
+            const BufferRef r = NewResult(op.result(i));
+            Bind(op.result(i), r);
+            out.push_back(r);
+          }
+          plan.thunks.push_back(std::make_unique<LibraryThunk>(std::move(*library), std::move(in), std::move(out)));
+          ++p_.stats.library_ops;
+          continue;
+        }
+      }
+#endif
+      JITD_RETURN_IF_ERROR(PlanFallback(op, plan));
+    }
+    return InvalidArgument("block ends without a terminator");
+  }
+
+  Status PlanKernel(const codegen::KernelSpec& fused, RegionPlan& plan) {
+    codegen::KernelSpec spec = fused;
+    spec.name = "jitd_k" + std::to_string(p_.kernel_names.size());
+    std::vector<BufferRef> params;
+    for (const ir::Value* v : spec.inputs) {
+      JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
+      params.push_back(r);
+    }
+    const Op& root = *spec.root;
+    for (size_t i = 0; i < root.num_results(); ++i) {
+      const BufferRef r = NewResult(root.result(i));
+      Bind(root.result(i), r);
+      params.push_back(r);
+    }
+    codegen::KernelInfo info;
+    if (llvm_module_) {
+      JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*llvm_module_, spec));
+    } else {
+      JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*scratch_module(), spec));
+    }
+    const int64_t min_chunk =
+        std::max<int64_t>(1, kMinParallelBytes / std::max<int64_t>(1, info.bytes_per_item));
+    plan.thunks.push_back(std::make_unique<KernelThunk>(p_.kernel_names.size(), std::move(params),
+                                                        info.work_items, min_chunk));
+    p_.kernel_names.push_back(spec.name);
+    ++p_.stats.kernels;
+    for (const Op* op : spec.fused) {
+      if (op->code() != OpCode::kConstant) ++p_.stats.kernel_ops;
+    }
+    return Status::Ok();
+  }
+
+  // Planning without emission still needs KernelInfo: emit into a module
+  // that is thrown away (cheap next to optimisation and machine code).
+  llvm::Module* scratch_module() {
+    if (!scratch_) {
+      scratch_context_ = std::make_unique<llvm::LLVMContext>();
+      scratch_ = std::make_unique<llvm::Module>("scratch", *scratch_context_);
+    }
+    return scratch_.get();
+  }
+
+  Status PlanFallback(const Op& op, RegionPlan& plan) {
+    std::vector<const ir::Value*> values = FreeValues(op);
+    std::vector<BufferRef> refs;
+    for (const ir::Value* v : values) {
+      JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
+      refs.push_back(r);
+    }
+    std::vector<BufferRef> results;
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      const BufferRef r = NewResult(op.result(i));
+      Bind(op.result(i), r);
+      results.push_back(r);
+    }
+    plan.thunks.push_back(std::make_unique<FallbackThunk>(&op, std::move(values), std::move(refs),
+                                                          std::move(results)));
+    ++p_.stats.fallback_ops;
+    fallback_names_[std::string(op.name())]++;
+    return Status::Ok();
+  }
+
+  Status PlanWhile(const Op& op, RegionPlan& plan) {
+    std::vector<BufferRef> init, state;
+    for (const ir::Value* v : op.operands()) {
+      JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
+      init.push_back(r);
+    }
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      const BufferRef r = NewResult(op.result(i));
+      state.push_back(r);
+    }
+    OpenOp();
+    RegionPlan regions[2];
+    for (size_t k = 0; k < 2; ++k) {
+      const ir::Block& block = op.region(k).block(0);
+      scopes_.push_back({});
+      for (size_t i = 0; i < block.num_args(); ++i) Bind(block.arg(i), state[i]);
+      Status s = PlanBlock(block, regions[k]);
+      scopes_.pop_back();
+      JITD_RETURN_IF_ERROR(s);
+    }
+    CloseOp();
+    for (BufferRef r : state) KeepAlive(r);
+    for (size_t i = 0; i < op.num_results(); ++i) Bind(op.result(i), state[i]);
+    plan.thunks.push_back(std::make_unique<WhileThunk>(std::move(init), std::move(state), ByteSizes(op),
+                                                       std::move(regions[0]), std::move(regions[1])));
+    ++p_.stats.control_ops;
+    return Status::Ok();
+  }
+
+  Status PlanBranches(const Op& op, RegionPlan& plan) {
+    JITD_ASSIGN_OR_RETURN(BufferRef selector, UseValue(op.operand(0)));
+    std::vector<BufferRef> results;
+    for (size_t i = 0; i < op.num_results(); ++i) results.push_back(NewResult(op.result(i)));
+    OpenOp();
+    std::vector<RegionPlan> branches(op.num_regions());
+    for (size_t k = 0; k < op.num_regions(); ++k) {
+      scopes_.push_back({});
+      Status s = PlanBlock(op.region(k).block(0), branches[k]);
+      scopes_.pop_back();
+      JITD_RETURN_IF_ERROR(s);
+    }
+    CloseOp();
+    for (BufferRef r : results) KeepAlive(r);
+    for (size_t i = 0; i < op.num_results(); ++i) Bind(op.result(i), results[i]);
+    plan.thunks.push_back(std::make_unique<BranchThunk>(op.code() == OpCode::kIf, selector,
+                                                        std::move(branches), std::move(results),
+                                                        ByteSizes(op)));
+    ++p_.stats.control_ops;
+    return Status::Ok();
+  }
+
+  // func.call: the callee's block is planned in place (inlined), its
+  // arguments aliasing the caller's operands. Recursion is UNIMPLEMENTED
+  // here (the caller falls back to the interpreter).
+  Status PlanCall(const Op& op, RegionPlan& plan) {
+    const auto* callee_attr = op.attr("callee") ? op.attr("callee")->get_if<ir::SymbolRefAttr>() : nullptr;
+    const ir::Function* callee = callee_attr ? p_.module->FindFunction(callee_attr->name) : nullptr;
+    if (!callee || !callee->entry() || inlining_.count(callee) || inlining_.size() > 64) {
+      return Unimplemented("call not inlined");
+    }
+    std::vector<BufferRef> args;
+    for (const ir::Value* v : op.operands()) {
+      JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
+      args.push_back(r);
+    }
+    const ir::Block& block = *callee->entry();
+    scopes_.push_back({});
+    scopes_.back().barrier = true;
+    for (size_t i = 0; i < block.num_args() && i < args.size(); ++i) Bind(block.arg(i), args[i]);
+    inlining_.insert(callee);
+    RegionPlan body;
+    Status s = PlanBlock(block, body);
+    inlining_.erase(callee);
+    scopes_.pop_back();
+    JITD_RETURN_IF_ERROR(s);
+    for (auto& t : body.thunks) plan.thunks.push_back(std::move(t));
+    for (size_t i = 0; i < op.num_results() && i < body.returns.size(); ++i) {
+      Bind(op.result(i), body.returns[i]);
+    }
+    ++p_.stats.control_ops;
+    return Status::Ok();
+  }
+
+  // Linear scan over live ranges: first fit in an arena.
+  void AssignBuffers() {
+    std::vector<size_t> order(temps_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return temps_[a].def < temps_[b].def; });
+    p_.temp_offsets.assign(temps_.size(), 0);
+    struct Live { int64_t offset, size, end; };
+    std::vector<Live> live;  // sorted by offset
+    int64_t arena = 0, unshared = 0;
+    for (size_t id : order) {
+      const Temp& t = temps_[id];
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.end < t.def; }),
+                 live.end());
+      const int64_t size = AlignUp(t.bytes);
+      unshared += size;
+      int64_t offset = 0;
+      for (const Live& l : live) {
+        if (offset + size <= l.offset) break;
+        offset = std::max(offset, l.offset + l.size);
+      }
+      p_.temp_offsets[id] = offset;
+      live.push_back({offset, size, t.last_use});
+      std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.offset < b.offset; });
+      arena = std::max(arena, offset + size);
+    }
+    p_.arena_bytes = arena;
+    p_.stats.arena_bytes = arena;
+    p_.stats.unshared_bytes = unshared;
+  }
+
+  Program& p_;
+  llvm::Module* llvm_module_;
+  std::unique_ptr<llvm::LLVMContext> scratch_context_;
+  std::unique_ptr<llvm::Module> scratch_;
+  std::vector<Scope> scopes_;
+  std::vector<Temp> temps_;
+  std::vector<std::vector<int32_t>> open_;
+  std::unordered_map<const ir::Value*, int> output_of_;
+  std::unordered_set<const ir::Function*> inlining_;
+  int64_t pos_ = 0;
+
+ public:
+  std::map<std::string, int> fallback_names_;
+};
+
+// Materializes referenced constants (those needing a seed only per run).
+Status MaterializeConstants(Program& p) {
+  for (ConstantSlot& c : p.constants) {
+    const auto& value = *c.op->attr("value");
+    if (const auto* r = value.get_if<ir::DenseResourceAttr>()) {
+      if (!p.module->FindResourceBlob(r->handle)) {
+        c.needs_seed = true;
+        continue;
+      }
+    }
+    if (!c.referenced) continue;
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> v, eval::EvaluateOp(*p.module, *c.op, {}, {}));
+    c.literal = std::move(v[0].literal());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const Program& p,
+                                                                         std::optional<uint64_t> seed) {
+  bool any = false;
+  for (const ConstantSlot& c : p.constants) any = any || c.needs_seed;
+  if (!any) return std::shared_ptr<const std::vector<ir::Literal>>();
+  if (!seed) {
+    for (const ConstantSlot& c : p.constants) {
+      if (c.needs_seed) {
+        return InvalidArgument(c.op->loc().ToString() + ": 'stablehlo.constant' op dense_resource<" +
+                               c.op->attr("value")->as<ir::DenseResourceAttr>().handle +
+                               "> has no data in the module (elided weights); supply a fill seed");
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(p.seeded_mu);
+  auto it = p.seeded.find(*seed);
+  if (it != p.seeded.end()) return it->second;
+  auto values = std::make_shared<std::vector<ir::Literal>>(p.constants.size());
+  eval::EvalOptions options;
+  options.resource_fill_seed = seed;
+  for (size_t i = 0; i < p.constants.size(); ++i) {
+    if (!p.constants[i].needs_seed) continue;
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> v,
+                          eval::EvaluateOp(*p.module, *p.constants[i].op, {}, {}, options));
+    (*values)[i] = std::move(v[0].literal());
+  }
+  if (p.seeded.size() > 4) p.seeded.clear();  // bounded
+  p.seeded[*seed] = values;
+  return std::shared_ptr<const std::vector<ir::Literal>>(values);
+}
+
+class CpuExecutableImpl final : public CpuExecutable {
+ public:
+  explicit CpuExecutableImpl(std::shared_ptr<Program> program) : p_(std::move(program)) {}
+
+  const std::vector<ir::Type>& argument_types() const override { return p_->entry->arg_types(); }
+  const std::vector<ir::Type>& result_types() const override { return p_->entry->result_types(); }
+  const CpuProgramStats& stats() const override { return p_->stats; }
+  const Program& program() const { return *p_; }
+
+  StatusOr<std::vector<RuntimeValue>> Execute(std::span<const RuntimeValue> args,
+                                              const ExecuteOptions& options) const override {
+    const auto& types = argument_types();
+    if (args.size() != types.size()) {
+      return InvalidArgument("@" + p_->entry->name() + " takes " + std::to_string(types.size()) +
+                             " arguments, got " + std::to_string(args.size()));
+    }
+    std::vector<const void*> arg_ptrs(args.size(), nullptr);
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].type() != types[i]) {
+        return InvalidArgument("argument " + std::to_string(i) + " of @" + p_->entry->name() +
+                               " must be " + types[i].ToString() + ", got " + args[i].type().ToString());
+      }
+      if (args[i].is_tensor()) arg_ptrs[i] = args[i].literal().bytes().data();
+    }
+    std::vector<RuntimeValue> results;
+    std::vector<void*> out_ptrs;
+    for (const ir::Type& t : result_types()) {
+      if (t.is_tensor()) {
+        JITD_ASSIGN_OR_RETURN(ir::Literal lit, ir::Literal::Create(t));
+        results.emplace_back(std::move(lit));
+        out_ptrs.push_back(results.back().literal().mutable_bytes().data());
+      } else {
+        results.emplace_back();
+        out_ptrs.push_back(nullptr);
+      }
+    }
+    std::vector<RuntimeValue> boxed_out;
+    JITD_RETURN_IF_ERROR(RunInternal(arg_ptrs, args, out_ptrs, options, &boxed_out));
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!result_types()[i].is_tensor()) results[i] = std::move(boxed_out[i]);
+    }
+    return results;
+  }
+
+  Status Run(std::span<const void* const> args, std::span<void* const> results,
+             const ExecuteOptions& options) const override {
+    for (const ir::Type& t : argument_types()) {
+      if (!t.is_tensor()) return InvalidArgument("Run takes tensor arguments only");
+    }
+    for (const ir::Type& t : result_types()) {
+      if (!t.is_tensor()) return InvalidArgument("Run returns tensor results only");
+    }
+    if (args.size() != argument_types().size() || results.size() != result_types().size()) {
+      return InvalidArgument("wrong number of argument or result buffers");
+    }
+    return RunInternal(args, {}, results, options, nullptr);
+  }
+
+ private:
+  Status RunInternal(std::span<const void* const> args, std::span<const RuntimeValue> boxed_args,
+                     std::span<void* const> outputs, const ExecuteOptions& options,
+                     std::vector<RuntimeValue>* boxed_out) const {
+    JITD_ASSIGN_OR_RETURN(auto seeded, SeededConstants(*p_, options.resource_fill_seed));
+    std::unique_ptr<uint8_t[]> arena;
+    {
+      std::lock_guard<std::mutex> lock(p_->arenas_mu);
+      if (!p_->free_arenas.empty()) {
+        arena = std::move(p_->free_arenas.back());
+        p_->free_arenas.pop_back();
+      }
+    }
+    if (!arena && p_->arena_bytes > 0) {
+      arena.reset(new (std::align_val_t(kAlignment)) uint8_t[static_cast<size_t>(p_->arena_bytes)]);
+    }
+    ExecState state{*p_, args, outputs, arena.get(), {}, seeded.get(), options};
+    state.boxed.resize(static_cast<size_t>(p_->num_boxed));
+    for (size_t i = 0; i < boxed_args.size(); ++i) {
+      if (p_->arg_refs[i].kind == BufferRef::Kind::kBoxed) {
+        state.boxed[static_cast<size_t>(p_->arg_refs[i].index)] = boxed_args[i];
+      }
+    }
+    Status status = RunSequence(p_->thunks, state);
+    if (status.ok() && boxed_out) {
+      boxed_out->resize(p_->result_refs.size());
+      for (size_t i = 0; i < p_->result_refs.size(); ++i) {
+        if (p_->result_refs[i].kind == BufferRef::Kind::kBoxed) {
+          (*boxed_out)[i] = state.boxed[static_cast<size_t>(p_->result_refs[i].index)];
+        }
+      }
+    }
+    if (arena) {
+      std::lock_guard<std::mutex> lock(p_->arenas_mu);
+      if (p_->free_arenas.size() < 4) p_->free_arenas.push_back(std::move(arena));
+    }
+    return status;
+  }
+
+  std::shared_ptr<Program> p_;
+};
+
+constexpr std::string_view kSerialMagic = "JITDCPU1";
+
+void PutString(std::string& out, std::string_view s) {
+  const uint64_t n = s.size();
+  out.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  out.append(s);
+}
+
+bool GetString(std::string_view& in, std::string_view& s) {
+  uint64_t n;
+  if (in.size() < sizeof(n)) return false;
+  std::memcpy(&n, in.data(), sizeof(n));
+  in.remove_prefix(sizeof(n));
+  if (in.size() < n) return false;
+  s = in.substr(0, n);
+  in.remove_prefix(n);
+  return true;
+}
+
+}  // namespace
+
+struct CpuDevice::Impl {
+  std::unique_ptr<CpuJit> jit;
+  std::shared_ptr<ThreadPool> pool;
+  CpuDeviceOptions options;
+
+  // Plans (and with `emit`, generates code for) a verified module.
+  StatusOr<std::shared_ptr<Program>> Build(std::shared_ptr<const ir::Module> module,
+                                           const std::string* object) const {
+    const auto start = std::chrono::steady_clock::now();
+    auto program = std::make_shared<Program>();
+    program->module = std::move(module);
+    program->pool = pool;
+    program->entry = program->module->EntryFunction();
+    if (!program->entry) {
+      return InvalidArgument("module has no entry function (@main, or exactly one public function)");
+    }
+    auto context = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> llvm_module = jit->NewModule("program", *context);
+    Planner planner(*program, object ? nullptr : llvm_module.get());
+    JITD_RETURN_IF_ERROR(planner.Plan());
+    JITD_RETURN_IF_ERROR(MaterializeConstants(*program));
+    program->stats.codegen_seconds = Seconds(start);
+    const auto llvm_start = std::chrono::steady_clock::now();
+    if (!program->kernel_names.empty()) {
+      if (object) {
+        JITD_ASSIGN_OR_RETURN(program->code, jit->AddObject(*object, program->kernel_names));
+      } else {
+        JITD_ASSIGN_OR_RETURN(program->code,
+                              jit->AddModule(std::move(llvm_module), std::move(context),
+                                             program->kernel_names));
+      }
+    }
+    program->stats.llvm_seconds = Seconds(llvm_start);
+    return program;
+  }
+};
+
+StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const CpuDeviceOptions& options) {
+  auto impl = std::make_shared<Impl>();
+  impl->options = options;
+  CpuJitOptions jit_options;
+  jit_options.dump_dir = options.dump_dir;
+  JITD_ASSIGN_OR_RETURN(impl->jit, CpuJit::Create(jit_options));
+  int threads = options.num_threads;
+  if (threads <= 0) {
+    if (const char* env = std::getenv("JITD_CPU_THREADS")) threads = std::atoi(env);
+  }
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  impl->pool = std::make_shared<ThreadPool>(threads);
+  return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(impl)));
+}
+
+CpuDevice::~CpuDevice() = default;
+
+int CpuDevice::num_threads() const { return impl_->pool->num_threads(); }
+
+StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Compile(
+    std::shared_ptr<const ir::Module> module) const {
+  JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
+  JITD_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, impl_->Build(std::move(module), nullptr));
+  return std::unique_ptr<devices::Executable>(new CpuExecutableImpl(std::move(program)));
+}
+
+StatusOr<std::string> CpuDevice::Serialize(const devices::Executable& executable) const {
+  const auto* cpu = dynamic_cast<const CpuExecutableImpl*>(&executable);
+  if (!cpu) return InvalidArgument("not an executable of the cpu device");
+  const Program& p = cpu->program();
+  std::string out(kSerialMagic);
+  PutString(out, impl_->jit->cpu_features());
+  PutString(out, ir::PrintModule(*p.module));
+  PutString(out, p.code ? p.code->object() : std::string());
+  return out;
+}
+
+StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Deserialize(std::string_view bytes) const {
+  if (bytes.substr(0, kSerialMagic.size()) != kSerialMagic) {
+    return InvalidArgument("not a serialized cpu executable (bad magic)");
+  }
+  bytes.remove_prefix(kSerialMagic.size());
+  std::string_view features, text, object;
+  if (!GetString(bytes, features) || !GetString(bytes, text) || !GetString(bytes, object) ||
+      !bytes.empty()) {
+    return InvalidArgument("truncated serialized cpu executable");
+  }
+  if (features != impl_->jit->cpu_features()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "serialized cpu executable was built for other CPU features");
+  }
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> parsed, frontend::ParseModule(text));
+  JITD_RETURN_IF_ERROR(ir::VerifyModule(*parsed));
+  const std::string object_copy(object);
+  JITD_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
+                        impl_->Build(std::shared_ptr<const ir::Module>(std::move(parsed)), &object_copy));
+  return std::unique_ptr<devices::Executable>(new CpuExecutableImpl(std::move(program)));
+}
+
+}  // namespace jitd::cpu

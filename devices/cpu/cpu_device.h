@@ -1,0 +1,88 @@
+// The CPU device: StableHLO compiled to host machine code through LLVM ORC.
+//
+// An executable is a sequence of thunks over buffers (XLA:CPU's thunk
+// runtime):
+//  - KernelThunk: a JIT-compiled loop kernel for a fusion group
+//    (jit/codegen), split over the device's thread pool when large;
+//  - LibraryThunk: ops served by devices/cpu/runtime (dot_general, ...);
+//  - WhileThunk / IfThunk / CaseThunk: real control flow around nested
+//    thunk sequences (func.call is inlined at plan time);
+//  - FallbackThunk: any op codegen does not handle yet, evaluated by the
+//    interpreter's kernel for that one op (eval::EvaluateOp);
+//  - CopyThunk: moves values into result buffers.
+// All kernels of a program live in ONE LLVM module (one O2 compile).
+// Temporaries share one arena per execution, packed by liveness.
+//
+// Thread safety: a CpuDevice may compile from several threads; an executable
+// may run from several threads at once (each run takes its own arena).
+// Lifetime: executables keep their device's JIT and pool alive.
+#ifndef JITD_DEVICES_CPU_CPU_DEVICE_H_
+#define JITD_DEVICES_CPU_CPU_DEVICE_H_
+
+#include <memory>
+#include <string>
+
+#include "devices/device.h"
+
+namespace jitd::cpu {
+
+struct CpuDeviceOptions {
+  // Threads splitting large loops (the calling thread counts); 0 = one per
+  // hardware thread, or JITD_CPU_THREADS from the environment when set.
+  int num_threads = 0;
+  // When non-empty: the optimized LLVM IR of every program goes here.
+  std::string dump_dir;
+};
+
+// How much of a program runs as generated code. Op counts are over the ops
+// of the planned functions (calls inlined), constants and terminators not
+// counted.
+struct CpuProgramStats {
+  int64_t kernel_ops = 0;     // ops computed inside KernelThunks
+  int64_t library_ops = 0;    // ops run by the runtime library
+  int64_t fallback_ops = 0;   // ops run by the interpreter (FallbackThunk)
+  int64_t control_ops = 0;    // while / if / case / call
+  int64_t kernels = 0;        // KernelThunks
+  int64_t arena_bytes = 0;    // temporaries, after buffer reuse
+  int64_t unshared_bytes = 0; // temporaries without reuse (for comparison)
+  double codegen_seconds = 0; // plan + LLVM IR emission
+  double llvm_seconds = 0;    // optimisation + machine code
+};
+
+class CpuExecutable : public devices::Executable {
+ public:
+  // Runs on raw buffers: args[i] holds argument i's dense bytes, results[j]
+  // receives result j's (sized by result_types()). Only for programs whose
+  // arguments and results are all tensors. Zero copies on the way in and out.
+  virtual Status Run(std::span<const void* const> args, std::span<void* const> results,
+                     const devices::ExecuteOptions& options) const = 0;
+  virtual const CpuProgramStats& stats() const = 0;
+};
+
+class CpuDevice final : public devices::Device {
+ public:
+  static StatusOr<std::unique_ptr<CpuDevice>> Create(const CpuDeviceOptions& options = {});
+  ~CpuDevice() override;
+
+  std::string_view name() const override { return "cpu"; }
+  StatusOr<std::unique_ptr<devices::Executable>> Compile(
+      std::shared_ptr<const ir::Module> module) const override;
+
+  // Bytes that rebuild `executable` (one this device compiled) without code
+  // generation: the program text, the host's CPU features and the object
+  // file of its kernels.
+  StatusOr<std::string> Serialize(const devices::Executable& executable) const override;
+  StatusOr<std::unique_ptr<devices::Executable>> Deserialize(
+      std::string_view bytes) const override;
+
+  int num_threads() const;
+
+ private:
+  struct Impl;
+  explicit CpuDevice(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace jitd::cpu
+
+#endif  // JITD_DEVICES_CPU_CPU_DEVICE_H_

@@ -1,0 +1,244 @@
+// Compiled with -fno-rtti (it subclasses llvm::ObjectCache, and Debian's
+// LLVM is built without RTTI).
+#include "devices/cpu/cpu_jit.h"
+
+#include <atomic>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/ExecutionEngine/ObjectCache.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+namespace jitd::cpu {
+namespace {
+
+Status FromLlvm(llvm::Error error, const std::string& what) {
+  return Internal(what + ": " + llvm::toString(std::move(error)));
+}
+
+// glibc's libmvec variants (SSE 'b', AVX2 'd', AVX-512 'e') for the libm
+// functions the emitter calls. LLVM 19's own LIBMVEC_X86 table covers only
+// sin/cos/exp/log/pow up to AVX2; this one adds tanh & co and AVX-512.
+const std::vector<llvm::VecDesc>& LibmvecMappings() {
+  static const std::vector<llvm::VecDesc>* mappings = [] {
+    static std::deque<std::string> names;  // VecDesc holds StringRefs
+    auto* out = new std::vector<llvm::VecDesc>;
+    const char* unary[] = {"sin",  "cos",   "tan",   "exp",   "log",   "tanh", "expm1",
+                           "log1p", "asin", "acos",  "atan",  "asinh", "acosh", "atanh",
+                           "erf",  "erfc",  "cbrt",  "sinh",  "cosh",  "exp2",  "log2", "log10"};
+    struct Isa { char letter; int f64_lanes; };
+    const Isa isas[] = {{'b', 2}, {'d', 4}, {'e', 8}};
+    auto add = [&](const std::string& scalar, const std::string& vector, int lanes, const char* params) {
+      names.push_back(scalar);
+      const std::string& s = names.back();
+      names.push_back(vector);
+      const std::string& v = names.back();
+      names.push_back("_ZGV_LLVM_N" + std::to_string(lanes) + params);
+      out->emplace_back(s, v, llvm::ElementCount::getFixed(static_cast<unsigned>(lanes)), false,
+                        names.back());
+    };
+    for (const Isa& isa : isas) {
+      for (const char* f : unary) {
+        const std::string fn(f);
+        add(fn, std::string("_ZGV") + isa.letter + "N" + std::to_string(isa.f64_lanes) + "v_" + fn,
+            isa.f64_lanes, "v");
+        add(fn + "f",
+            std::string("_ZGV") + isa.letter + "N" + std::to_string(2 * isa.f64_lanes) + "v_" + fn + "f",
+            2 * isa.f64_lanes, "v");
+      }
+      for (const char* f : {"pow", "atan2"}) {
+        const std::string fn(f);
+        add(fn, std::string("_ZGV") + isa.letter + "N" + std::to_string(isa.f64_lanes) + "vv_" + fn,
+            isa.f64_lanes, "vv");
+        add(fn + "f",
+            std::string("_ZGV") + isa.letter + "N" + std::to_string(2 * isa.f64_lanes) + "vv_" + fn + "f",
+            2 * isa.f64_lanes, "vv");
+      }
+    }
+    return out;
+  }();
+  return *mappings;
+}
+
+}  // namespace
+
+struct CpuJit::State : public llvm::ObjectCache {
+  CpuJitOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm;  // the optimizer's cost model
+  std::mutex opt_mu;
+  std::mutex objects_mu;
+  std::map<std::string, std::string> objects;  // module id -> object file
+  std::atomic<uint64_t> counter{0};
+
+  void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef obj) override {
+    std::lock_guard<std::mutex> lock(objects_mu);
+    objects[m->getModuleIdentifier()] = obj.getBuffer().str();
+  }
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
+
+  void Optimize(llvm::Module& m) {
+    std::lock_guard<std::mutex> lock(opt_mu);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    llvm::PassBuilder pb(tm.get(), pto);
+    llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
+    tlii.addVectorizableFunctions(LibmvecMappings());
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+    mpm.run(m, mam);
+    if (!options.dump_dir.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(options.dump_dir + "/" + m.getModuleIdentifier() + ".opt.ll", ec);
+      if (!ec) m.print(os, nullptr);
+    }
+  }
+};
+
+JitCode::~JitCode() {
+  if (release_) release_();
+}
+
+CpuJit::~CpuJit() = default;
+
+StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(const CpuJitOptions& options) {
+  static std::once_flag init_once;
+  std::call_once(init_once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    // libmvec's vector functions, for the JIT's process symbol lookup.
+    llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+  });
+  std::unique_ptr<CpuJit> jit(new CpuJit());
+  jit->state_ = std::make_unique<State>();
+  jit->state_->options = options;
+  jit->cpu_name_ = llvm::sys::getHostCPUName().str();
+  llvm::SubtargetFeatures features;
+  for (const auto& [name, enabled] : llvm::sys::getHostCPUFeatures()) {
+    features.AddFeature(name, enabled);
+  }
+  jit->cpu_features_ = features.getString();
+
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(llvm::sys::getProcessTriple())};
+  jtmb.setCPU(jit->cpu_name_);
+  jtmb.addFeatures(features.getFeatures());
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) return FromLlvm(tm.takeError(), "cannot create the host target machine");
+  jit->state_->tm = std::move(*tm);
+
+  State* state = jit->state_.get();
+  auto built =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(jtmb)
+          .setCompileFunctionCreator(
+              [state](llvm::orc::JITTargetMachineBuilder builder)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                // A target machine per compile: programs compile concurrently.
+                return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(builder), state);
+              })
+          .create();
+  if (!built) return FromLlvm(built.takeError(), "cannot create the LLVM JIT");
+  jit->jit_ = std::move(*built);
+  jit->jit_->getIRTransformLayer().setTransform(
+      [state](llvm::orc::ThreadSafeModule tsm, llvm::orc::MaterializationResponsibility&)
+          -> llvm::Expected<llvm::orc::ThreadSafeModule> {
+        tsm.withModuleDo([state](llvm::Module& m) { state->Optimize(m); });
+        return std::move(tsm);
+      });
+  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit->jit_->getDataLayout().getGlobalPrefix());
+  if (!generator) return FromLlvm(generator.takeError(), "cannot search the process's symbols");
+  jit->jit_->getMainJITDylib().addGenerator(std::move(*generator));
+  return jit;
+}
+
+std::unique_ptr<llvm::Module> CpuJit::NewModule(const std::string& name,
+                                                llvm::LLVMContext& context) const {
+  auto module = std::make_unique<llvm::Module>(name, context);
+  module->setDataLayout(jit_->getDataLayout());
+  module->setTargetTriple(jit_->getTargetTriple().str());
+  return module;
+}
+
+StatusOr<std::unique_ptr<JitCode>> CpuJit::Resolve(std::function<void()> release, void* dylib,
+                                                   const std::vector<std::string>& symbols) {
+  auto& jd = *static_cast<llvm::orc::JITDylib*>(dylib);
+  auto code = std::make_unique<JitCode>();
+  code->release_ = std::move(release);
+  for (const std::string& name : symbols) {
+    auto address = jit_->lookup(jd, name);
+    if (!address) return FromLlvm(address.takeError(), "cannot resolve kernel '" + name + "'");
+    code->addresses_.push_back(address->toPtr<void*>());
+  }
+  return code;
+}
+
+StatusOr<std::unique_ptr<JitCode>> CpuJit::AddModule(std::unique_ptr<llvm::Module> module,
+                                                     std::unique_ptr<llvm::LLVMContext> context,
+                                                     const std::vector<std::string>& symbols) {
+  const uint64_t n = state_->counter.fetch_add(1);
+  const std::string id = "jitd_program_" + std::to_string(n);
+  module->setModuleIdentifier(id);
+  auto jd = jit_->createJITDylib(id);
+  if (!jd) return FromLlvm(jd.takeError(), "cannot create a JITDylib");
+  jd->addToLinkOrder(jit_->getMainJITDylib());
+  auto tracker = jd->createResourceTracker();
+  if (auto err = jit_->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module),
+                                                                      std::move(context)))) {
+    return FromLlvm(std::move(err), "cannot add the program's module");
+  }
+  auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
+  std::lock_guard<std::mutex> lock(state_->objects_mu);
+  auto it = state_->objects.find(id);
+  if (code.ok() && it != state_->objects.end()) (*code)->object_ = std::move(it->second);
+  if (it != state_->objects.end()) state_->objects.erase(it);
+  return code;
+}
+
+StatusOr<std::unique_ptr<JitCode>> CpuJit::AddObject(const std::string& object,
+                                                     const std::vector<std::string>& symbols) {
+  const uint64_t n = state_->counter.fetch_add(1);
+  const std::string id = "jitd_object_" + std::to_string(n);
+  auto jd = jit_->createJITDylib(id);
+  if (!jd) return FromLlvm(jd.takeError(), "cannot create a JITDylib");
+  jd->addToLinkOrder(jit_->getMainJITDylib());
+  auto tracker = jd->createResourceTracker();
+  if (auto err = jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, id))) {
+    return FromLlvm(std::move(err), "cannot load the cached object file");
+  }
+  auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
+  if (code.ok()) (*code)->object_ = object;
+  return code;
+}
+
+}  // namespace jitd::cpu

@@ -1,0 +1,990 @@
+// Kernel emission: loop nests over the root's result (or a reduce's output
+// and reduced dimensions) whose body computes one element by walking the
+// fused producers backwards through their index maps.
+#include "jit/codegen/kernel_emitter.h"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace jitd::codegen {
+
+using ir::DType;
+using ir::Op;
+using ir::OpCode;
+
+namespace {
+
+bool IsSupportedDType(DType t) {
+  switch (t) {
+    case DType::kPred:
+    case DType::kS8:
+    case DType::kS16:
+    case DType::kS32:
+    case DType::kS64:
+    case DType::kU8:
+    case DType::kU16:
+    case DType::kU32:
+    case DType::kU64:
+    case DType::kF32:
+    case DType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64; }
+bool IsInt(DType t) { return ir::IsInteger(t); }
+bool IsPredT(DType t) { return t == DType::kPred; }
+
+bool AllTensorTypesSupported(const Op& op) {
+  for (const ir::Value* v : op.operands()) {
+    if (!v->type().is_tensor() || !IsSupportedDType(v->type().dtype())) return false;
+  }
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const ir::Type& t = op.result(i)->type();
+    if (!t.is_tensor() || !IsSupportedDType(t.dtype())) return false;
+  }
+  return true;
+}
+
+// The math a scalar op needs for its element type(s), as the emitter
+// implements it. Mirrors EmitScalarOp's switch.
+bool ScalarOpSupported(const Op& op) {
+  if (!AllTensorTypesSupported(op)) return false;
+  if (op.num_results() != 1) return false;
+  const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
+                                        : op.result(0)->type().dtype();
+  switch (op.code()) {
+    case OpCode::kAdd:
+    case OpCode::kMultiply:
+    case OpCode::kMaximum:
+    case OpCode::kMinimum:
+    case OpCode::kSelect:
+    case OpCode::kClamp:
+    case OpCode::kCompare:
+    case OpCode::kConvert:
+      return true;
+    case OpCode::kSubtract:
+    case OpCode::kDivide:
+    case OpCode::kRemainder:
+    case OpCode::kNegate:
+    case OpCode::kAbs:
+    case OpCode::kSign:
+      return IsF(t) || IsInt(t);
+    case OpCode::kAnd:
+    case OpCode::kOr:
+    case OpCode::kXor:
+    case OpCode::kNot:
+      return IsInt(t) || IsPredT(t);
+    case OpCode::kShiftLeft:
+    case OpCode::kShiftRightArithmetic:
+    case OpCode::kShiftRightLogical:
+    case OpCode::kPopulationCount:
+    case OpCode::kCountLeadingZeros:
+      return IsInt(t);
+    case OpCode::kExponential:
+    case OpCode::kExponentialMinusOne:
+    case OpCode::kLog:
+    case OpCode::kLogPlusOne:
+    case OpCode::kLogistic:
+    case OpCode::kTanh:
+    case OpCode::kSine:
+    case OpCode::kCosine:
+    case OpCode::kTan:
+    case OpCode::kChloTan:
+    case OpCode::kSqrt:
+    case OpCode::kRsqrt:
+    case OpCode::kCbrt:
+    case OpCode::kFloor:
+    case OpCode::kCeil:
+    case OpCode::kRoundNearestAfz:
+    case OpCode::kRoundNearestEven:
+    case OpCode::kIsFinite:
+    case OpCode::kPower:
+    case OpCode::kAtan2:
+    case OpCode::kChloSquare:
+    case OpCode::kChloIsInf:
+    case OpCode::kChloIsPosInf:
+    case OpCode::kChloIsNegInf:
+    case OpCode::kChloAsin:
+    case OpCode::kChloAcos:
+    case OpCode::kChloAtan:
+    case OpCode::kChloAsinh:
+    case OpCode::kChloAcosh:
+    case OpCode::kChloAtanh:
+    case OpCode::kChloErf:
+    case OpCode::kChloErfc:
+      return IsF(t);
+    case OpCode::kBitcastConvert: {
+      const DType r = op.result(0)->type().dtype();
+      return !IsPredT(t) && !IsPredT(r) && ir::BitWidth(t) == ir::BitWidth(r) &&
+             op.operand(0)->type().rank() == op.result(0)->type().rank();
+    }
+    default:
+      return false;
+  }
+}
+
+bool IsSplatConstant(const Op& op) {
+  if (op.code() != OpCode::kConstant) return false;
+  const ir::Attribute* value = op.attr("value");
+  const auto* dense = value ? value->get_if<ir::DenseElementsAttr>() : nullptr;
+  if (!dense || !dense->data) return false;
+  if (dense->splat) return true;
+  return dense->type.num_elements() == 1;
+}
+
+}  // namespace
+
+bool IsFusibleOp(const Op& op) {
+  if (op.num_regions() != 0) return false;
+  switch (op.code()) {
+    case OpCode::kConstant:
+      return IsSplatConstant(op) && AllTensorTypesSupported(op);
+    case OpCode::kIota:
+      return AllTensorTypesSupported(op);
+    case OpCode::kBroadcastInDim:
+    case OpCode::kReshape:
+    case OpCode::kTranspose:
+    case OpCode::kSlice:
+    case OpCode::kReverse:
+      return AllTensorTypesSupported(op) && op.num_results() == 1;
+    default:
+      return ScalarOpSupported(op);
+  }
+}
+
+bool IsCheapToDuplicate(const Op& op) {
+  if (op.code() == OpCode::kConstant || op.code() == OpCode::kIota) return true;
+  if (op.code() == OpCode::kBroadcastInDim || op.code() == OpCode::kReshape) {
+    return op.operand(0)->type().num_elements() == 1;
+  }
+  return false;
+}
+
+bool IsEmittableReduce(const Op& op) {
+  if (op.code() != OpCode::kReduce || op.num_regions() != 1) return false;
+  if (!AllTensorTypesSupported(op)) return false;
+  const size_t n = op.num_results();
+  if (n == 0 || op.num_operands() != 2 * n) return false;
+  const ir::Region& r = op.region(0);
+  if (r.num_blocks() != 1) return false;
+  const ir::Block& b = r.block(0);
+  if (b.num_args() != 2 * n) return false;
+  for (size_t i = 0; i < b.num_args(); ++i) {
+    const ir::Type& t = b.arg(i)->type();
+    // Bodies in a wider type than the operands (promotion) go to the fallback.
+    if (!t.is_tensor() || t.rank() != 0 || t.dtype() != op.result(i % n)->type().dtype()) {
+      return false;
+    }
+  }
+  for (const auto& body_op : b.ops()) {
+    if (body_op->code() == OpCode::kReturn) continue;
+    if (!IsFusibleOp(*body_op)) return false;
+    for (size_t i = 0; i < body_op->num_results(); ++i) {
+      if (body_op->result(i)->type().rank() != 0) return false;
+    }
+    // Only scalar math and splat constants in a body (no index maps).
+    switch (body_op->code()) {
+      case OpCode::kIota:
+      case OpCode::kBroadcastInDim:
+      case OpCode::kTranspose:
+      case OpCode::kSlice:
+      case OpCode::kReverse:
+        return false;
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// A multi-index into a shape, with its row-major linear offset; either part
+// is computed from the other on demand.
+struct Index {
+  std::vector<int64_t> dims;
+  std::vector<llvm::Value*> multi;  // empty until known (rank > 0)
+  llvm::Value* linear = nullptr;
+};
+
+class Emitter {
+ public:
+  Emitter(llvm::Module& module, const KernelSpec& spec)
+      : module_(module), ctx_(module.getContext()), b_(ctx_), spec_(spec) {
+    for (const Op* op : spec.fused) fused_.insert(op);
+    i64_ = b_.getInt64Ty();
+  }
+
+  StatusOr<KernelInfo> Emit() {
+    // void body(ptr noalias p0, ..., i64 begin, i64 end), always inlined
+    // into void NAME(ptr buffers, i64 begin, i64 end).
+    const Op& root = *spec_.root;
+    const size_t num_params = spec_.inputs.size() + root.num_results();
+    std::vector<llvm::Type*> body_params(num_params, b_.getPtrTy());
+    body_params.push_back(i64_);
+    body_params.push_back(i64_);
+    auto* body_type = llvm::FunctionType::get(b_.getVoidTy(), body_params, false);
+    llvm::Function* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage,
+                                                  spec_.name + ".body", module_);
+    body->addFnAttr(llvm::Attribute::AlwaysInline);
+    body->addFnAttr(llvm::Attribute::NoUnwind);
+    body->addFnAttr("prefer-vector-width", "512");
+    for (size_t i = 0; i < num_params; ++i) {
+      body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+      if (i < spec_.inputs.size()) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::ReadOnly);
+    }
+    function_ = body;
+    llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx_, "entry", body);
+    b_.SetInsertPoint(entry);
+    for (size_t i = 0; i < spec_.inputs.size(); ++i) params_[spec_.inputs[i]] = body->getArg(static_cast<unsigned>(i));
+    for (size_t i = 0; i < root.num_results(); ++i) {
+      outputs_.push_back(body->getArg(static_cast<unsigned>(spec_.inputs.size() + i)));
+    }
+    llvm::Value* begin = body->getArg(static_cast<unsigned>(num_params));
+    llvm::Value* end = body->getArg(static_cast<unsigned>(num_params + 1));
+
+    KernelInfo info;
+    if (root.code() == OpCode::kReduce) {
+      JITD_RETURN_IF_ERROR(EmitReduce(begin, end, info));
+    } else {
+      JITD_RETURN_IF_ERROR(EmitElementwise(begin, end, info));
+    }
+    if (!status_.ok()) return status_;
+    b_.CreateRetVoid();
+
+    // The entry point.
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64_, i64_}, false);
+    llvm::Function* fn =
+        llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    std::vector<llvm::Value*> args;
+    for (size_t i = 0; i < num_params; ++i) {
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), fn->getArg(0), i);
+      args.push_back(b_.CreateLoad(b_.getPtrTy(), slot));
+    }
+    args.push_back(fn->getArg(1));
+    args.push_back(fn->getArg(2));
+    b_.CreateCall(body, args);
+    b_.CreateRetVoid();
+
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (llvm::verifyFunction(*body, &os) || llvm::verifyFunction(*fn, &os)) {
+      return Internal("codegen produced invalid LLVM IR for '" + std::string(root.name()) +
+                      "' at " + root.loc().ToString() + ": " + os.str());
+    }
+    return info;
+  }
+
+ private:
+  // ---- Types ---------------------------------------------------------------
+
+  llvm::Type* ComputeType(DType t) {
+    switch (t) {
+      case DType::kPred: return b_.getInt1Ty();
+      case DType::kF32: return b_.getFloatTy();
+      case DType::kF64: return b_.getDoubleTy();
+      default: return b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t)));
+    }
+  }
+  llvm::Type* StorageType(DType t) {
+    return t == DType::kPred ? b_.getInt8Ty() : ComputeType(t);
+  }
+
+  // ---- Loops ---------------------------------------------------------------
+
+  using LoopBody = std::function<std::vector<llvm::Value*>(llvm::Value* i,
+                                                           const std::vector<llvm::Value*>& carried)>;
+
+  // for (i = lo; i < hi; ++i) carried = body(i, carried); returns the final
+  // carried values. `vectorize` adds loop metadata asking for it.
+  std::vector<llvm::Value*> EmitLoop(llvm::Value* lo, llvm::Value* hi,
+                                     const std::vector<llvm::Value*>& init, const LoopBody& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", function_);
+    llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(ctx_, "body", function_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "exit", function_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* i = b_.CreatePHI(i64_, 2);
+    i->addIncoming(lo, pre);
+    std::vector<llvm::PHINode*> phis;
+    std::vector<llvm::Value*> carried;
+    for (llvm::Value* v : init) {
+      llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+      phi->addIncoming(v, pre);
+      phis.push_back(phi);
+      carried.push_back(phi);
+    }
+    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), loop_body, exit);
+    b_.SetInsertPoint(loop_body);
+    std::vector<llvm::Value*> next = body(i, carried);
+    llvm::Value* i_next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    b_.CreateBr(header);
+    i->addIncoming(i_next, latch);
+    for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
+    b_.SetInsertPoint(exit);
+    return carried;
+  }
+
+  // ---- Indices -------------------------------------------------------------
+
+  Index* NewIndex(std::vector<int64_t> dims) {
+    indices_.emplace_back();
+    indices_.back().dims = std::move(dims);
+    return &indices_.back();
+  }
+  Index* ScalarIndex() {
+    Index* idx = NewIndex({});
+    idx->linear = b_.getInt64(0);
+    return idx;
+  }
+
+  llvm::Value* Linear(Index& idx) {
+    if (idx.linear) return idx.linear;
+    if (idx.dims.empty()) return idx.linear = b_.getInt64(0);
+    llvm::Value* offset = b_.getInt64(0);
+    int64_t stride = 1;
+    for (size_t d = idx.dims.size(); d-- > 0;) {
+      offset = b_.CreateAdd(offset, b_.CreateMul(idx.multi[d], b_.getInt64(stride), "", true, true),
+                            "", true, true);
+      stride *= idx.dims[d];
+    }
+    return idx.linear = offset;
+  }
+
+  const std::vector<llvm::Value*>& Multi(Index& idx) {
+    if (!idx.multi.empty() || idx.dims.empty()) return idx.multi;
+    idx.multi.resize(idx.dims.size());
+    llvm::Value* rest = idx.linear;
+    for (size_t d = idx.dims.size(); d-- > 0;) {
+      if (d == 0) {
+        idx.multi[d] = rest;
+      } else {
+        idx.multi[d] = b_.CreateURem(rest, b_.getInt64(idx.dims[d]));
+        rest = b_.CreateUDiv(rest, b_.getInt64(idx.dims[d]));
+      }
+    }
+    return idx.multi;
+  }
+
+  // The index of operand `i` of elementwise `op` at result index `idx`
+  // (rank-0 operands of select / clamp broadcast implicitly).
+  Index* ElementwiseOperandIndex(const Op& op, size_t i, Index* idx) {
+    if (op.operand(i)->type().rank() == 0 && !idx->dims.empty()) return ScalarIndex();
+    return idx;
+  }
+
+  // ---- Values --------------------------------------------------------------
+
+  llvm::Value* Load(const ir::Value* v, Index* idx) {
+    const DType t = v->type().dtype();
+    llvm::Value* ptr = params_.at(v);
+    llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
+    llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
+    llvm::Value* x = b_.CreateLoad(StorageType(t), addr);
+    if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
+    return x;
+  }
+
+  void Store(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) {
+    if (t == DType::kPred) x = b_.CreateZExt(x, b_.getInt8Ty());
+    b_.CreateStore(x, b_.CreateInBoundsGEP(StorageType(t), ptr, offset));
+  }
+
+  llvm::Value* Value(const ir::Value* v, Index* idx) {
+    auto key = std::make_pair(v, idx);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    llvm::Value* x = nullptr;
+    if (auto it = scalars_.find(v); it != scalars_.end()) {
+      x = it->second;
+    } else if (params_.count(v)) {
+      x = Load(v, idx);
+    } else if (const Op* op = v->defining_op(); op && fused_.count(op)) {
+      x = EmitOp(*op, idx);
+    } else {
+      Fail("a value that is neither a kernel input nor fused");
+      x = llvm::UndefValue::get(ComputeType(v->type().dtype()));
+    }
+    cache_[key] = x;
+    return x;
+  }
+
+  void Fail(const std::string& message) {
+    if (status_.ok()) {
+      status_ = Internal("codegen for '" + std::string(spec_.root->name()) + "' at " +
+                         spec_.root->loc().ToString() + ": " + message);
+    }
+  }
+
+  llvm::Value* SplatConstant(const Op& op) {
+    const auto& dense = op.attr("value")->as<ir::DenseElementsAttr>();
+    const DType t = dense.type.dtype();
+    const uint8_t* p = dense.data->data();
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, static_cast<size_t>(ir::StorageBytes(t)));
+    switch (t) {
+      case DType::kPred: return b_.getInt1(bits != 0);
+      case DType::kF32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        return llvm::ConstantFP::get(b_.getFloatTy(), f);
+      }
+      case DType::kF64: {
+        double d;
+        std::memcpy(&d, p, 8);
+        return llvm::ConstantFP::get(b_.getDoubleTy(), d);
+      }
+      default:
+        return llvm::ConstantInt::get(ComputeType(t), bits);
+    }
+  }
+
+  llvm::Value* EmitOp(const Op& op, Index* idx) {
+    const ir::Type& rt = op.result(0)->type();
+    switch (op.code()) {
+      case OpCode::kConstant:
+        return SplatConstant(op);
+      case OpCode::kIota: {
+        const size_t dim = static_cast<size_t>(op.GetInt("iota_dimension").value_or(0));
+        llvm::Value* i = Multi(*idx)[dim];
+        const DType t = rt.dtype();
+        if (IsF(t)) return b_.CreateUIToFP(i, ComputeType(t));
+        if (IsPredT(t)) return b_.CreateICmpNE(i, b_.getInt64(0));
+        return b_.CreateTrunc(i, ComputeType(t));
+      }
+      case OpCode::kBroadcastInDim: {
+        const ir::Value* operand = op.operand(0);
+        if (operand->type().rank() == 0) return Value(operand, ScalarIndex());
+        const std::vector<int64_t> bdims = op.GetI64Array("broadcast_dimensions").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        const auto& m = Multi(*idx);
+        for (size_t k = 0; k < bdims.size(); ++k) {
+          const int64_t od = operand->type().dim(static_cast<int64_t>(k));
+          o->multi.push_back(od == 1 ? b_.getInt64(0) : m[static_cast<size_t>(bdims[k])]);
+        }
+        return Value(operand, o);
+      }
+      case OpCode::kReshape: {
+        const ir::Value* operand = op.operand(0);
+        Index* o = NewIndex(operand->type().dims());
+        o->linear = Linear(*idx);
+        return Value(operand, o);
+      }
+      case OpCode::kTranspose: {
+        const ir::Value* operand = op.operand(0);
+        const std::vector<int64_t> perm = op.GetI64Array("permutation").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        o->multi.resize(perm.size());
+        const auto& m = Multi(*idx);
+        for (size_t i = 0; i < perm.size(); ++i) o->multi[static_cast<size_t>(perm[i])] = m[i];
+        return Value(operand, o);
+      }
+      case OpCode::kSlice: {
+        const ir::Value* operand = op.operand(0);
+        const auto start = op.GetI64Array("start_indices").value_or(std::vector<int64_t>{});
+        auto strides = op.GetI64Array("strides").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        const auto& m = Multi(*idx);
+        for (size_t d = 0; d < m.size(); ++d) {
+          const int64_t s = d < strides.size() ? strides[d] : 1;
+          o->multi.push_back(b_.CreateAdd(b_.CreateMul(m[d], b_.getInt64(s)), b_.getInt64(start[d])));
+        }
+        return Value(operand, o);
+      }
+      case OpCode::kReverse: {
+        const ir::Value* operand = op.operand(0);
+        const auto dims = op.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        o->multi = Multi(*idx);
+        for (int64_t d : dims) {
+          o->multi[static_cast<size_t>(d)] = b_.CreateSub(
+              b_.getInt64(operand->type().dim(d) - 1), o->multi[static_cast<size_t>(d)]);
+        }
+        return Value(operand, o);
+      }
+      default:
+        break;
+    }
+    std::vector<llvm::Value*> operands;
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      operands.push_back(Value(op.operand(i), ElementwiseOperandIndex(op, i, idx)));
+    }
+    return Scalar(op, operands);
+  }
+
+  // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
+
+  llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
+    return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
+  }
+
+  // A call to a libm function (f32: name + "f"), declared as not touching
+  // memory so the vectorizer can map it to libmvec.
+  // `precise`: a call the vectorizer must not replace by a libmvec variant
+  // (those are up to 4 ULP off; f64 results need libm's < 1 ULP).
+  llvm::Value* LibmCall(const std::string& base, llvm::ArrayRef<llvm::Value*> args,
+                        bool precise = false) {
+    llvm::Type* t = args[0]->getType();
+    const std::string name = t->isFloatTy() ? base + "f" : base;
+    std::vector<llvm::Type*> params(args.size(), t);
+    llvm::FunctionCallee callee =
+        module_.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* call = b_.CreateCall(callee, args);
+    call->setDoesNotAccessMemory();
+    if (precise) call->addFnAttr(llvm::Attribute::NoBuiltin);
+    return call;
+  }
+
+  // f32 values computed in f64 and rounded once: for the functions where
+  // the f32 vector variants are less accurate than the corpus allows.
+  llvm::Value* LibmCallWide(const std::string& base, llvm::Value* x) {
+    if (!x->getType()->isFloatTy()) return LibmCall(base, {x}, /*precise=*/true);
+    llvm::Value* wide = b_.CreateFPExt(x, b_.getDoubleTy());
+    return b_.CreateFPTrunc(LibmCall(base, {wide}), b_.getFloatTy());
+  }
+
+  llvm::Value* FloatMax(llvm::Value* a, llvm::Value* b) { return Intrinsic(llvm::Intrinsic::maximum, {a, b}); }
+  llvm::Value* FloatMin(llvm::Value* a, llvm::Value* b) { return Intrinsic(llvm::Intrinsic::minimum, {a, b}); }
+
+  llvm::Value* Max(DType t, llvm::Value* a, llvm::Value* b) {
+    if (IsF(t)) return FloatMax(a, b);
+    if (IsPredT(t)) return b_.CreateOr(a, b);
+    return ir::IsSignedInt(t) ? Intrinsic(llvm::Intrinsic::smax, {a, b}) : Intrinsic(llvm::Intrinsic::umax, {a, b});
+  }
+  llvm::Value* Min(DType t, llvm::Value* a, llvm::Value* b) {
+    if (IsF(t)) return FloatMin(a, b);
+    if (IsPredT(t)) return b_.CreateAnd(a, b);
+    return ir::IsSignedInt(t) ? Intrinsic(llvm::Intrinsic::smin, {a, b}) : Intrinsic(llvm::Intrinsic::umin, {a, b});
+  }
+
+  llvm::Value* Convert(llvm::Value* x, DType from, DType to) {
+    if (from == to) return x;
+    llvm::Type* tt = ComputeType(to);
+    if (IsPredT(from)) {
+      return IsF(to) ? b_.CreateUIToFP(x, tt) : b_.CreateZExt(x, tt);
+    }
+    if (IsInt(from)) {
+      if (IsPredT(to)) return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+      if (IsF(to)) return ir::IsSignedInt(from) ? b_.CreateSIToFP(x, tt) : b_.CreateUIToFP(x, tt);
+      return ir::IsSignedInt(from) ? b_.CreateSExtOrTrunc(x, tt) : b_.CreateZExtOrTrunc(x, tt);
+    }
+    // from a float
+    if (IsPredT(to)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    if (IsF(to)) return from == DType::kF32 ? b_.CreateFPExt(x, tt) : b_.CreateFPTrunc(x, tt);
+    return b_.CreateIntrinsic(ir::IsSignedInt(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                              {tt, x->getType()}, {x});
+  }
+
+  llvm::Value* Compare(const Op& op, llvm::Value* a, llvm::Value* b) {
+    const DType t = op.operand(0)->type().dtype();
+    const ir::EnumAttr* dir_attr = op.GetEnum("comparison_direction");
+    const std::string dir = dir_attr ? dir_attr->value : "";
+    std::string type = IsF(t) ? "FLOAT" : ir::IsSignedInt(t) ? "SIGNED" : "UNSIGNED";
+    if (const ir::EnumAttr* ct = op.GetEnum("compare_type")) type = ct->value;
+    using P = llvm::CmpInst::Predicate;
+    if (IsF(t) && type == "TOTALORDER") {
+      const unsigned width = static_cast<unsigned>(ir::BitWidth(t));
+      llvm::Type* it = b_.getIntNTy(width);
+      auto key = [&](llvm::Value* v) {
+        llvm::Value* bits = b_.CreateBitCast(v, it);
+        llvm::Value* sign_mask = llvm::ConstantInt::get(it, llvm::APInt::getSignedMinValue(width));
+        llvm::Value* mag = b_.CreateAnd(bits, b_.CreateNot(sign_mask));
+        llvm::Value* neg = b_.CreateICmpNE(b_.CreateAnd(bits, sign_mask), llvm::ConstantInt::get(it, 0));
+        return b_.CreateSelect(neg, b_.CreateSub(b_.CreateNeg(mag), llvm::ConstantInt::get(it, 1)), mag);
+      };
+      a = key(a);
+      b = key(b);
+      type = "SIGNED";
+    }
+    P p;
+    if (IsF(t) && type == "FLOAT") {
+      if (dir == "EQ") p = P::FCMP_OEQ;
+      else if (dir == "NE") p = P::FCMP_UNE;
+      else if (dir == "GE") p = P::FCMP_OGE;
+      else if (dir == "GT") p = P::FCMP_OGT;
+      else if (dir == "LE") p = P::FCMP_OLE;
+      else p = P::FCMP_OLT;
+      return b_.CreateFCmp(p, a, b);
+    }
+    const bool s = type == "SIGNED";
+    if (dir == "EQ") p = P::ICMP_EQ;
+    else if (dir == "NE") p = P::ICMP_NE;
+    else if (dir == "GE") p = s ? P::ICMP_SGE : P::ICMP_UGE;
+    else if (dir == "GT") p = s ? P::ICMP_SGT : P::ICMP_UGT;
+    else if (dir == "LE") p = s ? P::ICMP_SLE : P::ICMP_ULE;
+    else p = s ? P::ICMP_SLT : P::ICMP_ULT;
+    return b_.CreateICmp(p, a, b);
+  }
+
+  llvm::Value* Scalar(const Op& op, const std::vector<llvm::Value*>& x) {
+    const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
+                                          : op.result(0)->type().dtype();
+    const DType rt = op.result(0)->type().dtype();
+    const bool is_signed = ir::IsSignedInt(t);
+    auto fconst = [&](double v) { return llvm::ConstantFP::get(x[0]->getType(), v); };
+    auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(x[0]->getType(), static_cast<uint64_t>(v), true); };
+    switch (op.code()) {
+      case OpCode::kAdd:
+        if (IsF(t)) return b_.CreateFAdd(x[0], x[1]);
+        if (IsPredT(t)) return b_.CreateOr(x[0], x[1]);
+        return b_.CreateAdd(x[0], x[1]);
+      case OpCode::kSubtract:
+        return IsF(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
+      case OpCode::kMultiply:
+        if (IsF(t)) return b_.CreateFMul(x[0], x[1]);
+        if (IsPredT(t)) return b_.CreateAnd(x[0], x[1]);
+        return b_.CreateMul(x[0], x[1]);
+      case OpCode::kDivide: {
+        if (IsF(t)) return b_.CreateFDiv(x[0], x[1]);
+        llvm::Value* zero = b_.CreateICmpEQ(x[1], iconst(0));
+        llvm::Value* minus_one = is_signed ? b_.CreateICmpEQ(x[1], iconst(-1)) : b_.getFalse();
+        llvm::Value* safe = b_.CreateSelect(b_.CreateOr(zero, minus_one), iconst(1), x[1]);
+        llvm::Value* q = is_signed ? b_.CreateSDiv(x[0], safe) : b_.CreateUDiv(x[0], safe);
+        q = b_.CreateSelect(minus_one, b_.CreateNeg(x[0]), q);
+        return b_.CreateSelect(zero, iconst(-1), q);
+      }
+      case OpCode::kRemainder: {
+        if (IsF(t)) return b_.CreateFRem(x[0], x[1]);
+        llvm::Value* zero = b_.CreateICmpEQ(x[1], iconst(0));
+        llvm::Value* minus_one = is_signed ? b_.CreateICmpEQ(x[1], iconst(-1)) : b_.getFalse();
+        llvm::Value* safe = b_.CreateSelect(b_.CreateOr(zero, minus_one), iconst(1), x[1]);
+        llvm::Value* r = is_signed ? b_.CreateSRem(x[0], safe) : b_.CreateURem(x[0], safe);
+        r = b_.CreateSelect(minus_one, iconst(0), r);
+        return b_.CreateSelect(zero, x[0], r);
+      }
+      case OpCode::kMaximum: return Max(t, x[0], x[1]);
+      case OpCode::kMinimum: return Min(t, x[0], x[1]);
+      case OpCode::kAnd: return b_.CreateAnd(x[0], x[1]);
+      case OpCode::kOr: return b_.CreateOr(x[0], x[1]);
+      case OpCode::kXor: return b_.CreateXor(x[0], x[1]);
+      case OpCode::kNot: return b_.CreateNot(x[0]);
+      case OpCode::kNegate: return IsF(t) ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
+      case OpCode::kAbs:
+        if (IsF(t)) return Intrinsic(llvm::Intrinsic::fabs, {x[0]});
+        if (!is_signed) return x[0];
+        return b_.CreateSelect(b_.CreateICmpSLT(x[0], iconst(0)), b_.CreateNeg(x[0]), x[0]);
+      case OpCode::kSign:
+        if (IsF(t)) {
+          llvm::Value* keep = b_.CreateOr(b_.CreateFCmpUNO(x[0], x[0]), b_.CreateFCmpOEQ(x[0], fconst(0)));
+          llvm::Value* one = b_.CreateIntrinsic(llvm::Intrinsic::copysign, {x[0]->getType()}, {fconst(1), x[0]});
+          return b_.CreateSelect(keep, x[0], one);
+        }
+        if (is_signed) {
+          return Intrinsic(llvm::Intrinsic::smin, {Intrinsic(llvm::Intrinsic::smax, {x[0], iconst(-1)}), iconst(1)});
+        }
+        return b_.CreateZExt(b_.CreateICmpNE(x[0], iconst(0)), x[0]->getType());
+      case OpCode::kShiftLeft:
+      case OpCode::kShiftRightLogical:
+      case OpCode::kShiftRightArithmetic: {
+        const int64_t width = ir::BitWidth(t);
+        llvm::Value* in_range = b_.CreateICmpULT(x[1], iconst(width));
+        llvm::Value* amount = b_.CreateSelect(in_range, x[1], iconst(0));
+        if (op.code() == OpCode::kShiftLeft) {
+          return b_.CreateSelect(in_range, b_.CreateShl(x[0], amount), iconst(0));
+        }
+        if (op.code() == OpCode::kShiftRightLogical) {
+          return b_.CreateSelect(in_range, b_.CreateLShr(x[0], amount), iconst(0));
+        }
+        return b_.CreateSelect(in_range, b_.CreateAShr(x[0], amount), b_.CreateAShr(x[0], iconst(width - 1)));
+      }
+      case OpCode::kPopulationCount: return Intrinsic(llvm::Intrinsic::ctpop, {x[0]});
+      case OpCode::kCountLeadingZeros:
+        return b_.CreateIntrinsic(llvm::Intrinsic::ctlz, {x[0]->getType()}, {x[0], b_.getFalse()});
+      case OpCode::kSelect: return b_.CreateSelect(x[0], x[1], x[2]);
+      case OpCode::kClamp: {
+        const DType xt = op.operand(1)->type().dtype();
+        return Min(xt, Max(xt, x[1], x[0]), x[2]);
+      }
+      case OpCode::kCompare: return Compare(op, x[0], x[1]);
+      case OpCode::kConvert: return Convert(x[0], t, rt);
+      case OpCode::kBitcastConvert: return b_.CreateBitCast(x[0], ComputeType(rt));
+      // Floats.
+      case OpCode::kSqrt: return Intrinsic(llvm::Intrinsic::sqrt, {x[0]});
+      case OpCode::kRsqrt: {
+        if (t == DType::kF32) {
+          llvm::Value* w = b_.CreateFPExt(x[0], b_.getDoubleTy());
+          w = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0), Intrinsic(llvm::Intrinsic::sqrt, {w}));
+          return b_.CreateFPTrunc(w, b_.getFloatTy());
+        }
+        return b_.CreateFDiv(fconst(1), Intrinsic(llvm::Intrinsic::sqrt, {x[0]}));
+      }
+      case OpCode::kFloor: return Intrinsic(llvm::Intrinsic::floor, {x[0]});
+      case OpCode::kCeil: return Intrinsic(llvm::Intrinsic::ceil, {x[0]});
+      case OpCode::kRoundNearestAfz: return Intrinsic(llvm::Intrinsic::round, {x[0]});
+      case OpCode::kRoundNearestEven: return Intrinsic(llvm::Intrinsic::roundeven, {x[0]});
+      case OpCode::kIsFinite:
+        return b_.CreateFCmpOLT(Intrinsic(llvm::Intrinsic::fabs, {x[0]}), fconst(INFINITY));
+      case OpCode::kChloIsInf:
+        return b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, {x[0]}), fconst(INFINITY));
+      case OpCode::kChloIsPosInf: return b_.CreateFCmpOEQ(x[0], fconst(INFINITY));
+      case OpCode::kChloIsNegInf: return b_.CreateFCmpOEQ(x[0], fconst(-INFINITY));
+      case OpCode::kChloSquare: return b_.CreateFMul(x[0], x[0]);
+      case OpCode::kExponential: return LibmCallWide("exp", x[0]);
+      case OpCode::kExponentialMinusOne: return LibmCallWide("expm1", x[0]);
+      case OpCode::kLog: return LibmCallWide("log", x[0]);
+      case OpCode::kLogPlusOne: return LibmCallWide("log1p", x[0]);
+      case OpCode::kTanh:
+        // libmvec's f32 tanh meets the corpus tolerance (checked by
+        // jitd_conformance_cpu); f64 stays on scalar libm.
+        return LibmCall("tanh", {x[0]}, /*precise=*/t == DType::kF64);
+      case OpCode::kSine: return LibmCallWide("sin", x[0]);
+      case OpCode::kCosine: return LibmCallWide("cos", x[0]);
+      case OpCode::kTan:
+      case OpCode::kChloTan: return LibmCallWide("tan", x[0]);
+      case OpCode::kCbrt: return LibmCallWide("cbrt", x[0]);
+      case OpCode::kChloAsin: return LibmCallWide("asin", x[0]);
+      case OpCode::kChloAcos: return LibmCallWide("acos", x[0]);
+      case OpCode::kChloAtan: return LibmCallWide("atan", x[0]);
+      case OpCode::kChloAsinh: return LibmCallWide("asinh", x[0]);
+      case OpCode::kChloAcosh: return LibmCallWide("acosh", x[0]);
+      case OpCode::kChloAtanh: return LibmCallWide("atanh", x[0]);
+      case OpCode::kChloErf: return LibmCallWide("erf", x[0]);
+      case OpCode::kChloErfc: return LibmCallWide("erfc", x[0]);
+      case OpCode::kLogistic: {
+        // 1 / (1 + e^-x), in f64 for f32 operands.
+        llvm::Value* w = t == DType::kF32 ? b_.CreateFPExt(x[0], b_.getDoubleTy()) : x[0];
+        llvm::Value* one = llvm::ConstantFP::get(w->getType(), 1.0);
+        llvm::Value* e = LibmCall("exp", {b_.CreateFNeg(w)}, /*precise=*/t == DType::kF64);
+        llvm::Value* r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
+        return t == DType::kF32 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
+      }
+      case OpCode::kPower:
+      case OpCode::kAtan2: {
+        const std::string name = op.code() == OpCode::kPower ? "pow" : "atan2";
+        if (t == DType::kF32) {
+          llvm::Value* a = b_.CreateFPExt(x[0], b_.getDoubleTy());
+          llvm::Value* c = b_.CreateFPExt(x[1], b_.getDoubleTy());
+          return b_.CreateFPTrunc(LibmCall(name, {a, c}), b_.getFloatTy());
+        }
+        return LibmCall(name, {x[0], x[1]}, /*precise=*/true);
+      }
+      default:
+        Fail("op '" + std::string(op.name()) + "' has no scalar emitter");
+        return llvm::UndefValue::get(ComputeType(rt));
+    }
+  }
+
+  // ---- Kernels -------------------------------------------------------------
+
+  // True when every fused op reads its operands at the result's own linear
+  // offset (elementwise ops, reshapes, scalar broadcasts): one flat loop.
+  bool IsLinear() const {
+    for (const Op* op : spec_.fused) {
+      switch (op->code()) {
+        case OpCode::kIota:
+        case OpCode::kTranspose:
+        case OpCode::kSlice:
+        case OpCode::kReverse:
+          return false;
+        case OpCode::kBroadcastInDim: {
+          if (op->operand(0)->type().num_elements() == 1) break;
+          if (op->operand(0)->type().dims() != op->result(0)->type().dims()) return false;
+          const auto bdims = op->GetI64Array("broadcast_dimensions").value_or(std::vector<int64_t>{});
+          for (size_t k = 0; k < bdims.size(); ++k) {
+            if (bdims[k] != static_cast<int64_t>(k)) return false;
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    return true;
+  }
+
+  int64_t BytesPerItem() const {
+    int64_t bytes = 0;
+    for (const ir::Value* v : spec_.inputs) {
+      if (v->type().num_elements() > 1) bytes += ir::StorageBytes(v->type().dtype());
+    }
+    for (size_t i = 0; i < spec_.root->num_results(); ++i) {
+      bytes += ir::StorageBytes(spec_.root->result(i)->type().dtype());
+    }
+    return bytes;
+  }
+
+  Status EmitElementwise(llvm::Value* begin, llvm::Value* end, KernelInfo& info) {
+    const Op& root = *spec_.root;
+    const ir::Type& type = root.result(0)->type();
+    const DType t = type.dtype();
+    const std::vector<int64_t>& dims = type.dims();
+    info.bytes_per_item = BytesPerItem();
+    if (IsLinear() || dims.size() <= 1) {
+      info.work_items = type.num_elements();
+      EmitLoop(begin, end, {}, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+        indices_.clear();
+        cache_.clear();
+        Index* idx = NewIndex(dims);
+        idx->linear = i;
+        if (dims.size() == 1) idx->multi = {i};
+        Store(Value(root.result(0), idx), t, outputs_[0], i);
+        return std::vector<llvm::Value*>{};
+      });
+      return Status::Ok();
+    }
+    // Rows: the outer dimensions per work item, the last one in an inner loop.
+    const int64_t inner = dims.back();
+    std::vector<int64_t> outer_dims(dims.begin(), dims.end() - 1);
+    int64_t rows = 1;
+    for (int64_t d : outer_dims) rows *= d;
+    info.work_items = rows;
+    info.bytes_per_item *= inner;
+    EmitLoop(begin, end, {}, [&](llvm::Value* row, const std::vector<llvm::Value*>&) {
+      indices_.clear();
+      cache_.clear();
+      Index* outer = NewIndex(outer_dims);
+      outer->linear = row;
+      std::vector<llvm::Value*> outer_multi = Multi(*outer);
+      llvm::Value* row_base = b_.CreateMul(row, b_.getInt64(inner), "", true, true);
+      EmitLoop(b_.getInt64(0), b_.getInt64(inner), {}, [&](llvm::Value* j, const std::vector<llvm::Value*>&) {
+        indices_.clear();
+        cache_.clear();
+        Index* idx = NewIndex(dims);
+        idx->multi = outer_multi;
+        idx->multi.push_back(j);
+        idx->linear = b_.CreateAdd(row_base, j, "", true, true);
+        Store(Value(root.result(0), idx), t, outputs_[0], idx->linear);
+        return std::vector<llvm::Value*>{};
+      });
+      return std::vector<llvm::Value*>{};
+    });
+    return Status::Ok();
+  }
+
+  // Runs the reduce body on scalars: block args = accumulators then inputs.
+  std::vector<llvm::Value*> ReduceBody(const ir::Block& block, const std::vector<llvm::Value*>& acc,
+                                       const std::vector<llvm::Value*>& x) {
+    for (size_t i = 0; i < acc.size(); ++i) scalars_[block.arg(i)] = acc[i];
+    for (size_t i = 0; i < x.size(); ++i) scalars_[block.arg(acc.size() + i)] = x[i];
+    for (const auto& op : block.ops()) {
+      if (op->code() == OpCode::kReturn) {
+        std::vector<llvm::Value*> out;
+        for (const ir::Value* v : op->operands()) out.push_back(scalars_.at(v));
+        return out;
+      }
+      std::vector<llvm::Value*> operands;
+      for (const ir::Value* v : op->operands()) operands.push_back(scalars_.at(v));
+      scalars_[op->result(0)] = op->code() == OpCode::kConstant ? SplatConstant(*op) : Scalar(*op, operands);
+    }
+    Fail("reduce body has no return");
+    return acc;
+  }
+
+  Status EmitReduce(llvm::Value* begin, llvm::Value* end, KernelInfo& info) {
+    const Op& root = *spec_.root;
+    const size_t n = root.num_results();
+    const ir::Type& in_type = root.operand(0)->type();
+    const std::vector<int64_t>& in_dims = in_type.dims();
+    const std::vector<int64_t> red = root.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
+    std::vector<bool> is_reduced(in_dims.size(), false);
+    for (int64_t d : red) is_reduced[static_cast<size_t>(d)] = true;
+    std::vector<int64_t> reduced_dims;  // ascending
+    for (size_t d = 0; d < in_dims.size(); ++d) {
+      if (is_reduced[d]) reduced_dims.push_back(static_cast<int64_t>(d));
+    }
+    const ir::Type& out_type = root.result(0)->type();
+    info.work_items = out_type.num_elements();
+    int64_t extent = 1;
+    for (int64_t d : reduced_dims) extent *= in_dims[static_cast<size_t>(d)];
+    info.bytes_per_item = BytesPerItem() * extent;
+    const ir::Block& body = root.region(0).block(0);
+
+    // Reassociate long float sums and products (vectorized partial sums).
+    bool reassociate = false;
+    if (extent >= kReassociateMinExtent && n == 1 && IsF(out_type.dtype()) && body.ops().size() == 2 &&
+        (body.ops()[0]->code() == OpCode::kAdd || body.ops()[0]->code() == OpCode::kMultiply)) {
+      reassociate = true;
+      info.reassociates = true;
+    }
+
+    EmitLoop(begin, end, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+      indices_.clear();
+      cache_.clear();
+      Index* out_idx = NewIndex(out_type.dims());
+      out_idx->linear = o;
+      std::vector<llvm::Value*> out_multi = Multi(*out_idx);
+      std::vector<llvm::Value*> acc;
+      for (size_t k = 0; k < n; ++k) acc.push_back(Value(root.operand(n + k), ScalarIndex()));
+      std::vector<llvm::Value*> in_multi(in_dims.size(), nullptr);
+      {
+        size_t kept = 0;
+        for (size_t d = 0; d < in_dims.size(); ++d) {
+          if (!is_reduced[d]) in_multi[d] = out_multi[kept++];
+        }
+      }
+      std::function<std::vector<llvm::Value*>(size_t, const std::vector<llvm::Value*>&)> nest =
+          [&](size_t level, const std::vector<llvm::Value*>& carried) -> std::vector<llvm::Value*> {
+        const size_t d = static_cast<size_t>(reduced_dims[level]);
+        return EmitLoop(b_.getInt64(0), b_.getInt64(in_dims[d]), carried,
+                        [&](llvm::Value* i, const std::vector<llvm::Value*>& c) {
+                          in_multi[d] = i;
+                          if (level + 1 < reduced_dims.size()) return nest(level + 1, c);
+                          cache_.clear();
+                          Index* idx = NewIndex(in_dims);
+                          idx->multi = in_multi;
+                          std::vector<llvm::Value*> x;
+                          for (size_t k = 0; k < n; ++k) x.push_back(Value(root.operand(k), idx));
+                          llvm::FastMathFlags saved = b_.getFastMathFlags();
+                          if (reassociate) {
+                            llvm::FastMathFlags fmf;
+                            fmf.setAllowReassoc();
+                            b_.setFastMathFlags(fmf);
+                          }
+                          std::vector<llvm::Value*> next = ReduceBody(body, c, x);
+                          b_.setFastMathFlags(saved);
+                          return next;
+                        });
+      };
+      if (!reduced_dims.empty()) acc = nest(0, acc);
+      for (size_t k = 0; k < n; ++k) Store(acc[k], root.result(k)->type().dtype(), outputs_[k], o);
+      return std::vector<llvm::Value*>{};
+    });
+    return Status::Ok();
+  }
+
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  const KernelSpec& spec_;
+  llvm::Type* i64_;
+  llvm::Function* function_ = nullptr;
+  std::unordered_set<const Op*> fused_;
+  std::unordered_map<const ir::Value*, llvm::Value*> params_;
+  std::unordered_map<const ir::Value*, llvm::Value*> scalars_;
+  std::vector<llvm::Value*> outputs_;
+  std::deque<Index> indices_;
+  std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;
+  Status status_ = Status::Ok();
+};
+
+}  // namespace
+
+StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec) {
+  Emitter emitter(module, spec);
+  return emitter.Emit();
+}
+
+}  // namespace jitd::codegen

@@ -1021,6 +1021,9 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const CpuDeviceOptions& o
   impl->options = options;
   CpuJitOptions jit_options;
   jit_options.dump_dir = options.dump_dir;
+  if (jit_options.dump_dir.empty()) {
+    if (const char* env = std::getenv("JITD_CPU_DUMP_DIR")) jit_options.dump_dir = env;
+  }
   JITD_ASSIGN_OR_RETURN(impl->jit, CpuJit::Create(jit_options));
   int threads = options.num_threads;
   if (threads <= 0) {

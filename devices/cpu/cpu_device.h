@@ -30,7 +30,8 @@ struct CpuDeviceOptions {
   // Threads splitting large loops (the calling thread counts); 0 = one per
   // hardware thread, or JITD_CPU_THREADS from the environment when set.
   int num_threads = 0;
-  // When non-empty: the optimized LLVM IR of every program goes here.
+  // When non-empty (or JITD_CPU_DUMP_DIR is set): the optimized LLVM IR of
+  // every program goes here.
   std::string dump_dir;
 };
 

@@ -87,7 +87,8 @@ struct CpuJit::State : public llvm::ObjectCache {
   std::mutex opt_mu;
   std::mutex objects_mu;
   std::map<std::string, std::string> objects;  // module id -> object file
-  std::atomic<uint64_t> counter{0};
+  // Unique across JITs in the process (module ids name the dump files).
+  static inline std::atomic<uint64_t> counter{0};
 
   void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef obj) override {
     std::lock_guard<std::mutex> lock(objects_mu);

@@ -272,6 +272,7 @@ class Emitter {
     llvm::Function* fn =
         llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr("prefer-vector-width", "512");
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
     std::vector<llvm::Value*> args;
     for (size_t i = 0; i < num_params; ++i) {

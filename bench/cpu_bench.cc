@@ -1,0 +1,232 @@
+// The CPU device against the machine's floors (../shared/FLOORS.md) and the
+// peers in bench/peers/elementwise_peer.py:
+//   elementwise/threads:N   y = tanh(a*x + b) * c over 16M f32 (one fused
+//                           kernel; a, b, c scalar arguments)
+//   reduce_sum/threads:N    sum of 16M f32 to a scalar
+//   triad/threads:N         a STREAM triad kernel compiled by the same JIT
+//                           (the bandwidth reference measured in-process)
+//   compile/tiny            cold compile (plan + LLVM O2 + machine code) of
+//                           a one-op program
+//   compile/corpus_median   cold compile of the corpus file whose compile
+//                           time is the median over a sample of the corpus
+// Bytes per second count bytes read + written, as STREAM does.
+// Reproduce: see BENCHMARKS.md.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "devices/cpu/cpu_device.h"
+#include "jit/frontend/parser.h"
+#include "jit/ir/verifier.h"
+
+#ifndef JITD_SHARED_DIR
+#error "JITD_SHARED_DIR must name the shared/ folder"
+#endif
+
+namespace jitd {
+namespace {
+
+constexpr int64_t kN = int64_t{1} << 24;  // 16M elements
+
+const char* kElementwise = R"(
+func.func @main(%x: tensor<16777216xf32>, %a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>) -> tensor<16777216xf32> {
+  %ab = stablehlo.broadcast_in_dim %a, dims = [] : (tensor<f32>) -> tensor<16777216xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [] : (tensor<f32>) -> tensor<16777216xf32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<16777216xf32>
+  %0 = stablehlo.multiply %ab, %x : tensor<16777216xf32>
+  %1 = stablehlo.add %0, %bb : tensor<16777216xf32>
+  %2 = stablehlo.tanh %1 : tensor<16777216xf32>
+  %3 = stablehlo.multiply %2, %cb : tensor<16777216xf32>
+  return %3 : tensor<16777216xf32>
+}
+)";
+
+const char* kReduceSum = R"(
+func.func @main(%x: tensor<16777216xf32>) -> tensor<f32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<16777216xf32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+)";
+
+const char* kTriad = R"(
+func.func @main(%b: tensor<16777216xf32>, %c: tensor<16777216xf32>, %s: tensor<f32>) -> tensor<16777216xf32> {
+  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<16777216xf32>
+  %0 = stablehlo.multiply %sb, %c : tensor<16777216xf32>
+  %1 = stablehlo.add %b, %0 : tensor<16777216xf32>
+  return %1 : tensor<16777216xf32>
+}
+)";
+
+const char* kTiny = R"(
+func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %x, %y : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)";
+
+std::shared_ptr<const ir::Module> Parse(const std::string& text) {
+  auto module = frontend::ParseModule(text);
+  if (!module.ok()) return nullptr;
+  return std::shared_ptr<const ir::Module>(std::move(*module));
+}
+
+std::unique_ptr<cpu::CpuDevice> MakeDevice(int threads) {
+  cpu::CpuDeviceOptions options;
+  options.num_threads = threads;
+  auto device = cpu::CpuDevice::Create(options);
+  return device.ok() ? std::move(*device) : nullptr;
+}
+
+std::unique_ptr<cpu::CpuExecutable> CompileCpu(const cpu::CpuDevice& device, const char* text) {
+  auto exe = device.Compile(Parse(text));
+  if (!exe.ok()) return nullptr;
+  return std::unique_ptr<cpu::CpuExecutable>(static_cast<cpu::CpuExecutable*>(exe->release()));
+}
+
+// A pre-faulted buffer of n floats uniform in [-1, 1).
+std::vector<float> RandomFloats(int64_t n, unsigned seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& f : v) f = dist(gen);
+  return v;
+}
+
+void BM_Elementwise(benchmark::State& state) {
+  auto device = MakeDevice(static_cast<int>(state.range(0)));
+  auto exe = device ? CompileCpu(*device, kElementwise) : nullptr;
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<float> x = RandomFloats(kN, 1), y(static_cast<size_t>(kN), 0.0f);
+  float a = 0.5f, b = 0.25f, c = 2.0f;
+  const void* args[] = {x.data(), &a, &b, &c};
+  void* results[] = {y.data()};
+  for (auto _ : state) {
+    Status s = exe->Run(args, results, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * kN * 8);
+}
+BENCHMARK(BM_Elementwise)->Name("elementwise")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReduceSum(benchmark::State& state) {
+  auto device = MakeDevice(static_cast<int>(state.range(0)));
+  auto exe = device ? CompileCpu(*device, kReduceSum) : nullptr;
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<float> x = RandomFloats(kN, 2);
+  float sum = 0;
+  const void* args[] = {x.data()};
+  void* results[] = {&sum};
+  for (auto _ : state) {
+    Status s = exe->Run(args, results, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetBytesProcessed(state.iterations() * kN * 4);
+}
+BENCHMARK(BM_ReduceSum)->Name("reduce_sum")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Triad(benchmark::State& state) {
+  auto device = MakeDevice(static_cast<int>(state.range(0)));
+  auto exe = device ? CompileCpu(*device, kTriad) : nullptr;
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<float> b = RandomFloats(kN, 3), c = RandomFloats(kN, 4), a(static_cast<size_t>(kN), 0.0f);
+  float s = 3.0f;
+  const void* args[] = {b.data(), c.data(), &s};
+  void* results[] = {a.data()};
+  for (auto _ : state) {
+    Status st = exe->Run(args, results, {});
+    if (!st.ok()) {
+      state.SkipWithError(st.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(a.data());
+  }
+  state.SetBytesProcessed(state.iterations() * kN * 12);
+}
+BENCHMARK(BM_Triad)->Name("triad")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void CompileLoop(benchmark::State& state, const std::string& text) {
+  auto device = MakeDevice(1);
+  auto module = Parse(text);
+  if (!device || !module) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  for (auto _ : state) {
+    auto exe = device->Compile(module);
+    if (!exe.ok()) {
+      state.SkipWithError(exe.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(exe->get());
+  }
+}
+
+void BM_CompileTiny(benchmark::State& state) { CompileLoop(state, kTiny); }
+BENCHMARK(BM_CompileTiny)->Name("compile/tiny")->Unit(benchmark::kMillisecond);
+
+// The corpus file with the median cold compile time over every 10th
+// corpus file (found once, outside the timed loop).
+std::string MedianCorpusProgram() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(std::string(JITD_SHARED_DIR) + "/conformance/stablehlo")) {
+    if (e.path().extension() == ".mlir") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  auto device = MakeDevice(1);
+  std::vector<std::pair<double, std::string>> timed;
+  for (size_t i = 0; i < files.size(); i += 10) {
+    std::ifstream in(files[i]);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto module = Parse(text);
+    if (!module) continue;
+    const auto start = std::chrono::steady_clock::now();
+    auto exe = device->Compile(module);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (exe.ok()) timed.emplace_back(s, text);
+  }
+  if (timed.empty()) return kTiny;
+  std::sort(timed.begin(), timed.end());
+  return timed[timed.size() / 2].second;
+}
+
+void BM_CompileCorpusMedian(benchmark::State& state) {
+  static const std::string text = MedianCorpusProgram();
+  CompileLoop(state, text);
+}
+BENCHMARK(BM_CompileCorpusMedian)->Name("compile/corpus_median")->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace jitd
+
+BENCHMARK_MAIN();

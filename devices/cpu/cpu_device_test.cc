@@ -1,0 +1,366 @@
+// The CPU device against the interpreter (the golden model), bit for bit
+// where the spec is exact: edge values of every integer and float rule,
+// index maps, reductions, control flow, the fallback, the raw-buffer Run
+// API, serialization and concurrent runs.
+#include "devices/cpu/cpu_device.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "devices/interpreter/interpreter_device.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::cpu {
+namespace {
+
+using eval::RuntimeValue;
+
+std::shared_ptr<const ir::Module> Parse(const std::string& text) {
+  auto module = frontend::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
+}
+
+const CpuDevice& Device() {
+  static CpuDevice* device = [] {
+    CpuDeviceOptions options;
+    options.num_threads = 2;
+    return CpuDevice::Create(options).value().release();
+  }();
+  return *device;
+}
+
+std::vector<RuntimeValue> RunOn(const devices::Device& device, const std::string& text,
+                                const std::vector<RuntimeValue>& args,
+                                const devices::Executable** keep = nullptr) {
+  auto exe = device.Compile(Parse(text));
+  EXPECT_TRUE(exe.ok()) << exe.status().message();
+  if (!exe.ok()) return {};
+  auto out = (*exe)->Execute(args, {});
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return out.ok() ? *out : std::vector<RuntimeValue>{};
+}
+
+// Bytes equal, except that any NaN equals any NaN.
+void ExpectSameValues(const std::vector<RuntimeValue>& a, const std::vector<RuntimeValue>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(a[i].is_tensor() && b[i].is_tensor());
+    const ir::Literal& x = a[i].literal();
+    const ir::Literal& y = b[i].literal();
+    ASSERT_EQ(x.type(), y.type());
+    for (int64_t e = 0; e < x.num_elements(); ++e) {
+      if (ir::IsFloat(x.dtype()) && std::isnan(x.GetDouble(e)) && std::isnan(y.GetDouble(e))) continue;
+      ASSERT_EQ(x.GetBits(e), y.GetBits(e))
+          << "result " << i << " element " << e << ": cpu " << x.GetDouble(e) << " vs interpreter "
+          << y.GetDouble(e);
+    }
+  }
+}
+
+void ExpectLikeInterpreter(const std::string& text, const std::vector<RuntimeValue>& args = {}) {
+  devices::InterpreterDevice interpreter;
+  ExpectSameValues(RunOn(Device(), text, args), RunOn(interpreter, text, args));
+}
+
+ir::Literal Ints(ir::DType t, const std::vector<int64_t>& v) {
+  ir::Literal lit = *ir::Literal::Create(ir::Type::Tensor(t, {static_cast<int64_t>(v.size())}));
+  for (size_t i = 0; i < v.size(); ++i) lit.SetInt(static_cast<int64_t>(i), v[i]);
+  return lit;
+}
+
+ir::Literal Floats(ir::DType t, const std::vector<double>& v) {
+  ir::Literal lit = *ir::Literal::Create(ir::Type::Tensor(t, {static_cast<int64_t>(v.size())}));
+  for (size_t i = 0; i < v.size(); ++i) lit.SetDouble(static_cast<int64_t>(i), v[i]);
+  return lit;
+}
+
+std::string BinaryProgram(const std::string& op, const std::string& type, int n) {
+  const std::string t = "tensor<" + std::to_string(n) + "x" + type + ">";
+  return "func.func @main(%a: " + t + ", %b: " + t + ") -> " + t + " {\n  %0 = stablehlo." + op +
+         " %a, %b : " + t + "\n  return %0 : " + t + "\n}\n";
+}
+
+TEST(CpuDeviceTest, IntegerEdgeCasesMatchInterpreter) {
+  const int64_t kMin32 = std::numeric_limits<int32_t>::min();
+  const std::vector<int64_t> a = {7, -7, kMin32, 5, 0, -1, 123456, kMin32};
+  const std::vector<int64_t> b = {0, 2, -1, -3, 0, 40, 33, 31};
+  for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum",
+                         "and", "or", "xor", "shift_left", "shift_right_logical",
+                         "shift_right_arithmetic"}) {
+    SCOPED_TRACE(op);
+    ExpectLikeInterpreter(BinaryProgram(op, "i32", 8), {RuntimeValue(Ints(ir::DType::kS32, a)),
+                                                        RuntimeValue(Ints(ir::DType::kS32, b))});
+    ExpectLikeInterpreter(BinaryProgram(op, "ui8", 8), {RuntimeValue(Ints(ir::DType::kU8, a)),
+                                                        RuntimeValue(Ints(ir::DType::kU8, b))});
+  }
+}
+
+TEST(CpuDeviceTest, FloatEdgeCasesMatchInterpreter) {
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> a = {1.5, -0.0, 0.0, nan, inf, -inf, 3.0, 1e30};
+  const std::vector<double> b = {0.0, 0.0, -0.0, 1.0, nan, 2.0, -inf, 7.0};
+  for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum",
+                         "power", "atan2"}) {
+    SCOPED_TRACE(op);
+    for (auto [name, t] : {std::pair{"f32", ir::DType::kF32}, std::pair{"f64", ir::DType::kF64}}) {
+      ExpectLikeInterpreter(BinaryProgram(op, name, 8),
+                            {RuntimeValue(Floats(t, a)), RuntimeValue(Floats(t, b))});
+    }
+  }
+}
+
+TEST(CpuDeviceTest, ConvertSaturatesAndCompareTotalOrder) {
+  const double nan = std::nan("");
+  const std::string text = R"(
+func.func @main(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xi8>, tensor<8xui16>, tensor<8xi1>, tensor<8xi1>, tensor<8xf64>) {
+  %0 = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xi8>
+  %1 = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xui16>
+  %2 = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  %3 = stablehlo.compare NE, %x, %y, FLOAT : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  %4 = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xf64>
+  return %0, %1, %2, %3, %4 : tensor<8xi8>, tensor<8xui16>, tensor<8xi1>, tensor<8xi1>, tensor<8xf64>
+}
+)";
+  ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF32, {nan, 300.7, -300.2, -0.0, 0.0, 1e9, -2.5, 70000})),
+                               RuntimeValue(Floats(ir::DType::kF32, {1, nan, 0.0, 0.0, -0.0, -1e9, -2.5, 3}))});
+}
+
+TEST(CpuDeviceTest, TranscendentalsWithinTolerance) {
+  const std::string text = R"(
+func.func @main(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %0 = stablehlo.tanh %x : tensor<64xf32>
+  %1 = stablehlo.exponential %x : tensor<64xf32>
+  %2 = stablehlo.sine %x : tensor<64xf32>
+  %3 = stablehlo.logistic %x : tensor<64xf32>
+  return %0, %1, %2, %3 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+)";
+  std::vector<double> x;
+  for (int i = 0; i < 64; ++i) x.push_back(-8.0 + 0.25 * i + 0.01 * i * i);
+  devices::InterpreterDevice interpreter;
+  auto cpu = RunOn(Device(), text, {RuntimeValue(Floats(ir::DType::kF32, x))});
+  auto ref = RunOn(interpreter, text, {RuntimeValue(Floats(ir::DType::kF32, x))});
+  ASSERT_EQ(cpu.size(), ref.size());
+  for (size_t r = 0; r < cpu.size(); ++r) {
+    for (int64_t e = 0; e < 64; ++e) {
+      const auto a = static_cast<int64_t>(static_cast<int32_t>(cpu[r].literal().GetBits(e)));
+      const auto b = static_cast<int64_t>(static_cast<int32_t>(ref[r].literal().GetBits(e)));
+      EXPECT_LE(std::abs(a - b), 3) << "result " << r << " element " << e;
+    }
+  }
+}
+
+TEST(CpuDeviceTest, IndexMapsFuseIntoOneKernel) {
+  const std::string text = R"(
+func.func @main(%x: tensor<4x6xf32>, %v: tensor<6xf32>) -> tensor<3x4xf32> {
+  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>
+  %1 = stablehlo.broadcast_in_dim %v, dims = [0] : (tensor<6xf32>) -> tensor<6x4xf32>
+  %2 = stablehlo.add %0, %1 : tensor<6x4xf32>
+  %3 = stablehlo.slice %2 [1:6:2, 0:4] : (tensor<6x4xf32>) -> tensor<3x4xf32>
+  %4 = stablehlo.iota dim = 1 : tensor<3x4xf32>
+  %5 = stablehlo.reverse %4, dims = [0, 1] : tensor<3x4xf32>
+  %6 = stablehlo.multiply %3, %5 : tensor<3x4xf32>
+  return %6 : tensor<3x4xf32>
+}
+)";
+  std::vector<double> x, v;
+  for (int i = 0; i < 24; ++i) x.push_back(i * 0.5 - 3);
+  for (int i = 0; i < 6; ++i) v.push_back(i * 10);
+  ir::Literal xl = Floats(ir::DType::kF32, x);
+  xl = *ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF32, {4, 6}),
+                               std::vector<uint8_t>(xl.bytes().begin(), xl.bytes().end()));
+  ExpectLikeInterpreter(text, {RuntimeValue(xl), RuntimeValue(Floats(ir::DType::kF32, v))});
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok());
+  const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
+  EXPECT_EQ(stats.kernels, 1);
+  EXPECT_EQ(stats.fallback_ops, 0);
+}
+
+TEST(CpuDeviceTest, ReductionsMatchInterpreter) {
+  const std::string text = R"(
+func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>, tensor<3x5xi32>, tensor<3x4xf32>, tensor<3x4xi32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zi = stablehlo.constant dense<0> : tensor<i32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<3x4x5xf32>
+  %0 = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [0, 2] : (tensor<3x4x5xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = stablehlo.reduce(%i init: %zi) applies stablehlo.maximum across dimensions = [1] : (tensor<3x4x5xi32>, tensor<i32>) -> tensor<3x5xi32>
+  %2:2 = stablehlo.reduce(%x init: %ninf), (%i init: %zi) across dimensions = [2] : (tensor<3x4x5xf32>, tensor<3x4x5xi32>, tensor<f32>, tensor<i32>) -> (tensor<3x4xf32>, tensor<3x4xi32>)
+    reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {
+      %gt = stablehlo.compare GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %v = stablehlo.select %gt, %a, %b : tensor<i1>, tensor<f32>
+      %w = stablehlo.select %gt, %ai, %bi : tensor<i1>, tensor<i32>
+      stablehlo.return %v, %w : tensor<f32>, tensor<i32>
+    }
+  return %0, %1, %2#0, %2#1 : tensor<4xf32>, tensor<3x5xi32>, tensor<3x4xf32>, tensor<3x4xi32>
+}
+)";
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {3, 4, 5}));
+  ir::Literal i = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kS32, {3, 4, 5}));
+  for (int64_t k = 0; k < 60; ++k) {
+    x.SetDouble(k, std::sin(k * 1.7) * 3);
+    i.SetInt(k, (k * 37) % 23 - 11);
+  }
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  EXPECT_EQ(static_cast<const CpuExecutable&>(**exe).stats().fallback_ops, 0);
+  // exp goes through libm on both sides; the sum order is the interpreter's
+  // (short reductions keep it), so the results are identical.
+  ExpectLikeInterpreter(text, {RuntimeValue(x), RuntimeValue(i)});
+}
+
+TEST(CpuDeviceTest, ControlFlowAndFallback) {
+  // A loop whose body swaps two state values, calls a function, and sorts
+  // (sort runs through the interpreter fallback).
+  const std::string text = R"(
+func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c5 = stablehlo.constant dense<5> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %x, %b = %y) : tensor<i32>, tensor<5xf32>, tensor<5xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %c5, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      %s = func.call @twice(%a) : (tensor<5xf32>) -> tensor<5xf32>
+      stablehlo.return %n, %b, %s : tensor<i32>, tensor<5xf32>, tensor<5xf32>
+    }
+  %sorted = "stablehlo.sort"(%r#1) ({
+    ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+      %lt = stablehlo.compare LT, %p, %q, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<5xf32>) -> tensor<5xf32>
+  %pred = stablehlo.compare GT, %r#0, %c1, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %sel = "stablehlo.if"(%pred) ({
+    stablehlo.return %r#2 : tensor<5xf32>
+  }, {
+    stablehlo.return %r#1 : tensor<5xf32>
+  }) : (tensor<i1>) -> tensor<5xf32>
+  return %r#0, %sorted, %r#2, %sel : tensor<i32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
+}
+func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
+  %0 = stablehlo.add %v, %v : tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+)";
+  ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF32, {3, -1, 4, 1, -5})),
+                               RuntimeValue(Floats(ir::DType::kF32, {9, 2, -6, 5, 3}))});
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok());
+  const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
+  EXPECT_EQ(stats.fallback_ops, 1);  // the sort
+  EXPECT_GE(stats.control_ops, 3);   // while, call, if
+}
+
+const char* kLarge = R"(
+func.func @main(%x: tensor<1048576xf32>, %s: tensor<f32>) -> (tensor<1048576xf32>, tensor<f32>) {
+  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<1048576xf32>
+  %0 = stablehlo.multiply %x, %sb : tensor<1048576xf32>
+  %1 = stablehlo.tanh %0 : tensor<1048576xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %2 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<1048576xf32>, tensor<f32>) -> tensor<f32>
+  return %1, %2 : tensor<1048576xf32>, tensor<f32>
+}
+)";
+
+TEST(CpuDeviceTest, RunOnRawBuffersMatchesExecuteAndSplitsAcrossThreads) {
+  auto exe = Device().Compile(Parse(kLarge));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  const auto& cpu = static_cast<const CpuExecutable&>(**exe);
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1 << 20}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, std::cos(i * 0.001));
+  ir::Literal s = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kF32));
+  s.SetDouble(0, 1.5);
+  auto executed = cpu.Execute(std::vector<RuntimeValue>{RuntimeValue(x), RuntimeValue(s)}, {});
+  ASSERT_TRUE(executed.ok());
+  std::vector<float> y(1 << 20);
+  float sum = 0;
+  const void* args[] = {x.bytes().data(), s.bytes().data()};
+  void* results[] = {y.data(), &sum};
+  ASSERT_TRUE(cpu.Run(args, results, {}).ok());
+  EXPECT_EQ(std::memcmp(y.data(), (*executed)[0].literal().bytes().data(), y.size() * 4), 0);
+  EXPECT_EQ(sum, static_cast<float>((*executed)[1].literal().GetDouble(0)));
+
+  // One thread gives the same bytes.
+  CpuDeviceOptions one;
+  one.num_threads = 1;
+  auto single = CpuDevice::Create(one).value();
+  auto exe1 = single->Compile(Parse(kLarge));
+  ASSERT_TRUE(exe1.ok());
+  auto out1 = (*exe1)->Execute(std::vector<RuntimeValue>{RuntimeValue(x), RuntimeValue(s)}, {});
+  ASSERT_TRUE(out1.ok());
+  ExpectSameValues(*out1, *executed);
+
+  // The long float sum is reassociated (vectorized): close to the exact sum.
+  double exact = 0;
+  for (int64_t i = 0; i < x.num_elements(); ++i) exact += static_cast<float>(x.GetDouble(i));
+  EXPECT_NEAR(sum, exact, 1e-3 * std::abs(exact) + 1);
+}
+
+TEST(CpuDeviceTest, ConcurrentRunsShareOneExecutable) {
+  auto exe = Device().Compile(Parse(kLarge));
+  ASSERT_TRUE(exe.ok());
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1 << 20}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, std::sin(i * 0.01));
+  ir::Literal s = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kF32));
+  s.SetDouble(0, 0.5);
+  const std::vector<RuntimeValue> args = {RuntimeValue(x), RuntimeValue(s)};
+  auto reference = (*exe)->Execute(args, {});
+  ASSERT_TRUE(reference.ok());
+  std::vector<std::thread> threads;
+  std::vector<bool> same(4, false);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto out = (*exe)->Execute(args, {});
+      same[static_cast<size_t>(t)] = out.ok() && (*out)[0].literal() == (*reference)[0].literal() &&
+                                     (*out)[1].literal() == (*reference)[1].literal();
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (bool b : same) EXPECT_TRUE(b);
+}
+
+TEST(CpuDeviceTest, SerializedExecutableLoadsWithoutCodegen) {
+  auto exe = Device().Compile(Parse(kLarge));
+  ASSERT_TRUE(exe.ok());
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1 << 20}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, i % 7 - 3.0);
+  ir::Literal s = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kF32));
+  s.SetDouble(0, 0.25);
+  const std::vector<RuntimeValue> args = {RuntimeValue(x), RuntimeValue(s)};
+  auto a = (*exe)->Execute(args, {});
+  auto b = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ExpectSameValues(*a, *b);
+
+  EXPECT_FALSE(Device().Deserialize("garbage").ok());
+  EXPECT_FALSE(Device().Deserialize(bytes->substr(0, bytes->size() / 2)).ok());
+  std::string other = *bytes;
+  other[9] ^= 1;  // inside the CPU feature string's length or text
+  EXPECT_FALSE(Device().Deserialize(other).ok());
+}
+
+TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
+  auto exe = Device().Compile(Parse(BinaryProgram("add", "f32", 4)));
+  ASSERT_TRUE(exe.ok());
+  auto out = (*exe)->Execute(std::vector<RuntimeValue>{RuntimeValue(Floats(ir::DType::kF32, {1, 2, 3}))}, {});
+  EXPECT_FALSE(out.ok());
+  out = (*exe)->Execute(std::vector<RuntimeValue>{RuntimeValue(Floats(ir::DType::kF32, {1, 2, 3})),
+                                                  RuntimeValue(Floats(ir::DType::kF32, {1, 2, 3}))},
+                        {});
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace jitd::cpu

@@ -1,6 +1,7 @@
 #include "daemon/instance.h"
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <sstream>
 #include <utility>
@@ -39,6 +40,38 @@ std::string JsonEscape(std::string_view s) {
 // constant for the executable's own structures.
 uint64_t EntryBytes(const CompiledProgram& p) { return p.program_text.size() + 4096; }
 
+// Disk payloads: the program text alone (devices without a compiled form,
+// e.g. the interpreter), or an envelope holding the text and the device's
+// serialized executable (Device::Serialize), so that a cached program loads
+// without code generation. The text stays in the envelope: it is what the
+// program hash covers and the fallback when the blob cannot be loaded (a
+// host with other CPU features).
+constexpr std::string_view kEnvelopeMagic = "JITDEXE1";
+
+std::string Envelope(std::string_view text, std::string_view blob) {
+  std::string out(kEnvelopeMagic);
+  const uint64_t n = text.size();
+  out.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  out.append(text);
+  out.append(blob);
+  return out;
+}
+
+// Splits a payload into program text and device blob (empty when none).
+void OpenPayload(std::string_view payload, std::string_view* text, std::string_view* blob) {
+  *text = payload;
+  *blob = {};
+  if (payload.substr(0, kEnvelopeMagic.size()) != kEnvelopeMagic) return;
+  std::string_view rest = payload.substr(kEnvelopeMagic.size());
+  uint64_t n = 0;
+  if (rest.size() < sizeof(n)) return;
+  std::memcpy(&n, rest.data(), sizeof(n));
+  rest.remove_prefix(sizeof(n));
+  if (rest.size() < n) return;
+  *text = rest.substr(0, n);
+  *blob = rest.substr(n);
+}
+
 }  // namespace
 
 Instance::Instance(InstanceOptions options)
@@ -75,13 +108,26 @@ cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec
 }
 
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
-    const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text) {
+    const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text,
+    std::string_view blob, std::string* serialized) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
-  StatusOr<std::unique_ptr<ir::Module>> module = frontend::ParseModule(text);
-  if (!module.ok()) return module.status();
-  std::shared_ptr<const ir::Module> shared = std::move(module).value();
-  JITD_ASSIGN_OR_RETURN(std::unique_ptr<devices::Executable> executable,
-                        device->Compile(std::move(shared)));
+  std::unique_ptr<devices::Executable> executable;
+  if (!blob.empty()) {
+    // A cached executable: no code generation. Any failure (other CPU
+    // features, a corrupt blob) falls back to compiling the text.
+    StatusOr<std::unique_ptr<devices::Executable>> loaded = device->Deserialize(blob);
+    if (loaded.ok()) executable = std::move(loaded).value();
+  }
+  if (!executable) {
+    StatusOr<std::unique_ptr<ir::Module>> module = frontend::ParseModule(text);
+    if (!module.ok()) return module.status();
+    std::shared_ptr<const ir::Module> shared = std::move(module).value();
+    JITD_ASSIGN_OR_RETURN(executable, device->Compile(std::move(shared)));
+    if (serialized) {
+      StatusOr<std::string> bytes = device->Serialize(*executable);
+      if (bytes.ok()) *serialized = std::move(bytes).value();
+    }
+  }
   auto program = std::make_shared<CompiledProgram>();
   program->fingerprint = fingerprint;
   program->device = device_name;
@@ -101,24 +147,32 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   std::string explain;
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     std::string text(program_text);
+    std::string cached_blob;
     if (disk_cache_ != nullptr) {
       StatusOr<std::optional<cache::DiskEntry>> entry = disk_cache_->Get(parts);
-      if (entry.ok() && entry->has_value() && (*entry)->payload == program_text) {
+      std::string_view cached_text, blob;
+      if (entry.ok() && entry->has_value()) OpenPayload((*entry)->payload, &cached_text, &blob);
+      if (entry.ok() && entry->has_value() && cached_text == program_text) {
         from_disk = true;
+        cached_blob.assign(blob);
       } else if (entry.ok()) {
         StatusOr<std::optional<cache::DiskEntryInfo>> nearest = disk_cache_->FindNearest(parts);
         if (nearest.ok() && nearest->has_value()) explain = cache::Explain(parts, (*nearest)->parts);
       }
     }
+    std::string serialized;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, parts.device, std::move(text));
+        Build(fingerprint, parts.device, std::move(text), cached_blob,
+              disk_cache_ != nullptr && !from_disk ? &serialized : nullptr);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();
     }
     ++(from_disk ? disk_loads_ : compiles_);
     if (disk_cache_ != nullptr && !from_disk) {
-      StatusOr<cache::Fingerprint> put = disk_cache_->Put(parts, (*program)->program_text);
+      StatusOr<cache::Fingerprint> put = disk_cache_->Put(
+          parts, serialized.empty() ? (*program)->program_text
+                                    : Envelope((*program)->program_text, serialized));
       if (!put.ok()) {
         std::fprintf(stderr, "jitd: disk cache write failed: %s\n",
                      put.status().ToString().c_str());
@@ -165,7 +219,9 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
                     entry->parts.compiler_build_id + "', this daemon is '" +
                     options_.compiler_build_id + "'; send the program text");
   }
-  if (cache::HashProgram(entry->payload) != entry->parts.program_hash) {
+  std::string_view cached_text, cached_blob;
+  OpenPayload(entry->payload, &cached_text, &cached_blob);
+  if (cache::HashProgram(cached_text) != entry->parts.program_hash) {
     return NotFound("the cached program " + fingerprint.ToHex() +
                     " does not match its hash; send the program text");
   }
@@ -173,7 +229,7 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     computed = true;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, entry->parts.device, entry->payload);
+        Build(fingerprint, entry->parts.device, std::string(cached_text), cached_blob, nullptr);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();

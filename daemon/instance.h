@@ -59,7 +59,7 @@ struct InstanceOptions {
 struct CompiledProgram {
   cache::Fingerprint fingerprint;
   std::string device;
-  std::string program_text;  // what the disk cache stores for the interpreter
+  std::string program_text;  // the disk cache stores it (plus the device's blob, if any)
   std::shared_ptr<const devices::Executable> executable;
   std::vector<ir::Type> argument_types;
   std::vector<ir::Type> result_types;
@@ -131,10 +131,15 @@ class Instance {
  private:
   explicit Instance(InstanceOptions options);
   StatusOr<const devices::Device*> GetDevice(const std::string& name);
-  // Parses and compiles `text` on `device` (the single-flight compute).
+  // Parses and compiles `text` on `device` (the single-flight compute), or
+  // loads `blob` (a serialized executable from the disk cache) when it is
+  // non-empty and the device accepts it. `serialized` (may be null)
+  // receives Device::Serialize of a freshly compiled executable, when the
+  // device has one.
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::Fingerprint& fingerprint,
                                                          const std::string& device,
-                                                         std::string text);
+                                                         std::string text, std::string_view blob,
+                                                         std::string* serialized);
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
 
   InstanceOptions options_;

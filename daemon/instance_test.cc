@@ -105,6 +105,45 @@ TEST(InstanceTest, RestartedInstanceLoadsFromDisk) {
   std::filesystem::remove_all(dir);
 }
 
+// The cpu device's disk entries hold its object code: a restarted daemon
+// loads the executable without code generation and it computes the same.
+TEST(InstanceTest, CpuExecutableComesBackFromDisk) {
+  const std::string dir = TempDir("cpu_disk");
+  InstanceOptions options;
+  options.disk_cache_dir = dir;
+  options.disk_cache_fsync = false;
+  CompileSpec spec;
+  spec.device = "cpu";
+  std::vector<eval::RuntimeValue> args;
+  std::vector<eval::RuntimeValue> first_results;
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    auto r = (*instance)->Compile(testing::kSoftmax, spec);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->source, "compiled");
+    auto lit = eval::RandomLiteral(r->program->argument_types[0], 5);
+    ASSERT_TRUE(lit.ok());
+    args.emplace_back(std::move(*lit));
+    auto out = r->program->executable->Execute(args, {});
+    ASSERT_TRUE(out.ok());
+    first_results = std::move(*out);
+  }
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok());
+    auto r = (*instance)->Compile(testing::kSoftmax, spec);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->source, "disk");
+    EXPECT_EQ((*instance)->stats().compiles, 0u);
+    auto out = r->program->executable->Execute(args, {});
+    ASSERT_TRUE(out.ok());
+    ASSERT_EQ(out->size(), first_results.size());
+    EXPECT_EQ((*out)[0].literal(), first_results[0].literal());
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(InstanceTest, FingerprintMissIsNotFound) {
   auto instance = Instance::Create({});
   ASSERT_TRUE(instance.ok());

@@ -149,6 +149,22 @@ class Evaluator {
     return InvalidArgument("block ends without a terminator");
   }
 
+  // Runs `region`'s entry block in a fresh frame (RegionEvaluator).
+  StatusOr<std::vector<RuntimeValue>> RunStandaloneRegion(const ir::Region& region,
+                                                          std::vector<RuntimeValue> args) {
+    if (region.num_blocks() == 0) return InvalidArgument("the region is empty");
+    const ir::Block& block = region.block(0);
+    if (args.size() != block.num_args()) {
+      return InvalidArgument("the region takes " + std::to_string(block.num_args()) +
+                             " arguments, got " + std::to_string(args.size()));
+    }
+    Frame frame;
+    frames_.push_back(&frame);
+    auto result = RunBlock(block, std::move(args));
+    frames_.pop_back();
+    return result;
+  }
+
   StatusOr<Literal> NewLiteral(const Type& type) const {
     return Literal::Create(type, options_.max_literal_bytes);
   }
@@ -363,6 +379,17 @@ Status OpContext::Unimplemented(std::string message) const {
 }
 
 }  // namespace internal
+
+RegionEvaluator::RegionEvaluator(const ir::Module& module, EvalOptions options)
+    : options_(std::move(options)),
+      evaluator_(std::make_unique<internal::Evaluator>(module, options_)) {}
+
+RegionEvaluator::~RegionEvaluator() = default;
+
+StatusOr<std::vector<RuntimeValue>> RegionEvaluator::Run(const ir::Region& region,
+                                                         std::vector<RuntimeValue> args) {
+  return evaluator_->RunStandaloneRegion(region, std::move(args));
+}
 
 StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      const ir::Function& function,

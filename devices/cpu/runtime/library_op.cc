@@ -30,6 +30,8 @@ StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
       return internal::CreateTriangularSolveOp(op);
     case ir::OpCode::kCholesky:
       return internal::CreateCholeskyOp(op);
+    case ir::OpCode::kReduceWindow:
+      return internal::CreateReduceWindowOp(op);
     case ir::OpCode::kSort:
       return internal::CreateSortOp(op, options);
     default:

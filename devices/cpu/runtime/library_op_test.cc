@@ -458,6 +458,64 @@ TEST(SortTest, HonoursTheDeadline) {
   EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
 }
 
+// ---- reduce_window --------------------------------------------------------------
+
+std::string ReduceWindowText(std::string_view in, std::string_view out, std::string_view t,
+                             std::string_view body, std::string_view attrs) {
+  const std::string a = "tensor<" + std::string(in) + "x" + std::string(t) + ">";
+  const std::string o = "tensor<" + std::string(out) + "x" + std::string(t) + ">";
+  const std::string s = "tensor<" + std::string(t) + ">";
+  return "func.func @main(%a: " + a + ", %i: " + s + ") -> " + o + " {\n" +
+         "  %0 = \"stablehlo.reduce_window\"(%a, %i) <{" + std::string(attrs) + "}> ({\n" +
+         "  ^bb0(%x: " + s + ", %y: " + s + "):\n    %r = " + std::string(body) + " %x, %y : " + s +
+         "\n    stablehlo.return %r : " + s + "\n  }) : (" + a + ", " + s + ") -> " + o +
+         "\n  return %0 : " + o + "\n}\n";
+}
+
+TEST(ReduceWindowTest, PoolingWithEveryWindowAttribute) {
+  for (std::string_view t : {"f32", "f64", "f16", "bf16", "i32", "i8", "ui8", "ui64"}) {
+    for (std::string_view body :
+         {"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.multiply"}) {
+      SCOPED_TRACE(std::string(t) + " " + std::string(body));
+      // 3x3 max-pool style: stride 2, padding 1.
+      ExpectMatchesInterpreter(
+          ReduceWindowText("2x9x8x3", "2x5x4x3", t, body,
+                           "padding = dense<[[0, 0], [1, 1], [1, 0], [0, 0]]> : tensor<4x2xi64>, "
+                           "window_dimensions = array<i64: 1, 3, 3, 1>, "
+                           "window_strides = array<i64: 1, 2, 2, 1>"),
+          kExact);
+      // Base and window dilation.
+      ExpectMatchesInterpreter(
+          ReduceWindowText("5x6", "8x2", t, body,
+                           "base_dilations = array<i64: 2, 1>, padding = dense<[[1, 0], [0, 0]]> : "
+                           "tensor<2x2xi64>, window_dilations = array<i64: 1, 2>, "
+                           "window_dimensions = array<i64: 3, 2>, window_strides = array<i64: 1, 2>"),
+          kExact);
+    }
+  }
+  for (std::string_view body : {"stablehlo.or", "stablehlo.and", "stablehlo.xor"}) {
+    ExpectMatchesInterpreter(ReduceWindowText("7x6", "6x5", "i1", body,
+                                              "window_dimensions = array<i64: 2, 2>"),
+                             kExact);
+  }
+}
+
+TEST(ReduceWindowTest, DeclinesBodiesItDoesNotRecognize) {
+  auto module = frontend::ParseModule(R"(
+func.func @main(%a: tensor<4xf32>, %i: tensor<f32>) -> tensor<3xf32> {
+  %0 = "stablehlo.reduce_window"(%a, %i) <{window_dimensions = array<i64: 2>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.subtract %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+})");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto op = CreateLibraryOp(*(*module)->EntryFunction()->entry()->ops()[0]);
+  ASSERT_TRUE(op.ok());
+  EXPECT_EQ(*op, nullptr);
+}
+
 // ---- running on a thread pool ----------------------------------------------------
 
 TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {
@@ -479,6 +537,11 @@ TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {
   ExpectMatchesInterpreter(Conv("2x12x12x32", "3x3x32x16", "2x12x12x16", "i32",
                                 "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "pad = [[1, 1], [1, 1]]"),
                            kExact, {}, 7, {}, context);
+  ExpectMatchesInterpreter(
+      ReduceWindowText("64x64x16", "32x32x16", "f32", "stablehlo.add",
+                       "window_dimensions = array<i64: 3, 3, 1>, window_strides = array<i64: 2, 2, 1>, "
+                       "padding = dense<[[1, 0], [1, 0], [0, 0]]> : tensor<3x2xi64>"),
+      kExact, {}, 7, {}, context);
   EXPECT_GT(calls.load(), 0);
 }
 

@@ -4,7 +4,8 @@
 // function after the op, see differential_testing.h) and through its
 // LibraryOp on the same bytes, and the results compared.
 //
-// Tolerances: integer, boolean, sort and reduce_window results bitwise; float results
+// Tolerances: integer and boolean results, and those of sort, reduce_window,
+// gather and scatter, bitwise; float results
 // within (relative to the tensor's largest magnitude) 1e-2 for f16/bf16,
 // 1e-5 for f32/complex<f32> and 1e-12 for f64/complex<f64> — the reordered
 // sums of BLAS and the double-precision LAPACK/FFT paths, see
@@ -36,6 +37,8 @@ bool IsLibraryCandidate(ir::OpCode code) {
     case ir::OpCode::kCholesky:
     case ir::OpCode::kSort:
     case ir::OpCode::kReduceWindow:
+    case ir::OpCode::kGather:
+    case ir::OpCode::kScatter:
       return true;
     default:
       return false;
@@ -43,7 +46,15 @@ bool IsLibraryCandidate(ir::OpCode code) {
 }
 
 testing::Tolerance ToleranceFor(const ir::Op& op) {
-  if (op.code() == ir::OpCode::kSort || op.code() == ir::OpCode::kReduceWindow) return {0};
+  switch (op.code()) {
+    case ir::OpCode::kSort:
+    case ir::OpCode::kReduceWindow:
+    case ir::OpCode::kGather:
+    case ir::OpCode::kScatter:
+      return {0};
+    default:
+      break;
+  }
   double worst = 0;
   for (size_t i = 0; i < op.num_results(); ++i) {
     const ir::DType t = ir::ComplexComponent(op.result(i)->type().dtype());
@@ -77,7 +88,8 @@ TEST(CorpusDifferentialTest, EveryLibraryOpOfTheCorpusMatchesTheInterpreter) {
     bool mentions = false;
     for (const char* name : {"stablehlo.dot", "stablehlo.convolution", "stablehlo.fft",
                              "stablehlo.triangular_solve", "stablehlo.cholesky",
-                             "stablehlo.sort", "stablehlo.reduce_window"}) {
+                             "stablehlo.sort", "stablehlo.reduce_window", "stablehlo.gather",
+                             "stablehlo.scatter"}) {
       mentions = mentions || text.find(name) != std::string::npos;
     }
     if (!mentions) continue;

@@ -32,6 +32,10 @@ StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
       return internal::CreateCholeskyOp(op);
     case ir::OpCode::kReduceWindow:
       return internal::CreateReduceWindowOp(op);
+    case ir::OpCode::kGather:
+      return internal::CreateGatherOp(op);
+    case ir::OpCode::kScatter:
+      return internal::CreateScatterOp(op);
     case ir::OpCode::kSort:
       return internal::CreateSortOp(op, options);
     default:

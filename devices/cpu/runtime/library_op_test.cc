@@ -516,6 +516,86 @@ func.func @main(%a: tensor<4xf32>, %i: tensor<f32>) -> tensor<3xf32> {
   EXPECT_EQ(*op, nullptr);
 }
 
+// ---- gather, scatter --------------------------------------------------------------
+
+// Index values from RandomLiteral are -4..4 (signed) or 0..7 (unsigned): some
+// out of bounds, so clamping (gather) and skipping (scatter) are exercised.
+TEST(GatherTest, DimensionNumbersBatchingAndClamping) {
+  const char* cases[] = {
+      // Two-component index vectors, one collapsed dimension.
+      R"(func.func @main(%x: tensor<5x6xT>, %i: tensor<4x2xI>) -> tensor<4x3xT> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 3>}> : (tensor<5x6xT>, tensor<4x2xI>) -> tensor<4x3xT>
+  return %0 : tensor<4x3xT>
+})",
+      // Implicit index vector dimension, offset dims first.
+      R"(func.func @main(%x: tensor<3x7xT>, %i: tensor<5xI>) -> tensor<3x5xT> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>, slice_sizes = array<i64: 3, 1>}> : (tensor<3x7xT>, tensor<5xI>) -> tensor<3x5xT>
+  return %0 : tensor<3x5xT>
+})",
+      // Batching dimensions and the index vector in the middle.
+      R"(func.func @main(%x: tensor<2x6x3xT>, %i: tensor<2x1x4xI>) -> tensor<2x4x2xT> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1, 2>}> : (tensor<2x6x3xT>, tensor<2x1x4xI>) -> tensor<2x4x2xT>
+  return %0 : tensor<2x4x2xT>
+})",
+  };
+  for (std::string_view t : {"f32", "i8", "complex<f64>", "bf16", "i1"}) {
+    for (std::string_view index : {"i32", "ui8", "i64", "ui64"}) {
+      for (const char* c : cases) {
+        std::string text = c;
+        for (size_t p; (p = text.find("xT>")) != std::string::npos;) text.replace(p, 3, "x" + std::string(t) + ">");
+        for (size_t p; (p = text.find("xI>")) != std::string::npos;) text.replace(p, 3, "x" + std::string(index) + ">");
+        SCOPED_TRACE(text);
+        ExpectMatchesInterpreter(text, kExact);
+      }
+    }
+  }
+}
+
+TEST(ScatterTest, FoldsReplaceDuplicatesAndOutOfBoundsUpdates) {
+  const char* cases[] = {
+      R"(func.func @main(%x: tensor<6xT>, %i: tensor<9x1xI>, %u: tensor<9xT>) -> tensor<6xT> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<T>, %b: tensor<T>):
+    BODY
+  }) : (tensor<6xT>, tensor<9x1xI>, tensor<9xT>) -> tensor<6xT>
+  return %0 : tensor<6xT>
+})",
+      R"(func.func @main(%x: tensor<3x7x4xT>, %i: tensor<5xI>, %u: tensor<3x5x2xT>) -> tensor<3x7x4xT> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0, 2], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<T>, %b: tensor<T>):
+    BODY
+  }) : (tensor<3x7x4xT>, tensor<5xI>, tensor<3x5x2xT>) -> tensor<3x7x4xT>
+  return %0 : tensor<3x7x4xT>
+})",
+      R"(func.func @main(%x: tensor<2x5x3xT>, %i: tensor<2x4x1xI>, %u: tensor<2x4x3xT>) -> tensor<2x5x3xT> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [1], input_batching_dims = [0], scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1], index_vector_dim = 2>}> ({
+  ^bb0(%a: tensor<T>, %b: tensor<T>):
+    BODY
+  }) : (tensor<2x5x3xT>, tensor<2x4x1xI>, tensor<2x4x3xT>) -> tensor<2x5x3xT>
+  return %0 : tensor<2x5x3xT>
+})",
+  };
+  for (std::string_view t : {"f32", "f16", "i32", "ui8", "i1"}) {
+    for (std::string_view body : {"add", "maximum", "minimum", "multiply", "replace"}) {
+      for (std::string_view index : {"i32", "ui64"}) {
+        for (const char* c : cases) {
+          std::string text = c;
+          const std::string b = body == "replace"
+                                    ? std::string("stablehlo.return %b : tensor<T>")
+                                    : "%s = stablehlo." + std::string(body) +
+                                          " %a, %b : tensor<T>\n    stablehlo.return %s : tensor<T>";
+          text.replace(text.find("BODY"), 4, b);
+          for (size_t p; (p = text.find("xT>")) != std::string::npos;) text.replace(p, 3, "x" + std::string(t) + ">");
+          for (size_t p; (p = text.find("<T>")) != std::string::npos;) text.replace(p, 3, "<" + std::string(t) + ">");
+          for (size_t p; (p = text.find("xI>")) != std::string::npos;) text.replace(p, 3, "x" + std::string(index) + ">");
+          SCOPED_TRACE(text);
+          ExpectMatchesInterpreter(text, kExact);
+        }
+      }
+    }
+  }
+}
+
 // ---- running on a thread pool ----------------------------------------------------
 
 TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {

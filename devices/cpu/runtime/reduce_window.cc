@@ -16,119 +16,11 @@
 #include <vector>
 
 #include "devices/cpu/runtime/internal/elements.h"
+#include "devices/cpu/runtime/internal/fold.h"
 #include "devices/cpu/runtime/internal/ops.h"
 
 namespace jitd::cpu::internal {
 namespace {
-
-using ir::DType;
-
-enum class FoldOp { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
-
-// jit/eval's SimpleFold: region `region` of `op` is one binary op of its two
-// scalar arguments of type `dtype`, returned.
-std::optional<FoldOp> RecognizeFold(const ir::Op& op, size_t region, DType dtype) {
-  if (op.num_regions() <= region) return std::nullopt;
-  const ir::Region& r = op.region(region);
-  if (r.num_blocks() != 1) return std::nullopt;
-  const ir::Block& b = r.block(0);
-  if (b.num_args() != 2 || b.ops().size() != 2) return std::nullopt;
-  const ir::Op& body = *b.ops()[0];
-  const ir::Op& ret = *b.ops()[1];
-  if (ret.code() != ir::OpCode::kReturn || ret.num_operands() != 1 ||
-      ret.operand(0) != body.result(0) || body.num_operands() != 2 || body.num_results() != 1 ||
-      body.num_regions() != 0) {
-    return std::nullopt;
-  }
-  const bool args_ok = (body.operand(0) == b.arg(0) && body.operand(1) == b.arg(1)) ||
-                       (body.operand(0) == b.arg(1) && body.operand(1) == b.arg(0));
-  const ir::Type scalar = ir::Type::Scalar(dtype);
-  if (!args_ok || b.arg(0)->type() != scalar || b.arg(1)->type() != scalar ||
-      body.result(0)->type() != scalar) {
-    return std::nullopt;
-  }
-  const bool is_int = ir::IsInteger(dtype) || ir::IsPred(dtype);
-  const bool is_float =
-      dtype == DType::kF16 || dtype == DType::kBF16 || dtype == DType::kF32 || dtype == DType::kF64;
-  switch (body.code()) {
-    case ir::OpCode::kAdd: if (is_int || is_float) return FoldOp::kAdd; break;
-    case ir::OpCode::kMultiply: if (is_int || is_float) return FoldOp::kMultiply; break;
-    case ir::OpCode::kMaximum: if (is_int || is_float) return FoldOp::kMaximum; break;
-    case ir::OpCode::kMinimum: if (is_int || is_float) return FoldOp::kMinimum; break;
-    case ir::OpCode::kAnd: if (is_int) return FoldOp::kAnd; break;
-    case ir::OpCode::kOr: if (is_int) return FoldOp::kOr; break;
-    case ir::OpCode::kXor: if (is_int) return FoldOp::kXor; break;
-    default: break;
-  }
-  return std::nullopt;
-}
-
-// One fold step in the value type V (float, double, int64_t, uint64_t,
-// bool), as jit/eval's ApplyFold.
-template <typename V>
-V Apply(FoldOp op, V l, V r) {
-  if constexpr (std::is_floating_point_v<V>) {
-    switch (op) {
-      case FoldOp::kAdd: return l + r;
-      case FoldOp::kMultiply: return l * r;
-      case FoldOp::kMaximum:
-      case FoldOp::kMinimum:
-        if (std::isnan(l)) return l;
-        if (std::isnan(r)) return r;
-        if (l == r) return ((op == FoldOp::kMaximum) != std::signbit(l)) ? l : r;
-        return (op == FoldOp::kMaximum) == (l > r) ? l : r;
-      default: return l;
-    }
-  } else if constexpr (std::is_same_v<V, bool>) {
-    switch (op) {
-      case FoldOp::kAdd: case FoldOp::kOr: case FoldOp::kMaximum: return l || r;
-      case FoldOp::kMultiply: case FoldOp::kAnd: case FoldOp::kMinimum: return l && r;
-      case FoldOp::kXor: return l != r;
-    }
-    return l;
-  } else {
-    const uint64_t ul = static_cast<uint64_t>(l), ur = static_cast<uint64_t>(r);
-    switch (op) {
-      case FoldOp::kAdd: return static_cast<V>(ul + ur);
-      case FoldOp::kMultiply: return static_cast<V>(ul * ur);
-      case FoldOp::kMaximum: return l < r ? r : l;
-      case FoldOp::kMinimum: return l < r ? l : r;
-      case FoldOp::kAnd: return static_cast<V>(ul & ur);
-      case FoldOp::kOr: return static_cast<V>(ul | ur);
-      case FoldOp::kXor: return static_cast<V>(ul ^ ur);
-    }
-    return l;
-  }
-}
-
-// Storage type S <-> value type V.
-template <typename S, typename V, DType kType>
-struct Codec {
-  static V Load(const S& s) {
-    if constexpr (kType == DType::kF16) {
-      return ir::HalfToFloat(s);
-    } else if constexpr (kType == DType::kBF16) {
-      return ir::BFloat16ToFloat(s);
-    } else if constexpr (kType == DType::kPred) {
-      return s != 0;
-    } else {
-      return static_cast<V>(s);
-    }
-  }
-  static S Store(V v) {
-    if constexpr (kType == DType::kF16) {
-      return ir::FloatToHalf(v);
-    } else if constexpr (kType == DType::kBF16) {
-      return ir::FloatToBFloat16(v);
-    } else if constexpr (kType == DType::kPred) {
-      return v ? 1 : 0;
-    } else {
-      return static_cast<S>(v);
-    }
-  }
-  // The value after storing it (the accumulator is rounded each step).
-  static V Round(V v) { return Load(Store(v)); }
-};
 
 struct WindowPlan {
   ir::Type in, out;
@@ -145,22 +37,11 @@ class ReduceWindowOp final : public LibraryOp {
 
   Status Run(std::span<const void* const> operands, std::span<void* const> results,
              const RunContext& context) const override {
-    switch (p_.in.dtype()) {
-      case DType::kF32: return RunAs<Codec<float, float, DType::kF32>, float>(operands, results, context);
-      case DType::kF64: return RunAs<Codec<double, double, DType::kF64>, double>(operands, results, context);
-      case DType::kF16: return RunAs<Codec<uint16_t, float, DType::kF16>, uint16_t>(operands, results, context);
-      case DType::kBF16: return RunAs<Codec<uint16_t, float, DType::kBF16>, uint16_t>(operands, results, context);
-      case DType::kPred: return RunAs<Codec<uint8_t, bool, DType::kPred>, uint8_t>(operands, results, context);
-      case DType::kS8: return RunAs<Codec<int8_t, int64_t, DType::kS8>, int8_t>(operands, results, context);
-      case DType::kS16: return RunAs<Codec<int16_t, int64_t, DType::kS16>, int16_t>(operands, results, context);
-      case DType::kS32: return RunAs<Codec<int32_t, int64_t, DType::kS32>, int32_t>(operands, results, context);
-      case DType::kS64: return RunAs<Codec<int64_t, int64_t, DType::kS64>, int64_t>(operands, results, context);
-      case DType::kU8: return RunAs<Codec<uint8_t, uint64_t, DType::kU8>, uint8_t>(operands, results, context);
-      case DType::kU16: return RunAs<Codec<uint16_t, uint64_t, DType::kU16>, uint16_t>(operands, results, context);
-      case DType::kU32: return RunAs<Codec<uint32_t, uint64_t, DType::kU32>, uint32_t>(operands, results, context);
-      case DType::kU64: return RunAs<Codec<uint64_t, uint64_t, DType::kU64>, uint64_t>(operands, results, context);
-      default: return Unimplemented("reduce_window: unsupported element type");
-    }
+    Status status = Unimplemented("reduce_window: unsupported element type");
+    WithCodec(p_.in.dtype(), [&]<typename C>() {
+      status = RunAs<C, typename C::Storage>(operands, results, context);
+    });
+    return status;
   }
 
  private:

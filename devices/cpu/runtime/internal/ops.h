@@ -20,6 +20,8 @@ LibraryOpOr CreateFftOp(const ir::Op& op);          // fft.cc
 LibraryOpOr CreateTriangularSolveOp(const ir::Op& op);  // linalg.cc
 LibraryOpOr CreateCholeskyOp(const ir::Op& op);         // linalg.cc
 LibraryOpOr CreateReduceWindowOp(const ir::Op& op);    // reduce_window.cc
+LibraryOpOr CreateGatherOp(const ir::Op& op);          // indexing.cc
+LibraryOpOr CreateScatterOp(const ir::Op& op);         // indexing.cc
 LibraryOpOr CreateSortOp(const ir::Op& op, const LibraryOpOptions& options);  // sort.cc
 
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.

@@ -5,7 +5,7 @@
 // LibraryOp on the same bytes, and the results compared.
 //
 // Tolerances: integer and boolean results, and those of sort, reduce_window,
-// gather and scatter, bitwise; float results
+// gather, scatter and select_and_scatter, bitwise; float results
 // within (relative to the tensor's largest magnitude) 1e-2 for f16/bf16,
 // 1e-5 for f32/complex<f32> and 1e-12 for f64/complex<f64> — the reordered
 // sums of BLAS and the double-precision LAPACK/FFT paths, see
@@ -39,6 +39,7 @@ bool IsLibraryCandidate(ir::OpCode code) {
     case ir::OpCode::kReduceWindow:
     case ir::OpCode::kGather:
     case ir::OpCode::kScatter:
+    case ir::OpCode::kSelectAndScatter:
       return true;
     default:
       return false;
@@ -51,6 +52,7 @@ testing::Tolerance ToleranceFor(const ir::Op& op) {
     case ir::OpCode::kReduceWindow:
     case ir::OpCode::kGather:
     case ir::OpCode::kScatter:
+    case ir::OpCode::kSelectAndScatter:
       return {0};
     default:
       break;
@@ -89,7 +91,7 @@ TEST(CorpusDifferentialTest, EveryLibraryOpOfTheCorpusMatchesTheInterpreter) {
     for (const char* name : {"stablehlo.dot", "stablehlo.convolution", "stablehlo.fft",
                              "stablehlo.triangular_solve", "stablehlo.cholesky",
                              "stablehlo.sort", "stablehlo.reduce_window", "stablehlo.gather",
-                             "stablehlo.scatter"}) {
+                             "stablehlo.scatter", "stablehlo.select_and_scatter"}) {
       mentions = mentions || text.find(name) != std::string::npos;
     }
     if (!mentions) continue;

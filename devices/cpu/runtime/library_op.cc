@@ -36,6 +36,8 @@ StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
       return internal::CreateGatherOp(op);
     case ir::OpCode::kScatter:
       return internal::CreateScatterOp(op);
+    case ir::OpCode::kSelectAndScatter:
+      return internal::CreateSelectAndScatterOp(op);
     case ir::OpCode::kSort:
       return internal::CreateSortOp(op, options);
     default:

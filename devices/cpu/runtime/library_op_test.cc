@@ -596,6 +596,34 @@ TEST(ScatterTest, FoldsReplaceDuplicatesAndOutOfBoundsUpdates) {
   }
 }
 
+// ---- select_and_scatter ------------------------------------------------------------
+
+TEST(SelectAndScatterTest, MaxPoolGradientsAndOtherSelections) {
+  for (std::string_view t : {"f32", "f64", "bf16", "i32", "ui8"}) {
+    for (std::string_view select : {"GE", "GT", "LE", "LT"}) {
+      for (bool swapped : {false, true}) {
+        for (std::string_view scatter : {"add", "maximum"}) {
+          const std::string s = "tensor<" + std::string(t) + ">";
+          const std::string a = "tensor<2x9x8x" + std::string(t) + ">";
+          const std::string src = "tensor<2x5x4x" + std::string(t) + ">";
+          const std::string text =
+              "func.func @main(%x: " + a + ", %s: " + src + ", %i: " + s + ") -> " + a + " {\n" +
+              "  %0 = \"stablehlo.select_and_scatter\"(%x, %s, %i) <{padding = dense<[[0, 0], [1, 1], [1, 0]]> : tensor<3x2xi64>, "
+              "window_dimensions = array<i64: 1, 3, 3>, window_strides = array<i64: 1, 2, 2>}> ({\n" +
+              "  ^bb0(%p: " + s + ", %q: " + s + "):\n    %c = stablehlo.compare " + std::string(select) +
+              (swapped ? ", %q, %p" : ", %p, %q") + " : (" + s + ", " + s + ") -> tensor<i1>\n" +
+              "    stablehlo.return %c : tensor<i1>\n  }, {\n  ^bb0(%p: " + s + ", %q: " + s +
+              "):\n    %r = stablehlo." + std::string(scatter) + " %p, %q : " + s +
+              "\n    stablehlo.return %r : " + s + "\n  }) : (" + a + ", " + src + ", " + s + ") -> " + a +
+              "\n  return %0 : " + a + "\n}\n";
+          SCOPED_TRACE(text);
+          ExpectMatchesInterpreter(text, kExact);
+        }
+      }
+    }
+  }
+}
+
 // ---- running on a thread pool ----------------------------------------------------
 
 TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {

@@ -22,6 +22,7 @@ LibraryOpOr CreateCholeskyOp(const ir::Op& op);         // linalg.cc
 LibraryOpOr CreateReduceWindowOp(const ir::Op& op);    // reduce_window.cc
 LibraryOpOr CreateGatherOp(const ir::Op& op);          // indexing.cc
 LibraryOpOr CreateScatterOp(const ir::Op& op);         // indexing.cc
+LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op);  // select_and_scatter.cc
 LibraryOpOr CreateSortOp(const ir::Op& op, const LibraryOpOptions& options);  // sort.cc
 
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.

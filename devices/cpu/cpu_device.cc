@@ -391,6 +391,10 @@ std::vector<const ir::Value*> FreeValues(const Op& op) {
     case OpCode::kTriangularSolve:
     case OpCode::kCholesky:
     case OpCode::kSort:
+    case OpCode::kReduceWindow:
+    case OpCode::kGather:
+    case OpCode::kScatter:
+    case OpCode::kSelectAndScatter:
       return true;
     default:
       return false;
@@ -595,7 +599,7 @@ class Planner {
           break;
       }
 #ifdef JITD_CPU_HAVE_LIBRARY
-      if (IsLibraryCandidate(op.code()) && op.num_regions() == 0) {
+      if (IsLibraryCandidate(op.code())) {
         auto library = CreateLibraryOp(op);
         if (library.ok() && *library) {
           std::vector<BufferRef> in, out;

@@ -216,10 +216,11 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
 }
 
 TEST(CpuDeviceTest, ControlFlowAndFallback) {
-  // A loop whose body swaps two state values, calls a function, and sorts
-  // (sort runs through the interpreter fallback).
+  // A loop whose body swaps two state values and calls a function; then a
+  // sort (the runtime library) and a concatenate (the interpreter fallback:
+  // no kernel emitter for it yet).
   const std::string text = R"(
-func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) {
+func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<5xf32>, tensor<5xf32>) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %c1 = stablehlo.constant dense<1> : tensor<i32>
   %c5 = stablehlo.constant dense<5> : tensor<i32>
@@ -243,7 +244,8 @@ func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<5x
   }, {
     stablehlo.return %r#1 : tensor<5xf32>
   }) : (tensor<i1>) -> tensor<5xf32>
-  return %r#0, %sorted, %r#2, %sel : tensor<i32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
+  %cat = stablehlo.concatenate %sorted, %r#2, dim = 0 : (tensor<5xf32>, tensor<5xf32>) -> tensor<10xf32>
+  return %r#0, %cat, %r#2, %sel : tensor<i32>, tensor<10xf32>, tensor<5xf32>, tensor<5xf32>
 }
 func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   %0 = stablehlo.add %v, %v : tensor<5xf32>
@@ -255,7 +257,8 @@ func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   auto exe = Device().Compile(Parse(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
-  EXPECT_EQ(stats.fallback_ops, 1);  // the sort
+  EXPECT_EQ(stats.fallback_ops, 1);  // the concatenate
+  EXPECT_EQ(stats.library_ops, 1);   // the sort
   EXPECT_GE(stats.control_ops, 3);   // while, call, if
 }
 

@@ -1,0 +1,145 @@
+// Corpus-driven differential test: for every conformance file that uses an
+// op the runtime library implements, every such op at the top level of
+// @main is run through jit/eval (inputs and outputs captured by cutting the
+// function after the op, see differential_testing.h) and through its
+// LibraryOp on the same bytes, and the results compared.
+//
+// Tolerances: integer and boolean results, and those of sort, reduce_window,
+// gather, scatter and select_and_scatter, bitwise; float results
+// within (relative to the tensor's largest magnitude) 1e-2 for f16/bf16,
+// 1e-5 for f32/complex<f32> and 1e-12 for f64/complex<f64> — the reordered
+// sums of BLAS and the double-precision LAPACK/FFT paths, see
+// library_op_test.cc. The test also counts how many results were bitwise
+// identical and prints it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "devices/cpu/runtime/differential_testing.h"
+#include "jit/frontend/parser.h"
+#include "jit/ir/verifier.h"
+
+namespace jitd::cpu {
+namespace {
+
+bool IsLibraryCandidate(ir::OpCode code) {
+  switch (code) {
+    case ir::OpCode::kDotGeneral:
+    case ir::OpCode::kDot:
+    case ir::OpCode::kConvolution:
+    case ir::OpCode::kFft:
+    case ir::OpCode::kTriangularSolve:
+    case ir::OpCode::kCholesky:
+    case ir::OpCode::kSort:
+    case ir::OpCode::kReduceWindow:
+    case ir::OpCode::kGather:
+    case ir::OpCode::kScatter:
+    case ir::OpCode::kSelectAndScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+testing::Tolerance ToleranceFor(const ir::Op& op) {
+  switch (op.code()) {
+    case ir::OpCode::kSort:
+    case ir::OpCode::kReduceWindow:
+    case ir::OpCode::kGather:
+    case ir::OpCode::kScatter:
+    case ir::OpCode::kSelectAndScatter:
+      return {0};
+    default:
+      break;
+  }
+  double worst = 0;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const ir::DType t = ir::ComplexComponent(op.result(i)->type().dtype());
+    double tol = 0;
+    if (t == ir::DType::kF64) {
+      tol = 1e-12;
+    } else if (t == ir::DType::kF32) {
+      tol = 1e-5;
+    } else if (ir::IsFloat(t)) {
+      tol = 1e-2;
+    }
+    worst = std::max(worst, tol);
+  }
+  return {worst};
+}
+
+TEST(CorpusDifferentialTest, EveryLibraryOpOfTheCorpusMatchesTheInterpreter) {
+  const std::filesystem::path dir = std::filesystem::path(JITD_SHARED_DIR) / "conformance/stablehlo";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no corpus at " << dir;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".mlir") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  int compared = 0, identical = 0, declined = 0, files_used = 0;
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string text = buffer.str();
+    bool mentions = false;
+    for (const char* name : {"stablehlo.dot", "stablehlo.convolution", "stablehlo.fft",
+                             "stablehlo.triangular_solve", "stablehlo.cholesky",
+                             "stablehlo.sort", "stablehlo.reduce_window", "stablehlo.gather",
+                             "stablehlo.scatter", "stablehlo.select_and_scatter"}) {
+      mentions = mentions || text.find(name) != std::string::npos;
+    }
+    if (!mentions) continue;
+    ++files_used;
+    const std::string file = path.filename().string();
+    auto pieces = frontend::SplitModules(text);
+    for (size_t m = 0; m < pieces.size(); ++m) {
+      // Which top-level ops of the entry function to try.
+      std::vector<size_t> indices;
+      {
+        auto module = frontend::ParseModule(pieces[m].text, pieces[m].first_line);
+        ASSERT_TRUE(module.ok()) << file << ": " << module.status().ToString();
+        ASSERT_TRUE(ir::VerifyModule(**module).ok()) << file;
+        const ir::Function* fn = (*module)->EntryFunction();
+        ASSERT_NE(fn, nullptr) << file;
+        for (size_t i = 0; i < fn->entry()->ops().size(); ++i) {
+          if (IsLibraryCandidate(fn->entry()->ops()[i]->code())) indices.push_back(i);
+        }
+      }
+      for (size_t index : indices) {
+        auto module = frontend::ParseModule(pieces[m].text, pieces[m].first_line);
+        ASSERT_TRUE(module.ok());
+        ir::Function& fn = *(*module)->EntryFunction();
+        if (!fn.arg_types().empty()) continue;  // the corpus' @main takes none
+        const ir::Op& op = *fn.entry()->ops()[index];
+        const std::string where = file + ":" + op.loc().ToString() + " " + std::string(op.name());
+        const testing::Tolerance tolerance = ToleranceFor(op);
+        auto d = testing::RunDifferential(**module, fn, index, {}, tolerance);
+        if (!d.ok() && d.status().code() == StatusCode::kNotFound) {
+          ++declined;
+          continue;
+        }
+        ASSERT_TRUE(d.ok()) << where << ": " << d.status().ToString();
+        ++compared;
+        EXPECT_EQ(d->mismatch, "") << where;
+        bool same = true;
+        for (size_t i = 0; i < d->expected.size(); ++i) {
+          same = same && testing::CompareLiterals(d->expected[i], d->actual[i], {0}).empty();
+        }
+        identical += same;
+        if (!same) std::printf("within tolerance, not bitwise identical: %s\n", where.c_str());
+      }
+    }
+  }
+  std::printf("corpus: %d files, %d ops compared (%d bitwise identical), %d declined\n",
+              files_used, compared, identical, declined);
+  EXPECT_GT(compared, 100);
+}
+
+}  // namespace
+}  // namespace jitd::cpu

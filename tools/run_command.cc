@@ -497,10 +497,10 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   if (const auto* cpu = dynamic_cast<const cpu::CpuExecutable*>(executable->get())) {
     const cpu::CpuProgramStats& s = cpu->stats();
     std::fprintf(stderr,
-                 "cpu: %lld ops in %lld kernels, %lld library ops, %lld fallback ops, %lld control "
+                 "cpu: %lld ops in %lld kernels (%lld distinct), %lld library ops, %lld fallback ops, %lld control "
                  "ops; arena %lld bytes (%lld without reuse); plan+codegen %.1f ms, LLVM %.1f ms\n",
                  static_cast<long long>(s.kernel_ops), static_cast<long long>(s.kernels),
-                 static_cast<long long>(s.library_ops), static_cast<long long>(s.fallback_ops),
+                 static_cast<long long>(s.unique_kernels), static_cast<long long>(s.library_ops), static_cast<long long>(s.fallback_ops),
                  static_cast<long long>(s.control_ops), static_cast<long long>(s.arena_bytes),
                  static_cast<long long>(s.unshared_bytes), s.codegen_seconds * 1e3,
                  s.llvm_seconds * 1e3);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -69,6 +70,8 @@ struct ExecState {
   std::vector<RuntimeValue> boxed;
   const std::vector<ir::Literal>* seeded = nullptr;  // per-seed constants
   const ExecuteOptions& options;
+  // Seconds per thunk label, when profiling (JITD_CPU_PROFILE set).
+  std::map<std::string, std::pair<double, int64_t>>* profile = nullptr;
 
   void* Ptr(BufferRef r) const;
 };
@@ -77,6 +80,8 @@ class Thunk {
  public:
   virtual ~Thunk() = default;
   virtual Status Run(ExecState& state) const = 0;
+  // "kernel jitd_k3", "library stablehlo.dot_general", ... (profiles).
+  virtual std::string label() const = 0;
 };
 using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 
@@ -90,7 +95,16 @@ Status CheckDeadline(const ExecState& state) {
 Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
   for (const auto& thunk : thunks) {
     JITD_RETURN_IF_ERROR(CheckDeadline(state));
-    JITD_RETURN_IF_ERROR(thunk->Run(state));
+    if (!state.profile) {
+      JITD_RETURN_IF_ERROR(thunk->Run(state));
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    Status s = thunk->Run(state);
+    auto& entry = (*state.profile)[thunk->label()];
+    entry.first += Seconds(start);
+    entry.second += 1;
+    JITD_RETURN_IF_ERROR(s);
   }
   return Status::Ok();
 }
@@ -155,6 +169,7 @@ class KernelThunk final : public Thunk {
                                     [fn, p](int64_t b, int64_t e) { fn(p, b, e); });
     return Status::Ok();
   }
+  std::string label() const override { return "kernel jitd_k" + std::to_string(kernel_); }
 
  private:
   size_t kernel_;
@@ -206,6 +221,7 @@ class FallbackThunk final : public Thunk {
     }
     return Status::Ok();
   }
+  std::string label() const override { return "fallback " + std::string(op_->name()); }
 
  private:
   const Op* op_;
@@ -216,9 +232,11 @@ class FallbackThunk final : public Thunk {
 
 class LibraryThunk final : public Thunk {
  public:
-  LibraryThunk(std::unique_ptr<LibraryOp> op, std::vector<BufferRef> operands,
+  LibraryThunk(std::string name, std::unique_ptr<LibraryOp> op, std::vector<BufferRef> operands,
                std::vector<BufferRef> results)
-      : op_(std::move(op)), operands_(std::move(operands)), results_(std::move(results)) {}
+      : name_(std::move(name)), op_(std::move(op)), operands_(std::move(operands)),
+        results_(std::move(results)) {}
+  std::string label() const override { return "library " + name_; }
   Status Run(ExecState& state) const override {
     std::vector<const void*> in;
     std::vector<void*> out;
@@ -234,6 +252,7 @@ class LibraryThunk final : public Thunk {
   }
 
  private:
+  std::string name_;
   std::unique_ptr<LibraryOp> op_;
   std::vector<BufferRef> operands_;
   std::vector<BufferRef> results_;
@@ -281,6 +300,7 @@ class CopyThunk final : public Thunk {
   CopyThunk(std::vector<BufferRef> from, std::vector<BufferRef> to, std::vector<int64_t> bytes)
       : from_(std::move(from)), to_(std::move(to)), bytes_(std::move(bytes)) {}
   Status Run(ExecState& state) const override { return CopyValues(state, from_, to_, bytes_); }
+  std::string label() const override { return "copy"; }
 
  private:
   std::vector<BufferRef> from_, to_;
@@ -309,6 +329,7 @@ class WhileThunk final : public Thunk {
       JITD_RETURN_IF_ERROR(CopyValues(s, body_.returns, state_, bytes_));
     }
   }
+  std::string label() const override { return "while (own time + body)"; }
 
  private:
   std::vector<BufferRef> init_, state_;
@@ -336,6 +357,7 @@ class BranchThunk final : public Thunk {
     JITD_RETURN_IF_ERROR(RunSequence(branches_[branch].thunks, s));
     return CopyValues(s, branches_[branch].returns, results_, bytes_);
   }
+  std::string label() const override { return is_if_ ? "if" : "case"; }
 
  private:
   bool is_if_;
@@ -612,7 +634,8 @@ class Planner {
             Bind(op.result(i), r);
             out.push_back(r);
           }
-          plan.thunks.push_back(std::make_unique<LibraryThunk>(std::move(*library), std::move(in), std::move(out)));
+          plan.thunks.push_back(std::make_unique<LibraryThunk>(std::string(op.name()), std::move(*library),
+                                                               std::move(in), std::move(out)));
           ++p_.stats.library_ops;
           continue;
         }
@@ -625,7 +648,6 @@ class Planner {
 
   Status PlanKernel(const codegen::KernelSpec& fused, RegionPlan& plan) {
     codegen::KernelSpec spec = fused;
-    spec.name = "jitd_k" + std::to_string(p_.kernel_names.size());
     std::vector<BufferRef> params;
     for (const ir::Value* v : spec.inputs) {
       JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
@@ -637,17 +659,25 @@ class Planner {
       Bind(root.result(i), r);
       params.push_back(r);
     }
-    codegen::KernelInfo info;
-    if (llvm_module_) {
-      JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*llvm_module_, spec));
-    } else {
-      JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*scratch_module(), spec));
+    // Structurally equal kernels (repeated layers) are emitted once.
+    const std::string key = codegen::KernelKey(spec);
+    auto [it, is_new] = emitted_.try_emplace(key);
+    if (is_new) {
+      spec.name = "jitd_k" + std::to_string(p_.kernel_names.size());
+      codegen::KernelInfo info;
+      if (llvm_module_) {
+        JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*llvm_module_, spec));
+      } else {
+        JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*scratch_module(), spec));
+      }
+      it->second = {p_.kernel_names.size(), info};
+      p_.kernel_names.push_back(spec.name);
     }
+    const auto& [kernel, info] = it->second;
     const int64_t min_chunk =
         std::max<int64_t>(1, kMinParallelBytes / std::max<int64_t>(1, info.bytes_per_item));
-    plan.thunks.push_back(std::make_unique<KernelThunk>(p_.kernel_names.size(), std::move(params),
-                                                        info.work_items, min_chunk));
-    p_.kernel_names.push_back(spec.name);
+    plan.thunks.push_back(
+        std::make_unique<KernelThunk>(kernel, std::move(params), info.work_items, min_chunk));
     ++p_.stats.kernels;
     for (const Op* op : spec.fused) {
       if (op->code() != OpCode::kConstant) ++p_.stats.kernel_ops;
@@ -808,6 +838,8 @@ class Planner {
   std::vector<std::vector<int32_t>> open_;
   std::unordered_map<const ir::Value*, int> output_of_;
   std::unordered_set<const ir::Function*> inlining_;
+  // KernelKey -> (kernel index, its info).
+  std::unordered_map<std::string, std::pair<size_t, codegen::KernelInfo>> emitted_;
   int64_t pos_ = 0;
 
  public:
@@ -943,7 +975,23 @@ class CpuExecutableImpl final : public CpuExecutable {
         state.boxed[static_cast<size_t>(p_->arg_refs[i].index)] = boxed_args[i];
       }
     }
+    static const bool profile = std::getenv("JITD_CPU_PROFILE") != nullptr;
+    std::map<std::string, std::pair<double, int64_t>> profile_data;
+    if (profile) state.profile = &profile_data;
     Status status = RunSequence(p_->thunks, state);
+    if (profile) {
+      std::vector<std::pair<double, std::string>> rows;
+      double total = 0;
+      for (const auto& [label, e] : profile_data) {
+        rows.emplace_back(e.first, label + " x" + std::to_string(e.second));
+        if (label.rfind("while", 0) != 0) total += e.first;
+      }
+      std::sort(rows.rbegin(), rows.rend());
+      std::fprintf(stderr, "cpu profile (top thunks; %.3f ms outside loops' own rows):\n", total * 1e3);
+      for (size_t i = 0; i < rows.size() && i < 12; ++i) {
+        std::fprintf(stderr, "  %10.3f ms  %s\n", rows[i].first * 1e3, rows[i].second.c_str());
+      }
+    }
     if (status.ok() && boxed_out) {
       boxed_out->resize(p_->result_refs.size());
       for (size_t i = 0; i < p_->result_refs.size(); ++i) {
@@ -1004,6 +1052,7 @@ struct CpuDevice::Impl {
     Planner planner(*program, object ? nullptr : llvm_module.get());
     JITD_RETURN_IF_ERROR(planner.Plan());
     JITD_RETURN_IF_ERROR(MaterializeConstants(*program));
+    program->stats.unique_kernels = static_cast<int64_t>(program->kernel_names.size());
     program->stats.codegen_seconds = Seconds(start);
     const auto llvm_start = std::chrono::steady_clock::now();
     if (!program->kernel_names.empty()) {

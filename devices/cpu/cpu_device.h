@@ -44,6 +44,7 @@ struct CpuProgramStats {
   int64_t fallback_ops = 0;   // ops run by the interpreter (FallbackThunk)
   int64_t control_ops = 0;    // while / if / case / call
   int64_t kernels = 0;        // KernelThunks
+  int64_t unique_kernels = 0; // LLVM functions (equal kernels are shared)
   int64_t arena_bytes = 0;    // temporaries, after buffer reuse
   int64_t unshared_bytes = 0; // temporaries without reuse (for comparison)
   double codegen_seconds = 0; // plan + LLVM IR emission

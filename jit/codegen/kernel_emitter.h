@@ -57,6 +57,11 @@ struct KernelInfo {
   bool reassociates = false;   // float reduction vectorized with partial sums
 };
 
+// A structural key: two specs with equal keys compute the same function of
+// their inputs (same ops, types, attributes and wiring), so one emitted
+// kernel serves both (repeated layers of a model share their kernels).
+std::string KernelKey(const KernelSpec& spec);
+
 // Appends the kernel's function to `module` (which must have the target's
 // data layout set). Errors name the op codegen could not handle.
 StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec);

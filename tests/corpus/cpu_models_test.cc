@@ -1,0 +1,117 @@
+// The real models of ../shared/models (BERT-base, ResNet-50, searchless
+// chess 9M) on the cpu device.
+//
+// Always: each compiles (most ops as kernels or library calls; no op may
+// need the fallback except the few listed) and its executable round-trips
+// through Serialize / Deserialize.
+// With JITD_SLOW_TESTS=1 (ctest label "slow"; the interpreter takes minutes
+// per model here): each runs on random inputs and seeded weights on both
+// devices and the results agree normwise (|x - y| <= 1e-4 max|y| per
+// result, the tolerance a float32 network's accumulated rounding allows).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "devices/cpu/cpu_device.h"
+#include "devices/interpreter/interpreter_device.h"
+#include "jit/frontend/parser.h"
+
+#ifndef JITD_SHARED_DIR
+#error "JITD_SHARED_DIR must name the shared/ folder"
+#endif
+
+namespace jitd {
+namespace {
+
+std::shared_ptr<const ir::Module> LoadModel(const std::string& name) {
+  std::ifstream in(std::string(JITD_SHARED_DIR) + "/models/" + name + ".mlir");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto module = frontend::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
+}
+
+const cpu::CpuDevice& Cpu() {
+  static cpu::CpuDevice* device = cpu::CpuDevice::Create().value().release();
+  return *device;
+}
+
+std::vector<eval::RuntimeValue> RandomArgs(const devices::Executable& exe) {
+  std::vector<eval::RuntimeValue> args;
+  for (size_t i = 0; i < exe.argument_types().size(); ++i) {
+    auto lit = eval::RandomLiteral(exe.argument_types()[i], 100 + i);
+    EXPECT_TRUE(lit.ok());
+    if (lit.ok()) args.emplace_back(std::move(*lit));
+  }
+  return args;
+}
+
+class CpuModelsTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CpuModelsTest, CompilesAndSerializes) {
+  auto module = LoadModel(GetParam());
+  ASSERT_NE(module, nullptr);
+  auto exe = Cpu().Compile(module);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  const auto& stats = static_cast<const cpu::CpuExecutable&>(**exe).stats();
+  std::printf("%s: %lld ops in %lld kernels (%lld distinct), %lld library, %lld fallback; "
+              "plan %.1f ms, LLVM %.1f ms\n",
+              GetParam(), static_cast<long long>(stats.kernel_ops),
+              static_cast<long long>(stats.kernels), static_cast<long long>(stats.unique_kernels),
+              static_cast<long long>(stats.library_ops), static_cast<long long>(stats.fallback_ops),
+              stats.codegen_seconds * 1e3, stats.llvm_seconds * 1e3);
+  EXPECT_GT(stats.kernel_ops, 5 * (stats.fallback_ops + 1));
+  auto bytes = Cpu().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Cpu().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ((*loaded)->result_types(), (*exe)->result_types());
+}
+
+TEST_P(CpuModelsTest, MatchesInterpreter) {
+  if (std::getenv("JITD_SLOW_TESTS") == nullptr) {
+    GTEST_SKIP() << "set JITD_SLOW_TESTS=1 to run the models on the interpreter too (minutes)";
+  }
+  auto module = LoadModel(GetParam());
+  ASSERT_NE(module, nullptr);
+  auto cpu_exe = Cpu().Compile(module);
+  ASSERT_TRUE(cpu_exe.ok()) << cpu_exe.status().message();
+  devices::InterpreterDevice interpreter;
+  auto ref_exe = interpreter.Compile(module);
+  ASSERT_TRUE(ref_exe.ok());
+  const auto args = RandomArgs(**cpu_exe);
+  devices::ExecuteOptions options;
+  options.resource_fill_seed = 3;
+  auto got = (*cpu_exe)->Execute(args, options);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto want = (*ref_exe)->Execute(args, options);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t r = 0; r < got->size(); ++r) {
+    const ir::Literal& a = (*got)[r].literal();
+    const ir::Literal& b = (*want)[r].literal();
+    ASSERT_EQ(a.type(), b.type());
+    double max_ref = 0, max_diff = 0;
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      if (!ir::IsFloat(a.dtype())) {
+        ASSERT_EQ(a.GetBits(i), b.GetBits(i)) << "result " << r << " element " << i;
+        continue;
+      }
+      max_ref = std::max(max_ref, std::fabs(b.GetDouble(i)));
+      max_diff = std::max(max_diff, std::fabs(a.GetDouble(i) - b.GetDouble(i)));
+    }
+    std::printf("%s result %zu: max |cpu - interpreter| = %g, max |interpreter| = %g\n", GetParam(),
+                r, max_diff, max_ref);
+    EXPECT_LE(max_diff, 1e-4 * max_ref) << "result " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CpuModelsTest,
+                         ::testing::Values("searchless_chess_9m", "pt_bert", "jax_resnet_50"));
+
+}  // namespace
+}  // namespace jitd

@@ -816,6 +816,20 @@ class Emitter {
     return true;
   }
 
+  // A fused transpose moves the result's last dimension away from the
+  // operand's last one: the inner loop would stride through memory.
+  bool TransposesLastDim() const {
+    for (const Op* op : spec_.fused) {
+      if (op->code() != OpCode::kTranspose) continue;
+      const auto perm = op->GetI64Array("permutation").value_or(std::vector<int64_t>{});
+      if (!perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1 &&
+          op->result(0)->type().dims().back() > 1) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   int64_t BytesPerItem() const {
     int64_t bytes = 0;
     for (const ir::Value* v : spec_.inputs) {
@@ -851,8 +865,55 @@ class Emitter {
     std::vector<int64_t> outer_dims(dims.begin(), dims.end() - 1);
     int64_t rows = 1;
     for (int64_t d : outer_dims) rows *= d;
-    info.work_items = rows;
     info.bytes_per_item *= inner;
+    // One row of the result at index (row, j) for j in [j0, j1).
+    auto emit_row = [&](llvm::Value* row, llvm::Value* j0, llvm::Value* j1) {
+      indices_.clear();
+      cache_.clear();
+      Index* outer = NewIndex(outer_dims);
+      outer->linear = row;
+      std::vector<llvm::Value*> outer_multi = Multi(*outer);
+      llvm::Value* row_base = b_.CreateMul(row, b_.getInt64(inner), "", true, true);
+      EmitLoop(j0, j1, {}, [&](llvm::Value* j, const std::vector<llvm::Value*>&) {
+        indices_.clear();
+        cache_.clear();
+        Index* idx = NewIndex(dims);
+        idx->multi = outer_multi;
+        idx->multi.push_back(j);
+        idx->linear = b_.CreateAdd(row_base, j, "", true, true);
+        Store(Value(root.result(0), idx), t, outputs_[0], idx->linear);
+        return std::vector<llvm::Value*>{};
+      });
+    };
+    if (TransposesLastDim()) {
+      // Tiles of kTile x kTile: reading along the result's rows walks a
+      // column of the operand; within a tile those lines stay in cache.
+      constexpr int64_t kTile = 16;
+      const int64_t blocks = (rows + kTile - 1) / kTile;
+      const int64_t col_blocks = (inner + kTile - 1) / kTile;
+      info.work_items = blocks;
+      info.bytes_per_item *= kTile;
+      auto min = [&](llvm::Value* a, int64_t b) {
+        return b_.CreateSelect(b_.CreateICmpSLT(a, b_.getInt64(b)), a, b_.getInt64(b));
+      };
+      EmitLoop(begin, end, {}, [&](llvm::Value* block, const std::vector<llvm::Value*>&) {
+        llvm::Value* r0 = b_.CreateMul(block, b_.getInt64(kTile));
+        llvm::Value* r1 = min(b_.CreateAdd(r0, b_.getInt64(kTile)), rows);
+        EmitLoop(b_.getInt64(0), b_.getInt64(col_blocks), {},
+                 [&](llvm::Value* jb, const std::vector<llvm::Value*>&) {
+                   llvm::Value* j0 = b_.CreateMul(jb, b_.getInt64(kTile));
+                   llvm::Value* j1 = min(b_.CreateAdd(j0, b_.getInt64(kTile)), inner);
+                   EmitLoop(r0, r1, {}, [&](llvm::Value* row, const std::vector<llvm::Value*>&) {
+                     emit_row(row, j0, j1);
+                     return std::vector<llvm::Value*>{};
+                   });
+                   return std::vector<llvm::Value*>{};
+                 });
+        return std::vector<llvm::Value*>{};
+      });
+      return Status::Ok();
+    }
+    info.work_items = rows;
     EmitLoop(begin, end, {}, [&](llvm::Value* row, const std::vector<llvm::Value*>&) {
       indices_.clear();
       cache_.clear();

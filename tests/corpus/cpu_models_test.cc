@@ -40,12 +40,19 @@ const cpu::CpuDevice& Cpu() {
   return *device;
 }
 
+// Seeded arguments; floats made non-negative (|x| of the uniform [-1, 1)
+// fill) so that weights fed as arguments — layer-norm scales, variances —
+// do not turn the whole network into NaN, which would compare trivially.
 std::vector<eval::RuntimeValue> RandomArgs(const devices::Executable& exe) {
   std::vector<eval::RuntimeValue> args;
   for (size_t i = 0; i < exe.argument_types().size(); ++i) {
     auto lit = eval::RandomLiteral(exe.argument_types()[i], 100 + i);
     EXPECT_TRUE(lit.ok());
-    if (lit.ok()) args.emplace_back(std::move(*lit));
+    if (!lit.ok()) continue;
+    if (ir::IsFloat(lit->dtype())) {
+      for (int64_t e = 0; e < lit->num_elements(); ++e) lit->SetDouble(e, std::fabs(lit->GetDouble(e)));
+    }
+    args.emplace_back(std::move(*lit));
   }
   return args;
 }
@@ -96,16 +103,28 @@ TEST_P(CpuModelsTest, MatchesInterpreter) {
     const ir::Literal& b = (*want)[r].literal();
     ASSERT_EQ(a.type(), b.type());
     double max_ref = 0, max_diff = 0;
+    int64_t nan_ref = 0;
     for (int64_t i = 0; i < a.num_elements(); ++i) {
       if (!ir::IsFloat(a.dtype())) {
         ASSERT_EQ(a.GetBits(i), b.GetBits(i)) << "result " << r << " element " << i;
         continue;
       }
-      max_ref = std::max(max_ref, std::fabs(b.GetDouble(i)));
-      max_diff = std::max(max_diff, std::fabs(a.GetDouble(i) - b.GetDouble(i)));
+      const double x = a.GetDouble(i), y = b.GetDouble(i);
+      if (std::isnan(y)) {
+        ++nan_ref;
+        EXPECT_TRUE(std::isnan(x)) << "result " << r << " element " << i;
+        continue;
+      }
+      max_ref = std::max(max_ref, std::fabs(y));
+      max_diff = std::max(max_diff, std::fabs(x - y));
     }
-    std::printf("%s result %zu: max |cpu - interpreter| = %g, max |interpreter| = %g\n", GetParam(),
-                r, max_diff, max_ref);
+    // ResNet-50's elided weights come from the interpreter's seeded fill
+    // (uniform [-1, 1)), so its batch-norm variances go negative and its
+    // output is NaN on both devices; that is reported, not hidden.
+    std::printf("%s result %zu: max |cpu - interpreter| = %g, max |interpreter| = %g, "
+                "%lld of %lld NaN in the interpreter's result\n",
+                GetParam(), r, max_diff, max_ref, static_cast<long long>(nan_ref),
+                static_cast<long long>(a.num_elements()));
     EXPECT_LE(max_diff, 1e-4 * max_ref) << "result " << r;
   }
 }

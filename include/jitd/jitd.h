@@ -4,7 +4,8 @@
  * buffers in the shared memory the daemon gave it, compiles StableHLO programs
  * (or finds them in the daemon's cache by fingerprint) and executes them on
  * those buffers. libjitd.so links no compiler: all compiling happens in the
- * daemon. Changes to this header are listed in libclient/CHANGELOG.md.
+ * daemon. Changes to this header are listed in libclient/CHANGELOG.md. The
+ * computation builder (xla_client's ComputationBuilder) is in jitd_builder.h.
  *
  * Errors. Every fallible function returns a jitd_status_t*: NULL means
  * success; otherwise the caller owns the status, reads its code and message
@@ -53,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 1
+#define JITD_API_VERSION 2
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */

@@ -546,6 +546,11 @@ class Reader {
                        " bytes" + (a->splat() ? " (splat)" : "") + ", got " +
                        std::to_string(have));
         }
+        if (t.dtype() == ir::DType::kPred && a->data()) {
+          for (uint8_t byte : *a->data()) {
+            if (byte > 1) return Error("dense elements of i1: bytes must be 0 or 1");
+          }
+        }
         ir::DenseElementsAttr dense;
         dense.type = std::move(t);
         dense.splat = a->splat();

@@ -71,6 +71,9 @@ struct CompileSpec {
   std::string device;            // empty = InstanceOptions::default_device
   std::string argument_shapes;   // canonical text, "" when the client gave none
   bool profile = false;
+  // The program is a FlatBuffers module (ipc/module.fbs), not StableHLO
+  // text; part of the cache key.
+  bool flatbuffer_module = false;
 };
 
 // The outcome of Instance::Compile / CompileByFingerprint. Plain value.
@@ -137,7 +140,8 @@ class Instance {
   // Parses and compiles `text` on `device` (the single-flight compute).
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::Fingerprint& fingerprint,
                                                          const std::string& device,
-                                                         std::string text);
+                                                         std::string text,
+                                                         bool flatbuffer_module = false);
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
 
   InstanceOptions options_;

@@ -194,10 +194,13 @@ std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
                                   std::to_string(options_.max_executables) +
                                   "; release some first"));
       }
-      if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT) {
-        return ErrorReply(id, Unimplemented("Compile: only STABLEHLO_TEXT programs are accepted"));
+      if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT &&
+          compile->format() != wire::ProgramFormat_FLATBUFFER_MODULE) {
+        return ErrorReply(id, InvalidArgument("Compile: unknown program format " +
+                                              std::to_string(compile->format())));
       }
       CompileSpec spec;
+      spec.flatbuffer_module = compile->format() == wire::ProgramFormat_FLATBUFFER_MODULE;
       if (const wire::CompileOptions* options = compile->options()) {
         if (options->device()) spec.device = options->device()->str();
         spec.profile = options->profile();

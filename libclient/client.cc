@@ -324,7 +324,11 @@ StatusOr<Executable> Client::Compile(std::string_view program_text,
   auto compile_options = wire::CreateCompileOptions(fbb, fbb.CreateString(options.device), 0,
                                                     options.profile);
   wire::HeapRef program(block.offset, block.length);
-  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
+  auto body = wire::CreateCompileRequest(fbb,
+                                         options.flatbuffer_module
+                                             ? wire::ProgramFormat_FLATBUFFER_MODULE
+                                             : wire::ProgramFormat_STABLEHLO_TEXT,
+                                         &program, 0,
                                          shape_vector, compile_options);
   const uint64_t id = next_id_++;
   auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CompileRequest,

@@ -76,6 +76,9 @@ struct CompileOptions {
   std::string device;                       // empty = the daemon's default
   bool profile = false;
   std::vector<TensorShape> argument_shapes;  // optional; checked by the daemon
+  // The program's bytes are a FlatBuffers module (ipc/module.fbs, what the
+  // builder makes) instead of StableHLO text.
+  bool flatbuffer_module = false;
 };
 
 // A compiled program in this client's session. Plain value.

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -22,7 +23,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "libclient/c_api_internal.h"
 #include "libclient/client.h"
+#include "jitd/jitd_builder.h"
 
 struct jitd_status {
   jitd_status_code_t code;
@@ -547,3 +550,60 @@ jitd_status_t* jitd_client_transfer_from_outfeed_to_buffer(jitd_client_t* client
 }
 
 }  // extern "C"
+
+// ---- Shared with the builder's C API (libclient/c_api_internal.h) ---------
+
+namespace jitd::c_api {
+
+jitd_status_t* ToC(const Status& status) { return ::ToC(status); }
+
+jitd_status_t* GuardStatus(const std::function<Status()>& body) {
+  return Guard([&]() -> Status { return body(); });
+}
+
+}  // namespace jitd::c_api
+
+namespace {
+
+jitd_status_t* CompileModuleBytes(jitd_client_t* client, const uint8_t* bytes, size_t size,
+                                  const jitd_compile_options_t* options,
+                                  jitd_executable_t** out_executable, const char* what) {
+  if (client == nullptr) return Invalid(std::string(what) + ": client is NULL");
+  if (bytes == nullptr) return Invalid(std::string(what) + ": the module is NULL");
+  if (out_executable == nullptr) return Invalid(std::string(what) + ": out_executable is NULL");
+  return Guard([&]() -> Status {
+    jitd::client::CompileOptions compile_options;
+    compile_options.flatbuffer_module = true;
+    if (options != nullptr) {
+      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_compile_options_t", options->struct_size,
+                                           JITD_COMPILE_OPTIONS_STRUCT_SIZE));
+      if (options->device != nullptr) compile_options.device = options->device;
+    }
+    return NewExecutable(
+        client->client,
+        client->client->Compile(std::string_view(reinterpret_cast<const char*>(bytes), size),
+                                compile_options),
+        out_executable);
+  });
+}
+
+}  // namespace
+
+jitd_status_t* jitd_client_compile_module(jitd_client_t* client, const uint8_t* module_bytes,
+                                          size_t size, const jitd_compile_options_t* options,
+                                          jitd_executable_t** out_executable) {
+  return CompileModuleBytes(client, module_bytes, size, options, out_executable,
+                            "jitd_client_compile_module");
+}
+
+jitd_status_t* jitd_client_compile_computation(jitd_client_t* client,
+                                               const jitd_computation_t* computation,
+                                               const jitd_compile_options_t* options,
+                                               jitd_executable_t** out_executable) {
+  if (computation == nullptr) {
+    return Invalid("jitd_client_compile_computation: computation is NULL");
+  }
+  const std::vector<uint8_t>& bytes = computation->computation->module_bytes();
+  return CompileModuleBytes(client, bytes.data(), bytes.size(), options, out_executable,
+                            "jitd_client_compile_computation");
+}

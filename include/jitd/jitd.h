@@ -4,7 +4,8 @@
  * buffers in the shared memory the daemon gave it, compiles StableHLO programs
  * (or finds them in the daemon's cache by fingerprint) and executes them on
  * those buffers. libjitd.so links no compiler: all compiling happens in the
- * daemon. Changes to this header are listed in libclient/CHANGELOG.md.
+ * daemon. Changes to this header are listed in libclient/CHANGELOG.md. The
+ * computation builder (xla_client's ComputationBuilder) is in jitd_builder.h.
  *
  * Errors. Every fallible function returns a jitd_status_t*: NULL means
  * success; otherwise the caller owns the status, reads its code and message
@@ -53,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 2
+#define JITD_API_VERSION 3
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -254,13 +255,13 @@ JITD_API void jitd_executable_release(jitd_executable_t* executable);
 /* As jitd_executable_execute, with a deadline for this execution in
  * microseconds (0 = the daemon's default; the daemon cuts it to its
  * per-client limit). Past it the execution stops with JITD_DEADLINE_EXCEEDED
- * (for example a stablehlo.infeed that nobody feeds). Since version 2. */
+ * (for example a stablehlo.infeed that nobody feeds). Since version 3. */
 JITD_API jitd_status_t* jitd_executable_execute_with_deadline(
     jitd_executable_t* executable, jitd_buffer_t* const* args, size_t num_args,
     jitd_buffer_t* const* results, size_t num_results, uint64_t deadline_micros,
     jitd_execute_timing_t* out_timing_or_null);
 
-/* ---- Infeed and outfeed (since version 2) ------------------------------- */
+/* ---- Infeed and outfeed (since version 3) ------------------------------- */
 
 /* The daemon keeps one FIFO queue of tensors per device (one replica, 0) for
  * infeed and one for outfeed, shared by all its clients: one process may feed

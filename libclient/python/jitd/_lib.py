@@ -129,7 +129,7 @@ _CORE = {
     "jitd_executable_release": (None, [P]),
 }
 
-# Infeed/outfeed and execute deadlines (C API version 2 of this branch).
+# Infeed/outfeed and execute deadlines (C API version 3).
 _FEEDS = {
     "jitd_executable_execute_with_deadline": (P, [P, PP, SZ, PP, SZ, U64,
                                                   ctypes.POINTER(ExecuteTiming)]),

@@ -167,6 +167,7 @@ class ComputationBuilder(object):
         self._handle = handle
         self._name = name
         self._parameter_numbering = 0
+        self._last = None
 
     def __del__(self):
         h = getattr(self, "_handle", None)
@@ -193,7 +194,9 @@ class ComputationBuilder(object):
     def _call(self, name, *args):
         out = _lib.OpId()
         _lib.check(_lib.fn(name)(self._handle, *(args + (ctypes.byref(out),))))
-        return Op(self, out.id)
+        op = Op(self, out.id)
+        self._last = op  # Build()'s default root, as in xla_client
+        return op
 
     def GetShape(self, operand):
         out = ctypes.c_void_p()
@@ -207,7 +210,10 @@ class ComputationBuilder(object):
     GetReturnValueShape = GetShape
 
     def Build(self, root=None):
-        """The computation returning `root` (default: the last op added)."""
+        """The computation returning `root` (default: the last op a method of
+        this builder returned)."""
+        if root is None:
+            root = self._last
         root_id = self._op(root) if root is not None else _lib.OpId(0)
         out = ctypes.c_void_p()
         _lib.check(_lib.fn("jitd_builder_build")(self._handle, root_id, ctypes.byref(out)))

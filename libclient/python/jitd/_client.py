@@ -42,7 +42,15 @@ _PROBE = ("func.func @main() -> tensor<i32> {\n"
 
 
 class _Connection(object):
-    """One jitd_client_t*, closed when the last Python reference goes."""
+    """One jitd_client_t*, closed when the last Python reference goes.
+
+    Buffers and executables that die (their __del__, which the garbage
+    collector may run on any thread at any moment) are not destroyed there:
+    a call on this connection may be in flight in another thread (an
+    Execute waiting on the infeed) and the destroy would wait for it. They
+    are queued, and destroyed by the next call made on this connection
+    (`drain`), or freed by the daemon when the connection closes.
+    """
 
     def __init__(self, socket_path, timeout_ms):
         opts = _lib.ClientOptions()
@@ -53,10 +61,27 @@ class _Connection(object):
         handle = ctypes.c_void_p()
         _lib.check(_lib.fn("jitd_client_connect")(ctypes.byref(opts), ctypes.byref(handle)))
         self.handle = handle
+        self._dead = []  # (C function name, handle) to destroy; list ops are atomic
+
+    def defer_destroy(self, fn_name, handle):
+        self._dead.append((fn_name, handle))
+
+    def drain(self):
+        """Destroys what died since the last call; returns the handle."""
+        while self._dead:
+            try:
+                fn_name, h = self._dead.pop()
+            except IndexError:
+                break
+            _lib.fn(fn_name)(h)
+        return self.handle
 
     def __del__(self):
         h = getattr(self, "handle", None)
         if h:
+            # Dead buffers/executables first: each C object keeps the
+            # connection open until it is destroyed.
+            self.drain()
             _lib.fn("jitd_client_close")(h)
             self.handle = None
 
@@ -109,7 +134,7 @@ class Client(object):
     def _has_device(self, device):
         exe = ctypes.c_void_p()
         opts = _compile_options_struct(device)
-        status = _lib.fn("jitd_client_compile")(self._conn.handle, _PROBE.encode(), len(_PROBE),
+        status = _lib.fn("jitd_client_compile")(self._conn.drain(), _PROBE.encode(), len(_PROBE),
                                                 ctypes.byref(opts), ctypes.byref(exe))
         if status:
             code = _lib.lib().jitd_status_code(status)
@@ -141,7 +166,7 @@ class Client(object):
             text = text.encode("utf-8")
         exe = ctypes.c_void_p()
         opts = _compile_options_struct(self.device)
-        _lib.check(_lib.fn("jitd_client_compile")(self._conn.handle, text, len(text),
+        _lib.check(_lib.fn("jitd_client_compile")(self._conn.drain(), text, len(text),
                                                   ctypes.byref(opts), ctypes.byref(exe)))
         executable = LocalExecutable(self, exe, result_is_tuple=None)
         executable._check_argument_shapes(argument_shapes)
@@ -154,7 +179,7 @@ class Client(object):
         exe = ctypes.c_void_p()
         opts = _compile_options_struct(self.device)
         _lib.check(_lib.fn("jitd_client_compile_computation")(
-            self._conn.handle, computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
+            self._conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
         executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
@@ -204,7 +229,7 @@ class Client(object):
     def stats(self):
         """The daemon's statistics (a dict)."""
         out = ctypes.c_void_p()
-        _lib.check(_lib.fn("jitd_client_stats_json")(self._conn.handle, 0, ctypes.byref(out)))
+        _lib.check(_lib.fn("jitd_client_stats_json")(self._conn.drain(), 0, ctypes.byref(out)))
         return json.loads(_lib.take_string(out))
 
     def __repr__(self):
@@ -341,7 +366,7 @@ class LocalBuffer(object):
     def _create(client, shape):
         dims, n = _lib.int64_array(shape.dimensions())
         handle = ctypes.c_void_p()
-        _lib.check(_lib.fn("jitd_buffer_create")(client._conn.handle,
+        _lib.check(_lib.fn("jitd_buffer_create")(client._conn.drain(),
                                                  to_jitd_dtype(shape.element_type()), dims, n,
                                                  ctypes.byref(handle)))
         return LocalBuffer(client, handle, shape)
@@ -386,7 +411,7 @@ class LocalBuffer(object):
     def __del__(self):
         h = getattr(self, "_handle", None)
         if h:
-            _lib.fn("jitd_buffer_destroy")(h)
+            self._client._conn.defer_destroy("jitd_buffer_destroy", h)
             self._handle = None
 
     def __repr__(self):
@@ -417,7 +442,7 @@ class LocalExecutable(object):
     def __del__(self):
         h = getattr(self, "_handle", None)
         if h:
-            _lib.fn("jitd_executable_release")(h)
+            self._client._conn.defer_destroy("jitd_executable_release", h)
             self._handle = None
 
     def DeviceOrdinals(self):
@@ -467,6 +492,7 @@ class LocalExecutable(object):
         outs = (ctypes.c_void_p * max(1, len(results)))(*[r._handle for r in results])
         timing = _lib.ExecuteTiming()
         timing.struct_size = ctypes.sizeof(_lib.ExecuteTiming)
+        self._client._conn.drain()
         if deadline_ms is None:
             status = _lib.fn("jitd_executable_execute")(self._handle, args, len(buffers), outs,
                                                         len(results), ctypes.byref(timing))

@@ -233,6 +233,19 @@ Attr Attr::I64Array(std::vector<int64_t> v) {
   return a;
 }
 Attr Attr::Dense(Shape type, std::vector<uint8_t> bytes, bool splat) {
+  // All elements equal: keep one (as the text parser does), so big uniform
+  // constants stay small and the FlatBuffers and text forms agree.
+  const size_t width = static_cast<size_t>(ElementBytes(type.dtype()));
+  if (!splat && width > 0 && bytes.size() > width) {
+    bool uniform = true;
+    for (size_t i = width; uniform && i < bytes.size(); i += width) {
+      uniform = std::memcmp(bytes.data(), bytes.data() + i, width) == 0;
+    }
+    if (uniform) {
+      bytes.resize(width);
+      splat = true;
+    }
+  }
   Attr a;
   a.kind = Kind::kDense;
   a.dense_type = std::move(type);

@@ -561,6 +561,10 @@ class ComputationBuilder(object):
         return self._call("jitd_builder_sort", ops, n, int(dimension), comp,
                           1 if is_stable else 0)
 
+    def SortKeyVal(self, keys, values, dimension=-1):
+        """xla_client's older key/value sort: a tuple (sorted keys, values)."""
+        return self.Sort((keys, values), dimension)
+
     def While(self, cond, body, init):
         return self._call("jitd_builder_while", self._computation(cond, "While"),
                           self._computation(body, "While"), self._op(init))

@@ -362,6 +362,8 @@ class LocalBuffer(object):
         buf._writable_view()[...] = a
         return buf
 
+    from_py = from_pyval  # xla_client's older name
+
     @staticmethod
     def _create(client, shape):
         dims, n = _lib.int64_array(shape.dimensions())

@@ -322,6 +322,10 @@ class TestLocalBuffer(ComputationTest):
         with pytest.raises(jitd.JitdError):
             compiled.ExecuteWithBuffers([arg_buffer])
 
+    def testFromPyIsFromPyval(self):
+        assert_strict(jitd.LocalBuffer.from_py(NumpyArrayS32([1, 2]), client=self.client).to_py(),
+                      NumpyArrayS32([1, 2]))
+
     def testShape(self):
         pyval = np.array([[1., 2.]], np.float32)
         local_buffer = jitd.LocalBuffer.from_pyval(pyval, client=self.client)
@@ -875,6 +879,12 @@ class TestSingleOp(ComputationTest):
         assert_strict(result, (NumpyArrayS32([[2, 1, 1, 2], [3, 4, 4, 3]]),
                                NumpyArrayS32([[0, 5, 2, 7], [4, 1, 6, 3]])))
 
+    def testSortKeyVal(self):
+        c = self._NewComputation()
+        c.SortKeyVal(c.Constant(NumpyArrayS32([3, 1, 2])), c.Constant(NumpyArrayF32([30, 10, 20])))
+        assert_strict(self._Execute(c, ()), (NumpyArrayS32([1, 2, 3]),
+                                             NumpyArrayF32([10, 20, 30])))
+
     def testSortWithComparator(self):
         keys = NumpyArrayS32([[2, 3, 1, 3], [3, 1, 2, 2]])
         values = NumpyArrayS32([[0, 1, 2, 3], [4, 5, 6, 7]])
@@ -1238,7 +1248,6 @@ class TestErrors(ComputationTest):
     def testInvokeWithWrongElementType(self):
         c = self._NewComputation()
         c.ParameterFromNumpy(self.s32_scalar_2)
-        c.ClearOpMetadata = None  # xla_client's test cleared metadata here; jitd has none
         with pytest.raises(jitd.JitdError) as e:
             self._Execute(c, [self.f32_scalar_2])
         assert e.value.code == jitd.StatusCode.INVALID_ARGUMENT

@@ -62,6 +62,19 @@ constexpr DTypePair kDTypes[] = {
     {fb::ElementType_F6E3M2FN, ir::DType::kF6E3M2FN},
 };
 
+// Copies a vector of 8-byte scalars with memcpy: the FlatBuffers verifier
+// only guarantees 4-byte alignment for vectors, so hostile bytes can place
+// [long] / [double] elements off their alignment, where FlatBuffers' own
+// accessors would load misaligned.
+template <typename T>
+std::vector<T> ReadVec(const flatbuffers::Vector<T>* v) {
+  std::vector<T> out;
+  if (v == nullptr) return out;
+  out.resize(v->size());
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
+}
+
 fb::ElementType ToWire(ir::DType dtype) {
   for (const DTypePair& p : kDTypes) {
     if (p.dtype == dtype) return p.wire;
@@ -88,8 +101,11 @@ class Writer {
     }
     std::vector<flatbuffers::Offset<fb::Resource>> resources;
     for (const ir::ResourceEntry& r : module.resources()) {
-      resources.push_back(fb::CreateResourceDirect(fbb_, r.section.c_str(), r.group.c_str(),
-                                                   r.key.c_str(), r.value.c_str()));
+      auto section = fbb_.CreateString(r.section);
+      auto group = fbb_.CreateString(r.group);
+      auto key = fbb_.CreateString(r.key);
+      auto value = fbb_.CreateString(r.value);
+      resources.push_back(fb::CreateResource(fbb_, section, group, key, value));
     }
     auto attrs = WriteAttrs(module.attrs());
     auto name = fbb_.CreateString(module.name());
@@ -240,7 +256,9 @@ class Writer {
   flatbuffers::Offset<fb::Attribute> WriteAttrOf(const ir::StructAttr& a) {
     std::vector<flatbuffers::Offset<fb::StructField>> fields;
     for (const ir::StructField& f : a.fields) {
-      fields.push_back(fb::CreateStructFieldDirect(fbb_, f.name.c_str(), f.is_list, &f.values));
+      auto name = fbb_.CreateString(f.name);
+      auto values = fbb_.CreateVector(f.values);
+      fields.push_back(fb::CreateStructField(fbb_, name, f.is_list, values));
     }
     auto name = fbb_.CreateString(a.name);
     auto v = fbb_.CreateVector(fields);
@@ -327,7 +345,7 @@ class Writer {
     }
     std::vector<flatbuffers::Offset<fb::ResultGroup>> groups;
     for (const ir::ResultGroup& g : op.result_groups()) {
-      groups.push_back(fb::CreateResultGroupDirect(fbb_, g.name.c_str(), g.count));
+      groups.push_back(fb::CreateResultGroup(fbb_, fbb_.CreateString(g.name), g.count));
     }
     auto name = fbb_.CreateString(op.name());
     auto ov = fbb_.CreateVector(operands);
@@ -415,8 +433,25 @@ class Reader {
     }
     if (m->resources()) {
       for (const fb::Resource* r : *m->resources()) {
-        module->resources().push_back({Str(r->section()), Str(r->group()), Str(r->key()),
-                                       Str(r->value())});
+        ir::ResourceEntry entry{Str(r->section()), Str(r->group()), Str(r->key()),
+                                Str(r->value())};
+        // Resources print verbatim into the file metadata block: only the
+        // two sections MLIR has, and printable text without quotes in names.
+        if (entry.section != "dialect_resources" && entry.section != "external_resources") {
+          return Error("resource section '" + entry.section + "' is not dialect_resources or "
+                       "external_resources");
+        }
+        auto printable = [](const std::string& s, bool allow_quotes) {
+          for (unsigned char c : s) {
+            if (c < 0x20 || c > 0x7e || (!allow_quotes && (c == '"' || c == '\\'))) return false;
+          }
+          return !s.empty();
+        };
+        if (!printable(entry.group, false) || !printable(entry.key, false) ||
+            !printable(entry.value, true)) {
+          return Error("resource '" + entry.key + "' has an empty or unprintable group, key or value");
+        }
+        module->resources().push_back(std::move(entry));
       }
     }
     return module;
@@ -459,7 +494,7 @@ class Reader {
             return Error("tensor rank " + std::to_string(t->dims()->size()) +
                          " exceeds the limit of " + std::to_string(ir::kMaxRank));
           }
-          dims.assign(t->dims()->begin(), t->dims()->end());
+          dims = ReadVec(t->dims());
         }
         StatusOr<ir::Type> checked = ir::Type::CheckedTensor(d, std::move(dims));
         if (!checked.ok()) return Error(checked.status().message());
@@ -481,9 +516,7 @@ class Reader {
     return out;
   }
 
-  static std::vector<int64_t> Longs(const flatbuffers::Vector<int64_t>* v) {
-    return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
-  }
+  static std::vector<int64_t> Longs(const flatbuffers::Vector<int64_t>* v) { return ReadVec(v); }
 
   StatusOr<ir::Attribute> ReadAttr(const fb::Attribute* a, int depth) const {
     if (!a) return Error("missing attribute");
@@ -496,10 +529,16 @@ class Reader {
         return ir::Attribute(a->int_value() != 0);
       case fb::AttributeKind_INTEGER: {
         JITD_ASSIGN_OR_RETURN(ir::DType d, ReadDType(a->element_type()));
+        if (!ir::IsInteger(d) && !ir::IsPred(d)) {
+          return Error("integer attribute of non-integer type " + std::string(ir::DTypeName(d)));
+        }
         return ir::Attribute(ir::IntegerAttr{a->int_value(), d});
       }
       case fb::AttributeKind_FLOAT: {
         JITD_ASSIGN_OR_RETURN(ir::DType d, ReadDType(a->element_type()));
+        if (!ir::IsFloat(d)) {
+          return Error("float attribute of non-float type " + std::string(ir::DTypeName(d)));
+        }
         return ir::Attribute(ir::FloatAttr{a->float_value(), d});
       }
       case fb::AttributeKind_STRING:
@@ -526,11 +565,11 @@ class Reader {
       case fb::AttributeKind_DENSE_ARRAY: {
         JITD_ASSIGN_OR_RETURN(ir::DType d, ReadDType(a->element_type()));
         ir::DenseArrayAttr arr{d, Longs(a->ints()), {}};
-        if (a->floats()) arr.floats.assign(a->floats()->begin(), a->floats()->end());
+        arr.floats = ReadVec(a->floats());
         if (!arr.ints.empty() && !arr.floats.empty()) {
           return Error("dense array with both integer and float elements");
         }
-        if (ir::IsFloat(d) ? !arr.ints.empty() : !arr.floats.empty()) {
+        if (ir::IsComplex(d) || (ir::IsFloat(d) ? !arr.ints.empty() : !arr.floats.empty())) {
           return Error("dense array elements do not match its element type");
         }
         return ir::Attribute(std::move(arr));

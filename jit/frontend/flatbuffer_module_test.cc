@@ -191,6 +191,41 @@ TEST(FlatBufferModuleTest, RefusesMalformedModules) {
   EXPECT_NE(ErrorOf(Build(h)).find("stablehlo.add"), std::string::npos) << ErrorOf(Build(h));
 }
 
+// Regressions found by tests/fuzz/module_fuzz.cc.
+TEST(FlatBufferModuleTest, RefusesAttributesAndResourcesThatCannotPrint) {
+  auto build = [](fb::AttributeKind kind, fb::ElementType type, const std::string& section,
+                  const std::string& value) {
+    flatbuffers::FlatBufferBuilder b;
+    auto attr = fb::CreateAttribute(b, kind, 1, 1.5, type);
+    std::vector<flatbuffers::Offset<fb::NamedAttribute>> attrs = {
+        fb::CreateNamedAttributeDirect(b, "x", attr)};
+    std::vector<flatbuffers::Offset<fb::Resource>> resources;
+    if (!section.empty()) {
+      resources.push_back(fb::CreateResource(b, b.CreateString(section), b.CreateString("builtin"),
+                                             b.CreateString("blob"), b.CreateString(value)));
+    }
+    auto root = fb::CreateModuleDirect(b, 1, "", &attrs, nullptr, &resources);
+    fb::FinishModuleBuffer(b, root);
+    return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  };
+  EXPECT_NE(ErrorOf(build(fb::AttributeKind_FLOAT, fb::ElementType_S32, "", "")).find(
+                "float attribute of non-float type i32"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(build(fb::AttributeKind_INTEGER, fb::ElementType_F32, "", "")).find(
+                "integer attribute of non-integer type f32"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(build(fb::AttributeKind_UNIT, fb::ElementType_F32, "main", "\"0x00\""))
+                .find("resource section 'main'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(build(fb::AttributeKind_UNIT, fb::ElementType_F32, "dialect_resources",
+                          std::string("$\0", 2)))
+                .find("unprintable"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf(build(fb::AttributeKind_UNIT, fb::ElementType_F32, "dialect_resources",
+                          "\"0x04000000\"")),
+            "<ok>");
+}
+
 TEST(FlatBufferModuleTest, RefusesCorruptBytes) {
   std::vector<uint8_t> good = AddBytes();
   EXPECT_NE(ErrorOf(std::vector<uint8_t>()).find("not a jitd module"), std::string::npos);

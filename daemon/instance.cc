@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 
@@ -100,26 +101,34 @@ StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {
   return raw;
 }
 
+// Appended to the options part of the cache key of FlatBuffers programs (text
+// programs keep the key they always had).
+constexpr std::string_view kFlatBufferFormatOption = ",format=flatbuffer";
+
 cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec& spec) const {
   const std::string device = spec.device.empty() ? options_.default_device : spec.device;
   std::string options_text = std::string("profile=") + (spec.profile ? "1" : "0");
+  if (spec.flatbuffer_module) options_text += std::string(kFlatBufferFormatOption);
   return cache::MakeKeyParts(text, spec.argument_shapes, std::move(options_text), device,
                              options_.compiler_build_id, /*host_cpu_features=*/"");
 }
 
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text,
-    std::string_view blob, std::string* serialized) {
+    std::string_view blob, std::string* serialized, bool flatbuffer_module) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
   std::unique_ptr<devices::Executable> executable;
   if (!blob.empty()) {
     // A cached executable: no code generation. Any failure (other CPU
-    // features, a corrupt blob) falls back to compiling the text.
+    // features, a corrupt blob) falls back to compiling the program.
     StatusOr<std::unique_ptr<devices::Executable>> loaded = device->Deserialize(blob);
     if (loaded.ok()) executable = std::move(loaded).value();
   }
   if (!executable) {
-    StatusOr<std::unique_ptr<ir::Module>> module = frontend::ParseModule(text);
+    StatusOr<std::unique_ptr<ir::Module>> module =
+        flatbuffer_module ? frontend::ModuleFromFlatBuffer(std::span<const uint8_t>(
+                                reinterpret_cast<const uint8_t*>(text.data()), text.size()))
+                          : frontend::ParseModule(text);
     if (!module.ok()) return module.status();
     std::shared_ptr<const ir::Module> shared = std::move(module).value();
     JITD_ASSIGN_OR_RETURN(executable, device->Compile(std::move(shared)));
@@ -163,7 +172,7 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
     std::string serialized;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
         Build(fingerprint, parts.device, std::move(text), cached_blob,
-              disk_cache_ != nullptr && !from_disk ? &serialized : nullptr);
+              disk_cache_ != nullptr && !from_disk ? &serialized : nullptr, spec.flatbuffer_module);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();
@@ -229,7 +238,8 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     computed = true;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, entry->parts.device, std::string(cached_text), cached_blob, nullptr);
+        Build(fingerprint, entry->parts.device, std::string(cached_text), cached_blob, nullptr,
+              entry->parts.options.find(kFlatBufferFormatOption) != std::string::npos);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();

@@ -504,6 +504,9 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
                  static_cast<long long>(s.control_ops), static_cast<long long>(s.arena_bytes),
                  static_cast<long long>(s.unshared_bytes), s.codegen_seconds * 1e3,
                  s.llvm_seconds * 1e3);
+    for (const auto& [name, count] : s.fallback_by_op) {
+      std::fprintf(stderr, "cpu: fallback %s x%lld\n", name.c_str(), static_cast<long long>(count));
+    }
   }
 
   // 3. Arguments.

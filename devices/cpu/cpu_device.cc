@@ -711,7 +711,7 @@ class Planner {
     plan.thunks.push_back(std::make_unique<FallbackThunk>(&op, std::move(values), std::move(refs),
                                                           std::move(results)));
     ++p_.stats.fallback_ops;
-    fallback_names_[std::string(op.name())]++;
+    ++p_.stats.fallback_by_op[std::string(op.name())];
     return Status::Ok();
   }
 
@@ -841,9 +841,6 @@ class Planner {
   // KernelKey -> (kernel index, its info).
   std::unordered_map<std::string, std::pair<size_t, codegen::KernelInfo>> emitted_;
   int64_t pos_ = 0;
-
- public:
-  std::map<std::string, int> fallback_names_;
 };
 
 // Materializes referenced constants (those needing a seed only per run).

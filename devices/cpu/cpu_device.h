@@ -19,6 +19,7 @@
 #ifndef JITD_DEVICES_CPU_CPU_DEVICE_H_
 #define JITD_DEVICES_CPU_CPU_DEVICE_H_
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,7 @@ struct CpuProgramStats {
   int64_t unique_kernels = 0; // LLVM functions (equal kernels are shared)
   int64_t arena_bytes = 0;    // temporaries, after buffer reuse
   int64_t unshared_bytes = 0; // temporaries without reuse (for comparison)
+  std::map<std::string, int64_t> fallback_by_op;  // op name -> count
   double codegen_seconds = 0; // plan + LLVM IR emission
   double llvm_seconds = 0;    // optimisation + machine code
 };
@@ -54,8 +56,9 @@ struct CpuProgramStats {
 class CpuExecutable : public devices::Executable {
  public:
   // Runs on raw buffers: args[i] holds argument i's dense bytes, results[j]
-  // receives result j's (sized by result_types()). Only for programs whose
-  // arguments and results are all tensors. Zero copies on the way in and out.
+  // receives result j's (sized by result_types()); results must not overlap
+  // arguments or each other. Only for programs whose arguments and results
+  // are all tensors. Zero copies on the way in and out.
   virtual Status Run(std::span<const void* const> args, std::span<void* const> results,
                      const devices::ExecuteOptions& options) const = 0;
   virtual const CpuProgramStats& stats() const = 0;

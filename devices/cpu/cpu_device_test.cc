@@ -217,10 +217,10 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
 
 TEST(CpuDeviceTest, ControlFlowAndFallback) {
   // A loop whose body swaps two state values and calls a function; then a
-  // sort (the runtime library) and a concatenate (the interpreter fallback:
-  // no kernel emitter for it yet).
+  // sort (the runtime library), a concatenate (a kernel) and a pad (the
+  // interpreter fallback: no kernel emitter for it yet).
   const std::string text = R"(
-func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<5xf32>, tensor<5xf32>) {
+func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %c1 = stablehlo.constant dense<1> : tensor<i32>
   %c5 = stablehlo.constant dense<5> : tensor<i32>
@@ -245,7 +245,9 @@ func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10
     stablehlo.return %r#1 : tensor<5xf32>
   }) : (tensor<i1>) -> tensor<5xf32>
   %cat = stablehlo.concatenate %sorted, %r#2, dim = 0 : (tensor<5xf32>, tensor<5xf32>) -> tensor<10xf32>
-  return %r#0, %cat, %r#2, %sel : tensor<i32>, tensor<10xf32>, tensor<5xf32>, tensor<5xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %pad = stablehlo.pad %sel, %zero, low = [1], high = [2], interior = [1] : (tensor<5xf32>, tensor<f32>) -> tensor<12xf32>
+  return %r#0, %cat, %pad, %sel : tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>
 }
 func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   %0 = stablehlo.add %v, %v : tensor<5xf32>
@@ -257,7 +259,7 @@ func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   auto exe = Device().Compile(Parse(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
-  EXPECT_EQ(stats.fallback_ops, 1);  // the concatenate
+  EXPECT_EQ(stats.fallback_ops, 1);  // the pad
   EXPECT_EQ(stats.library_ops, 1);   // the sort
   EXPECT_GE(stats.control_ops, 3);   // while, call, if
 }

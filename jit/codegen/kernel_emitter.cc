@@ -161,7 +161,8 @@ bool IsFusibleOp(const Op& op) {
     case OpCode::kTranspose:
     case OpCode::kSlice:
     case OpCode::kReverse:
-      return AllTensorTypesSupported(op) && op.num_results() == 1;
+    case OpCode::kConcatenate:
+      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
     default:
       return ScalarOpSupported(op);
   }
@@ -204,6 +205,7 @@ bool IsEmittableReduce(const Op& op) {
       case OpCode::kTranspose:
       case OpCode::kSlice:
       case OpCode::kReverse:
+      case OpCode::kConcatenate:
         return false;
       default:
         break;
@@ -510,6 +512,34 @@ class Emitter {
         }
         return Value(operand, o);
       }
+      case OpCode::kConcatenate: {
+        // Every operand is read at its own (clamped) index and the one
+        // whose range holds the result index is selected: no branches in
+        // the loop, no reads out of bounds.
+        const size_t dim = static_cast<size_t>(op.GetInt("dimension").value_or(0));
+        const std::vector<llvm::Value*> m = Multi(*idx);
+        llvm::Value* result = nullptr;
+        int64_t offset = 0;
+        for (size_t k = 0; k < op.num_operands(); ++k) {
+          const ir::Value* operand = op.operand(k);
+          const int64_t size = operand->type().dim(static_cast<int64_t>(dim));
+          if (size == 0) continue;
+          Index* o = NewIndex(operand->type().dims());
+          o->multi = m;
+          llvm::Value* local = b_.CreateSub(m[dim], b_.getInt64(offset));
+          local = Intrinsic(llvm::Intrinsic::smax, {local, b_.getInt64(0)});
+          local = Intrinsic(llvm::Intrinsic::smin, {local, b_.getInt64(size - 1)});
+          o->multi[dim] = local;
+          llvm::Value* v = Value(operand, o);
+          result = result ? b_.CreateSelect(b_.CreateICmpSGE(m[dim], b_.getInt64(offset)), v, result) : v;
+          offset += size;
+        }
+        if (!result) {
+          Fail("concatenate of empty operands");
+          return llvm::UndefValue::get(ComputeType(rt.dtype()));
+        }
+        return result;
+      }
       case OpCode::kReverse: {
         const ir::Value* operand = op.operand(0);
         const auto dims = op.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
@@ -799,6 +829,7 @@ class Emitter {
         case OpCode::kTranspose:
         case OpCode::kSlice:
         case OpCode::kReverse:
+        case OpCode::kConcatenate:
           return false;
         case OpCode::kBroadcastInDim: {
           if (op->operand(0)->type().num_elements() == 1) break;

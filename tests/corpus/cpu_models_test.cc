@@ -42,7 +42,7 @@ const cpu::CpuDevice& Cpu() {
   return *device;
 }
 
-// Seeded arguments; floats made small and non-negative (0.05 |x| of the
+// Seeded arguments; integers 0 or 1, floats made small and non-negative (0.05 |x| of the
 // uniform [-1, 1) fill) so that weights fed as arguments — layer-norm
 // scales, variances — do not turn the whole network into NaN or overflow,
 // which would compare trivially.
@@ -54,6 +54,10 @@ std::vector<eval::RuntimeValue> RandomArgs(const devices::Executable& exe) {
     if (!lit.ok()) continue;
     if (ir::IsFloat(lit->dtype())) {
       for (int64_t e = 0; e < lit->num_elements(); ++e) lit->SetDouble(e, 0.05 * std::fabs(lit->GetDouble(e)));
+    } else if (ir::IsInteger(lit->dtype())) {
+      // Token ids, token types, positions and attention masks: 0 or 1 (a
+      // negative mask overflows BERT's additive mask to -inf: all NaN).
+      for (int64_t e = 0; e < lit->num_elements(); ++e) lit->SetInt(e, std::abs(lit->GetInt(e)) % 2);
     }
     args.emplace_back(std::move(*lit));
   }

@@ -19,6 +19,9 @@ packages=(
   python3-numpy
   # pytest (Debian's, in /usr/bin/python3): the Python package's tests.
   python3-pytest
+  # torch 1.13 (Debian's, in /usr/bin/python3): the eager peer of
+  # bench/peers/elementwise_peer.py.
+  python3-torch
 )
 
 missing=()

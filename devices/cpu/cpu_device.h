@@ -31,8 +31,9 @@ struct CpuDeviceOptions {
   // Threads splitting large loops (the calling thread counts); 0 = one per
   // hardware thread, or JITD_CPU_THREADS from the environment when set.
   int num_threads = 0;
-  // When non-empty (or JITD_CPU_DUMP_DIR is set): the optimized LLVM IR of
-  // every program goes here.
+  // When non-empty (or JITD_CPU_DUMP_DIR is set): every program's LLVM IR
+  // before (<id>.ll) and after (<id>.opt.ll) optimisation and its assembly
+  // (<id>.s) go to this existing directory.
   std::string dump_dir;
 };
 

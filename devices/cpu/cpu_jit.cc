@@ -24,6 +24,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -100,8 +101,27 @@ struct CpuJit::State : public llvm::ObjectCache {
   }
   std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
 
+  void Dump(const llvm::Module& m, const std::string& suffix) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(options.dump_dir + "/" + m.getModuleIdentifier() + suffix, ec);
+    if (!ec) m.print(os, nullptr);
+  }
+
+  // The assembly of the optimized module (a copy goes through the target's
+  // code generator a second time; only when dumping).
+  void DumpAssembly(const llvm::Module& m) {
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(options.dump_dir + "/" + m.getModuleIdentifier() + ".s", ec);
+    if (ec) return;
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) return;
+    pm.run(*copy);
+  }
+
   void Optimize(llvm::Module& m) {
     std::lock_guard<std::mutex> lock(opt_mu);
+    if (!options.dump_dir.empty()) Dump(m, ".ll");
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -131,9 +151,8 @@ struct CpuJit::State : public llvm::ObjectCache {
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
     if (!options.dump_dir.empty()) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(options.dump_dir + "/" + m.getModuleIdentifier() + ".opt.ll", ec);
-      if (!ec) m.print(os, nullptr);
+      Dump(m, ".opt.ll");
+      DumpAssembly(m);
     }
   }
 };

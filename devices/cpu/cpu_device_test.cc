@@ -114,6 +114,34 @@ TEST(CpuDeviceTest, FloatEdgeCasesMatchInterpreter) {
   }
 }
 
+TEST(CpuDeviceTest, HalfTypesRoundAfterEveryOpLikeTheInterpreter) {
+  const double nan = std::nan("");
+  // Denormals, values that round differently in f16 and bf16, NaN, -0.
+  const std::vector<double> a = {1e-7, 3.14159, -0.0, nan, 65504, 1.0 / 3, 6e-5, 1000.5};
+  const std::vector<double> b = {3e-6, 2.71828, 0.0, 1.0, 2, 3.0, -7e-5, 0.0078125};
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum", "remainder"}) {
+    SCOPED_TRACE(op);
+    ExpectLikeInterpreter(BinaryProgram(op, "f16", 8), {RuntimeValue(Floats(ir::DType::kF16, a)),
+                                                        RuntimeValue(Floats(ir::DType::kF16, b))});
+    ExpectLikeInterpreter(BinaryProgram(op, "bf16", 8), {RuntimeValue(Floats(ir::DType::kBF16, a)),
+                                                         RuntimeValue(Floats(ir::DType::kBF16, b))});
+  }
+  // A fused chain: each op rounds to bf16 before the next one.
+  const std::string chain = R"(
+func.func @main(%x: tensor<8xbf16>, %y: tensor<8xbf16>) -> (tensor<8xbf16>, tensor<8xf16>, tensor<8xi16>, tensor<8xi1>) {
+  %0 = stablehlo.multiply %x, %y : tensor<8xbf16>
+  %1 = stablehlo.add %0, %x : tensor<8xbf16>
+  %2 = stablehlo.divide %1, %y : tensor<8xbf16>
+  %3 = stablehlo.convert %2 : (tensor<8xbf16>) -> tensor<8xf16>
+  %4 = stablehlo.convert %3 : (tensor<8xf16>) -> tensor<8xi16>
+  %5 = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<8xbf16>, tensor<8xbf16>) -> tensor<8xi1>
+  return %2, %3, %4, %5 : tensor<8xbf16>, tensor<8xf16>, tensor<8xi16>, tensor<8xi1>
+}
+)";
+  ExpectLikeInterpreter(chain, {RuntimeValue(Floats(ir::DType::kBF16, a)),
+                                RuntimeValue(Floats(ir::DType::kBF16, b))});
+}
+
 TEST(CpuDeviceTest, ConvertSaturatesAndCompareTotalOrder) {
   const double nan = std::nan("");
   const std::string text = R"(

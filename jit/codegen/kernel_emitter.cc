@@ -37,6 +37,8 @@ bool IsSupportedDType(DType t) {
     case DType::kU16:
     case DType::kU32:
     case DType::kU64:
+    case DType::kF16:
+    case DType::kBF16:
     case DType::kF32:
     case DType::kF64:
       return true;
@@ -45,7 +47,11 @@ bool IsSupportedDType(DType t) {
   }
 }
 
-bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64; }
+// f16 and bf16 compute in f32 and round to their type after every op: f32
+// holds more than 2p + 2 of their bits, so + - * / sqrt rounded twice equal
+// the interpreter's single rounding from double.
+bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64 || IsHalf(t); }
 bool IsInt(DType t) { return ir::IsInteger(t); }
 bool IsPredT(DType t) { return t == DType::kPred; }
 
@@ -75,8 +81,16 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kSelect:
     case OpCode::kClamp:
     case OpCode::kCompare:
-    case OpCode::kConvert:
       return true;
+    case OpCode::kConvert: {
+      // Into f16 / bf16 only from values f32 holds exactly (no double
+      // rounding through f32): pred, <= 16-bit integers, f16, bf16, f32 is
+      // rounded once.
+      const DType r = op.result(0)->type().dtype();
+      if (!IsHalf(r)) return true;
+      return IsPredT(t) || IsHalf(t) || t == DType::kF32 ||
+             (IsInt(t) && ir::BitWidth(t) <= 16);
+    }
     case OpCode::kSubtract:
     case OpCode::kDivide:
     case OpCode::kRemainder:
@@ -130,7 +144,7 @@ bool ScalarOpSupported(const Op& op) {
       return IsF(t);
     case OpCode::kBitcastConvert: {
       const DType r = op.result(0)->type().dtype();
-      return !IsPredT(t) && !IsPredT(r) && ir::BitWidth(t) == ir::BitWidth(r) &&
+      return !IsPredT(t) && !IsPredT(r) && !IsHalf(t) && !IsHalf(r) && ir::BitWidth(t) == ir::BitWidth(r) &&
              op.operand(0)->type().rank() == op.result(0)->type().rank();
     }
     default:
@@ -301,13 +315,38 @@ class Emitter {
   llvm::Type* ComputeType(DType t) {
     switch (t) {
       case DType::kPred: return b_.getInt1Ty();
+      case DType::kF16:
+      case DType::kBF16:
       case DType::kF32: return b_.getFloatTy();
       case DType::kF64: return b_.getDoubleTy();
       default: return b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t)));
     }
   }
   llvm::Type* StorageType(DType t) {
+    if (IsHalf(t)) return b_.getInt16Ty();
     return t == DType::kPred ? b_.getInt8Ty() : ComputeType(t);
+  }
+
+  // f16 / bf16 bits (i16) <-> their f32 value; exact both ways.
+  llvm::Value* HalfToFloat(llvm::Value* bits, DType t) {
+    if (t == DType::kF16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+    llvm::Value* wide = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
+    return b_.CreateBitCast(wide, b_.getFloatTy());
+  }
+  // f32 -> f16 / bf16 bits, rounded to nearest even (NaN stays NaN).
+  llvm::Value* FloatToHalf(llvm::Value* x, DType t) {
+    if (t == DType::kF16) return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
+    llvm::Value* bits = b_.CreateBitCast(x, b_.getInt32Ty());
+    llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
+    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7FFF))), 16);
+    llvm::Value* quiet_nan = b_.CreateOr(b_.CreateLShr(bits, 16), b_.getInt32(0x40));
+    llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, quiet_nan, rounded), b_.getInt16Ty());
+  }
+  // An f32 value rounded to `t` when t is f16 / bf16.
+  llvm::Value* RoundTo(llvm::Value* x, DType t) {
+    if (!IsHalf(t)) return x;
+    return HalfToFloat(FloatToHalf(x, t), t);
   }
 
   // ---- Loops ---------------------------------------------------------------
@@ -404,11 +443,13 @@ class Emitter {
     llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
     llvm::Value* x = b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
+    if (IsHalf(t)) x = HalfToFloat(x, t);
     return x;
   }
 
   void Store(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) {
     if (t == DType::kPred) x = b_.CreateZExt(x, b_.getInt8Ty());
+    if (IsHalf(t)) x = FloatToHalf(x, t);
     b_.CreateStore(x, b_.CreateInBoundsGEP(StorageType(t), ptr, offset));
   }
 
@@ -445,6 +486,10 @@ class Emitter {
     std::memcpy(&bits, p, static_cast<size_t>(ir::StorageBytes(t)));
     switch (t) {
       case DType::kPred: return b_.getInt1(bits != 0);
+      case DType::kF16:
+        return llvm::ConstantFP::get(b_.getFloatTy(), ir::HalfToFloat(static_cast<uint16_t>(bits)));
+      case DType::kBF16:
+        return llvm::ConstantFP::get(b_.getFloatTy(), ir::BFloat16ToFloat(static_cast<uint16_t>(bits)));
       case DType::kF32: {
         float f;
         std::memcpy(&f, p, 4);
@@ -624,7 +669,10 @@ class Emitter {
     }
     // from a float
     if (IsPredT(to)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
-    if (IsF(to)) return from == DType::kF32 ? b_.CreateFPExt(x, tt) : b_.CreateFPTrunc(x, tt);
+    if (IsF(to)) {
+      if (x->getType() == tt) return x;  // f16/bf16/f32 among themselves: RoundTo follows
+      return x->getType()->isFloatTy() ? b_.CreateFPExt(x, tt) : b_.CreateFPTrunc(x, tt);
+    }
     return b_.CreateIntrinsic(ir::IsSignedInt(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
                               {tt, x->getType()}, {x});
   }
@@ -637,7 +685,7 @@ class Emitter {
     if (const ir::EnumAttr* ct = op.GetEnum("compare_type")) type = ct->value;
     using P = llvm::CmpInst::Predicate;
     if (IsF(t) && type == "TOTALORDER") {
-      const unsigned width = static_cast<unsigned>(ir::BitWidth(t));
+      const unsigned width = ComputeType(t)->getPrimitiveSizeInBits().getFixedValue();
       llvm::Type* it = b_.getIntNTy(width);
       auto key = [&](llvm::Value* v) {
         llvm::Value* bits = b_.CreateBitCast(v, it);
@@ -670,7 +718,13 @@ class Emitter {
     return b_.CreateICmp(p, a, b);
   }
 
+  // One op on scalars, rounded to its result type (f16 / bf16 after every
+  // op, as the interpreter rounds every op's result).
   llvm::Value* Scalar(const Op& op, const std::vector<llvm::Value*>& x) {
+    return RoundTo(ScalarUnrounded(op, x), op.result(0)->type().dtype());
+  }
+
+  llvm::Value* ScalarUnrounded(const Op& op, const std::vector<llvm::Value*>& x) {
     const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
                                           : op.result(0)->type().dtype();
     const DType rt = op.result(0)->type().dtype();
@@ -755,7 +809,7 @@ class Emitter {
       // Floats.
       case OpCode::kSqrt: return Intrinsic(llvm::Intrinsic::sqrt, {x[0]});
       case OpCode::kRsqrt: {
-        if (t == DType::kF32) {
+        if (t != DType::kF64) {
           llvm::Value* w = b_.CreateFPExt(x[0], b_.getDoubleTy());
           w = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0), Intrinsic(llvm::Intrinsic::sqrt, {w}));
           return b_.CreateFPTrunc(w, b_.getFloatTy());
@@ -796,16 +850,16 @@ class Emitter {
       case OpCode::kChloErfc: return LibmCallWide("erfc", x[0]);
       case OpCode::kLogistic: {
         // 1 / (1 + e^-x), in f64 for f32 operands.
-        llvm::Value* w = t == DType::kF32 ? b_.CreateFPExt(x[0], b_.getDoubleTy()) : x[0];
+        llvm::Value* w = t != DType::kF64 ? b_.CreateFPExt(x[0], b_.getDoubleTy()) : x[0];
         llvm::Value* one = llvm::ConstantFP::get(w->getType(), 1.0);
         llvm::Value* e = LibmCall("exp", {b_.CreateFNeg(w)}, /*precise=*/t == DType::kF64);
         llvm::Value* r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
-        return t == DType::kF32 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
+        return t != DType::kF64 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
       }
       case OpCode::kPower:
       case OpCode::kAtan2: {
         const std::string name = op.code() == OpCode::kPower ? "pow" : "atan2";
-        if (t == DType::kF32) {
+        if (t != DType::kF64) {
           llvm::Value* a = b_.CreateFPExt(x[0], b_.getDoubleTy());
           llvm::Value* c = b_.CreateFPExt(x[1], b_.getDoubleTy());
           return b_.CreateFPTrunc(LibmCall(name, {a, c}), b_.getFloatTy());
@@ -1007,7 +1061,8 @@ class Emitter {
 
     // Reassociate long float sums and products (vectorized partial sums).
     bool reassociate = false;
-    if (extent >= kReassociateMinExtent && n == 1 && IsF(out_type.dtype()) && body.ops().size() == 2 &&
+    if (extent >= kReassociateMinExtent && n == 1 && IsF(out_type.dtype()) &&
+        !IsHalf(out_type.dtype()) && body.ops().size() == 2 &&
         (body.ops()[0]->code() == OpCode::kAdd || body.ops()[0]->code() == OpCode::kMultiply)) {
       reassociate = true;
       info.reassociates = true;

@@ -66,6 +66,16 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      std::vector<RuntimeValue> args,
                                                      const EvalOptions& options = {});
 
+// Evaluates the single op `op` of `module` on `operands` (one value per
+// operand, in order), outside any function: what constant folding needs. The
+// op's regions run as usual; a value they use from outside the op is an
+// error (INTERNAL), as is a terminator. `module` supplies callees and
+// resource blobs. Same errors as EvaluateFunction otherwise.
+StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
+                                                       const ir::Op& op,
+                                                       std::vector<RuntimeValue> operands,
+                                                       const EvalOptions& options = {});
+
 // Seeded pseudo-random contents for a tensor type (dense_resource fills and
 // `--random-inputs`): floats uniform in [-1, 1), integers in a small range,
 // booleans fair. Deterministic for a seed.

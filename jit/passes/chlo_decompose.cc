@@ -9,6 +9,9 @@
 //   chlo.is_pos_inf     -> compare EQ(x, +inf)
 //   chlo.is_neg_inf     -> compare EQ(x, -inf)     (f16/bf16/f32/f64: types
 //                          with infinities; NaN compares false, as isinf)
+//   chlo.next_after     -> integer steps on the bits (bitcast_convert, add/
+//                          subtract 1, selects on compares), the same case
+//                          analysis as the evaluator's kernel (f16/bf16/f32/f64)
 //   chlo.top_k (not complex) -> stable sort of (x, iota) along the last
 //                          dimension with GT (floats: TOTALORDER, the order
 //                          the evaluator's top_k uses), then slice [0:k]
@@ -16,7 +19,8 @@
 // evaluator's long-double or Boost.Math evaluation, beyond what the corpus
 // checks allow, or there is no exact expansion): acos, acosh, asin, asinh,
 // atan, atanh, cosh, sinh, erf, erfc, erf_inv, lgamma, digamma, polygamma,
-// zeta, bessel_i1e, next_after, complex square, complex top_k.
+// zeta, bessel_i1e, complex square, complex top_k, and next_after and the
+// is_inf family on f4/f6/f8 types.
 #include <limits>
 
 #include "jit/passes/internal/rewrite_util.h"
@@ -57,6 +61,60 @@ Value* InfinityLike(RewriteWalker& w, const Op& at, const Type& type, bool negat
                                : std::numeric_limits<double>::infinity());
   return w.Insert(internal::MakeConstant(internal::SplatAttr(type, scalar), at.loc(), "inf"))
       ->result(0);
+}
+
+// A splat constant of `type` holding `value` (an integer or float).
+Value* SplatLike(RewriteWalker& w, const Op& at, const Type& type, double value, int64_t int_value) {
+  ir::Literal scalar = *ir::Literal::Create(Type::Scalar(type.dtype()));
+  if (ir::IsFloat(type.dtype())) {
+    scalar.SetDouble(0, value);
+  } else {
+    scalar.SetInt(0, int_value);
+  }
+  return w.Insert(internal::MakeConstant(internal::SplatAttr(type, scalar), at.loc()))->result(0);
+}
+
+// next_after(x, y), as the evaluator computes it:
+//   NaN x -> x; NaN y or x == y -> y; x == +-0 -> the smallest subnormal
+//   with y's sign; else the bits of x plus one when moving away from zero
+//   ((x < y) == (x > 0)), minus one otherwise.
+std::vector<Value*> DecomposeNextAfter(Op& op, RewriteWalker& w) {
+  Value* x = op.operand(0);
+  Value* y = op.operand(1);
+  const Type& ft = x->type();
+  DType int_dtype;
+  switch (ft.dtype()) {
+    case DType::kF16:
+    case DType::kBF16: int_dtype = DType::kS16; break;
+    case DType::kF32: int_dtype = DType::kS32; break;
+    case DType::kF64: int_dtype = DType::kS64; break;
+    default: return {};
+  }
+  const Type it = ft.WithDType(int_dtype);
+  const Type bt = ft.WithDType(DType::kPred);
+  const int width = ir::BitWidth(int_dtype);
+  const int64_t smallest_negative = static_cast<int64_t>((~uint64_t{0} << (width - 1)) | 1);
+  auto cmp = [&](const char* dir, Value* a, Value* b, const char* type) {
+    return Emit(w, op, OpCode::kCompare, {a, b}, bt, CompareAttrs(dir, type));
+  };
+  auto select = [&](Value* p, Value* a, Value* b, const Type& t) {
+    return Emit(w, op, OpCode::kSelect, {p, a, b}, t);
+  };
+  Value* zero = SplatLike(w, op, ft, 0.0, 0);
+  Value* one = SplatLike(w, op, it, 0, 1);
+  Value* xi = Emit(w, op, OpCode::kBitcastConvert, {x}, it);
+  Value* up = Emit(w, op, OpCode::kAdd, {xi, one}, it);
+  Value* down = Emit(w, op, OpCode::kSubtract, {xi, one}, it);
+  Value* away = cmp("EQ", cmp("LT", x, y, "FLOAT"), cmp("GT", x, zero, "FLOAT"), "UNSIGNED");
+  Value* moved = select(away, up, down, it);
+  Value* tiny = select(cmp("LT", y, zero, "FLOAT"), SplatLike(w, op, it, 0, smallest_negative),
+                       one, it);
+  Value* bits = select(cmp("EQ", x, zero, "FLOAT"), tiny, moved, it);
+  Value* stepped = Emit(w, op, OpCode::kBitcastConvert, {bits}, ft);
+  Value* take_y = Emit(w, op, OpCode::kOr,
+                       {cmp("NE", y, y, "FLOAT"), cmp("EQ", x, y, "FLOAT")}, bt);
+  Value* r = select(take_y, y, stepped, ft);
+  return {select(cmp("NE", x, x, "FLOAT"), x, r, ft)};
 }
 
 std::vector<Value*> DecomposeTopK(Op& op, RewriteWalker& w) {
@@ -140,6 +198,8 @@ std::vector<Value*> Decompose(Op& op, RewriteWalker& w) {
     }
     case OpCode::kChloTopK:
       return DecomposeTopK(op, w);
+    case OpCode::kChloNextAfter:
+      return DecomposeNextAfter(op, w);
     default:
       return {};
   }

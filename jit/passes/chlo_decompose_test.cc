@@ -48,6 +48,32 @@ TEST(DecomposeChloTest, ExactDecompositionsMatchTheEvaluatorBitForBit) {
   }
 }
 
+TEST(DecomposeChloTest, NextAfterStepsTheBitsLikeTheEvaluator) {
+  const double max32 = std::numeric_limits<float>::max();
+  const double den32 = std::numeric_limits<float>::denorm_min();
+  // Pairs (x, y) covering: equal, signed zeros, NaN on either side,
+  // infinities, toward and away from zero on both signs, subnormals.
+  const std::vector<double> xs = {1.0, 0.0, -0.0, 0.0, kNaN, 1.0, -kInf, kInf, -1.5, -1.5,
+                                  2.0, max32, den32, -den32, 3.0, 0.0};
+  const std::vector<double> ys = {1.0, -0.0, 0.0, -1.0, 1.0, kNaN, 0.0, kInf, -2.0, 0.0,
+                                  -kInf, kInf, 0.0, 0.0, 2.0, 5.0};
+  for (const char* dtype : {"f32", "f64", "f16", "bf16"}) {
+    const std::string t = std::string("tensor<16x") + dtype + ">";
+    const std::string text = R"(module {
+  func.func @main(%x: )" + t + ", %y: " + t + ") -> " + t + R"( {
+    %0 = chlo.next_after %x, %y : )" + t + ", " + t + " -> " + t + R"(
+    return %0 : )" + t + R"(
+  }
+}
+)";
+    const ir::DType d = *ir::ParseDTypeName(dtype);
+    auto m = RunAndCompare(text, "decompose-chlo,dce",
+                           {Tensor(ir::Type::Tensor(d, {16}), xs), Tensor(ir::Type::Tensor(d, {16}), ys)});
+    ASSERT_TRUE(m) << dtype;
+    EXPECT_EQ(CountChlo(*m), 0) << dtype;
+  }
+}
+
 TEST(DecomposeChloTest, ComplexConjAndSquare) {
   auto m = testing::ParseVerified(R"(module {
   func.func @main() -> (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) {

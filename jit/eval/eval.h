@@ -66,6 +66,12 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      std::vector<RuntimeValue> args,
                                                      const EvalOptions& options = {});
 
+// Seeded pseudo-random contents for a tensor type (dense_resource fills and
+// `--random-inputs`): floats uniform in [-1, 1), integers in a small range,
+// booleans fair. Deterministic for a seed.
+StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
+                                    int64_t max_bytes = int64_t{1} << 32);
+
 // Evaluates the single op `op` of `module` on `operands` (one value per
 // operand, in order), outside any function: what constant folding needs. The
 // op's regions run as usual; a value they use from outside the op is an
@@ -75,12 +81,6 @@ StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
                                                        const ir::Op& op,
                                                        std::vector<RuntimeValue> operands,
                                                        const EvalOptions& options = {});
-
-// Seeded pseudo-random contents for a tensor type (dense_resource fills and
-// `--random-inputs`): floats uniform in [-1, 1), integers in a small range,
-// booleans fair. Deterministic for a seed.
-StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
-                                    int64_t max_bytes = int64_t{1} << 32);
 
 }  // namespace jitd::eval
 

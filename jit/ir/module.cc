@@ -162,6 +162,11 @@ std::optional<size_t> Block::IndexOf(const Op* op) const {
   return std::nullopt;
 }
 
+void Block::SetOps(std::vector<std::unique_ptr<Op>> ops) {
+  ops_ = std::move(ops);
+  for (auto& op : ops_) op->set_parent_block(this);
+}
+
 size_t Block::EraseOpsIf(const std::function<bool(const Op&)>& pred) {
   const size_t before = ops_.size();
   ops_.erase(std::remove_if(ops_.begin(), ops_.end(),

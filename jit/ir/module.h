@@ -154,6 +154,10 @@ class Block {
   std::optional<size_t> IndexOf(const Op* op) const;
   // Removes and returns the op at `index`; its results must have no uses.
   std::unique_ptr<Op> RemoveOp(size_t index);
+  // Moves all ops out (the block is left empty) / puts a list of ops in,
+  // replacing what is there: for passes that rebuild a block in one sweep.
+  std::vector<std::unique_ptr<Op>> TakeOps() { return std::move(ops_); }
+  void SetOps(std::vector<std::unique_ptr<Op>> ops);
   // Destroys every op for which `pred` holds, in one pass; returns how many.
   // Their results must have no remaining uses.
   size_t EraseOpsIf(const std::function<bool(const Op&)>& pred);

@@ -107,6 +107,25 @@ TEST(ModuleMutationTest, CloneOpCopiesRegionsAndRemapsOperands) {
   EXPECT_TRUE(VerifyModule(*m).ok());
 }
 
+TEST(ModuleMutationTest, TakeAndSetOpsRebuildABlock) {
+  auto m = Parse(kTwoAdds);
+  ASSERT_TRUE(m);
+  Block& block = *m->FindFunction("main")->entry();
+  std::vector<std::unique_ptr<Op>> ops = block.TakeOps();
+  EXPECT_TRUE(block.ops().empty());
+  ASSERT_EQ(ops.size(), 3u);
+  // Put them back in a fresh vector with a subtract in front.
+  std::vector<std::unique_ptr<Op>> rebuilt;
+  Value* operands[] = {block.arg(0), block.arg(1)};
+  const Type t = block.arg(0)->type();
+  rebuilt.push_back(CreateOp(OpCode::kSubtract, Location{}, operands, std::span<const Type>(&t, 1)));
+  for (auto& op : ops) rebuilt.push_back(std::move(op));
+  block.SetOps(std::move(rebuilt));
+  ASSERT_EQ(block.ops().size(), 4u);
+  for (const auto& op : block.ops()) EXPECT_EQ(op->parent_block(), &block);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
 TEST(ModuleMutationTest, RemoveFunction) {
   auto m = Parse(R"(module {
   func.func private @helper(%x: tensor<i32>) -> tensor<i32> {

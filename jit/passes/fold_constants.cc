@@ -9,9 +9,10 @@
 //  - replica_id / partition_id (they differ per replica at run time);
 //  - while (may not terminate), if/case and region ops whose regions use
 //    values from outside the op (the evaluator runs the op alone);
-//  - iota, broadcast_in_dim and broadcast of a non-splat operand: they turn
-//    a small program into a big constant (XLA's HloConstantFolding skips
-//    them for the same reason); splat broadcasts are canonicalize's;
+//  - iota, and broadcast_in_dim / broadcast of a non-splat operand to a
+//    bigger result: they turn a small program into a big constant (XLA's
+//    HloConstantFolding skips them too). Broadcasts of splat constants
+//    become splat constants of any size (one element in the IR);
 //  - results bigger than max_folded_bytes in total;
 //  - anything the evaluator fails on (unimplemented op, elided resource
 //    data, a run-time error): the op stays and reports at run time.
@@ -70,10 +71,10 @@ bool Foldable(const Op& op, int64_t max_bytes) {
       return false;
     case OpCode::kBroadcastInDim:
     case OpCode::kBroadcast:
-      if (op.num_operands() != 1 || !internal::SplatValue(op.operand(0))) {
-        if (op.operand(0)->type().num_elements() < op.result(0)->type().num_elements()) {
-          return false;
-        }
+      // Splats are handled without evaluation (Fold); others only when the
+      // result is no bigger than the operand.
+      if (op.operand(0)->type().num_elements() < op.result(0)->type().num_elements()) {
+        return false;
       }
       break;
     default:
@@ -115,6 +116,17 @@ class FoldConstantsPass : public Pass {
  private:
   std::vector<ir::Value*> Fold(const ir::Module& module, Op& op, internal::RewriteWalker& w,
                                const eval::EvalOptions& options) {
+    if ((op.code() == OpCode::kBroadcastInDim || op.code() == OpCode::kBroadcast) &&
+        op.result(0)->type().is_tensor()) {
+      // Broadcasting a splat constant copies its one element everywhere: a
+      // splat constant of the result type, whatever its size (it stays one
+      // element in the IR).
+      if (std::optional<ir::Literal> s = internal::SplatValue(op.operand(0))) {
+        return {w.Insert(internal::MakeConstant(internal::SplatAttr(op.result(0)->type(), *s),
+                                                op.loc()))
+                    ->result(0)};
+      }
+    }
     if (!Foldable(op, max_bytes_)) return {};
     std::vector<eval::RuntimeValue> operands;
     operands.reserve(op.num_operands());

@@ -53,24 +53,29 @@ ir::DenseElementsAttr SplatAttr(const ir::Type& type, const ir::Literal& scalar)
 
 int64_t RewriteWalker::Run(ir::Function& fn) {
   map_.clear();
-  replaced_.clear();
   count_ = 0;
   WalkRegion(fn.body());
-  EraseReplaced(fn.body());
   map_.clear();
-  replaced_.clear();
+  graveyard_.clear();
   return count_;
 }
 
 ir::Op* RewriteWalker::Insert(std::unique_ptr<ir::Op> op) {
-  return block_->InsertOp(index_++, std::move(op));
+  op->set_parent_block(block_);
+  out_->push_back(std::move(op));
+  return out_->back().get();
 }
 
+// Each block is rebuilt into a new op list (inserting into the old one
+// would move the whole tail per insertion).
 void RewriteWalker::WalkRegion(ir::Region& region) {
   for (size_t b = 0; b < region.num_blocks(); ++b) {
     ir::Block& block = region.block(b);
-    for (size_t i = 0; i < block.ops().size(); ++i) {
-      ir::Op& op = *block.ops()[i];
+    std::vector<std::unique_ptr<ir::Op>> ops = block.TakeOps();
+    std::vector<std::unique_ptr<ir::Op>> out;
+    out.reserve(ops.size());
+    for (std::unique_ptr<ir::Op>& op_ptr : ops) {
+      ir::Op& op = *op_ptr;
       for (size_t k = 0; k < op.num_operands(); ++k) {
         ir::Value* v = op.operand(k);
         for (auto it = map_.find(v); it != map_.end(); it = map_.find(v)) v = it->second;
@@ -78,27 +83,20 @@ void RewriteWalker::WalkRegion(ir::Region& region) {
       }
       for (size_t r = 0; r < op.num_regions(); ++r) WalkRegion(op.region(r));
       block_ = &block;
-      index_ = i;
+      out_ = &out;
       std::vector<ir::Value*> replacements = rewrite_(op, *this);
-      i = index_;  // past the inserted ops; `op` is at index_ now
-      if (replacements.empty()) continue;
+      if (replacements.empty()) {
+        out.push_back(std::move(op_ptr));
+        continue;
+      }
       for (size_t k = 0; k < replacements.size() && k < op.num_results(); ++k) {
         if (replacements[k] != op.result(k)) map_[op.result(k)] = replacements[k];
       }
-      replaced_.insert(&op);
+      op.set_parent_block(nullptr);
+      graveyard_.push_back(std::move(op_ptr));
       ++count_;
     }
-  }
-}
-
-void RewriteWalker::EraseReplaced(ir::Region& region) {
-  if (replaced_.empty()) return;
-  for (size_t b = 0; b < region.num_blocks(); ++b) {
-    ir::Block& block = region.block(b);
-    block.EraseOpsIf([&](const ir::Op& op) { return replaced_.count(&op) > 0; });
-    for (const auto& op : block.ops()) {
-      for (size_t r = 0; r < op->num_regions(); ++r) EraseReplaced(op->region(r));
-    }
+    block.SetOps(std::move(out));
   }
 }
 

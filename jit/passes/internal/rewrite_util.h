@@ -51,13 +51,14 @@ class RewriteWalker {
 
  private:
   void WalkRegion(ir::Region& region);
-  void EraseReplaced(ir::Region& region);
 
   Rewrite rewrite_;
   ir::ValueMap map_;
-  std::unordered_set<const ir::Op*> replaced_;
+  // Replaced ops live here until the walk ends (map_ points at their results).
+  std::vector<std::unique_ptr<ir::Op>> graveyard_;
+  // The rebuilt op list of the block being walked.
+  std::vector<std::unique_ptr<ir::Op>>* out_ = nullptr;
   ir::Block* block_ = nullptr;
-  size_t index_ = 0;
   int64_t count_ = 0;
 };
 

@@ -13,6 +13,7 @@
 //  - float negate(negate(x)), max(x, x), min(x, x): same NaN concern.
 //  - x - x -> 0, x * 0 -> 0: wrong for NaN/inf (floats), and the integer
 //    forms are left to constant folding when x is constant.
+#include <algorithm>
 #include <numeric>
 
 #include "jit/passes/internal/rewrite_util.h"
@@ -90,6 +91,17 @@ std::vector<Value*> SplatOfResult(RewriteWalker& w, const Op& op, const Value* v
 }
 
 std::vector<Value*> Simplify(Op& op, RewriteWalker& w) {
+  if (op.code() == OpCode::kGetTupleElement) {
+    // get_tuple_element(tuple(a0, a1, ...), i) is a_i.
+    const Op* def = op.operand(0)->defining_op();
+    const std::optional<int64_t> index = op.GetInt("index");
+    if (def && def->code() == OpCode::kTuple && index && *index >= 0 &&
+        static_cast<size_t>(*index) < def->num_operands() &&
+        def->operand(static_cast<size_t>(*index))->type() == op.result(0)->type()) {
+      return Use(def->operand(static_cast<size_t>(*index)));
+    }
+    return {};
+  }
   if (op.num_results() != 1 || op.num_regions() != 0) return {};
   Value* result = op.result(0);
   const ir::Type& type = result->type();
@@ -164,13 +176,65 @@ std::vector<Value*> Simplify(Op& op, RewriteWalker& w) {
       if (op.operand(0)->type() == type) return Use(op.operand(0));
       return {};
     case OpCode::kSlice: {
-      // A slice of everything with stride 1 is the operand itself.
       auto start = op.GetI64Array("start_indices");
+      auto limit = op.GetI64Array("limit_indices");
       auto strides = op.GetI64Array("strides");
-      if (!start || !strides || op.operand(0)->type() != type) return {};
-      for (int64_t s : *start) if (s != 0) return {};
-      for (int64_t s : *strides) if (s != 1) return {};
-      return Use(op.operand(0));
+      if (!start || !limit || !strides) return {};
+      // A slice of everything with stride 1 is the operand itself.
+      bool identity = op.operand(0)->type() == type;
+      for (int64_t s : *start) identity &= s == 0;
+      for (int64_t s : *strides) identity &= s == 1;
+      if (identity) return Use(op.operand(0));
+      // slice(slice(y)): element i of a dimension is y[s1 + (s2 + i*t2)*t1],
+      // so one slice with start s1 + s2*t1 and stride t1*t2 takes the same
+      // elements; its limit is one past the last one taken.
+      const Op* def = op.operand(0)->defining_op();
+      if (!def || def->code() != OpCode::kSlice) return {};
+      auto s1 = def->GetI64Array("start_indices");
+      auto t1 = def->GetI64Array("strides");
+      if (!s1 || !t1 || s1->size() != start->size() || t1->size() != start->size()) return {};
+      std::vector<int64_t> cs(start->size()), cl(start->size()), ct(start->size());
+      for (size_t d = 0; d < start->size(); ++d) {
+        const int64_t count = type.dim(static_cast<int64_t>(d));
+        ct[d] = (*t1)[d] * (*strides)[d];
+        cs[d] = (*s1)[d] + (*start)[d] * (*t1)[d];
+        cl[d] = count == 0 ? cs[d] : cs[d] + (count - 1) * ct[d] + 1;
+      }
+      ir::AttributeList attrs = op.attrs();
+      attrs.Set("start_indices", I64Array(std::move(cs)));
+      attrs.Set("limit_indices", I64Array(std::move(cl)));
+      attrs.Set("strides", I64Array(std::move(ct)));
+      return Use(Emit(w, op, OpCode::kSlice, {def->operand(0)}, std::move(attrs)));
+    }
+    case OpCode::kDynamicSlice: {
+      // Constant start indices: the evaluator clamps each into
+      // [0, dim - size] and copies that window, which is what a static
+      // slice of the clamped window copies.
+      auto sizes = op.GetI64Array("slice_sizes");
+      Value* x = op.operand(0);
+      if (!sizes || !x->type().is_tensor() ||
+          static_cast<int64_t>(sizes->size()) != x->type().rank() ||
+          op.num_operands() != sizes->size() + 1) {
+        return {};
+      }
+      std::vector<int64_t> start(sizes->size()), limit(sizes->size()), strides(sizes->size(), 1);
+      for (size_t d = 0; d < sizes->size(); ++d) {
+        std::optional<ir::Literal> idx = SplatValue(op.operand(d + 1));
+        if (!idx || !ir::IsInteger(idx->dtype())) return {};
+        const int64_t hi = x->type().dim(static_cast<int64_t>(d)) - (*sizes)[d];
+        if (ir::IsUnsignedInt(idx->dtype())) {
+          const uint64_t v = idx->GetUInt(0);
+          start[d] = v > static_cast<uint64_t>(hi) ? hi : static_cast<int64_t>(v);
+        } else {
+          start[d] = std::clamp<int64_t>(idx->GetInt(0), 0, hi);
+        }
+        limit[d] = start[d] + (*sizes)[d];
+      }
+      ir::AttributeList attrs;
+      attrs.Set("start_indices", I64Array(std::move(start)));
+      attrs.Set("limit_indices", I64Array(std::move(limit)));
+      attrs.Set("strides", I64Array(std::move(strides)));
+      return Use(Emit(w, op, OpCode::kSlice, {x}, std::move(attrs)));
     }
     case OpCode::kReverse: {
       // Reversing only dimensions of size <= 1 moves nothing.

@@ -114,6 +114,46 @@ TEST(CanonicalizeTest, SelectWithConstantPredicateOrEqualSides) {
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.select"), 1);  // only the real choice
 }
 
+TEST(CanonicalizeTest, SlicesComposeAndConstantDynamicSlicesBecomeSlices) {
+  auto m = RunAndCompare(R"(module {
+  func.func @main(%a: tensor<10x7xi32>) -> (tensor<2x2xi32>, tensor<3x2xi32>, tensor<0x2xi32>) {
+    %0 = stablehlo.slice %a [1:10:2, 0:7:3] : (tensor<10x7xi32>) -> tensor<5x3xi32>
+    %1 = stablehlo.slice %0 [1:5:2, 1:3] : (tensor<5x3xi32>) -> tensor<2x2xi32>
+    %i = stablehlo.constant dense<9> : tensor<i64>
+    %j = stablehlo.constant dense<-4> : tensor<i64>
+    %2 = stablehlo.dynamic_slice %a, %i, %j, sizes = [3, 2] : (tensor<10x7xi32>, tensor<i64>, tensor<i64>) -> tensor<3x2xi32>
+    %3 = stablehlo.slice %0 [3:3, 0:2] : (tensor<5x3xi32>) -> tensor<0x2xi32>
+    return %1, %2, %3 : tensor<2x2xi32>, tensor<3x2xi32>, tensor<0x2xi32>
+  }
+}
+)", "canonicalize,dce", {Tensor(ir::Type::Tensor(ir::DType::kS32, {10, 7}), [] {
+                          std::vector<double> v;
+                          for (int i = 0; i < 70; ++i) v.push_back(i);
+                          return v;
+                        }())});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(CountOpsNamed(*m, "stablehlo.dynamic_slice"), 0);
+  EXPECT_EQ(CountOpsNamed(*m, "stablehlo.slice"), 3);  // each straight from %a
+  ir::WalkOps(static_cast<const ir::Region&>(m->EntryFunction()->body()), [&](const ir::Op& op) {
+    if (op.code() == ir::OpCode::kSlice) EXPECT_EQ(op.operand(0), m->EntryFunction()->entry()->arg(0));
+  });
+}
+
+TEST(CanonicalizeTest, GetTupleElementOfTuple) {
+  auto m = RunAndCompare(R"(module {
+  func.func @main(%a: tensor<2xf32>, %b: tensor<i32>) -> tensor<i32> {
+    %t = "stablehlo.tuple"(%a, %b) : (tensor<2xf32>, tensor<i32>) -> tuple<tensor<2xf32>, tensor<i32>>
+    %0 = "stablehlo.get_tuple_element"(%t) <{index = 1 : i32}> : (tuple<tensor<2xf32>, tensor<i32>>) -> tensor<i32>
+    return %0 : tensor<i32>
+  }
+}
+)", "canonicalize,dce", {Tensor(ir::Type::Tensor(ir::DType::kF32, {2}), {1, 2}),
+                          Tensor(ir::Type::Scalar(ir::DType::kS32), {7})});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(CountOpsNamed(*m, "stablehlo.get_tuple_element"), 0);
+  EXPECT_EQ(CountOpsNamed(*m, "stablehlo.tuple"), 0);
+}
+
 TEST(CanonicalizeTest, ReshapeOfConstantKeepsItsBytes) {
   auto m = RunAndCompare(R"(module {
   func.func @main() -> tensor<2x2xi32> {

@@ -976,6 +976,94 @@ TEST(BuilderTest, ParametersMayBeAddedOutOfOrder) {
   EXPECT_EQ(ShapeString(jitd_computation_parameter_shape(c.get(), 1)), "f32[2]");
 }
 
+TEST(BuilderTest, CallLinalgFftRngSelectAndScatter) {
+  B inner("affine");
+  jitd_op_t ix = inner.Param(0, JITD_DTYPE_F32, {3});
+  jitd_op_t iy = inner.Param(1, JITD_DTYPE_F32, {3});
+  jitd_op_t parts2[] = {inner.Binary(JITD_BINARY_MUL, ix, iy), ix};
+  jitd_op_t it{0};
+  ASSERT_OK(jitd_builder_tuple(inner.get(), parts2, 2, &it));
+  CompPtr affine = inner.Build();
+  CompPtr max = ScalarBinary(JITD_BINARY_MAX);
+  CompPtr ge = ScalarBinary(JITD_BINARY_GE);
+  CompPtr add = ScalarBinary(JITD_BINARY_ADD);
+  B b("more_ops");
+  jitd_op_t v = b.Param(0, JITD_DTYPE_F32, {3});
+  jitd_op_t m = b.Param(1, JITD_DTYPE_F32, {2, 3, 3});
+  jitd_op_t rhs = b.Param(2, JITD_DTYPE_F32, {2, 3, 4});
+  jitd_op_t c = b.Param(3, JITD_DTYPE_C64, {8});
+  jitd_op_t r = b.Param(4, JITD_DTYPE_F32, {4, 8});
+  std::vector<jitd_op_t> outs;
+  jitd_op_t op{0};
+  jitd_op_t vv[] = {v, v};
+  ASSERT_OK(jitd_builder_call(b.get(), affine.get(), vv, 2, &op));
+  EXPECT_EQ(b.Shape(op), "(f32[3], f32[3])");
+  outs.push_back(op);
+  EXPECT_ERROR(jitd_builder_call(b.get(), affine.get(), &v, 1, &op),
+               "Call: computation 'affine' takes (f32[3], f32[3]), got operands (f32[3])");
+  B good("more_ops_valid");
+  jitd_op_t gv = good.Param(0, JITD_DTYPE_F32, {3});
+  jitd_op_t gm = good.Param(1, JITD_DTYPE_F32, {2, 3, 3});
+  jitd_op_t grhs = good.Param(2, JITD_DTYPE_F32, {2, 3, 4});
+  jitd_op_t gc = good.Param(3, JITD_DTYPE_C64, {8});
+  jitd_op_t gr = good.Param(4, JITD_DTYPE_F32, {4, 8});
+  jitd_op_t gvv[] = {gv, gv};
+  ASSERT_OK(jitd_builder_call(good.get(), affine.get(), gvv, 2, &op));
+  outs = {op};
+  ASSERT_OK(jitd_builder_reduce_precision(good.get(), gv, 5, 10, &op));
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_replica_id(good.get(), &op));
+  EXPECT_EQ(good.Shape(op), "u32[]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_cholesky(good.get(), gm, 1, &op));
+  EXPECT_EQ(good.Shape(op), "f32[2,3,3]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_triangular_solve(good.get(), gm, grhs, 1, 1, 0, JITD_TRANSPOSE_NO, &op));
+  EXPECT_EQ(good.Shape(op), "f32[2,3,4]");
+  outs.push_back(op);
+  const int64_t len8[] = {8};
+  ASSERT_OK(jitd_builder_fft(good.get(), gc, JITD_FFT_FFT, len8, 1, &op));
+  EXPECT_EQ(good.Shape(op), "c64[8]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_fft(good.get(), gr, JITD_FFT_RFFT, len8, 1, &op));
+  EXPECT_EQ(good.Shape(op), "c64[4,5]");
+  jitd_op_t spectrum = op;
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_fft(good.get(), spectrum, JITD_FFT_IRFFT, len8, 1, &op));
+  EXPECT_EQ(good.Shape(op), "f32[4,8]");
+  outs.push_back(op);
+  ShapePtr rs = Array(JITD_DTYPE_F32, {2, 3});
+  ASSERT_OK(jitd_builder_rng_uniform(good.get(), good.F32(0), good.F32(1), rs.get(), &op));
+  EXPECT_EQ(good.Shape(op), "f32[2,3]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_rng_normal(good.get(), good.F32(0), good.F32(1), rs.get(), &op));
+  outs.push_back(op);
+  const int64_t window[] = {1, 2}, strides[] = {1, 2};
+  jitd_op_t src = good.Param(5, JITD_DTYPE_F32, {4, 4});
+  ASSERT_OK(jitd_builder_select_and_scatter(good.get(), gr, ge.get(), window, strides, nullptr,
+                                            nullptr, 2, src, good.F32(0), add.get(), &op));
+  EXPECT_EQ(good.Shape(op), "f32[4,8]");
+  outs.push_back(op);
+  jitd_op_t t{0};
+  ASSERT_OK(jitd_builder_tuple(good.get(), outs.data(), outs.size(), &t));
+  good.Build();
+  // Errors.
+  EXPECT_ERROR(jitd_builder_cholesky(b.get(), rhs, 1, &op), "Cholesky: operand f32[2,3,4]");
+  EXPECT_ERROR(jitd_builder_triangular_solve(b.get(), m, v, 1, 1, 0, JITD_TRANSPOSE_NO, &op),
+               "TriangularSolve: a f32[2,3,3]");
+  EXPECT_ERROR(jitd_builder_fft(b.get(), r, JITD_FFT_FFT, len8, 1, &op),
+               "Fft: FFT of f32[4,8] with fft_length [8]");
+  ShapePtr is = Array(JITD_DTYPE_S32, {2});
+  EXPECT_ERROR(jitd_builder_rng_normal(b.get(), b.S32(0), b.S32(1), is.get(), &op),
+               "RngNormal: parameters s32[] and s32[] must be scalars");
+  EXPECT_ERROR(jitd_builder_select_and_scatter(b.get(), r, ge.get(), window, strides, nullptr,
+                                               nullptr, 2, v, b.F32(0), add.get(), &op),
+               "SelectAndScatter: source f32[3] must be f32[4,4]");
+  EXPECT_ERROR(jitd_builder_reduce_precision(b.get(), c, 5, 10, &op), "ReducePrecision");
+  (void)max;
+  (void)m;
+}
+
 // ---- Through a real daemon -------------------------------------------------------------------
 
 pid_t Spawn(std::vector<std::string> args) {
@@ -1233,6 +1321,38 @@ TEST_F(BuilderDaemonTest, GatherConcatAndIndexedConditional) {
   EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{5, 6, 1, 2, 30, 40}));
   out = Run(exe, {Bytes(xv), Bytes(std::vector<int32_t>{0})});
   EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{5, 6, 1, 2, 4, 5}));
+  jitd_executable_release(exe);
+}
+
+TEST_F(BuilderDaemonTest, CallCholeskyAndRng) {
+  B inner("twice");
+  jitd_op_t ix = inner.Param(0, JITD_DTYPE_F32, {2, 2});
+  inner.Binary(JITD_BINARY_ADD, ix, ix);
+  CompPtr twice = inner.Build();
+  B b("linalg_run");
+  jitd_op_t a = b.Param(0, JITD_DTYPE_F32, {2, 2});
+  jitd_op_t d{0}, l{0}, u{0}, root{0};
+  ASSERT_OK(jitd_builder_call(b.get(), twice.get(), &a, 1, &d));  // 2a
+  ASSERT_OK(jitd_builder_cholesky(b.get(), d, 1, &l));
+  ShapePtr s = Array(JITD_DTYPE_F32, {64});
+  ASSERT_OK(jitd_builder_rng_uniform(b.get(), b.F32(2), b.F32(3), s.get(), &u));
+  jitd_op_t outs[] = {l, u};
+  ASSERT_OK(jitd_builder_tuple(b.get(), outs, 2, &root));
+  CompPtr c = b.Build(root);
+  ASSERT_NE(c, nullptr);
+  jitd_executable_t* exe = Compile(c.get());
+  ASSERT_NE(exe, nullptr);
+  auto out = Run(exe, {Bytes(std::vector<float>{2, 1, 1, 5})});  // 2a = [[4, 2], [2, 10]]
+  ASSERT_EQ(out.size(), 2u);
+  const std::vector<float> chol = Values<float>(out[0]);
+  ASSERT_EQ(chol.size(), 4u);
+  EXPECT_FLOAT_EQ(chol[0], 2);
+  EXPECT_FLOAT_EQ(chol[2], 1);
+  EXPECT_FLOAT_EQ(chol[3], 3);
+  for (float x : Values<float>(out[1])) {
+    EXPECT_GE(x, 2.0f);
+    EXPECT_LT(x, 3.0f);
+  }
   jitd_executable_release(exe);
 }
 

@@ -805,3 +805,89 @@ jitd_status_t* jitd_builder_outfeed(jitd_builder_t* builder, jitd_op_t operand,
     return b.Outfeed(operand.id, config == nullptr ? "" : config);
   });
 }
+
+// ---- More xla_client ops ----------------------------------------------------------------
+
+jitd_status_t* jitd_builder_call(jitd_builder_t* builder, const jitd_computation_t* computation,
+                                 const jitd_op_t* operands, size_t num_operands,
+                                 jitd_op_t* out_op) {
+  if (computation == nullptr) return Invalid("Call: computation is NULL");
+  if (Missing(operands, num_operands)) return Invalid("Call: operands is NULL");
+  return AddOp(builder, out_op, "Call", [&](Builder& b) {
+    const std::vector<OpId> ops = Ops(operands, num_operands);
+    return b.Call(*computation->computation, ops);
+  });
+}
+
+jitd_status_t* jitd_builder_reduce_precision(jitd_builder_t* builder, jitd_op_t operand,
+                                             int32_t exponent_bits, int32_t mantissa_bits,
+                                             jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "ReducePrecision", [&](Builder& b) {
+    return b.ReducePrecision(operand.id, exponent_bits, mantissa_bits);
+  });
+}
+
+jitd_status_t* jitd_builder_replica_id(jitd_builder_t* builder, jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "ReplicaId", [&](Builder& b) { return b.ReplicaId(); });
+}
+
+jitd_status_t* jitd_builder_cholesky(jitd_builder_t* builder, jitd_op_t a, int lower,
+                                     jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "Cholesky",
+               [&](Builder& b) { return b.Cholesky(a.id, lower != 0); });
+}
+
+jitd_status_t* jitd_builder_triangular_solve(jitd_builder_t* builder, jitd_op_t a, jitd_op_t b,
+                                             int left_side, int lower, int unit_diagonal,
+                                             jitd_transpose_t transpose_a, jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "TriangularSolve", [&](Builder& bl) {
+    return bl.TriangularSolve(a.id, b.id, left_side != 0, lower != 0, unit_diagonal != 0,
+                              static_cast<int>(transpose_a));
+  });
+}
+
+jitd_status_t* jitd_builder_fft(jitd_builder_t* builder, jitd_op_t operand,
+                                jitd_fft_type_t fft_type, const int64_t* fft_length,
+                                size_t num_fft_length, jitd_op_t* out_op) {
+  if (Missing(fft_length, num_fft_length)) return Invalid("Fft: fft_length is NULL");
+  return AddOp(builder, out_op, "Fft", [&](Builder& b) {
+    return b.Fft(operand.id, static_cast<int>(fft_type), Span(fft_length, num_fft_length));
+  });
+}
+
+jitd_status_t* jitd_builder_rng_uniform(jitd_builder_t* builder, jitd_op_t a, jitd_op_t b,
+                                        const jitd_shape_t* shape, jitd_op_t* out_op) {
+  if (shape == nullptr) return Invalid("RngUniform: shape is NULL");
+  return AddOp(builder, out_op, "RngUniform",
+               [&](Builder& bl) { return bl.Rng(a.id, b.id, shape->shape, false); });
+}
+
+jitd_status_t* jitd_builder_rng_normal(jitd_builder_t* builder, jitd_op_t mu, jitd_op_t sigma,
+                                       const jitd_shape_t* shape, jitd_op_t* out_op) {
+  if (shape == nullptr) return Invalid("RngNormal: shape is NULL");
+  return AddOp(builder, out_op, "RngNormal",
+               [&](Builder& b) { return b.Rng(mu.id, sigma.id, shape->shape, true); });
+}
+
+jitd_status_t* jitd_builder_select_and_scatter(
+    jitd_builder_t* builder, jitd_op_t operand, const jitd_computation_t* select,
+    const int64_t* window_dimensions, const int64_t* window_strides, const int64_t* padding_low,
+    const int64_t* padding_high, size_t rank, jitd_op_t source, jitd_op_t init_value,
+    const jitd_computation_t* scatter, jitd_op_t* out_op) {
+  if (select == nullptr || scatter == nullptr) {
+    return Invalid("SelectAndScatter: a computation is NULL");
+  }
+  if (Missing(window_dimensions, rank)) return Invalid("SelectAndScatter: window is NULL");
+  return AddOp(builder, out_op, "SelectAndScatter", [&](Builder& b) {
+    auto vec = [rank](const int64_t* p) {
+      return p == nullptr ? std::vector<int64_t>() : std::vector<int64_t>(p, p + rank);
+    };
+    jitd::client::WindowOptions w;
+    w.dimensions = vec(window_dimensions);
+    w.strides = vec(window_strides);
+    w.padding_low = vec(padding_low);
+    w.padding_high = vec(padding_high);
+    return b.SelectAndScatter(operand.id, *select->computation, w, source.id, init_value.id,
+                              *scatter->computation);
+  });
+}

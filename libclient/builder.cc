@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cctype>
 #include <cstring>
 #include <functional>
@@ -107,6 +108,28 @@ Status CheckDimList(std::string_view op, std::string_view what, std::span<const 
     }
   }
   return Status::Ok();
+}
+
+// Window arithmetic with overflow checks: the size of a dimension of `in`
+// elements dilated by `base_dilation`, padded by lo/hi, under a window of
+// `window` elements dilated by `window_dilation` moved by `stride`.
+// nullopt when an intermediate overflows or the padded size is negative.
+std::optional<int64_t> WindowedSize(int64_t in, int64_t base_dilation, int64_t lo, int64_t hi,
+                                    int64_t window, int64_t window_dilation, int64_t stride) {
+  int64_t dilated = 0, padded = 0, span = 0;
+  if (in > 0) {
+    if (__builtin_mul_overflow(in - 1, base_dilation, &dilated)) return std::nullopt;
+    dilated += 1;
+  }
+  if (__builtin_add_overflow(dilated, lo, &padded) || __builtin_add_overflow(padded, hi, &padded) ||
+      padded < 0) {
+    return std::nullopt;
+  }
+  if (window > 0) {
+    if (__builtin_mul_overflow(window - 1, window_dilation, &span)) return std::nullopt;
+    span += 1;
+  }
+  return padded < span ? 0 : (padded - span) / stride + 1;
 }
 
 std::atomic<uint32_t> g_next_serial{1};
@@ -1083,9 +1106,12 @@ StatusOr<OpId> Builder::Pad(OpId operand, OpId padding_value, std::span<const in
   std::vector<int64_t> dims;
   for (size_t i = 0; i < rank; ++i) {
     const int64_t d = s->dims()[i];
-    const int64_t size = low[i] + high[i] + d + std::max<int64_t>(d - 1, 0) * in[i];
-    if (in[i] < 0 || size < 0 || std::abs(low[i]) > (int64_t{1} << 40) ||
-        std::abs(high[i]) > (int64_t{1} << 40) || in[i] > (int64_t{1} << 40)) {
+    // Pad = a window of 1 over the interior-dilated, edge-padded operand.
+    const std::optional<int64_t> padded =
+        in[i] < 0 || in[i] == INT64_MAX ? std::nullopt
+                                        : WindowedSize(d, in[i] + 1, low[i], high[i], 1, 1, 1);
+    const int64_t size = padded.value_or(-1);
+    if (!padded.has_value()) {
       return Fail(Err("Pad", "dimension " + std::to_string(i) + " of " + s->ToString() +
                                  ": padding low " + std::to_string(low[i]) + ", high " +
                                  std::to_string(high[i]) + ", interior " + std::to_string(in[i]) +
@@ -1402,11 +1428,12 @@ StatusOr<OpId> Builder::ConvGeneralDilated(OpId lhs, OpId rhs, const ConvOptions
     }
     const int64_t in = dim(*l, d.input_spatial[i]);
     const int64_t k = dim(*r, d.kernel_spatial[i]);
-    const int64_t padded = (in == 0 ? 0 : (in - 1) * ld[i] + 1) + lo[i] + hi[i];
-    const int64_t window = k == 0 ? 0 : (k - 1) * rd[i] + 1;
-    if (padded < 0) return Fail(Err(kOp, both + ": padding makes spatial dimension " + std::to_string(i) + " negative"));
-    out[static_cast<size_t>(d.output_spatial[i])] =
-        padded < window ? 0 : (padded - window) / strides[i] + 1;
+    const std::optional<int64_t> size = WindowedSize(in, ld[i], lo[i], hi[i], k, rd[i], strides[i]);
+    if (!size) {
+      return Fail(Err(kOp, both + ": padding or dilation of spatial dimension " +
+                               std::to_string(i) + " makes it negative or too large"));
+    }
+    out[static_cast<size_t>(d.output_spatial[i])] = *size;
   }
   StatusOr<Shape> result = Shape::CheckedArray(l->dtype(), out);
   if (!result.ok()) return Fail(Err(kOp, result.status().message()));
@@ -1562,12 +1589,16 @@ StatusOr<OpId> Builder::ReduceWindow(std::span<const OpId> operands,
       return Fail(Err(kOp, "window dimensions, strides and dilations must be >= 1, got window " +
                                DimsText(wd) + " strides " + DimsText(ws)));
     }
-    const int64_t in = first->dims()[i];
-    const int64_t padded = (in == 0 ? 0 : (in - 1) * bd[i] + 1) + lo[i] + hi[i];
-    const int64_t window = (wd[i] - 1) * wdil[i] + 1;
-    if (padded < 0) return Fail(Err(kOp, "padding makes dimension " + std::to_string(i) + " negative"));
-    dims.push_back(padded < window ? 0 : (padded - window) / ws[i] + 1);
+    const std::optional<int64_t> size =
+        WindowedSize(first->dims()[i], bd[i], lo[i], hi[i], wd[i], wdil[i], ws[i]);
+    if (!size) {
+      return Fail(Err(kOp, "padding or dilation of dimension " + std::to_string(i) +
+                               " makes it negative or too large"));
+    }
+    dims.push_back(*size);
   }
+  StatusOr<Shape> checked = Shape::CheckedArray(types[0], dims);
+  if (!checked.ok()) return Fail(Err(kOp, checked.status().message()));
   std::vector<Shape> params = Scalars(types);
   const std::vector<Shape> results = params;
   params.insert(params.end(), results.begin(), results.end());
@@ -2248,8 +2279,9 @@ StatusOr<OpId> Builder::SelectAndScatter(OpId operand, const Computation& select
     if (wd[i] < 1 || ws[i] < 1 || lo[i] < 0 || hi[i] < 0) {
       return Fail(Err(kOp, "window dimensions and strides must be >= 1, padding >= 0"));
     }
-    const int64_t padded = s->dims()[i] + lo[i] + hi[i];
-    windowed.push_back(padded < wd[i] ? 0 : (padded - wd[i]) / ws[i] + 1);
+    const std::optional<int64_t> size = WindowedSize(s->dims()[i], 1, lo[i], hi[i], wd[i], 1, ws[i]);
+    if (!size) return Fail(Err(kOp, "padding of dimension " + std::to_string(i) + " is too large"));
+    windowed.push_back(*size);
   }
   if (src->dtype() != s->dtype() || src->dims() != windowed || init->rank() != 0 ||
       init->dtype() != s->dtype()) {

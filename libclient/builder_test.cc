@@ -1064,6 +1064,55 @@ TEST(BuilderTest, CallLinalgFftRngSelectAndScatter) {
   (void)m;
 }
 
+TEST(BuilderTest, HostileArgumentsAreErrorsNotCrashes) {
+  CompPtr max = ScalarBinary(JITD_BINARY_MAX);
+  B b("hostile");
+  jitd_op_t x = b.Param(0, JITD_DTYPE_F32, {4, 4});
+  jitd_op_t zero = b.F32(0);
+  jitd_op_t op{0};
+  const int64_t big_lo[] = {INT64_MAX, 0}, hi[] = {1, 0};
+  EXPECT_ERROR(jitd_builder_pad(b.get(), x, zero, big_lo, hi, nullptr, 2, &op), "Pad: dimension 0");
+  const int64_t lo[] = {0, 0}, huge_interior[] = {INT64_MAX, 0};
+  EXPECT_ERROR(jitd_builder_pad(b.get(), x, zero, lo, hi, huge_interior, 2, &op), "Pad:");
+  const int64_t many[20] = {};
+  EXPECT_ERROR(jitd_builder_broadcast(b.get(), x, many, 20, &op), "rank 22 exceeds the limit of 16");
+  const int64_t neg[] = {-16};
+  EXPECT_ERROR(jitd_builder_reshape(b.get(), x, nullptr, 0, neg, 1, &op), "negative dimension");
+  EXPECT_ERROR(jitd_builder_iota(b.get(), JITD_DTYPE_S32, -1, &op), "negative dimension");
+  EXPECT_ERROR(jitd_builder_slice_in_dim(b.get(), x, 0, 1, 1, INT64_MAX, &op), "out of range");
+  const int64_t window[] = {4, 2}, dil[] = {INT64_MAX / 2, 1};  // 3 * 2^62 overflows
+  EXPECT_ERROR(jitd_builder_reduce_window(b.get(), &x, &zero, 1, max.get(), window, nullptr,
+                                          nullptr, dil, nullptr, nullptr, 2, &op),
+               "ReduceWindow: padding or dilation of dimension 0");
+  jitd_op_t img = b.Param(1, JITD_DTYPE_F32, {1, 1, 8, 8});
+  jitd_op_t k = b.Param(2, JITD_DTYPE_F32, {1, 1, 3, 3});
+  const int64_t sp[] = {2, 3}, rd[] = {INT64_MAX / 2 + 1, 1};  // 2 * 2^62 overflows
+  jitd_conv_options_t co = {};
+  co.struct_size = JITD_CONV_OPTIONS_STRUCT_SIZE;
+  co.num_spatial_dimensions = 2;
+  co.rhs_dilation = rd;
+  co.input_feature_dimension = 1;
+  co.input_spatial_dimensions = sp;
+  co.kernel_input_feature_dimension = 1;
+  co.kernel_spatial_dimensions = sp;
+  co.output_feature_dimension = 1;
+  co.output_spatial_dimensions = sp;
+  EXPECT_ERROR(jitd_builder_conv_general_dilated(b.get(), img, k, &co, &op),
+               "ConvGeneralDilated: input f32[1,1,8,8] and kernel f32[1,1,3,3]: padding or dilation");
+  co.struct_size = 8;
+  EXPECT_ERROR(jitd_builder_conv_general_dilated(b.get(), img, k, &co, &op), "struct_size is 8");
+  EXPECT_ERROR(jitd_builder_concatenate(b.get(), nullptr, 2, 0, &op), "operands is NULL");
+  EXPECT_ERROR(jitd_builder_binary(b.get(), JITD_BINARY_ADD, x, x, nullptr, 3, &op),
+               "broadcast_dimensions is NULL");
+  EXPECT_ERROR(jitd_builder_unary(b.get(), JITD_UNARY_NEG, x, nullptr), "out_op is NULL");
+  const int64_t dims17[17] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const float one = 1;
+  EXPECT_ERROR(jitd_builder_constant_array(b.get(), JITD_DTYPE_F32, dims17, 17, &one, 4, &op),
+               "rank exceeds 16");
+  EXPECT_ERROR(jitd_builder_constant_array(b.get(), JITD_DTYPE_F32, nullptr, 0, nullptr, 4, &op),
+               "Constant: data is NULL");
+}
+
 // ---- Through a real daemon -------------------------------------------------------------------
 
 pid_t Spawn(std::vector<std::string> args) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/feed_queues.h"
 #include "devices/device.h"
 #include "jit/cache/disk_cache.h"
 #include "jit/cache/fingerprint.h"
@@ -130,6 +131,8 @@ class Instance {
   void CountExecute(bool ok) { ++(ok ? executes_ : execute_errors_); }
 
   const InstanceOptions& options() const { return options_; }
+  // The infeed/outfeed queues every session shares.
+  FeedQueues& feeds() { return feeds_; }
 
  private:
   explicit Instance(InstanceOptions options);
@@ -142,6 +145,7 @@ class Instance {
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
 
   InstanceOptions options_;
+  FeedQueues feeds_;
   std::mutex devices_mu_;
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
   cache::MemoryCache<CompiledProgram> memory_cache_;

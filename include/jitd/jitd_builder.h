@@ -554,7 +554,7 @@ JITD_API jitd_status_t* jitd_builder_infeed(jitd_builder_t* builder, const jitd_
 JITD_API jitd_status_t* jitd_builder_outfeed(jitd_builder_t* builder, jitd_op_t operand,
                                              const char* config, jitd_op_t* out_op);
 
-/* ---- More xla_client ops (added in API version 2 as well) ---------------- */
+/* ---- More xla_client ops (JITD_API_VERSION 4) ----------------------------- */
 
 /* Call: runs `computation` on operands[0..n) (one per parameter, of its
  * shapes); the result is the computation's root (a tuple for a Tuple root).

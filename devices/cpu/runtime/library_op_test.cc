@@ -228,6 +228,16 @@ TEST(ConvolutionTest, EveryWindowAttributeSmallIsBitIdentical) {
                              kExact);
     ExpectMatchesInterpreter(Conv("4x3x6", "6x3x3", "2x6x4", t, "[b, f, 0]x[o, i, 0]->[b, f, 0]", "", 1, 2),
                              kExact);
+    // 1x1 windows: stride 1 reads the image as the patch matrix; stride 2
+    // and padding do not.
+    ExpectMatchesInterpreter(Conv("2x5x4x6", "1x1x6x3", "2x5x4x3", t, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", ""),
+                             kExact);
+    ExpectMatchesInterpreter(Conv("2x5x4x6", "1x1x6x3", "2x3x2x3", t, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                                  "stride = [2, 2]"),
+                             kExact);
+    ExpectMatchesInterpreter(Conv("2x5x4x6", "1x1x6x3", "2x6x4x3", t, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                                  "pad = [[1, 0], [0, 0]]"),
+                             kExact);
     // Three spatial dimensions.
     ExpectMatchesInterpreter(Conv("1x4x3x5x2", "2x2x2x2x2", "1x3x2x4x2", t,
                                   "[b, 0, 1, 2, f]x[0, 1, 2, i, o]->[b, 0, 1, 2, f]", ""),
@@ -246,6 +256,9 @@ TEST(ConvolutionTest, LargeFloatConvolutionsUseBlasWithinTolerance) {
                            Tolerance{1e-13});
   ExpectMatchesInterpreter(Conv("1x16x16x32", "3x3x8x32", "1x14x14x32", "f32",
                                 "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "", 4),
+                           Tolerance{1e-5});
+  ExpectMatchesInterpreter(Conv("2x28x28x64", "1x1x64x32", "2x28x28x32", "f32",
+                                "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", ""),
                            Tolerance{1e-5});
   ExpectMatchesInterpreter(Conv("1x16x16x32", "3x3x32x16", "1x14x14x16", "f16",
                                 "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", ""),

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -84,6 +85,7 @@ TEST(CorpusDifferentialTest, EveryLibraryOpOfTheCorpusMatchesTheInterpreter) {
   }
   std::sort(files.begin(), files.end());
   int compared = 0, identical = 0, declined = 0, files_used = 0;
+  std::map<std::string, int> per_op;
   for (const auto& path : files) {
     std::ifstream in(path);
     std::stringstream buffer;
@@ -124,10 +126,12 @@ TEST(CorpusDifferentialTest, EveryLibraryOpOfTheCorpusMatchesTheInterpreter) {
         auto d = testing::RunDifferential(**module, fn, index, {}, tolerance);
         if (!d.ok() && d.status().code() == StatusCode::kNotFound) {
           ++declined;
+          std::printf("declined: %s\n", where.c_str());
           continue;
         }
         ASSERT_TRUE(d.ok()) << where << ": " << d.status().ToString();
         ++compared;
+        ++per_op[d->op_name];
         EXPECT_EQ(d->mismatch, "") << where;
         bool same = true;
         for (size_t i = 0; i < d->expected.size(); ++i) {
@@ -140,6 +144,7 @@ TEST(CorpusDifferentialTest, EveryLibraryOpOfTheCorpusMatchesTheInterpreter) {
   }
   std::printf("corpus: %d files, %d ops compared (%d bitwise identical), %d declined\n",
               files_used, compared, identical, declined);
+  for (const auto& [name, count] : per_op) std::printf("  %s: %d\n", name.c_str(), count);
   EXPECT_GT(compared, 100);
 }
 

@@ -132,6 +132,7 @@ func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
     EXPECT_EQ((*r)[0].literal().GetPred(0), want);
   }
   EXPECT_FALSE(evaluator.Run(region, {scalar(1)}).ok());  // wrong argument count
+}
 
 constexpr const char* kFeedProgram = R"(
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {

@@ -666,6 +666,53 @@ TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {
   EXPECT_GT(calls.load(), 0);
 }
 
+// ---- concurrent runs ------------------------------------------------------------------
+
+TEST(ConcurrencyTest, OneLibraryOpRunsOnSeveralThreadsAtOnce) {
+  // Run may be called concurrently: the BLAS path (OpenBLAS from several
+  // threads), the FFT (per-run KISS FFT objects) and the sort adapter (one
+  // RegionEvaluator per run) must give every thread the single-thread result.
+  const std::string texts[] = {MatMul(96, 128, 80, "f32"),
+                               Fn("%a: tensor<6x64xcomplex<f32>>", "tensor<6x64xcomplex<f32>>",
+                                  "%0 = stablehlo.fft %a, type = FFT, length = [64] : "
+                                  "(tensor<6x64xcomplex<f32>>) -> tensor<6x64xcomplex<f32>>"),
+                               SortText("8x50xf32", 1, "LT")};
+  for (const std::string& text : texts) {
+    SCOPED_TRACE(text);
+    auto module = frontend::ParseModule(text);
+    ASSERT_TRUE(module.ok());
+    const ir::Op& op = *(*module)->EntryFunction()->entry()->ops()[0];
+    auto library = CreateLibraryOp(op);
+    ASSERT_TRUE(library.ok() && *library);
+    std::vector<ir::Literal> operands;
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      operands.push_back(*eval::RandomLiteral(op.operand(i)->type(), 3 + i));
+    }
+    std::vector<const void*> in;
+    for (const ir::Literal& l : operands) in.push_back(l.bytes().data());
+    auto run = [&](ir::Literal& out) {
+      void* results[] = {out.mutable_bytes().data()};
+      return (*library)->Run(in, results, {});
+    };
+    ir::Literal expected = *ir::Literal::Create(op.result(0)->type());
+    ASSERT_TRUE(run(expected).ok());
+    constexpr int kThreads = 4, kRounds = 20;
+    std::vector<ir::Literal> outs;
+    for (int t = 0; t < kThreads; ++t) outs.push_back(*ir::Literal::Create(op.result(0)->type()));
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) {
+          if (!run(outs[t]).ok() || !(outs[t] == expected)) ++mismatches;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(mismatches.load(), 0);
+  }
+}
+
 // ---- what the library declines -----------------------------------------------------
 
 TEST(CreateLibraryOpTest, ReturnsNullForOpsItDoesNotImplement) {

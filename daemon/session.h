@@ -119,6 +119,9 @@ class Session {
           std::unique_ptr<ipc::Segment> segment);
   void Loop();
   void PushReply(const std::vector<uint8_t>& reply);
+  // TransferToInfeed / TransferFromOutfeed (session.cc).
+  std::vector<uint8_t> HandleFeed(const wire::RequestMessage& request,
+                                  flatbuffers::FlatBufferBuilder& fbb);
 
   Instance* const instance_;
   const uint64_t id_;

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <variant>
@@ -56,6 +58,21 @@ struct EvalOptions {
   // dense_resource constants whose bytes the module does not carry: filled
   // with seeded pseudo-random values when set, an error otherwise.
   std::optional<uint64_t> resource_fill_seed;
+  // Infeed and outfeed: where `stablehlo.infeed` takes its tensor results
+  // from and where `stablehlo.outfeed` sends its tensor operands (the daemon
+  // connects them to its per-device queues, daemon/feed_queues.h). `infeed`
+  // gets the op's tensor result types and returns one literal per type, in
+  // order; it may block, and must give up at `deadline` (the evaluator
+  // passes the deadline above) with DEADLINE_EXCEEDED. `outfeed` gets the
+  // operands' values. Both run on the evaluating thread. Unset: the op fails
+  // with UNIMPLEMENTED (there is no queue to talk to).
+  std::function<StatusOr<std::vector<ir::Literal>>(
+      const std::vector<ir::Type>& types,
+      std::optional<std::chrono::steady_clock::time_point> deadline)>
+      infeed;
+  std::function<Status(std::vector<ir::Literal> values,
+                       std::optional<std::chrono::steady_clock::time_point> deadline)>
+      outfeed;
 };
 
 // Evaluates `function` of `module` on `args`. The module must have passed
@@ -81,6 +98,32 @@ StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
                                                        const ir::Op& op,
                                                        std::vector<RuntimeValue> operands,
                                                        const EvalOptions& options = {});
+
+namespace internal {
+class Evaluator;
+}  // namespace internal
+
+// Runs one standalone region of an op (a sort comparator, a reducer body)
+// on argument values, again and again, without re-creating the evaluator:
+// the adapter devices/cpu/runtime uses when no compiled comparator is given.
+// The region must not use values defined outside it; `module` resolves any
+// func.call inside it and must outlive this object. Not thread-safe: use
+// one per thread.
+class RegionEvaluator {
+ public:
+  explicit RegionEvaluator(const ir::Module& module, EvalOptions options = {});
+  ~RegionEvaluator();
+  RegionEvaluator(const RegionEvaluator&) = delete;
+  RegionEvaluator& operator=(const RegionEvaluator&) = delete;
+
+  // What the region's terminator returns for `args` (its block arguments).
+  StatusOr<std::vector<RuntimeValue>> Run(const ir::Region& region,
+                                          std::vector<RuntimeValue> args);
+
+ private:
+  EvalOptions options_;  // the evaluator keeps a reference to it
+  std::unique_ptr<internal::Evaluator> evaluator_;
+};
 
 }  // namespace jitd::eval
 

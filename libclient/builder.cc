@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cctype>
 #include <cstring>
 #include <functional>
@@ -107,6 +108,28 @@ Status CheckDimList(std::string_view op, std::string_view what, std::span<const 
     }
   }
   return Status::Ok();
+}
+
+// Window arithmetic with overflow checks: the size of a dimension of `in`
+// elements dilated by `base_dilation`, padded by lo/hi, under a window of
+// `window` elements dilated by `window_dilation` moved by `stride`.
+// nullopt when an intermediate overflows or the padded size is negative.
+std::optional<int64_t> WindowedSize(int64_t in, int64_t base_dilation, int64_t lo, int64_t hi,
+                                    int64_t window, int64_t window_dilation, int64_t stride) {
+  int64_t dilated = 0, padded = 0, span = 0;
+  if (in > 0) {
+    if (__builtin_mul_overflow(in - 1, base_dilation, &dilated)) return std::nullopt;
+    dilated += 1;
+  }
+  if (__builtin_add_overflow(dilated, lo, &padded) || __builtin_add_overflow(padded, hi, &padded) ||
+      padded < 0) {
+    return std::nullopt;
+  }
+  if (window > 0) {
+    if (__builtin_mul_overflow(window - 1, window_dilation, &span)) return std::nullopt;
+    span += 1;
+  }
+  return padded < span ? 0 : (padded - span) / stride + 1;
 }
 
 std::atomic<uint32_t> g_next_serial{1};
@@ -246,6 +269,7 @@ Attr Attr::Dense(Shape type, std::vector<uint8_t> bytes, bool splat) {
       splat = true;
     }
   }
+  if (width > 0 && bytes.size() == width) splat = true;  // one element, as the parser marks it
   Attr a;
   a.kind = Kind::kDense;
   a.dense_type = std::move(type);
@@ -1082,9 +1106,12 @@ StatusOr<OpId> Builder::Pad(OpId operand, OpId padding_value, std::span<const in
   std::vector<int64_t> dims;
   for (size_t i = 0; i < rank; ++i) {
     const int64_t d = s->dims()[i];
-    const int64_t size = low[i] + high[i] + d + std::max<int64_t>(d - 1, 0) * in[i];
-    if (in[i] < 0 || size < 0 || std::abs(low[i]) > (int64_t{1} << 40) ||
-        std::abs(high[i]) > (int64_t{1} << 40) || in[i] > (int64_t{1} << 40)) {
+    // Pad = a window of 1 over the interior-dilated, edge-padded operand.
+    const std::optional<int64_t> padded =
+        in[i] < 0 || in[i] == INT64_MAX ? std::nullopt
+                                        : WindowedSize(d, in[i] + 1, low[i], high[i], 1, 1, 1);
+    const int64_t size = padded.value_or(-1);
+    if (!padded.has_value()) {
       return Fail(Err("Pad", "dimension " + std::to_string(i) + " of " + s->ToString() +
                                  ": padding low " + std::to_string(low[i]) + ", high " +
                                  std::to_string(high[i]) + ", interior " + std::to_string(in[i]) +
@@ -1401,11 +1428,12 @@ StatusOr<OpId> Builder::ConvGeneralDilated(OpId lhs, OpId rhs, const ConvOptions
     }
     const int64_t in = dim(*l, d.input_spatial[i]);
     const int64_t k = dim(*r, d.kernel_spatial[i]);
-    const int64_t padded = (in == 0 ? 0 : (in - 1) * ld[i] + 1) + lo[i] + hi[i];
-    const int64_t window = k == 0 ? 0 : (k - 1) * rd[i] + 1;
-    if (padded < 0) return Fail(Err(kOp, both + ": padding makes spatial dimension " + std::to_string(i) + " negative"));
-    out[static_cast<size_t>(d.output_spatial[i])] =
-        padded < window ? 0 : (padded - window) / strides[i] + 1;
+    const std::optional<int64_t> size = WindowedSize(in, ld[i], lo[i], hi[i], k, rd[i], strides[i]);
+    if (!size) {
+      return Fail(Err(kOp, both + ": padding or dilation of spatial dimension " +
+                               std::to_string(i) + " makes it negative or too large"));
+    }
+    out[static_cast<size_t>(d.output_spatial[i])] = *size;
   }
   StatusOr<Shape> result = Shape::CheckedArray(l->dtype(), out);
   if (!result.ok()) return Fail(Err(kOp, result.status().message()));
@@ -1561,12 +1589,16 @@ StatusOr<OpId> Builder::ReduceWindow(std::span<const OpId> operands,
       return Fail(Err(kOp, "window dimensions, strides and dilations must be >= 1, got window " +
                                DimsText(wd) + " strides " + DimsText(ws)));
     }
-    const int64_t in = first->dims()[i];
-    const int64_t padded = (in == 0 ? 0 : (in - 1) * bd[i] + 1) + lo[i] + hi[i];
-    const int64_t window = (wd[i] - 1) * wdil[i] + 1;
-    if (padded < 0) return Fail(Err(kOp, "padding makes dimension " + std::to_string(i) + " negative"));
-    dims.push_back(padded < window ? 0 : (padded - window) / ws[i] + 1);
+    const std::optional<int64_t> size =
+        WindowedSize(first->dims()[i], bd[i], lo[i], hi[i], wd[i], wdil[i], ws[i]);
+    if (!size) {
+      return Fail(Err(kOp, "padding or dilation of dimension " + std::to_string(i) +
+                               " makes it negative or too large"));
+    }
+    dims.push_back(*size);
   }
+  StatusOr<Shape> checked = Shape::CheckedArray(types[0], dims);
+  if (!checked.ok()) return Fail(Err(kOp, checked.status().message()));
   std::vector<Shape> params = Scalars(types);
   const std::vector<Shape> results = params;
   params.insert(params.end(), results.begin(), results.end());
@@ -2060,6 +2092,219 @@ StatusOr<OpId> Builder::Outfeed(OpId operand, std::string config) {
   return t;
 }
 
+
+// ---- More xla_client ops ----------------------------------------------------------
+
+StatusOr<OpId> Builder::Call(const Computation& c, std::span<const OpId> operands) {
+  std::vector<ValueRef> refs;
+  std::vector<Shape> shapes;
+  for (OpId o : operands) {
+    StatusOr<const Value*> v = Get(o, "Call");
+    if (!v.ok()) return Fail(v.status());
+    refs.push_back((*v)->ref);
+    shapes.push_back((*v)->shape);
+  }
+  if (shapes != c.parameters()) {
+    return Fail(Err("Call", "computation '" + c.name() + "' takes " + ShapesText(c.parameters()) +
+                                ", got operands " + ShapesText(shapes)));
+  }
+  const Inliner inliner(refs, static_cast<int32_t>(graph_.nodes.size()));
+  inliner.Append(graph_, c.body_);
+  std::vector<OpId> results;
+  for (size_t i = 0; i < c.results_.size(); ++i) {
+    results.push_back(NewValue(inliner.Map(c.results_[i], 0), c.result_shapes_[i]));
+  }
+  if (!c.root_is_tuple_) return results[0];
+  std::vector<ValueRef> result_refs;
+  for (OpId r : results) result_refs.push_back(V(r).ref);
+  return AddNode1(MakeNode("stablehlo.tuple", result_refs, {c.result_shape()}));
+}
+
+StatusOr<OpId> Builder::ReducePrecision(OpId operand, int32_t exponent_bits,
+                                        int32_t mantissa_bits) {
+  StatusOr<Shape> s = ArrayOf(operand, "ReducePrecision");
+  if (!s.ok()) return Fail(s.status());
+  if (!IsFloat(s->dtype()) || exponent_bits < 1 || mantissa_bits < 0) {
+    return Fail(Err("ReducePrecision", "needs a floating-point operand (got " + s->ToString() +
+                                           "), exponent_bits >= 1 and mantissa_bits >= 0 (got " +
+                                           std::to_string(exponent_bits) + ", " +
+                                           std::to_string(mantissa_bits) + ")"));
+  }
+  return AddNode1(MakeNode("stablehlo.reduce_precision", {V(operand).ref}, {*s},
+                           {{"exponent_bits", Attr::Int(exponent_bits, ET::ElementType_S32)},
+                            {"mantissa_bits", Attr::Int(mantissa_bits, ET::ElementType_S32)}}));
+}
+
+StatusOr<OpId> Builder::ReplicaId() {
+  return AddNode1(MakeNode("stablehlo.replica_id", {}, {Shape::Scalar(ET::ElementType_U32)}));
+}
+
+namespace {
+// [..., n, n] of a float or complex type.
+bool IsSquareBatch(const Shape& s) {
+  return IsFloatOrComplex(s.dtype()) && s.rank() >= 2 &&
+         s.dims()[static_cast<size_t>(s.rank() - 1)] == s.dims()[static_cast<size_t>(s.rank() - 2)];
+}
+}  // namespace
+
+StatusOr<OpId> Builder::Cholesky(OpId a, bool lower) {
+  StatusOr<Shape> s = ArrayOf(a, "Cholesky");
+  if (!s.ok()) return Fail(s.status());
+  if (!IsSquareBatch(*s)) {
+    return Fail(Err("Cholesky", "operand " + s->ToString() +
+                                    " must be [..., n, n] of a floating-point or complex type"));
+  }
+  return AddNode1(MakeNode("stablehlo.cholesky", {V(a).ref}, {*s}, {{"lower", Attr::Bool(lower)}}));
+}
+
+StatusOr<OpId> Builder::TriangularSolve(OpId a, OpId b, bool left_side, bool lower,
+                                        bool unit_diagonal, int transpose_a) {
+  constexpr std::string_view kOp = "TriangularSolve";
+  StatusOr<Shape> as = ArrayOf(a, kOp);
+  if (!as.ok()) return Fail(as.status());
+  StatusOr<Shape> bs = ArrayOf(b, kOp);
+  if (!bs.ok()) return Fail(bs.status());
+  const int64_t rank = as->rank();
+  bool ok = IsSquareBatch(*as) && bs->dtype() == as->dtype() && bs->rank() == rank;
+  for (int64_t i = 0; ok && i + 2 < rank; ++i) ok = as->dims()[static_cast<size_t>(i)] == bs->dims()[static_cast<size_t>(i)];
+  if (ok) {
+    ok = bs->dims()[static_cast<size_t>(left_side ? rank - 2 : rank - 1)] ==
+         as->dims()[static_cast<size_t>(rank - 1)];
+  }
+  if (!ok || transpose_a < 0 || transpose_a > 2) {
+    return Fail(Err(kOp, "a " + as->ToString() + " must be [..., n, n] and b " + bs->ToString() +
+                             " of the same type and batch with n " +
+                             (left_side ? "rows" : "columns")));
+  }
+  static const char* kTranspose[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+  return AddNode1(MakeNode("stablehlo.triangular_solve", {V(a).ref, V(b).ref}, {*bs},
+                           {{"left_side", Attr::Bool(left_side)},
+                            {"lower", Attr::Bool(lower)},
+                            {"unit_diagonal", Attr::Bool(unit_diagonal)},
+                            {"transpose_a", Attr::Enum("transpose", kTranspose[transpose_a])}}));
+}
+
+StatusOr<OpId> Builder::Fft(OpId operand, int fft_type, std::span<const int64_t> fft_length) {
+  StatusOr<Shape> s = ArrayOf(operand, "Fft");
+  if (!s.ok()) return Fail(s.status());
+  static const char* kTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  const size_t n = fft_length.size();
+  if (fft_type < 0 || fft_type > 3 || n < 1 || n > 3 || static_cast<int64_t>(n) > s->rank()) {
+    return Fail(Err("Fft", "needs an fft type and 1 to 3 (at most rank) fft lengths, got " +
+                               DimsText(fft_length) + " for " + s->ToString()));
+  }
+  const size_t rank = static_cast<size_t>(s->rank());
+  std::vector<int64_t> dims = s->dims();
+  ET out = s->dtype();
+  bool ok = true;
+  auto trailing_match = [&](size_t skip_last) {
+    for (size_t i = 0; i + skip_last < n; ++i) {
+      if (dims[rank - n + i] != fft_length[i]) return false;
+    }
+    return true;
+  };
+  switch (fft_type) {
+    case 0:
+    case 1:
+      ok = IsComplex(out) && trailing_match(0);
+      break;
+    case 2:
+      ok = (out == ET::ElementType_F32 || out == ET::ElementType_F64) && trailing_match(0);
+      out = out == ET::ElementType_F32 ? ET::ElementType_C64 : ET::ElementType_C128;
+      dims[rank - 1] = fft_length[n - 1] / 2 + 1;
+      break;
+    case 3:
+      ok = IsComplex(out) && trailing_match(1) && dims[rank - 1] == fft_length[n - 1] / 2 + 1;
+      out = ComponentOf(out);
+      dims[rank - 1] = fft_length[n - 1];
+      break;
+  }
+  if (!ok) {
+    return Fail(Err("Fft", std::string(kTypes[fft_type]) + " of " + s->ToString() +
+                               " with fft_length " + DimsText(fft_length) +
+                               ": the element type or trailing dimensions do not fit"));
+  }
+  return AddNode1(MakeNode("stablehlo.fft", {V(operand).ref}, {Shape::Array(out, dims)},
+                           {{"fft_type", Attr::Enum("fft_type", kTypes[fft_type])},
+                            {"fft_length", Attr::I64Array({fft_length.begin(), fft_length.end()})}}));
+}
+
+StatusOr<OpId> Builder::Rng(OpId a, OpId b, const Shape& shape, bool normal) {
+  const std::string_view op = normal ? "RngNormal" : "RngUniform";
+  StatusOr<Shape> as = ArrayOf(a, op);
+  if (!as.ok()) return Fail(as.status());
+  StatusOr<Shape> bs = ArrayOf(b, op);
+  if (!bs.ok()) return Fail(bs.status());
+  if (!shape.is_array()) return Fail(Err(op, "shape " + shape.ToString() + " is not an array"));
+  JITD_RETURN_IF_ERROR(Fail(CheckShape(op, shape)));
+  const ET t = shape.dtype();
+  if (as->rank() != 0 || bs->rank() != 0 || as->dtype() != t || bs->dtype() != t ||
+      (normal ? !IsFloat(t) : !(IsFloat(t) || IsInt(t)))) {
+    return Fail(Err(op, "parameters " + as->ToString() + " and " + bs->ToString() +
+                            " must be scalars of " + shape.ToString() + "'s element type, " +
+                            (normal ? "a floating-point type" : "an integer or floating-point type")));
+  }
+  std::vector<uint8_t> bytes(shape.dims().size() * 8);
+  if (!bytes.empty()) std::memcpy(bytes.data(), shape.dims().data(), bytes.size());
+  const Shape dims_type = Shape::Array(ET::ElementType_S64, {shape.rank()});
+  const OpId dims = AddNode1(MakeNode("stablehlo.constant", {}, {dims_type},
+                                      {{"value", Attr::Dense(dims_type, std::move(bytes))}}));
+  return AddNode1(MakeNode("stablehlo.rng", {V(a).ref, V(b).ref, V(dims).ref}, {shape},
+                           {{"rng_distribution",
+                             Attr::Enum("rng_distribution", normal ? "NORMAL" : "UNIFORM")}}));
+}
+
+StatusOr<OpId> Builder::SelectAndScatter(OpId operand, const Computation& select,
+                                         const WindowOptions& w, OpId source, OpId init_value,
+                                         const Computation& scatter) {
+  constexpr std::string_view kOp = "SelectAndScatter";
+  StatusOr<Shape> s = ArrayOf(operand, kOp);
+  if (!s.ok()) return Fail(s.status());
+  StatusOr<Shape> src = ArrayOf(source, kOp);
+  if (!src.ok()) return Fail(src.status());
+  StatusOr<Shape> init = ArrayOf(init_value, kOp);
+  if (!init.ok()) return Fail(init.status());
+  const size_t rank = static_cast<size_t>(s->rank());
+  auto vec = [&](const std::vector<int64_t>& v, int64_t def) {
+    return v.empty() && def >= 0 ? std::vector<int64_t>(rank, def) : v;
+  };
+  const std::vector<int64_t> wd = w.dimensions, ws = vec(w.strides, 1),
+                             lo = vec(w.padding_low, 0), hi = vec(w.padding_high, 0);
+  if (wd.size() != rank || ws.size() != rank || lo.size() != rank || hi.size() != rank) {
+    return Fail(Err(kOp, "window dimensions, strides and padding need " + std::to_string(rank) +
+                             " entries for " + s->ToString()));
+  }
+  std::vector<int64_t> windowed;
+  for (size_t i = 0; i < rank; ++i) {
+    if (wd[i] < 1 || ws[i] < 1 || lo[i] < 0 || hi[i] < 0) {
+      return Fail(Err(kOp, "window dimensions and strides must be >= 1, padding >= 0"));
+    }
+    const std::optional<int64_t> size = WindowedSize(s->dims()[i], 1, lo[i], hi[i], wd[i], 1, ws[i]);
+    if (!size) return Fail(Err(kOp, "padding of dimension " + std::to_string(i) + " is too large"));
+    windowed.push_back(*size);
+  }
+  if (src->dtype() != s->dtype() || src->dims() != windowed || init->rank() != 0 ||
+      init->dtype() != s->dtype()) {
+    return Fail(Err(kOp, "source " + src->ToString() + " must be " +
+                             Shape::Array(s->dtype(), windowed).ToString() +
+                             " (the windowed operand) and init value " + init->ToString() +
+                             " a scalar of its element type"));
+  }
+  const Shape scalar = Shape::Scalar(s->dtype());
+  JITD_RETURN_IF_ERROR(Fail(CheckSignature(kOp, "select", select, {scalar, scalar},
+                                           {Shape::Scalar(ET::ElementType_PRED)},
+                                           select.result_shapes_)));
+  JITD_RETURN_IF_ERROR(Fail(CheckSignature(kOp, "scatter", scatter, {scalar, scalar}, {scalar},
+                                           scatter.result_shapes_)));
+  Node node = MakeNode("stablehlo.select_and_scatter",
+                       {V(operand).ref, V(source).ref, V(init_value).ref}, {*s},
+                       {{"window_dimensions", Attr::I64Array(wd)},
+                        {"window_strides", Attr::I64Array(ws)},
+                        {"padding", PaddingAttr(lo, hi)}});
+  node.regions.push_back(RegionOf(select));
+  node.regions.push_back(RegionOf(scatter));
+  return AddNode1(std::move(node));
+}
 
 // ---- Build --------------------------------------------------------------------
 

@@ -303,6 +303,20 @@ class Builder {
   StatusOr<OpId> Infeed(const Shape& shape, std::string config);
   StatusOr<OpId> Outfeed(OpId operand, std::string config);
 
+  StatusOr<OpId> Call(const Computation& computation, std::span<const OpId> operands);
+  StatusOr<OpId> ReducePrecision(OpId operand, int32_t exponent_bits, int32_t mantissa_bits);
+  StatusOr<OpId> ReplicaId();
+  StatusOr<OpId> Cholesky(OpId a, bool lower);
+  // transpose_a: 0 NO_TRANSPOSE, 1 TRANSPOSE, 2 ADJOINT.
+  StatusOr<OpId> TriangularSolve(OpId a, OpId b, bool left_side, bool lower, bool unit_diagonal,
+                                 int transpose_a);
+  // fft_type: 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT.
+  StatusOr<OpId> Fft(OpId operand, int fft_type, std::span<const int64_t> fft_length);
+  StatusOr<OpId> Rng(OpId a, OpId b, const Shape& shape, bool normal);
+  StatusOr<OpId> SelectAndScatter(OpId operand, const Computation& select,
+                                  const WindowOptions& window, OpId source, OpId init_value,
+                                  const Computation& scatter);
+
   // root 0 = the last op added.
   StatusOr<std::shared_ptr<const Computation>> Build(OpId root);
 

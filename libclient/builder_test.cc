@@ -105,6 +105,22 @@ std::string PrintStripped(jitd::ir::Module& m) {
   return jitd::ir::PrintModule(m);
 }
 
+// Every op's location ("line:col"), in program order.
+void CollectLocations(const jitd::ir::Region& region, std::vector<std::string>& out) {
+  for (size_t b = 0; b < region.num_blocks(); ++b) {
+    const jitd::ir::Block& block = region.block(b);
+    for (const auto& op : block.ops()) {
+      out.push_back(std::string(op->name()) + "@" + op->loc().ToString());
+      for (size_t r = 0; r < op->num_regions(); ++r) CollectLocations(op->region(r), out);
+    }
+  }
+}
+std::vector<std::string> Locations(const jitd::ir::Module& m) {
+  std::vector<std::string> out;
+  for (const auto& f : m.functions()) CollectLocations(f->body(), out);
+  return out;
+}
+
 // A builder owning its ops; B.op(...) helpers keep tests short.
 class B {
  public:
@@ -155,7 +171,8 @@ class B {
 };
 
 // Every computation: the text parses and verifies; the FlatBuffers module
-// reads (verified) into the same IR as the text.
+// reads (verified) into the same IR as the text, with each op at the
+// location the text gives it (the interpreter seeds stablehlo.rng from it).
 void CheckComputation(const jitd_computation_t* c) {
   char* text = nullptr;
   ASSERT_OK(jitd_computation_to_text(c, &text));
@@ -170,6 +187,7 @@ void CheckComputation(const jitd_computation_t* c) {
   ASSERT_OK(jitd_computation_module(c, &data, &size));
   auto from_fb = jitd::frontend::ModuleFromFlatBuffer({data, size});
   ASSERT_TRUE(from_fb.ok()) << from_fb.status().message() << "\n" << t;
+  EXPECT_EQ(Locations(**from_fb), Locations(**from_text)) << t;
   EXPECT_EQ(PrintStripped(**from_fb), PrintStripped(**from_text)) << t;
 }
 
@@ -976,6 +994,143 @@ TEST(BuilderTest, ParametersMayBeAddedOutOfOrder) {
   EXPECT_EQ(ShapeString(jitd_computation_parameter_shape(c.get(), 1)), "f32[2]");
 }
 
+TEST(BuilderTest, CallLinalgFftRngSelectAndScatter) {
+  B inner("affine");
+  jitd_op_t ix = inner.Param(0, JITD_DTYPE_F32, {3});
+  jitd_op_t iy = inner.Param(1, JITD_DTYPE_F32, {3});
+  jitd_op_t parts2[] = {inner.Binary(JITD_BINARY_MUL, ix, iy), ix};
+  jitd_op_t it{0};
+  ASSERT_OK(jitd_builder_tuple(inner.get(), parts2, 2, &it));
+  CompPtr affine = inner.Build();
+  CompPtr max = ScalarBinary(JITD_BINARY_MAX);
+  CompPtr ge = ScalarBinary(JITD_BINARY_GE);
+  CompPtr add = ScalarBinary(JITD_BINARY_ADD);
+  B b("more_ops");
+  jitd_op_t v = b.Param(0, JITD_DTYPE_F32, {3});
+  jitd_op_t m = b.Param(1, JITD_DTYPE_F32, {2, 3, 3});
+  jitd_op_t rhs = b.Param(2, JITD_DTYPE_F32, {2, 3, 4});
+  jitd_op_t c = b.Param(3, JITD_DTYPE_C64, {8});
+  jitd_op_t r = b.Param(4, JITD_DTYPE_F32, {4, 8});
+  std::vector<jitd_op_t> outs;
+  jitd_op_t op{0};
+  jitd_op_t vv[] = {v, v};
+  ASSERT_OK(jitd_builder_call(b.get(), affine.get(), vv, 2, &op));
+  EXPECT_EQ(b.Shape(op), "(f32[3], f32[3])");
+  outs.push_back(op);
+  EXPECT_ERROR(jitd_builder_call(b.get(), affine.get(), &v, 1, &op),
+               "Call: computation 'affine' takes (f32[3], f32[3]), got operands (f32[3])");
+  B good("more_ops_valid");
+  jitd_op_t gv = good.Param(0, JITD_DTYPE_F32, {3});
+  jitd_op_t gm = good.Param(1, JITD_DTYPE_F32, {2, 3, 3});
+  jitd_op_t grhs = good.Param(2, JITD_DTYPE_F32, {2, 3, 4});
+  jitd_op_t gc = good.Param(3, JITD_DTYPE_C64, {8});
+  jitd_op_t gr = good.Param(4, JITD_DTYPE_F32, {4, 8});
+  jitd_op_t gvv[] = {gv, gv};
+  ASSERT_OK(jitd_builder_call(good.get(), affine.get(), gvv, 2, &op));
+  outs = {op};
+  ASSERT_OK(jitd_builder_reduce_precision(good.get(), gv, 5, 10, &op));
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_replica_id(good.get(), &op));
+  EXPECT_EQ(good.Shape(op), "u32[]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_cholesky(good.get(), gm, 1, &op));
+  EXPECT_EQ(good.Shape(op), "f32[2,3,3]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_triangular_solve(good.get(), gm, grhs, 1, 1, 0, JITD_TRANSPOSE_NO, &op));
+  EXPECT_EQ(good.Shape(op), "f32[2,3,4]");
+  outs.push_back(op);
+  const int64_t len8[] = {8};
+  ASSERT_OK(jitd_builder_fft(good.get(), gc, JITD_FFT_FFT, len8, 1, &op));
+  EXPECT_EQ(good.Shape(op), "c64[8]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_fft(good.get(), gr, JITD_FFT_RFFT, len8, 1, &op));
+  EXPECT_EQ(good.Shape(op), "c64[4,5]");
+  jitd_op_t spectrum = op;
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_fft(good.get(), spectrum, JITD_FFT_IRFFT, len8, 1, &op));
+  EXPECT_EQ(good.Shape(op), "f32[4,8]");
+  outs.push_back(op);
+  ShapePtr rs = Array(JITD_DTYPE_F32, {2, 3});
+  ASSERT_OK(jitd_builder_rng_uniform(good.get(), good.F32(0), good.F32(1), rs.get(), &op));
+  EXPECT_EQ(good.Shape(op), "f32[2,3]");
+  outs.push_back(op);
+  ASSERT_OK(jitd_builder_rng_normal(good.get(), good.F32(0), good.F32(1), rs.get(), &op));
+  outs.push_back(op);
+  const int64_t window[] = {1, 2}, strides[] = {1, 2};
+  jitd_op_t src = good.Param(5, JITD_DTYPE_F32, {4, 4});
+  ASSERT_OK(jitd_builder_select_and_scatter(good.get(), gr, ge.get(), window, strides, nullptr,
+                                            nullptr, 2, src, good.F32(0), add.get(), &op));
+  EXPECT_EQ(good.Shape(op), "f32[4,8]");
+  outs.push_back(op);
+  jitd_op_t t{0};
+  ASSERT_OK(jitd_builder_tuple(good.get(), outs.data(), outs.size(), &t));
+  good.Build();
+  // Errors.
+  EXPECT_ERROR(jitd_builder_cholesky(b.get(), rhs, 1, &op), "Cholesky: operand f32[2,3,4]");
+  EXPECT_ERROR(jitd_builder_triangular_solve(b.get(), m, v, 1, 1, 0, JITD_TRANSPOSE_NO, &op),
+               "TriangularSolve: a f32[2,3,3]");
+  EXPECT_ERROR(jitd_builder_fft(b.get(), r, JITD_FFT_FFT, len8, 1, &op),
+               "Fft: FFT of f32[4,8] with fft_length [8]");
+  ShapePtr is = Array(JITD_DTYPE_S32, {2});
+  EXPECT_ERROR(jitd_builder_rng_normal(b.get(), b.S32(0), b.S32(1), is.get(), &op),
+               "RngNormal: parameters s32[] and s32[] must be scalars");
+  EXPECT_ERROR(jitd_builder_select_and_scatter(b.get(), r, ge.get(), window, strides, nullptr,
+                                               nullptr, 2, v, b.F32(0), add.get(), &op),
+               "SelectAndScatter: source f32[3] must be f32[4,4]");
+  EXPECT_ERROR(jitd_builder_reduce_precision(b.get(), c, 5, 10, &op), "ReducePrecision");
+  (void)max;
+  (void)m;
+}
+
+TEST(BuilderTest, HostileArgumentsAreErrorsNotCrashes) {
+  CompPtr max = ScalarBinary(JITD_BINARY_MAX);
+  B b("hostile");
+  jitd_op_t x = b.Param(0, JITD_DTYPE_F32, {4, 4});
+  jitd_op_t zero = b.F32(0);
+  jitd_op_t op{0};
+  const int64_t big_lo[] = {INT64_MAX, 0}, hi[] = {1, 0};
+  EXPECT_ERROR(jitd_builder_pad(b.get(), x, zero, big_lo, hi, nullptr, 2, &op), "Pad: dimension 0");
+  const int64_t lo[] = {0, 0}, huge_interior[] = {INT64_MAX, 0};
+  EXPECT_ERROR(jitd_builder_pad(b.get(), x, zero, lo, hi, huge_interior, 2, &op), "Pad:");
+  const int64_t many[20] = {};
+  EXPECT_ERROR(jitd_builder_broadcast(b.get(), x, many, 20, &op), "rank 22 exceeds the limit of 16");
+  const int64_t neg[] = {-16};
+  EXPECT_ERROR(jitd_builder_reshape(b.get(), x, nullptr, 0, neg, 1, &op), "negative dimension");
+  EXPECT_ERROR(jitd_builder_iota(b.get(), JITD_DTYPE_S32, -1, &op), "negative dimension");
+  EXPECT_ERROR(jitd_builder_slice_in_dim(b.get(), x, 0, 1, 1, INT64_MAX, &op), "out of range");
+  const int64_t window[] = {4, 2}, dil[] = {INT64_MAX / 2, 1};  // 3 * 2^62 overflows
+  EXPECT_ERROR(jitd_builder_reduce_window(b.get(), &x, &zero, 1, max.get(), window, nullptr,
+                                          nullptr, dil, nullptr, nullptr, 2, &op),
+               "ReduceWindow: padding or dilation of dimension 0");
+  jitd_op_t img = b.Param(1, JITD_DTYPE_F32, {1, 1, 8, 8});
+  jitd_op_t k = b.Param(2, JITD_DTYPE_F32, {1, 1, 3, 3});
+  const int64_t sp[] = {2, 3}, rd[] = {INT64_MAX / 2 + 1, 1};  // 2 * 2^62 overflows
+  jitd_conv_options_t co = {};
+  co.struct_size = JITD_CONV_OPTIONS_STRUCT_SIZE;
+  co.num_spatial_dimensions = 2;
+  co.rhs_dilation = rd;
+  co.input_feature_dimension = 1;
+  co.input_spatial_dimensions = sp;
+  co.kernel_input_feature_dimension = 1;
+  co.kernel_spatial_dimensions = sp;
+  co.output_feature_dimension = 1;
+  co.output_spatial_dimensions = sp;
+  EXPECT_ERROR(jitd_builder_conv_general_dilated(b.get(), img, k, &co, &op),
+               "ConvGeneralDilated: input f32[1,1,8,8] and kernel f32[1,1,3,3]: padding or dilation");
+  co.struct_size = 8;
+  EXPECT_ERROR(jitd_builder_conv_general_dilated(b.get(), img, k, &co, &op), "struct_size is 8");
+  EXPECT_ERROR(jitd_builder_concatenate(b.get(), nullptr, 2, 0, &op), "operands is NULL");
+  EXPECT_ERROR(jitd_builder_binary(b.get(), JITD_BINARY_ADD, x, x, nullptr, 3, &op),
+               "broadcast_dimensions is NULL");
+  EXPECT_ERROR(jitd_builder_unary(b.get(), JITD_UNARY_NEG, x, nullptr), "out_op is NULL");
+  const int64_t dims17[17] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const float one = 1;
+  EXPECT_ERROR(jitd_builder_constant_array(b.get(), JITD_DTYPE_F32, dims17, 17, &one, 4, &op),
+               "rank exceeds 16");
+  EXPECT_ERROR(jitd_builder_constant_array(b.get(), JITD_DTYPE_F32, nullptr, 0, nullptr, 4, &op),
+               "Constant: data is NULL");
+}
+
 // ---- Through a real daemon -------------------------------------------------------------------
 
 pid_t Spawn(std::vector<std::string> args) {
@@ -1233,6 +1388,38 @@ TEST_F(BuilderDaemonTest, GatherConcatAndIndexedConditional) {
   EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{5, 6, 1, 2, 30, 40}));
   out = Run(exe, {Bytes(xv), Bytes(std::vector<int32_t>{0})});
   EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{5, 6, 1, 2, 4, 5}));
+  jitd_executable_release(exe);
+}
+
+TEST_F(BuilderDaemonTest, CallCholeskyAndRng) {
+  B inner("twice");
+  jitd_op_t ix = inner.Param(0, JITD_DTYPE_F32, {2, 2});
+  inner.Binary(JITD_BINARY_ADD, ix, ix);
+  CompPtr twice = inner.Build();
+  B b("linalg_run");
+  jitd_op_t a = b.Param(0, JITD_DTYPE_F32, {2, 2});
+  jitd_op_t d{0}, l{0}, u{0}, root{0};
+  ASSERT_OK(jitd_builder_call(b.get(), twice.get(), &a, 1, &d));  // 2a
+  ASSERT_OK(jitd_builder_cholesky(b.get(), d, 1, &l));
+  ShapePtr s = Array(JITD_DTYPE_F32, {64});
+  ASSERT_OK(jitd_builder_rng_uniform(b.get(), b.F32(2), b.F32(3), s.get(), &u));
+  jitd_op_t outs[] = {l, u};
+  ASSERT_OK(jitd_builder_tuple(b.get(), outs, 2, &root));
+  CompPtr c = b.Build(root);
+  ASSERT_NE(c, nullptr);
+  jitd_executable_t* exe = Compile(c.get());
+  ASSERT_NE(exe, nullptr);
+  auto out = Run(exe, {Bytes(std::vector<float>{2, 1, 1, 5})});  // 2a = [[4, 2], [2, 10]]
+  ASSERT_EQ(out.size(), 2u);
+  const std::vector<float> chol = Values<float>(out[0]);
+  ASSERT_EQ(chol.size(), 4u);
+  EXPECT_FLOAT_EQ(chol[0], 2);
+  EXPECT_FLOAT_EQ(chol[2], 1);
+  EXPECT_FLOAT_EQ(chol[3], 3);
+  for (float x : Values<float>(out[1])) {
+    EXPECT_GE(x, 2.0f);
+    EXPECT_LT(x, 3.0f);
+  }
   jitd_executable_release(exe);
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "jitd/jitd.h"
@@ -41,6 +42,25 @@ static_assert(JITD_UNARY_SINH == static_cast<int>(jitd::client::UnaryOp::kLast))
 static_assert(JITD_BINARY_NEXT_AFTER == static_cast<int>(jitd::client::BinaryOp::kLast));
 
 jitd_status_t* Invalid(const std::string& message) { return ToC(InvalidArgument(message)); }
+
+// The value a C caller passed for an enum parameter, read without loading
+// it as the enum type (C may pass any int; C++ may assume enum values are in
+// range, and UBSan checks that).
+template <typename E>
+int Raw(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof(v));
+  return static_cast<int>(v);
+}
+// INVALID for values beyond the element type enum's byte; the builder
+// refuses INVALID and unknown values with a message.
+ElementType DType(const jitd_dtype_t& d) {
+  const int r = Raw(d);
+  return r >= 0 && r <= 255 ? static_cast<ElementType>(r) : jitd::fbmodule::ElementType_INVALID;
+}
+jitd::client::Padding PaddingOf(int raw) {
+  return raw == JITD_PADDING_SAME ? jitd::client::Padding::kSame : jitd::client::Padding::kValid;
+}
 
 std::unique_ptr<jitd_shape> Wrap(const Shape& shape) {
   auto out = std::make_unique<jitd_shape>();
@@ -89,7 +109,7 @@ jitd_status_t* jitd_shape_create_array(jitd_dtype_t dtype, const int64_t* dims, 
       return InvalidArgument("jitd_shape_create_array: rank " + std::to_string(rank) +
                              " exceeds the limit of 16");
     }
-    StatusOr<Shape> s = Shape::CheckedArray(static_cast<ElementType>(dtype),
+    StatusOr<Shape> s = Shape::CheckedArray(DType(dtype),
                                             std::vector<int64_t>(dims, dims + rank));
     if (!s.ok()) return InvalidArgument("jitd_shape_create_array: " + s.status().message());
     *out_shape = Wrap(*s).release();
@@ -205,7 +225,7 @@ jitd_status_t* jitd_builder_constant_scalar(jitd_builder_t* builder, jitd_dtype_
                                             const void* value, jitd_op_t* out_op) {
   if (value == nullptr) return Invalid("Constant: value is NULL");
   return AddOp(builder, out_op, "Constant", [&](Builder& b) {
-    return b.ConstantScalar(static_cast<ElementType>(dtype), value);
+    return b.ConstantScalar(DType(dtype), value);
   });
 }
 
@@ -232,7 +252,7 @@ jitd_status_t* jitd_builder_constant_array(jitd_builder_t* builder, jitd_dtype_t
   if (Missing(dims, rank)) return Invalid("Constant: dims is NULL");
   if (rank > static_cast<size_t>(Shape::kMaxRank)) return Invalid("Constant: rank exceeds 16");
   return AddOp(builder, out_op, "Constant", [&](Builder& b) {
-    return b.ConstantArray(static_cast<ElementType>(dtype), std::vector<int64_t>(dims, dims + rank),
+    return b.ConstantArray(DType(dtype), std::vector<int64_t>(dims, dims + rank),
                            data, size_bytes);
   });
 }
@@ -240,7 +260,7 @@ jitd_status_t* jitd_builder_constant_array(jitd_builder_t* builder, jitd_dtype_t
 jitd_status_t* jitd_builder_unary(jitd_builder_t* builder, jitd_unary_op_t kind, jitd_op_t operand,
                                   jitd_op_t* out_op) {
   return AddOp(builder, out_op, "Unary", [&](Builder& b) {
-    return b.Unary(static_cast<jitd::client::UnaryOp>(kind), operand.id);
+    return b.Unary(static_cast<jitd::client::UnaryOp>(Raw(kind)), operand.id);
   });
 }
 
@@ -251,7 +271,7 @@ jitd_status_t* jitd_builder_binary(jitd_builder_t* builder, jitd_binary_op_t kin
     return Invalid("Binary: broadcast_dimensions is NULL");
   }
   return AddOp(builder, out_op, "Binary", [&](Builder& b) {
-    return b.Binary(static_cast<jitd::client::BinaryOp>(kind), lhs.id, rhs.id,
+    return b.Binary(static_cast<jitd::client::BinaryOp>(Raw(kind)), lhs.id, rhs.id,
                     Span(broadcast_dimensions, num_broadcast_dimensions));
   });
 }
@@ -259,14 +279,14 @@ jitd_status_t* jitd_builder_binary(jitd_builder_t* builder, jitd_binary_op_t kin
 jitd_status_t* jitd_builder_convert_element_type(jitd_builder_t* builder, jitd_op_t operand,
                                                  jitd_dtype_t dtype, jitd_op_t* out_op) {
   return AddOp(builder, out_op, "ConvertElementType", [&](Builder& b) {
-    return b.ConvertElementType(operand.id, static_cast<ElementType>(dtype));
+    return b.ConvertElementType(operand.id, DType(dtype));
   });
 }
 
 jitd_status_t* jitd_builder_bitcast_convert_type(jitd_builder_t* builder, jitd_op_t operand,
                                                  jitd_dtype_t dtype, jitd_op_t* out_op) {
   return AddOp(builder, out_op, "BitcastConvertType", [&](Builder& b) {
-    return b.BitcastConvertType(operand.id, static_cast<ElementType>(dtype));
+    return b.BitcastConvertType(operand.id, DType(dtype));
   });
 }
 
@@ -384,7 +404,7 @@ jitd_status_t* jitd_builder_pad(jitd_builder_t* builder, jitd_op_t operand, jitd
 jitd_status_t* jitd_builder_iota(jitd_builder_t* builder, jitd_dtype_t dtype, int64_t size,
                                  jitd_op_t* out_op) {
   return AddOp(builder, out_op, "Iota",
-               [&](Builder& b) { return b.Iota(static_cast<ElementType>(dtype), size); });
+               [&](Builder& b) { return b.Iota(DType(dtype), size); });
 }
 
 jitd_status_t* jitd_builder_broadcasted_iota(jitd_builder_t* builder, const jitd_shape_t* shape,
@@ -479,13 +499,12 @@ jitd_status_t* jitd_padding_for_type(jitd_padding_type_t type, const int64_t* in
       Missing(out_low, rank) || Missing(out_high, rank)) {
     return Invalid("jitd_padding_for_type: an array is NULL");
   }
-  if (type != JITD_PADDING_VALID && type != JITD_PADDING_SAME) {
+  if (Raw(type) != JITD_PADDING_VALID && Raw(type) != JITD_PADDING_SAME) {
     return Invalid("jitd_padding_for_type: unknown padding type");
   }
   return GuardStatus([&]() -> Status {
     JITD_ASSIGN_OR_RETURN(auto pads, jitd::client::MakePadding(
-                                         type == JITD_PADDING_SAME ? jitd::client::Padding::kSame
-                                                                   : jitd::client::Padding::kValid,
+                                         PaddingOf(Raw(type)),
                                          Span(input_dims, rank), Span(window_dims, rank),
                                          Span(strides, rank)));
     for (size_t i = 0; i < rank; ++i) {
@@ -500,13 +519,12 @@ jitd_status_t* jitd_builder_conv(jitd_builder_t* builder, jitd_op_t lhs, jitd_op
                                  const int64_t* window_strides, size_t num_spatial_dimensions,
                                  jitd_padding_type_t padding, jitd_op_t* out_op) {
   if (Missing(window_strides, num_spatial_dimensions)) return Invalid("Conv: strides is NULL");
-  if (padding != JITD_PADDING_VALID && padding != JITD_PADDING_SAME) {
+  if (Raw(padding) != JITD_PADDING_VALID && Raw(padding) != JITD_PADDING_SAME) {
     return Invalid("Conv: unknown padding type");
   }
   return AddOp(builder, out_op, "Conv", [&](Builder& b) {
     return b.Conv(lhs.id, rhs.id, Span(window_strides, num_spatial_dimensions),
-                  padding == JITD_PADDING_SAME ? jitd::client::Padding::kSame
-                                               : jitd::client::Padding::kValid);
+                  PaddingOf(Raw(padding)));
   });
 }
 
@@ -803,5 +821,91 @@ jitd_status_t* jitd_builder_outfeed(jitd_builder_t* builder, jitd_op_t operand,
                                     const char* config, jitd_op_t* out_op) {
   return AddOp(builder, out_op, "Outfeed", [&](Builder& b) {
     return b.Outfeed(operand.id, config == nullptr ? "" : config);
+  });
+}
+
+// ---- More xla_client ops ----------------------------------------------------------------
+
+jitd_status_t* jitd_builder_call(jitd_builder_t* builder, const jitd_computation_t* computation,
+                                 const jitd_op_t* operands, size_t num_operands,
+                                 jitd_op_t* out_op) {
+  if (computation == nullptr) return Invalid("Call: computation is NULL");
+  if (Missing(operands, num_operands)) return Invalid("Call: operands is NULL");
+  return AddOp(builder, out_op, "Call", [&](Builder& b) {
+    const std::vector<OpId> ops = Ops(operands, num_operands);
+    return b.Call(*computation->computation, ops);
+  });
+}
+
+jitd_status_t* jitd_builder_reduce_precision(jitd_builder_t* builder, jitd_op_t operand,
+                                             int32_t exponent_bits, int32_t mantissa_bits,
+                                             jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "ReducePrecision", [&](Builder& b) {
+    return b.ReducePrecision(operand.id, exponent_bits, mantissa_bits);
+  });
+}
+
+jitd_status_t* jitd_builder_replica_id(jitd_builder_t* builder, jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "ReplicaId", [&](Builder& b) { return b.ReplicaId(); });
+}
+
+jitd_status_t* jitd_builder_cholesky(jitd_builder_t* builder, jitd_op_t a, int lower,
+                                     jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "Cholesky",
+               [&](Builder& b) { return b.Cholesky(a.id, lower != 0); });
+}
+
+jitd_status_t* jitd_builder_triangular_solve(jitd_builder_t* builder, jitd_op_t a, jitd_op_t b,
+                                             int left_side, int lower, int unit_diagonal,
+                                             jitd_transpose_t transpose_a, jitd_op_t* out_op) {
+  return AddOp(builder, out_op, "TriangularSolve", [&](Builder& bl) {
+    return bl.TriangularSolve(a.id, b.id, left_side != 0, lower != 0, unit_diagonal != 0,
+                              Raw(transpose_a));
+  });
+}
+
+jitd_status_t* jitd_builder_fft(jitd_builder_t* builder, jitd_op_t operand,
+                                jitd_fft_type_t fft_type, const int64_t* fft_length,
+                                size_t num_fft_length, jitd_op_t* out_op) {
+  if (Missing(fft_length, num_fft_length)) return Invalid("Fft: fft_length is NULL");
+  return AddOp(builder, out_op, "Fft", [&](Builder& b) {
+    return b.Fft(operand.id, Raw(fft_type), Span(fft_length, num_fft_length));
+  });
+}
+
+jitd_status_t* jitd_builder_rng_uniform(jitd_builder_t* builder, jitd_op_t a, jitd_op_t b,
+                                        const jitd_shape_t* shape, jitd_op_t* out_op) {
+  if (shape == nullptr) return Invalid("RngUniform: shape is NULL");
+  return AddOp(builder, out_op, "RngUniform",
+               [&](Builder& bl) { return bl.Rng(a.id, b.id, shape->shape, false); });
+}
+
+jitd_status_t* jitd_builder_rng_normal(jitd_builder_t* builder, jitd_op_t mu, jitd_op_t sigma,
+                                       const jitd_shape_t* shape, jitd_op_t* out_op) {
+  if (shape == nullptr) return Invalid("RngNormal: shape is NULL");
+  return AddOp(builder, out_op, "RngNormal",
+               [&](Builder& b) { return b.Rng(mu.id, sigma.id, shape->shape, true); });
+}
+
+jitd_status_t* jitd_builder_select_and_scatter(
+    jitd_builder_t* builder, jitd_op_t operand, const jitd_computation_t* select,
+    const int64_t* window_dimensions, const int64_t* window_strides, const int64_t* padding_low,
+    const int64_t* padding_high, size_t rank, jitd_op_t source, jitd_op_t init_value,
+    const jitd_computation_t* scatter, jitd_op_t* out_op) {
+  if (select == nullptr || scatter == nullptr) {
+    return Invalid("SelectAndScatter: a computation is NULL");
+  }
+  if (Missing(window_dimensions, rank)) return Invalid("SelectAndScatter: window is NULL");
+  return AddOp(builder, out_op, "SelectAndScatter", [&](Builder& b) {
+    auto vec = [rank](const int64_t* p) {
+      return p == nullptr ? std::vector<int64_t>() : std::vector<int64_t>(p, p + rank);
+    };
+    jitd::client::WindowOptions w;
+    w.dimensions = vec(window_dimensions);
+    w.strides = vec(window_strides);
+    w.padding_low = vec(padding_low);
+    w.padding_high = vec(padding_high);
+    return b.SelectAndScatter(operand.id, *select->computation, w, source.id, init_value.id,
+                              *scatter->computation);
   });
 }

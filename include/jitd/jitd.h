@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 3
+#define JITD_API_VERSION 4
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */

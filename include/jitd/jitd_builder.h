@@ -554,6 +554,68 @@ JITD_API jitd_status_t* jitd_builder_infeed(jitd_builder_t* builder, const jitd_
 JITD_API jitd_status_t* jitd_builder_outfeed(jitd_builder_t* builder, jitd_op_t operand,
                                              const char* config, jitd_op_t* out_op);
 
+/* ---- More xla_client ops (JITD_API_VERSION 4) ----------------------------- */
+
+/* Call: runs `computation` on operands[0..n) (one per parameter, of its
+ * shapes); the result is the computation's root (a tuple for a Tuple root).
+ * The computation is inlined. */
+JITD_API jitd_status_t* jitd_builder_call(jitd_builder_t* builder,
+                                          const jitd_computation_t* computation,
+                                          const jitd_op_t* operands, size_t num_operands,
+                                          jitd_op_t* out_op);
+/* ReducePrecision: rounds floats to exponent_bits (>= 1) / mantissa_bits. */
+JITD_API jitd_status_t* jitd_builder_reduce_precision(jitd_builder_t* builder,
+                                                      jitd_op_t operand, int32_t exponent_bits,
+                                                      int32_t mantissa_bits, jitd_op_t* out_op);
+/* ReplicaId: a U32 scalar. */
+JITD_API jitd_status_t* jitd_builder_replica_id(jitd_builder_t* builder, jitd_op_t* out_op);
+/* Cholesky of [..., n, n] float or complex matrices; nonzero `lower`: the
+ * lower triangle (L L^H), else the upper. */
+JITD_API jitd_status_t* jitd_builder_cholesky(jitd_builder_t* builder, jitd_op_t a, int lower,
+                                              jitd_op_t* out_op);
+typedef enum jitd_transpose_t {
+  JITD_TRANSPOSE_NO = 0,
+  JITD_TRANSPOSE_YES = 1,
+  JITD_TRANSPOSE_ADJOINT = 2,
+} jitd_transpose_t;
+/* TriangularSolve: solves op(a) x = b (left_side) or x op(a) = b with a
+ * [..., n, n] triangular (lower / upper, unit_diagonal); result of b's
+ * shape. */
+JITD_API jitd_status_t* jitd_builder_triangular_solve(jitd_builder_t* builder, jitd_op_t a,
+                                                      jitd_op_t b, int left_side, int lower,
+                                                      int unit_diagonal,
+                                                      jitd_transpose_t transpose_a,
+                                                      jitd_op_t* out_op);
+typedef enum jitd_fft_type_t {
+  JITD_FFT_FFT = 0,   /* complex -> complex */
+  JITD_FFT_IFFT = 1,  /* complex -> complex */
+  JITD_FFT_RFFT = 2,  /* real -> complex, last dim fft_length[-1]/2+1 */
+  JITD_FFT_IRFFT = 3, /* complex -> real, last dim fft_length[-1] */
+} jitd_fft_type_t;
+/* Fft over the trailing fft_length[0..n) dimensions (1 <= n <= 3). */
+JITD_API jitd_status_t* jitd_builder_fft(jitd_builder_t* builder, jitd_op_t operand,
+                                         jitd_fft_type_t fft_type, const int64_t* fft_length,
+                                         size_t num_fft_length, jitd_op_t* out_op);
+/* RngUniform(a, b, shape): values in [a, b) (integers or floats);
+ * RngNormal(mu, sigma, shape): floats. a/b and mu/sigma are scalars of the
+ * shape's element type. */
+JITD_API jitd_status_t* jitd_builder_rng_uniform(jitd_builder_t* builder, jitd_op_t a,
+                                                 jitd_op_t b, const jitd_shape_t* shape,
+                                                 jitd_op_t* out_op);
+JITD_API jitd_status_t* jitd_builder_rng_normal(jitd_builder_t* builder, jitd_op_t mu,
+                                                jitd_op_t sigma, const jitd_shape_t* shape,
+                                                jitd_op_t* out_op);
+/* SelectAndScatter: for each window of `operand` (window dims / strides of
+ * length rank, strides NULL = 1, padding NULL = 0), `select` (two scalars ->
+ * PRED) picks an element, and the matching element of `source` (of the
+ * windowed shape) is combined into it with `scatter` (two scalars -> scalar),
+ * starting from init_value. */
+JITD_API jitd_status_t* jitd_builder_select_and_scatter(
+    jitd_builder_t* builder, jitd_op_t operand, const jitd_computation_t* select,
+    const int64_t* window_dimensions, const int64_t* window_strides,
+    const int64_t* padding_low, const int64_t* padding_high, size_t rank, jitd_op_t source,
+    jitd_op_t init_value, const jitd_computation_t* scatter, jitd_op_t* out_op);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -37,6 +37,9 @@ struct ConvPlan {
   std::vector<int64_t> out_position_offsets;
   std::vector<int64_t> kernel_to_w;  // permutation: kernel -> [spatial..., in, out]
   enum class OutLayout { kFeatureLast, kFeatureFirst, kOther } out_layout = OutLayout::kOther;
+  // The patch matrix is the lhs image itself (1x1 windows over a
+  // feature-last lhs with no stride, padding or dilation gaps): no im2col.
+  bool patches_are_image = false;
 };
 
 class ConvolutionOp final : public LibraryOp {
@@ -76,7 +79,7 @@ class ConvolutionOp final : public LibraryOp {
       out = out_storage.data();
     }
     const int64_t positions = p_.out_positions;
-    std::vector<T> patches(static_cast<size_t>(positions * kk));
+    std::vector<T> patches(p_.patches_are_image ? 0 : static_cast<size_t>(positions * kk));
     std::vector<T> scratch;
     if (p_.out_layout == ConvPlan::OutLayout::kOther) {
       scratch.resize(static_cast<size_t>(positions * p_.block));
@@ -91,8 +94,9 @@ class ConvolutionOp final : public LibraryOp {
         const int64_t group = f0 / p_.out_per_feature_group;
         const int64_t batch = (f0 / p_.out_per_batch_group) * p_.batch_per_group + ob;
         const T* image = lhs + batch * p_.lhs_batch_stride + group * p_.k_in * p_.lhs_feature_stride;
+        const T* patch_matrix = p_.patches_are_image ? image : patches.data();
         // im2col: row = output position, column = tap * k_in + feature.
-        ParallelRange(context, positions, kk, [&](int64_t begin, int64_t end) {
+        auto gather_rows = [&](int64_t begin, int64_t end) {
           for (int64_t pos = begin; pos < end; ++pos) {
             T* row = patches.data() + pos * kk;
             const int64_t* offsets = p_.tap_offsets.data() + pos * p_.taps;
@@ -106,19 +110,20 @@ class ConvolutionOp final : public LibraryOp {
               }
             }
           }
-        });
+        };
+        if (!p_.patches_are_image) ParallelRange(context, positions, kk, gather_rows);
         T* image_out = out + ob * p_.out_batch_stride;
         switch (p_.out_layout) {
           case ConvPlan::OutLayout::kFeatureLast:  // out[pos][f] = P W
-            Gemm<T>(positions, p_.block, kk, patches.data(), kk, false, w.data() + f0, p_.k_out,
+            Gemm<T>(positions, p_.block, kk, patch_matrix, kk, false, w.data() + f0, p_.k_out,
                     false, image_out + f0, p_.k_out, context);
             break;
           case ConvPlan::OutLayout::kFeatureFirst:  // out[f][pos] = W^T P^T
-            Gemm<T>(p_.block, positions, kk, w.data() + f0, p_.k_out, true, patches.data(), kk,
+            Gemm<T>(p_.block, positions, kk, w.data() + f0, p_.k_out, true, patch_matrix, kk,
                     true, image_out + f0 * positions, positions, context);
             break;
           case ConvPlan::OutLayout::kOther:
-            Gemm<T>(positions, p_.block, kk, patches.data(), kk, false, w.data() + f0, p_.k_out,
+            Gemm<T>(positions, p_.block, kk, patch_matrix, kk, false, w.data() + f0, p_.k_out,
                     false, scratch.data(), p_.block, context);
             for (int64_t pos = 0; pos < positions; ++pos) {
               for (int64_t j = 0; j < p_.block; ++j) {
@@ -267,6 +272,16 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
         o[s] = 0;
       }
     }
+  }
+  // Row `pos` of the patch matrix is image + pos * k_in when every output
+  // position reads exactly the next lhs pixel and features are contiguous.
+  if (p.taps == 1 && p.lhs_feature_stride == 1 && feature_groups == 1 &&
+      lt.dim(dn.input_feature_dimension) == p.k_in && !p.tap_offsets.empty()) {
+    bool identity = true;
+    for (int64_t pos = 0; pos < p.out_positions && identity; ++pos) {
+      identity = p.tap_offsets[pos] == pos * p.k_in;
+    }
+    p.patches_are_image = identity;
   }
   p.kernel_to_w = dn.kernel_spatial_dimensions;
   p.kernel_to_w.push_back(dn.kernel_input_feature_dimension);

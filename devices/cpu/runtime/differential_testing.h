@@ -103,7 +103,9 @@ inline StatusOr<std::vector<ir::Literal>> RunLibrary(const ir::Op& op,
   for (size_t i = 0; i < op.num_results(); ++i) {
     // Garbage, not zeros, so a result element the op forgets shows up.
     JITD_ASSIGN_OR_RETURN(ir::Literal r, ir::Literal::Create(op.result(i)->type()));
-    std::memset(r.mutable_bytes().data(), 0xA5, r.mutable_bytes().size());
+    if (!r.mutable_bytes().empty()) {
+      std::memset(r.mutable_bytes().data(), 0xA5, r.mutable_bytes().size());
+    }
     results.push_back(std::move(r));
   }
   for (ir::Literal& r : results) out.push_back(r.mutable_bytes().data());

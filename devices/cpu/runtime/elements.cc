@@ -132,6 +132,7 @@ void LoadDomain(const void* src, DType from, DType result, int64_t n, T* dst) {
 template <typename T>
 void StoreDomain(const T* src, int64_t n, DType to, void* dst) {
   auto* p = static_cast<uint8_t*>(dst);
+  if (n == 0) return;
   if ((std::is_same_v<T, float> && to == DType::kF32) ||
       (std::is_same_v<T, double> && to == DType::kF64) ||
       (std::is_same_v<T, std::complex<float>> && to == DType::kC64) ||

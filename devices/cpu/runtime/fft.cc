@@ -56,7 +56,7 @@ class FftOp final : public LibraryOp {
     using C = std::complex<R>;
     const int64_t in_count = p_.in.num_elements(), out_count = p_.out.num_elements();
     if (in_count == 0 || out_count == 0) {
-      std::memset(result, 0, static_cast<size_t>(p_.out.byte_size()));
+      if (out_count > 0) std::memset(result, 0, static_cast<size_t>(p_.out.byte_size()));
       return Status::Ok();
     }
     const bool real_in = p_.type == FftType::kRfft, real_out = p_.type == FftType::kIrfft;

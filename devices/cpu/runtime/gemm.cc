@@ -82,6 +82,10 @@ template <typename T>
 void Gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool a_trans, const T* b,
           int64_t ldb, bool b_trans, T* c, int64_t ldc, const RunContext& context) {
   if (m == 0 || n == 0) return;
+  if (k == 0) {  // empty sums (a and b may be null)
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T{});
+    return;
+  }
   if constexpr (kBlasType<T>) {
     if (UsesBlas<T>(m, n, k)) {
       const CBLAS_TRANSPOSE ta = a_trans ? CblasTrans : CblasNoTrans;

@@ -225,7 +225,9 @@ class ScatterOp final : public LibraryOp {
     const void* indices = operands[1];
     const S* updates = static_cast<const S*>(operands[2]);
     S* out = static_cast<S*>(results[0]);
-    std::memcpy(out, input, static_cast<size_t>(p_.operand.byte_size()));
+    if (p_.operand.byte_size() > 0) {
+      std::memcpy(out, input, static_cast<size_t>(p_.operand.byte_size()));
+    }
     const size_t rank = static_cast<size_t>(p_.space.rank());
     const size_t operand_rank = static_cast<size_t>(p_.operand.rank());
     const int64_t indices_rank = p_.indices.rank();

@@ -228,6 +228,16 @@ TEST(ConvolutionTest, EveryWindowAttributeSmallIsBitIdentical) {
                              kExact);
     ExpectMatchesInterpreter(Conv("4x3x6", "6x3x3", "2x6x4", t, "[b, f, 0]x[o, i, 0]->[b, f, 0]", "", 1, 2),
                              kExact);
+    // 1x1 windows: stride 1 reads the image as the patch matrix; stride 2
+    // and padding do not.
+    ExpectMatchesInterpreter(Conv("2x5x4x6", "1x1x6x3", "2x5x4x3", t, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", ""),
+                             kExact);
+    ExpectMatchesInterpreter(Conv("2x5x4x6", "1x1x6x3", "2x3x2x3", t, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                                  "stride = [2, 2]"),
+                             kExact);
+    ExpectMatchesInterpreter(Conv("2x5x4x6", "1x1x6x3", "2x6x4x3", t, "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                                  "pad = [[1, 0], [0, 0]]"),
+                             kExact);
     // Three spatial dimensions.
     ExpectMatchesInterpreter(Conv("1x4x3x5x2", "2x2x2x2x2", "1x3x2x4x2", t,
                                   "[b, 0, 1, 2, f]x[0, 1, 2, i, o]->[b, 0, 1, 2, f]", ""),
@@ -246,6 +256,9 @@ TEST(ConvolutionTest, LargeFloatConvolutionsUseBlasWithinTolerance) {
                            Tolerance{1e-13});
   ExpectMatchesInterpreter(Conv("1x16x16x32", "3x3x8x32", "1x14x14x32", "f32",
                                 "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "", 4),
+                           Tolerance{1e-5});
+  ExpectMatchesInterpreter(Conv("2x28x28x64", "1x1x64x32", "2x28x28x32", "f32",
+                                "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", ""),
                            Tolerance{1e-5});
   ExpectMatchesInterpreter(Conv("1x16x16x32", "3x3x32x16", "1x14x14x16", "f16",
                                 "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", ""),
@@ -651,6 +664,53 @@ TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {
                        "padding = dense<[[1, 0], [1, 0], [0, 0]]> : tensor<3x2xi64>"),
       kExact, {}, 7, {}, context);
   EXPECT_GT(calls.load(), 0);
+}
+
+// ---- concurrent runs ------------------------------------------------------------------
+
+TEST(ConcurrencyTest, OneLibraryOpRunsOnSeveralThreadsAtOnce) {
+  // Run may be called concurrently: the BLAS path (OpenBLAS from several
+  // threads), the FFT (per-run KISS FFT objects) and the sort adapter (one
+  // RegionEvaluator per run) must give every thread the single-thread result.
+  const std::string texts[] = {MatMul(96, 128, 80, "f32"),
+                               Fn("%a: tensor<6x64xcomplex<f32>>", "tensor<6x64xcomplex<f32>>",
+                                  "%0 = stablehlo.fft %a, type = FFT, length = [64] : "
+                                  "(tensor<6x64xcomplex<f32>>) -> tensor<6x64xcomplex<f32>>"),
+                               SortText("8x50xf32", 1, "LT")};
+  for (const std::string& text : texts) {
+    SCOPED_TRACE(text);
+    auto module = frontend::ParseModule(text);
+    ASSERT_TRUE(module.ok());
+    const ir::Op& op = *(*module)->EntryFunction()->entry()->ops()[0];
+    auto library = CreateLibraryOp(op);
+    ASSERT_TRUE(library.ok() && *library);
+    std::vector<ir::Literal> operands;
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      operands.push_back(*eval::RandomLiteral(op.operand(i)->type(), 3 + i));
+    }
+    std::vector<const void*> in;
+    for (const ir::Literal& l : operands) in.push_back(l.bytes().data());
+    auto run = [&](ir::Literal& out) {
+      void* results[] = {out.mutable_bytes().data()};
+      return (*library)->Run(in, results, {});
+    };
+    ir::Literal expected = *ir::Literal::Create(op.result(0)->type());
+    ASSERT_TRUE(run(expected).ok());
+    constexpr int kThreads = 4, kRounds = 20;
+    std::vector<ir::Literal> outs;
+    for (int t = 0; t < kThreads; ++t) outs.push_back(*ir::Literal::Create(op.result(0)->type()));
+    std::atomic<int> mismatches{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) {
+          if (!run(outs[t]).ok() || !(outs[t] == expected)) ++mismatches;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(mismatches.load(), 0);
+  }
 }
 
 // ---- what the library declines -----------------------------------------------------

@@ -241,13 +241,6 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::Resolve(std::function<void()> release
   return code;
 }
 
-// Removes a program's JITDylib (its code and symbols) from the session.
-std::function<void()> CpuJit::Release(void* dylib) {
-  llvm::orc::ExecutionSession* session = &jit_->getExecutionSession();
-  auto* jd = static_cast<llvm::orc::JITDylib*>(dylib);
-  return [session, jd] { llvm::consumeError(session->removeJITDylib(*jd)); };
-}
-
 StatusOr<std::unique_ptr<JitCode>> CpuJit::AddModule(std::unique_ptr<llvm::Module> module,
                                                      std::unique_ptr<llvm::LLVMContext> context,
                                                      const std::vector<std::string>& symbols) {
@@ -262,7 +255,7 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::AddModule(std::unique_ptr<llvm::Modul
                                                                       std::move(context)))) {
     return FromLlvm(std::move(err), "cannot add the program's module");
   }
-  auto code = Resolve(Release(&*jd), &*jd, symbols);
+  auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
   std::lock_guard<std::mutex> lock(state_->objects_mu);
   auto it = state_->objects.find(id);
   if (code.ok() && it != state_->objects.end()) (*code)->object_ = std::move(it->second);
@@ -281,7 +274,7 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::AddObject(const std::string& object,
   if (auto err = jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, id))) {
     return FromLlvm(std::move(err), "cannot load the cached object file");
   }
-  auto code = Resolve(Release(&*jd), &*jd, symbols);
+  auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
   if (code.ok()) (*code)->object_ = object;
   return code;
 }

@@ -77,7 +77,6 @@ class CpuJit {
   CpuJit() = default;
   StatusOr<std::unique_ptr<JitCode>> Resolve(std::function<void()> release, void* dylib,
                                              const std::vector<std::string>& symbols);
-  std::function<void()> Release(void* dylib);
 
   struct State;
   std::unique_ptr<State> state_;

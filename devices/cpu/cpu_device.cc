@@ -111,6 +111,9 @@ Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
 
 // The immutable result of compilation, shared by the executable's runs.
 struct Program {
+  // Keeps the device's JIT (which owns the code) alive as long as any
+  // executable of it.
+  std::shared_ptr<const void> device;
   std::shared_ptr<const ir::Module> module;
   const ir::Function* entry = nullptr;
   std::shared_ptr<ThreadPool> pool;
@@ -1028,7 +1031,7 @@ bool GetString(std::string_view& in, std::string_view& s) {
 
 }  // namespace
 
-struct CpuDevice::Impl {
+struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
   std::unique_ptr<CpuJit> jit;
   std::shared_ptr<ThreadPool> pool;
   CpuDeviceOptions options;
@@ -1038,6 +1041,7 @@ struct CpuDevice::Impl {
                                            const std::string* object) const {
     const auto start = std::chrono::steady_clock::now();
     auto program = std::make_shared<Program>();
+    program->device = shared_from_this();
     program->module = std::move(module);
     program->pool = pool;
     program->entry = program->module->EntryFunction();

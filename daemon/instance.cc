@@ -1,5 +1,6 @@
 #include "daemon/instance.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -44,6 +45,79 @@ uint64_t EntryBytes(const CompiledProgram& p) { return p.program_text.size() + 4
 Instance::Instance(InstanceOptions options)
     : options_(std::move(options)), memory_cache_(options_.memory_cache_bytes) {}
 
+Instance::~Instance() {
+  {
+    std::lock_guard<std::mutex> lock(compile_mu_);
+    compile_stop_ = true;
+  }
+  compile_cv_.notify_all();
+  for (std::thread& t : compile_threads_) t.join();
+}
+
+void Instance::CompileThreadLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(compile_mu_);
+      compile_cv_.wait(lock, [&] { return compile_stop_ || !compile_queue_.empty(); });
+      // Queued compiles finish even at shutdown: their waiters (if any) are
+      // owed an answer.
+      if (compile_queue_.empty()) return;
+      task = std::move(compile_queue_.front());
+      compile_queue_.pop_front();
+    }
+    task();
+  }
+}
+
+StatusOr<CompileOutcome> Instance::RunCompileWithLimit(
+    std::function<StatusOr<CompileOutcome>()> work, std::chrono::milliseconds limit,
+    std::shared_ptr<PendingCompile>* abandoned) {
+  if (limit.count() <= 0) return work();
+  auto pending = std::make_shared<PendingCompile>();
+  {
+    std::lock_guard<std::mutex> lock(compile_mu_);
+    if (compile_stop_) return Status(StatusCode::kUnavailable, "the daemon is shutting down");
+    if (compile_threads_.empty()) {
+      const unsigned n = std::max(2u, std::thread::hardware_concurrency());
+      for (unsigned i = 0; i < n; ++i) compile_threads_.emplace_back([this] { CompileThreadLoop(); });
+    }
+    compile_queue_.push_back([pending, work = std::move(work)] {
+      StatusOr<CompileOutcome> result = work();
+      {
+        std::lock_guard<std::mutex> lock(pending->mu_);
+        pending->result_.emplace(std::move(result));
+      }
+      pending->done_.store(true, std::memory_order_release);
+      pending->cv_.notify_all();
+    });
+  }
+  compile_cv_.notify_one();
+  std::unique_lock<std::mutex> lock(pending->mu_);
+  if (!pending->cv_.wait_for(lock, limit, [&] { return pending->result_.has_value(); })) {
+    if (abandoned != nullptr) *abandoned = pending;
+    return Status(StatusCode::kDeadlineExceeded,
+                  "Compile: ran past this client's compile time limit (max_compile_time) of " +
+                      std::to_string(limit.count()) +
+                      " ms; the compile goes on in the daemon and its result will be cached, "
+                      "so a retry later may hit");
+  }
+  return std::move(*pending->result_);
+}
+
+std::shared_ptr<ClientCounters> Instance::RegisterClient(uint64_t session_id) {
+  auto counters = std::make_shared<ClientCounters>();
+  counters->session_id = session_id;
+  std::lock_guard<std::mutex> lock(clients_mu_);
+  clients_[session_id] = counters;
+  return counters;
+}
+
+void Instance::UnregisterClient(uint64_t session_id) {
+  std::lock_guard<std::mutex> lock(clients_mu_);
+  clients_.erase(session_id);
+}
+
 StatusOr<std::unique_ptr<Instance>> Instance::Create(InstanceOptions options) {
   std::unique_ptr<Instance> instance(new Instance(std::move(options)));
   if (!instance->options_.disk_cache_dir.empty()) {
@@ -77,6 +151,7 @@ cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
+  const Clock::time_point start = Clock::now();
   StatusOr<std::unique_ptr<ir::Module>> module = frontend::ParseModule(text);
   if (!module.ok()) return module.status();
   std::shared_ptr<const ir::Module> shared = std::move(module).value();
@@ -89,6 +164,8 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   program->result_types = executable->result_types();
   program->executable = std::move(executable);
   program->program_text = std::move(text);
+  compile_latency_.Record(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 
@@ -228,6 +305,34 @@ std::string Instance::StatsJson(bool list_keys) const {
         << ",\"evictions\":" << d.evictions << "}";
   } else {
     out << ",\"disk_cache\":null";
+  }
+  out << ",\"compile_latency\":" << SummaryJson(compile_latency_.Summarize())
+      << ",\"execute_latency\":" << SummaryJson(execute_latency_.Summarize());
+  {
+    std::vector<std::shared_ptr<ClientCounters>> clients;
+    {
+      std::lock_guard<std::mutex> lock(clients_mu_);
+      for (const auto& [id, c] : clients_) clients.push_back(c);
+    }
+    uint64_t executables = 0, buffers = 0;
+    out << ",\"clients\":[";
+    for (size_t i = 0; i < clients.size(); ++i) {
+      const ClientCounters& c = *clients[i];
+      executables += c.executables.load(std::memory_order_relaxed);
+      buffers += c.buffers.load(std::memory_order_relaxed);
+      out << (i ? "," : "") << "{\"session\":" << c.session_id
+          << ",\"pid\":" << c.pid.load(std::memory_order_relaxed)
+          << ",\"uid\":" << c.uid.load(std::memory_order_relaxed) << ",\"name\":\""
+          << JsonEscape(c.name()) << "\",\"requests\":" << c.requests.load(std::memory_order_relaxed)
+          << ",\"compiles\":" << c.compiles.load(std::memory_order_relaxed)
+          << ",\"executes\":" << c.executes.load(std::memory_order_relaxed)
+          << ",\"errors\":" << c.errors.load(std::memory_order_relaxed)
+          << ",\"executables\":" << c.executables.load(std::memory_order_relaxed)
+          << ",\"buffers\":" << c.buffers.load(std::memory_order_relaxed)
+          << ",\"buffer_bytes\":" << c.buffer_bytes.load(std::memory_order_relaxed)
+          << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed) << "}";
+    }
+    out << "],\"executables\":" << executables << ",\"buffers\":" << buffers;
   }
   if (list_keys) {
     out << ",\"keys\":[";

@@ -22,7 +22,7 @@
 namespace jitd::ipc {
 
 // Grows with compatible schema additions (see protocol.fbs).
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 
 // Verifier limits: a message is small; anything deeper or larger is hostile.
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,19 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{120'000};
   // Longest wait for the daemon's handshake after connect().
   std::chrono::milliseconds connect_timeout{5'000};
+  // How long a call spins for its reply before sleeping on the futex. A
+  // reply that comes within the spin costs no wake-up of this thread: 50 µs
+  // covers a daemon woken from sleep (~10-15 µs here) plus a small execute.
+  std::chrono::nanoseconds reply_spin = std::chrono::microseconds(50);
+};
+
+// Options of one Execute. Plain value.
+struct ExecuteOptions {
+  // 0 = the daemon's default (cut to the client's quota either way).
+  std::chrono::microseconds deadline{0};
+  // Seed of the data that fills dense_resource placeholders; none = such a
+  // program fails asking for one.
+  std::optional<uint64_t> resource_seed;
 };
 
 // Options of Compile. Plain value.
@@ -131,6 +145,20 @@ class Client {
   StatusOr<Timing> Execute(uint64_t executable, std::span<const uint64_t> arguments,
                            std::span<const uint64_t> results,
                            std::chrono::microseconds deadline = std::chrono::microseconds(0));
+  StatusOr<Timing> Execute(uint64_t executable, std::span<const uint64_t> arguments,
+                           std::span<const uint64_t> results, const ExecuteOptions& options);
+  // Runs `executable` with result buffers this library allocates: one heap
+  // block per entry of `result_shapes` (the executable's result shapes),
+  // registered by the daemon as new buffers in the same round trip. On
+  // success `*out_results` holds them (the caller destroys them with
+  // DestroyBuffer); on failure nothing is left allocated (except after
+  // DEADLINE_EXCEEDED, when the daemon may still write the blocks: they stay
+  // allocated until the client closes).
+  StatusOr<Timing> ExecuteAllocatingResults(uint64_t executable,
+                                            std::span<const uint64_t> arguments,
+                                            std::span<const TensorShape> result_shapes,
+                                            const ExecuteOptions& options,
+                                            std::vector<Buffer>* out_results);
   // Drops an executable handle.
   Status Release(uint64_t executable);
   // The daemon's statistics as JSON; `keys` lists cache entries too.
@@ -146,9 +174,9 @@ class Client {
   uint64_t segment_bytes() const { return segment_->size(); }
 
  private:
-  // A verified reply and the private bytes it points into.
+  // A verified reply; it points into reply_.bytes and is valid until the
+  // next call (all under mu_).
   struct Reply {
-    std::vector<uint8_t> bytes;
     const wire::ReplyMessage* message = nullptr;
   };
 
@@ -158,6 +186,11 @@ class Client {
   // mu_. Returns the reply's status as the error when it is not OK.
   StatusOr<Reply> CallLocked(std::span<const uint8_t> request, uint64_t id);
   StatusOr<Executable> CompileLocked(std::span<const uint8_t> request, uint64_t id);
+  StatusOr<Timing> ExecuteLocked(uint64_t executable, std::span<const uint64_t> arguments,
+                                 std::span<const uint64_t> results,
+                                 std::span<const ipc::RingHeapRef> result_blocks,
+                                 const ExecuteOptions& options,
+                                 std::vector<uint64_t>* out_handles);
   Status Gone(const std::string& what) const;
   bool DaemonGone() const;
 
@@ -172,6 +205,9 @@ class Client {
   std::mutex mu_;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, ipc::RingHeapRef> buffer_blocks_;  // handle -> heap block
+  // Reused by every call (no allocation on the hot path once warm).
+  flatbuffers::FlatBufferBuilder fbb_{512};
+  ipc::RingMessage reply_;
 };
 
 }  // namespace jitd::client

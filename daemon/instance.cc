@@ -43,7 +43,11 @@ uint64_t EntryBytes(const CompiledProgram& p) { return p.program_text.size() + 4
 }  // namespace
 
 Instance::Instance(InstanceOptions options)
-    : options_(std::move(options)), memory_cache_(options_.memory_cache_bytes) {}
+    : options_(std::move(options)),
+      memory_cache_(options_.memory_cache_bytes),
+      execute_gate_(options_.execute_slots > 0
+                        ? options_.execute_slots
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
 Instance::~Instance() {
   {
@@ -307,7 +311,9 @@ std::string Instance::StatsJson(bool list_keys) const {
     out << ",\"disk_cache\":null";
   }
   out << ",\"compile_latency\":" << SummaryJson(compile_latency_.Summarize())
-      << ",\"execute_latency\":" << SummaryJson(execute_latency_.Summarize());
+      << ",\"execute_latency\":" << SummaryJson(execute_latency_.Summarize())
+      << ",\"execute_slots\":" << execute_gate_.slots()
+      << ",\"execute_waits\":" << execute_gate_.waited();
   {
     std::vector<std::shared_ptr<ClientCounters>> clients;
     {

@@ -38,6 +38,7 @@
 #include "jit/cache/disk_cache.h"
 #include "jit/cache/fingerprint.h"
 #include "jit/cache/memory_cache.h"
+#include "daemon/fair_gate.h"
 #include "daemon/stats.h"
 #include "jit/ir/type.h"
 
@@ -59,6 +60,9 @@ struct InstanceOptions {
   std::string compiler_build_id = std::string("jitd-") + kDaemonVersion;
   // Device used when a request names none.
   std::string default_device = "interpreter";
+  // Executes that may run at once across all clients (FairGate); more wait
+  // their turn, round-robin by client. 0 = the number of CPUs.
+  int execute_slots = 0;
 };
 
 // A compiled program as the cache holds it. Immutable once built; shared by
@@ -153,6 +157,8 @@ class Instance {
   // Daemon-side time of one successful Execute request (request taken ->
   // reply built).
   void RecordExecuteLatency(uint64_t nanos) { execute_latency_.Record(nanos); }
+  // Admission of executes, fair across clients (see fair_gate.h).
+  FairGate& execute_gate() { return execute_gate_; }
 
   // The whole state as JSON: counters, cache statistics and, with
   // `list_keys`, the memory cache's entries (at most 256).
@@ -187,6 +193,7 @@ class Instance {
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
   cache::MemoryCache<CompiledProgram> memory_cache_;
   std::unique_ptr<cache::DiskCache> disk_cache_;  // null = none
+  FairGate execute_gate_;
   LatencyHistogram compile_latency_;   // device compiles (from text or disk)
   LatencyHistogram execute_latency_;   // Execute requests, daemon side
   mutable std::mutex clients_mu_;

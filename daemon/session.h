@@ -159,6 +159,9 @@ class Session {
   std::vector<uint8_t> aligned_;  // scratch for misaligned messages
   std::vector<eval::RuntimeValue> args_;  // scratch for Execute's arguments
   const std::shared_ptr<ClientCounters> counters_;
+  // This client's key at the execute gate: its pid once known, else a key
+  // of its own (session ids with the top bit set never collide with pids).
+  uint64_t fair_key_ = id_ | (uint64_t{1} << 63);
 };
 
 }  // namespace jitd::daemon

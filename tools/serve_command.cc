@@ -73,6 +73,13 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
       ->check(CLI::PositiveNumber)
       ->envname("JITD_MEMORY_CACHE_BYTES")
       ->capture_default_str();
+  cmd->add_option("--execute-slots", args.execute_slots,
+                  "Executes running at once across clients (0: one per CPU); more wait "
+                  "their turn, round-robin by client process")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
+      ->envname("JITD_EXECUTE_SLOTS")
+      ->capture_default_str();
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
                   "Size bound of the disk cache (LRU eviction)")
       ->type_name("N")
@@ -94,6 +101,7 @@ int RunServe(const ServeArgs& args) {
   daemon::InstanceOptions instance_options;
   instance_options.memory_cache_bytes = args.memory_cache_bytes;
   instance_options.disk_cache_max_bytes = args.disk_cache_bytes;
+  instance_options.execute_slots = args.execute_slots;
   if (!args.no_disk_cache) {
     if (!args.cache_dir.empty()) {
       instance_options.disk_cache_dir = args.cache_dir;

@@ -29,6 +29,8 @@ struct ServeArgs {
   // Cache bounds (daemon::InstanceOptions).
   uint64_t memory_cache_bytes = uint64_t{1} << 30;
   uint64_t disk_cache_bytes = uint64_t{1} << 30;
+  // Executes at once across clients (0 = CPUs), fair round-robin beyond.
+  int execute_slots = 0;
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

@@ -222,6 +222,33 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   return outcome;
 }
 
+std::optional<CompileOutcome> Instance::CompileFromMemory(std::string_view program_text,
+                                                          const CompileSpec& spec) {
+  const Clock::time_point start = Clock::now();
+  const cache::Fingerprint fingerprint = cache::Fingerprint::Of(KeyParts(program_text, spec));
+  std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
+  if (hit == nullptr) return std::nullopt;
+  CompileOutcome outcome;
+  outcome.program = std::move(hit);
+  outcome.source = "memory";
+  outcome.cache_hit = true;
+  outcome.compile_micros = MicrosSince(start);
+  return outcome;
+}
+
+std::optional<CompileOutcome> Instance::CompileByFingerprintFromMemory(
+    const cache::Fingerprint& fingerprint) {
+  const Clock::time_point start = Clock::now();
+  std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
+  if (hit == nullptr) return std::nullopt;
+  CompileOutcome outcome;
+  outcome.program = std::move(hit);
+  outcome.source = "memory";
+  outcome.cache_hit = true;
+  outcome.compile_micros = MicrosSince(start);
+  return outcome;
+}
+
 StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint& fingerprint) {
   const Clock::time_point start = Clock::now();
   CompileOutcome outcome;

@@ -139,6 +139,14 @@ class Instance {
   // memory or on disk; NOT_FOUND when neither has it.
   StatusOr<CompileOutcome> CompileByFingerprint(const cache::Fingerprint& fingerprint);
 
+  // The memory-cache hit of Compile / CompileByFingerprint, or nullopt
+  // (then call those): a hash and one lookup, no compile and no thread hop.
+  // A miss is not counted here (the full call counts it).
+  std::optional<CompileOutcome> CompileFromMemory(std::string_view program_text,
+                                                  const CompileSpec& spec);
+  std::optional<CompileOutcome> CompileByFingerprintFromMemory(
+      const cache::Fingerprint& fingerprint);
+
   // Runs `work` (a Compile or CompileByFingerprint call) within `limit`:
   // limit 0 runs it on the calling thread; otherwise on the instance's
   // compile threads while the caller waits up to `limit`. Past it the answer

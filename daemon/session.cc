@@ -4,6 +4,7 @@
 #include <optional>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -295,15 +296,22 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
                                        std::to_string(options_.max_executables) +
                                        "; release some first"));
   }
-  if (abandoned_compile_ != nullptr) {
-    if (!abandoned_compile_->done()) {
-      return Reply(id, ResourceExhausted(
-                           "Compile: this client's previous compile ran past its compile time "
-                           "limit (max_compile_time) and is still running in the daemon; retry "
-                           "when it has finished"));
+  // A compile that may really compile: under the time limit, on the
+  // compile threads, one abandoned compile per client at most.
+  auto run_limited =
+      [&](std::function<StatusOr<CompileOutcome>()> work) -> StatusOr<CompileOutcome> {
+    if (abandoned_compile_ != nullptr) {
+      if (!abandoned_compile_->done()) {
+        return ResourceExhausted(
+            "Compile: this client's previous compile ran past its compile time limit "
+            "(max_compile_time) and is still running in the daemon; retry when it has "
+            "finished");
+      }
+      abandoned_compile_.reset();
     }
-    abandoned_compile_.reset();
-  }
+    return instance_->RunCompileWithLimit(std::move(work), options_.max_compile_time,
+                                          &abandoned_compile_);
+  };
   if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT) {
     return Reply(id, Unimplemented("Compile: only STABLEHLO_TEXT programs are accepted"));
   }
@@ -337,14 +345,20 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
       return Reply(id, InvalidArgument("Compile: program: " + text.status().message()));
     }
     auto shared_text = std::make_shared<std::vector<uint8_t>>(std::move(text).value());
-    outcome = instance_->RunCompileWithLimit(
-        [instance = instance_, shared_text, spec] {
-          return instance->Compile(
-              std::string_view(reinterpret_cast<const char*>(shared_text->data()),
-                               shared_text->size()),
-              spec);
-        },
-        options_.max_compile_time, &abandoned_compile_);
+    // A memory hit answers here; only a possible compile goes to the
+    // compile threads under the time limit.
+    if (std::optional<CompileOutcome> hit = instance_->CompileFromMemory(
+            std::string_view(reinterpret_cast<const char*>(shared_text->data()),
+                             shared_text->size()),
+            spec)) {
+      outcome = std::move(*hit);
+    } else {
+      outcome = run_limited([instance = instance_, shared_text, spec] {
+        return instance->Compile(std::string_view(reinterpret_cast<const char*>(shared_text->data()),
+                                                  shared_text->size()),
+                                 spec);
+      });
+    }
   } else {
     if (compile->fingerprint() == nullptr || compile->fingerprint()->size() != 16) {
       return Reply(id, InvalidArgument("Compile: needs a program or a 16-byte fingerprint"));
@@ -355,9 +369,12 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
       low = (low << 8) | compile->fingerprint()->Get(8 + i);
     }
     const cache::Fingerprint fingerprint(high, low);
-    outcome = instance_->RunCompileWithLimit(
-        [instance = instance_, fingerprint] { return instance->CompileByFingerprint(fingerprint); },
-        options_.max_compile_time, &abandoned_compile_);
+    if (std::optional<CompileOutcome> hit = instance_->CompileByFingerprintFromMemory(fingerprint)) {
+      outcome = std::move(*hit);
+    } else {
+      outcome = run_limited(
+          [instance = instance_, fingerprint] { return instance->CompileByFingerprint(fingerprint); });
+    }
   }
   if (!outcome.ok()) return Reply(id, outcome.status());
   const CompiledProgram& program = *outcome->program;

@@ -141,7 +141,7 @@ std::span<const uint8_t> Session::Reply(uint64_t id, const Status& status, wire:
   flatbuffers::Offset<wire::Status> status_offset;
   if (!status.ok()) {
     if (type != wire::ReplyBody_NONE) fbb.Clear();  // an error drops a half-built body
-    counters_->errors.fetch_add(1, std::memory_order_relaxed);
+    BumpSingleWriter(counters_->errors, 1);
     status_offset = wire::CreateStatus(fbb, ipc::ToWire(status.code()),
                                        fbb.CreateString(status.message()));
   }
@@ -176,7 +176,7 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
     return Reply(0, verified.status());
   }
   instance_->CountRequest();
-  counters_->requests.fetch_add(1, std::memory_order_relaxed);
+  BumpSingleWriter(counters_->requests, 1);
   const wire::RequestMessage* request = *verified;
   const uint64_t id = request->id();
   // The Verifier accepts a union whose type is set and whose value is absent;
@@ -287,7 +287,7 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
 
 std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::CompileRequest* compile) {
   flatbuffers::FlatBufferBuilder& fbb = fbb_;
-  counters_->compiles.fetch_add(1, std::memory_order_relaxed);
+  BumpSingleWriter(counters_->compiles, 1);
   // Checked before compiling, so a client at its quota costs no compile.
   if (options_.max_executables != 0 && executables_.size() >= options_.max_executables) {
     return Reply(id, ResourceExhausted("Compile: this client holds " +
@@ -415,7 +415,7 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
 std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
                                                 Clock::time_point start) {
   flatbuffers::FlatBufferBuilder& fbb = fbb_;
-  counters_->executes.fetch_add(1, std::memory_order_relaxed);
+  BumpSingleWriter(counters_->executes, 1);
   auto exe_it = executables_.find(execute->executable());
   if (exe_it == executables_.end()) {
     return Reply(id, NotFound("Execute: no executable " + std::to_string(execute->executable()) +
@@ -542,7 +542,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   const Clock::time_point run_end = Clock::now();
   turn.reset();
   args.clear();
-  counters_->execute_micros.fetch_add(Micros(run_end - run_start), std::memory_order_relaxed);
+  BumpSingleWriter(counters_->execute_micros, Micros(run_end - run_start));
   instance_->CountExecute(results.ok());
   if (!results.ok()) {
     if (quota_bound && results.status().code() == StatusCode::kDeadlineExceeded) {

@@ -7,8 +7,9 @@
 // read from a snapshot and reported as the bucket's midpoint, so they are
 // within ~12% of the exact value.
 //
-// ClientCounters: one per session, written by that session's thread with
-// relaxed atomics and read by Instance::StatsJson from any thread.
+// ClientCounters: one per session, written only by that session's thread
+// (BumpSingleWriter: relaxed load + store) and read by Instance::StatsJson
+// from any thread.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef JITD_DAEMON_STATS_H_
@@ -56,6 +57,13 @@ class LatencyHistogram {
 
 // A "p50/p90/p99/max/count" JSON object of `s`.
 std::string SummaryJson(const LatencyHistogram::Summary& s);
+
+// Adds `n` to a counter that only one thread writes (a session's own
+// counters): a relaxed load and store, no locked read-modify-write on the
+// hot path. Readers on other threads see a recent value.
+inline void BumpSingleWriter(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 
 struct ClientCounters {
   uint64_t session_id = 0;

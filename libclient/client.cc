@@ -203,8 +203,13 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
   auto free_block = [&] {
     if (block.length != 0) (void)segment_->Deallocate(block);
   };
+  constexpr std::chrono::nanoseconds kMinSpin = std::chrono::microseconds(5);
+  if (spin_.count() == 0) spin_ = options_.reply_spin;
   ipc::WaitOptions wait;
-  wait.spin = options_.reply_spin;
+  wait.spin = std::min(spin_, options_.reply_spin);
+  // Past the first µs (a hot reply comes within ~1-2 µs) spin politely.
+  wait.yield_after = std::chrono::microseconds(3);
+  const Clock::time_point wait_start = Clock::now();
   for (;;) {
     wait.deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(50));
     Status popped = segment_->reply_ring().Pop(&reply_, wait);
@@ -228,6 +233,12 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
     if (reply_.kind != ipc::RingMessageKind::kInline) {
       free_block();
       return Internal("the daemon sent a reply through the heap, which the protocol forbids");
+    }
+    // Adapt the spin: did the reply come within it?
+    if (Clock::now() - wait_start <= wait.spin) {
+      spin_ = std::min<std::chrono::nanoseconds>(spin_ * 2, options_.reply_spin);
+    } else {
+      spin_ = std::max<std::chrono::nanoseconds>(spin_ / 2, std::min(kMinSpin, options_.reply_spin));
     }
     // Verified in place: reply_.bytes is this client's private copy.
     StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply_.bytes);

@@ -70,9 +70,13 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{120'000};
   // Longest wait for the daemon's handshake after connect().
   std::chrono::milliseconds connect_timeout{5'000};
-  // How long a call spins for its reply before sleeping on the futex. A
+  // The longest a call spins for its reply before sleeping on the futex. A
   // reply that comes within the spin costs no wake-up of this thread: 50 µs
   // covers a daemon woken from sleep (~10-15 µs here) plus a small execute.
+  // Adaptive: a reply that comes later than the current spin halves it
+  // (down to 5 µs), one within it doubles it (up to this), so a loaded
+  // machine, where spinning steals the daemon's CPU, or long executes,
+  // where it buys nothing, soon spin only briefly.
   std::chrono::nanoseconds reply_spin = std::chrono::microseconds(50);
 };
 
@@ -208,6 +212,8 @@ class Client {
   // Reused by every call (no allocation on the hot path once warm).
   flatbuffers::FlatBufferBuilder fbb_{512};
   ipc::RingMessage reply_;
+  // The adaptive reply spin (see ClientOptions::reply_spin).
+  std::chrono::nanoseconds spin_{0};
 };
 
 }  // namespace jitd::client

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 
@@ -145,18 +146,27 @@ StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {
   return raw;
 }
 
+// Appended to the options part of the cache key of FlatBuffers programs (text
+// programs keep the key they always had).
+constexpr std::string_view kFlatBufferFormatOption = ",format=flatbuffer";
+
 cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec& spec) const {
   const std::string device = spec.device.empty() ? options_.default_device : spec.device;
   std::string options_text = std::string("profile=") + (spec.profile ? "1" : "0");
+  if (spec.flatbuffer_module) options_text += std::string(kFlatBufferFormatOption);
   return cache::MakeKeyParts(text, spec.argument_shapes, std::move(options_text), device,
                              options_.compiler_build_id, /*host_cpu_features=*/"");
 }
 
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
-    const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text) {
+    const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text,
+    bool flatbuffer_module) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
   const Clock::time_point start = Clock::now();
-  StatusOr<std::unique_ptr<ir::Module>> module = frontend::ParseModule(text);
+  StatusOr<std::unique_ptr<ir::Module>> module =
+      flatbuffer_module ? frontend::ModuleFromFlatBuffer(std::span<const uint8_t>(
+                              reinterpret_cast<const uint8_t*>(text.data()), text.size()))
+                        : frontend::ParseModule(text);
   if (!module.ok()) return module.status();
   std::shared_ptr<const ir::Module> shared = std::move(module).value();
   JITD_ASSIGN_OR_RETURN(std::unique_ptr<devices::Executable> executable,
@@ -192,7 +202,7 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
       }
     }
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, parts.device, std::move(text));
+        Build(fingerprint, parts.device, std::move(text), spec.flatbuffer_module);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();
@@ -281,7 +291,8 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     computed = true;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, entry->parts.device, entry->payload);
+        Build(fingerprint, entry->parts.device, entry->payload,
+              entry->parts.options.find(kFlatBufferFormatOption) != std::string::npos);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/feed_queues.h"
 #include "devices/device.h"
 #include "jit/cache/disk_cache.h"
 #include "jit/cache/fingerprint.h"
@@ -81,6 +82,9 @@ struct CompileSpec {
   std::string device;            // empty = InstanceOptions::default_device
   std::string argument_shapes;   // canonical text, "" when the client gave none
   bool profile = false;
+  // The program is a FlatBuffers module (ipc/module.fbs), not StableHLO
+  // text; part of the cache key.
+  bool flatbuffer_module = false;
 };
 
 // The outcome of Instance::Compile / CompileByFingerprint. Plain value.
@@ -181,6 +185,8 @@ class Instance {
   void CountExecute(bool ok) { ++(ok ? executes_ : execute_errors_); }
 
   const InstanceOptions& options() const { return options_; }
+  // The infeed/outfeed queues every session shares.
+  FeedQueues& feeds() { return feeds_; }
 
  private:
   explicit Instance(InstanceOptions options);
@@ -193,10 +199,12 @@ class Instance {
   // Parses and compiles `text` on `device` (the single-flight compute).
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::Fingerprint& fingerprint,
                                                          const std::string& device,
-                                                         std::string text);
+                                                         std::string text,
+                                                         bool flatbuffer_module = false);
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
 
   InstanceOptions options_;
+  FeedQueues feeds_;
   std::mutex devices_mu_;
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
   cache::MemoryCache<CompiledProgram> memory_cache_;

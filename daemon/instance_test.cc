@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "daemon/test_programs.h"
+#include "jit/frontend/flatbuffer_module.h"
+#include "jit/frontend/parser.h"
 
 namespace jitd::daemon {
 namespace {
@@ -101,6 +103,56 @@ TEST(InstanceTest, RestartedInstanceLoadsFromDisk) {
     ASSERT_TRUE(r.ok());
     EXPECT_TRUE(r->cache_hit);
     EXPECT_EQ(r->source, "disk");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The FlatBuffers form of kSoftmax, as a client would send it.
+std::string SoftmaxFlatBuffer() {
+  auto module = frontend::ParseModule(testing::kSoftmax);
+  EXPECT_TRUE(module.ok());
+  auto bytes = frontend::ModuleToFlatBuffer(**module);
+  EXPECT_TRUE(bytes.ok());
+  return std::string(bytes->begin(), bytes->end());
+}
+
+TEST(InstanceTest, FlatBufferModulesCompileAndCacheLikeText) {
+  const std::string dir = TempDir("fb");
+  InstanceOptions options;
+  options.disk_cache_dir = dir;
+  options.disk_cache_fsync = false;
+  const std::string fb = SoftmaxFlatBuffer();
+  CompileSpec spec;
+  spec.flatbuffer_module = true;
+  cache::Fingerprint fingerprint;
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    auto r = (*instance)->Compile(fb, spec);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->cache_hit);
+    EXPECT_EQ(r->program->argument_types[0].ToString(), "tensor<2x4xf32>");
+    fingerprint = r->program->fingerprint;
+    auto again = (*instance)->Compile(fb, spec);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->source, "memory");
+    // The same program as text is another cache entry (the format is part
+    // of the key), and the bytes read as text are refused.
+    auto text = (*instance)->Compile(testing::kSoftmax, {});
+    ASSERT_TRUE(text.ok());
+    EXPECT_FALSE(text->program->fingerprint == fingerprint);
+    EXPECT_FALSE((*instance)->Compile(fb, {}).ok());
+    auto bad = (*instance)->Compile(std::string(testing::kSoftmax), spec);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("flatbuffer module"), std::string::npos);
+  }
+  {
+    // A restarted daemon rebuilds it from disk by fingerprint alone.
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok());
+    auto by_fp = (*instance)->CompileByFingerprint(fingerprint);
+    ASSERT_TRUE(by_fp.ok()) << by_fp.status().ToString();
+    EXPECT_EQ(by_fp->source, "disk");
   }
   std::filesystem::remove_all(dir);
 }

@@ -279,6 +279,10 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
     case wire::Request_ExecuteRequest:
       return HandleExecute(id, request->request_as_ExecuteRequest(), start);
 
+    case wire::Request_TransferToInfeedRequest:
+    case wire::Request_TransferFromOutfeedRequest:
+      return HandleFeed(id, *request);
+
     default:
       return Reply(id, InvalidArgument("unknown request type " +
                                        std::to_string(static_cast<int>(request->request_type()))));
@@ -312,10 +316,13 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
     return instance_->RunCompileWithLimit(std::move(work), options_.max_compile_time,
                                           &abandoned_compile_);
   };
-  if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT) {
-    return Reply(id, Unimplemented("Compile: only STABLEHLO_TEXT programs are accepted"));
+  if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT &&
+      compile->format() != wire::ProgramFormat_FLATBUFFER_MODULE) {
+    return Reply(id, InvalidArgument("Compile: unknown program format " +
+                                     std::to_string(compile->format())));
   }
   CompileSpec spec;
+  spec.flatbuffer_module = compile->format() == wire::ProgramFormat_FLATBUFFER_MODULE;
   if (const wire::CompileOptions* options = compile->options()) {
     if (options->device()) spec.device = options->device()->str();
     spec.profile = options->profile();
@@ -536,6 +543,32 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // shows as Timing.queue_micros); the deadline starts when the run does.
   std::optional<FairGate::Turn> turn;
   turn.emplace(instance_->execute_gate(), fair_key_);
+  // stablehlo.infeed / outfeed use the instance's queues of this program's
+  // device; a wait gives up at the deadline or when the session stops (so
+  // Stop never waits on a feed). While it waits the execute slot goes back
+  // to the gate: a program blocked on a feed must not keep other clients'
+  // executes out.
+  auto feed_wait = [this, &turn](auto&& wait) {
+    turn.reset();
+    auto result = wait();
+    turn.emplace(instance_->execute_gate(), fair_key_);
+    return result;
+  };
+  options.infeed = [this, device = program.device, &feed_wait](
+                       const std::vector<ir::Type>& types,
+                       std::optional<Clock::time_point> deadline) {
+    return feed_wait([&] {
+      return instance_->feeds().Pop(FeedDirection::kInfeed, device, 0, types, deadline, &stop_);
+    });
+  };
+  options.outfeed = [this, device = program.device, &feed_wait](
+                        std::vector<ir::Literal> values,
+                        std::optional<Clock::time_point> deadline) {
+    return feed_wait([&] {
+      return instance_->feeds().Push(FeedDirection::kOutfeed, device, 0, std::move(values),
+                                     deadline, &stop_);
+    });
+  };
   const Clock::time_point run_start = Clock::now();
   options.deadline = run_start + budget;
   StatusOr<std::vector<eval::RuntimeValue>> results = program.executable->Execute(args, options);
@@ -594,6 +627,116 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   instance_->RecordExecuteLatency(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()));
   return Reply(id, Status::Ok(), wire::ReplyBody_ExecuteReply, body.Union());
+}
+
+// TransferToInfeed / TransferFromOutfeed: checks the request's device,
+// replica, shape and heap range, then pushes to or pops from the instance's
+// queues (a pop waits up to the request's timeout, cut to the execution
+// quota, and gives up early when the session stops).
+std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMessage& request) {
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
+  const bool infeed = request.request_type() == wire::Request_TransferToInfeedRequest;
+  const char* what = infeed ? "TransferToInfeed" : "TransferFromOutfeed";
+  const flatbuffers::String* device_name;
+  uint32_t replica;
+  const wire::TensorShape* wire_shape;
+  const wire::HeapRef* data;
+  if (infeed) {
+    const wire::TransferToInfeedRequest* r = request.request_as_TransferToInfeedRequest();
+    device_name = r->device();
+    replica = r->replica();
+    wire_shape = r->shape();
+    data = r->data();
+  } else {
+    const wire::TransferFromOutfeedRequest* r = request.request_as_TransferFromOutfeedRequest();
+    device_name = r->device();
+    replica = r->replica();
+    wire_shape = r->shape();
+    data = r->data();
+  }
+  std::string device = device_name ? device_name->str() : "";
+  if (device.empty()) device = instance_->options().default_device;
+  const std::vector<std::string> known = devices::DeviceNames();
+  if (std::find(known.begin(), known.end(), device) == known.end()) {
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    return Reply(id, NotFound(std::string(what) + ": no device '" + device +
+                                   "' in this daemon (it has: " + list + ")"));
+  }
+  if (replica != 0) {
+    return Reply(id, InvalidArgument(std::string(what) + ": replica " +
+                                          std::to_string(replica) +
+                                          " does not exist; this daemon runs one replica (0)"));
+  }
+  StatusOr<ir::Type> type = FromWireShape(wire_shape);
+  if (!type.ok()) {
+    return Reply(id, InvalidArgument(std::string(what) + ": " + type.status().message()));
+  }
+  if (data == nullptr) {
+    return Reply(id, InvalidArgument(std::string(what) + ": data (a heap range) is missing"));
+  }
+  const RingHeapRef ref{data->offset(), data->length()};
+  if (ref.length != static_cast<uint64_t>(type->byte_size())) {
+    return Reply(id, InvalidArgument(std::string(what) + ": data holds " +
+                                          std::to_string(ref.length) + " bytes, a " +
+                                          type->ToString() + " needs " +
+                                          std::to_string(type->byte_size())));
+  }
+  if (options_.max_buffer_bytes != 0 && ref.length > options_.max_buffer_bytes) {
+    return Reply(id, ResourceExhausted(std::string(what) + ": " +
+                                            std::to_string(ref.length) +
+                                            " bytes exceed this client's limit "
+                                            "(max_buffer_bytes) of " +
+                                            std::to_string(options_.max_buffer_bytes)));
+  }
+  FeedQueues& feeds = instance_->feeds();
+  if (infeed) {
+    StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(ref);
+    if (!bytes.ok()) {
+      return Reply(id, InvalidArgument(std::string(what) + ": " + bytes.status().message()));
+    }
+    StatusOr<ir::Literal> literal = ir::Literal::FromBytes(*type, std::move(bytes).value());
+    if (!literal.ok()) return Reply(id, literal.status());
+    std::vector<ir::Literal> values;
+    values.push_back(std::move(literal).value());
+    Status pushed = feeds.Push(FeedDirection::kInfeed, device, replica, std::move(values));
+    if (!pushed.ok()) {
+      return Reply(id, Status(pushed.code(), std::string(what) + ": " + pushed.message()));
+    }
+    auto body = wire::CreateTransferToInfeedReply(
+        fbb, feeds.size(FeedDirection::kInfeed, device, replica));
+    return Reply(id, Status::Ok(), wire::ReplyBody_TransferToInfeedReply, body.Union());
+  }
+  StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(ref);
+  if (!out.ok()) {
+    return Reply(id, InvalidArgument(std::string(what) + ": " + out.status().message()));
+  }
+  const uint64_t timeout_micros =
+      request.request_as_TransferFromOutfeedRequest()->timeout_micros();
+  std::chrono::microseconds budget =
+      timeout_micros != 0
+          ? std::chrono::microseconds(std::min<uint64_t>(timeout_micros, kMaxDeadlineMicros))
+          : std::chrono::duration_cast<std::chrono::microseconds>(
+                options_.default_execute_deadline);
+  if (options_.max_execute_time.count() > 0) {
+    budget = std::min(budget, std::chrono::duration_cast<std::chrono::microseconds>(
+                                  options_.max_execute_time));
+  }
+  StatusOr<std::vector<ir::Literal>> values = feeds.Pop(
+      FeedDirection::kOutfeed, device, replica, {*type}, Clock::now() + budget, &stop_);
+  if (!values.ok()) {
+    return Reply(id, Status(values.status().code(),
+                                 std::string(what) + ": " + values.status().message()));
+  }
+  std::span<const uint8_t> src = (*values)[0].bytes();
+  if (src.size() != out->size()) {
+    return Reply(id, Internal(std::string(what) + ": value of " +
+                                   std::to_string(src.size()) + " bytes for a range of " +
+                                   std::to_string(out->size())));
+  }
+  if (!src.empty()) std::memcpy(out->data(), src.data(), src.size());
+  auto body = wire::CreateTransferFromOutfeedReply(fbb);
+  return Reply(id, Status::Ok(), wire::ReplyBody_TransferFromOutfeedReply, body.Union());
 }
 
 }  // namespace jitd::daemon

@@ -141,6 +141,8 @@ class Session {
   std::span<const uint8_t> HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
                                          std::chrono::steady_clock::time_point start);
   void PublishCounts();
+  // TransferToInfeed / TransferFromOutfeed (session.cc), built in fbb_.
+  std::span<const uint8_t> HandleFeed(uint64_t id, const wire::RequestMessage& request);
 
   Instance* const instance_;
   const uint64_t id_;

@@ -29,6 +29,10 @@ struct ExecuteOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Fill for dense_resource constants that carry no data (elided weights).
   std::optional<uint64_t> resource_fill_seed;
+  // Where stablehlo.infeed / stablehlo.outfeed read and write (see
+  // eval::EvalOptions); unset = those ops fail with UNIMPLEMENTED.
+  decltype(eval::EvalOptions::infeed) infeed;
+  decltype(eval::EvalOptions::outfeed) outfeed;
 };
 
 class Executable {

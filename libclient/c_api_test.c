@@ -408,6 +408,72 @@ static void test_execute_ex(jitd_client_t* client) {
   jitd_executable_release(exe);
 }
 
+/* Infeed and outfeed on one client: feed first, then execute (the execute
+ * would otherwise hold the client while it waits), then read the outfeed. */
+static const char kFeedProgram[] =
+    "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+    "  %t = stablehlo.create_token : !stablehlo.token\n"
+    "  %v:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)\n"
+    "  %s = stablehlo.add %x, %v#0 : tensor<2xf32>\n"
+    "  %t2 = \"stablehlo.outfeed\"(%s, %v#1) : (tensor<2xf32>, !stablehlo.token) -> "
+    "!stablehlo.token\n"
+    "  return %s : tensor<2xf32>\n"
+    "}\n";
+
+static void test_infeed_outfeed(jitd_client_t* client) {
+  const int64_t dims[1] = {2};
+  const float fed[2] = {10, 20};
+  float out[2] = {0, 0};
+  CHECK_CODE(jitd_client_transfer_to_infeed(NULL, NULL, JITD_DTYPE_F32, dims, 1, fed, 8),
+             JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_client_transfer_to_infeed(client, NULL, JITD_DTYPE_F32, dims, 1, fed, 4),
+             JITD_INVALID_ARGUMENT); /* wrong byte count */
+  CHECK_CODE(jitd_client_transfer_to_infeed(client, "no-such-device", JITD_DTYPE_F32, dims, 1,
+                                            fed, 8),
+             JITD_NOT_FOUND);
+  CHECK_OK(jitd_client_transfer_to_infeed(client, NULL, JITD_DTYPE_F32, dims, 1, fed, 8));
+
+  jitd_executable_t* exe = NULL;
+  CHECK_OK(jitd_client_compile(client, kFeedProgram, sizeof(kFeedProgram) - 1, NULL, &exe));
+  jitd_buffer_t* x = NULL;
+  jitd_buffer_t* y = NULL;
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, dims, 1, &x));
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, dims, 1, &y));
+  float* xs = (float*)jitd_buffer_data(x);
+  xs[0] = 1;
+  xs[1] = 2;
+  CHECK_OK(jitd_executable_execute(exe, &x, 1, &y, 1, NULL));
+  CHECK(((float*)jitd_buffer_data(y))[0] == 11 && ((float*)jitd_buffer_data(y))[1] == 22);
+
+  /* The outfeed holds {11, 22}: a wrong shape takes nothing, the right one reads it. */
+  const int64_t dims3[1] = {3};
+  float out3[3];
+  CHECK_CODE(jitd_client_transfer_from_outfeed(client, NULL, JITD_DTYPE_F32, dims3, 1, out3, 12,
+                                               1000),
+             JITD_INVALID_ARGUMENT);
+  CHECK_OK(jitd_client_transfer_from_outfeed(client, NULL, JITD_DTYPE_F32, dims, 1, out, 8,
+                                             1000));
+  CHECK(out[0] == 11 && out[1] == 22);
+  /* Empty now: a short timeout expires. */
+  CHECK_CODE(jitd_client_transfer_from_outfeed(client, NULL, JITD_DTYPE_F32, dims, 1, out, 8, 50),
+             JITD_DEADLINE_EXCEEDED);
+
+  /* Nothing fed: the execute stops at its deadline. */
+  CHECK_CODE(jitd_executable_execute_with_deadline(exe, &x, 1, &y, 1, 100000, NULL),
+             JITD_DEADLINE_EXCEEDED);
+
+  /* Buffer variants. */
+  xs[0] = 5;
+  xs[1] = 6;
+  CHECK_OK(jitd_client_transfer_buffer_to_infeed(client, "interpreter", x));
+  CHECK_OK(jitd_executable_execute(exe, &x, 1, &y, 1, NULL));
+  CHECK_OK(jitd_client_transfer_from_outfeed_to_buffer(client, "interpreter", x, 1000));
+  CHECK(xs[0] == 10 && xs[1] == 12);
+  jitd_buffer_destroy(x);
+  jitd_buffer_destroy(y);
+  jitd_executable_release(exe);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s SOCKET_PATH AUTOSTART_SOCKET_PATH\n", argv[0]);
@@ -425,6 +491,7 @@ int main(int argc, char** argv) {
   test_compile_by_fingerprint(other, fingerprint); /* closes `other` */
   test_stats(client);
   test_execute_ex(client);
+  test_infeed_outfeed(client);
   jitd_client_close(client);
   test_start_daemon_if_missing();
   printf("jitd_c_api_test: all checks passed\n");

@@ -186,11 +186,11 @@ bool Client::DaemonGone() const {
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
-StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uint64_t id) {
+StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uint64_t id,
+                                           std::chrono::milliseconds extra_wait) {
   // The hot path is one push and one pop: whether the daemon is still there
   // is asked (a poll() on the socket) only while waiting goes slowly.
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = start + options_.timeout;
+  const Clock::time_point deadline = Clock::now() + options_.timeout + extra_wait;
   ipc::RingHeapRef block{0, 0};
   for (;;) {
     Status pushed = segment_->TryPushMessage(segment_->request_ring(), request, &block);
@@ -221,7 +221,8 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
       if (Clock::now() >= deadline) {
         // The block stays allocated: the daemon may still read it.
         return DeadlineExceeded("no reply from the jitd daemon within " +
-                                std::to_string(options_.timeout.count()) + " ms");
+                                std::to_string((options_.timeout + extra_wait).count()) +
+                                " ms");
       }
       wait.spin = std::chrono::nanoseconds(0);  // slow: sleep at once from now on
       continue;
@@ -340,7 +341,11 @@ StatusOr<Executable> Client::Compile(std::string_view program_text,
   auto compile_options = wire::CreateCompileOptions(fbb, fbb.CreateString(options.device), 0,
                                                     options.profile);
   wire::HeapRef program(block.offset, block.length);
-  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
+  auto body = wire::CreateCompileRequest(fbb,
+                                         options.flatbuffer_module
+                                             ? wire::ProgramFormat_FLATBUFFER_MODULE
+                                             : wire::ProgramFormat_STABLEHLO_TEXT,
+                                         &program, 0,
                                          shape_vector, compile_options);
   const uint64_t id = next_id_++;
   auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CompileRequest,
@@ -492,6 +497,103 @@ Status Client::SendRawForTesting(std::span<const uint8_t> bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   // A raw message gets reply id 0 (the daemon cannot read its id).
   return CallLocked(bytes, 0).status();
+}
+
+Status Client::FeedLocked(bool infeed, const std::string& device, const TensorShape& shape,
+                          ipc::RingHeapRef block, std::chrono::milliseconds timeout) {
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto device_offset = fbb.CreateString(device);
+  auto shape_offset = ToWire(fbb, shape);
+  wire::HeapRef data(block.offset, block.length);
+  const uint64_t id = next_id_++;
+  flatbuffers::Offset<wire::RequestMessage> message;
+  if (infeed) {
+    auto body = wire::CreateTransferToInfeedRequest(fbb, device_offset, 0, shape_offset, &data);
+    message = wire::CreateRequestMessage(fbb, id, wire::Request_TransferToInfeedRequest,
+                                         body.Union());
+  } else {
+    const uint64_t micros = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count())) * 1000;
+    auto body = wire::CreateTransferFromOutfeedRequest(fbb, device_offset, 0, shape_offset, &data,
+                                                       micros);
+    message = wire::CreateRequestMessage(fbb, id, wire::Request_TransferFromOutfeedRequest,
+                                         body.Union());
+  }
+  auto request = Finish(fbb, message);
+  // An outfeed read waits in the daemon for up to `timeout`: wait for its
+  // reply that much longer.
+  return CallLocked(request, id, infeed ? std::chrono::milliseconds(0) : timeout).status();
+}
+
+Status Client::TransferToInfeed(const std::string& device, const TensorShape& shape,
+                                std::span<const uint8_t> bytes) {
+  JITD_ASSIGN_OR_RETURN(uint64_t size, ByteSize(shape));
+  if (bytes.size() != size) {
+    return InvalidArgument("TransferToInfeed: " + std::to_string(bytes.size()) + " bytes given, " +
+                           shape.ToString() + " needs " + std::to_string(size));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block, segment_->Allocate(std::max<uint64_t>(size, 1)));
+  block.length = size;
+  StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block);
+  if (!span.ok()) {
+    (void)segment_->Deallocate(block);
+    return span.status();
+  }
+  if (size != 0) std::memcpy(span->data(), bytes.data(), size);
+  Status sent = FeedLocked(true, device, shape, block, std::chrono::milliseconds(0));
+  // On a timeout the daemon may still read the block: leave it allocated.
+  if (sent.ok() || sent.code() != StatusCode::kDeadlineExceeded) {
+    (void)segment_->Deallocate(block);
+  }
+  return sent;
+}
+
+Status Client::TransferBufferToInfeed(const std::string& device, const Buffer& buffer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buffer_blocks_.find(buffer.handle);
+  if (it == buffer_blocks_.end()) {
+    return NotFound("TransferToInfeed: no buffer " + std::to_string(buffer.handle) +
+                    " in this client");
+  }
+  return FeedLocked(true, device, buffer.shape, it->second, std::chrono::milliseconds(0));
+}
+
+Status Client::TransferFromOutfeed(const std::string& device, const TensorShape& shape,
+                                   std::span<uint8_t> out, std::chrono::milliseconds timeout) {
+  JITD_ASSIGN_OR_RETURN(uint64_t size, ByteSize(shape));
+  if (out.size() != size) {
+    return InvalidArgument("TransferFromOutfeed: room for " + std::to_string(out.size()) +
+                           " bytes given, " + shape.ToString() + " needs " +
+                           std::to_string(size));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block, segment_->Allocate(std::max<uint64_t>(size, 1)));
+  block.length = size;
+  Status received = FeedLocked(false, device, shape, block, timeout);
+  if (received.ok()) {
+    StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block);
+    if (!span.ok()) {
+      received = span.status();
+    } else if (size != 0) {
+      std::memcpy(out.data(), span->data(), size);
+    }
+  }
+  // On a client-side timeout the daemon may still write the block.
+  if (received.ok() || received.code() != StatusCode::kDeadlineExceeded) {
+    (void)segment_->Deallocate(block);
+  }
+  return received;
+}
+
+Status Client::TransferFromOutfeedToBuffer(const std::string& device, const Buffer& buffer,
+                                           std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buffer_blocks_.find(buffer.handle);
+  if (it == buffer_blocks_.end()) {
+    return NotFound("TransferFromOutfeed: no buffer " + std::to_string(buffer.handle) +
+                    " in this client");
+  }
+  return FeedLocked(false, device, buffer.shape, it->second, timeout);
 }
 
 }  // namespace jitd::client

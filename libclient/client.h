@@ -94,6 +94,9 @@ struct CompileOptions {
   std::string device;                       // empty = the daemon's default
   bool profile = false;
   std::vector<TensorShape> argument_shapes;  // optional; checked by the daemon
+  // The program's bytes are a FlatBuffers module (ipc/module.fbs, what the
+  // builder makes) instead of StableHLO text.
+  bool flatbuffer_module = false;
 };
 
 // A compiled program in this client's session. Plain value.
@@ -165,6 +168,24 @@ class Client {
                                             std::vector<Buffer>* out_results);
   // Drops an executable handle.
   Status Release(uint64_t executable);
+
+  // Infeed / outfeed (daemon/feed_queues.h). `device` empty = the daemon's
+  // default device; one replica (0). TransferToInfeed queues a copy of
+  // `bytes` (exactly ByteSize(shape) of them) for `stablehlo.infeed` ops of
+  // any client's executions on that device to read.
+  Status TransferToInfeed(const std::string& device, const TensorShape& shape,
+                          std::span<const uint8_t> bytes);
+  // The same from a buffer of this client (no copy on this side).
+  Status TransferBufferToInfeed(const std::string& device, const Buffer& buffer);
+  // Takes the next value a `stablehlo.outfeed` wrote on `device`, waiting up
+  // to `timeout` (0 = the daemon's default execute deadline); it must have
+  // `shape` (INVALID_ARGUMENT otherwise, and the value stays queued). Its
+  // bytes go to `out` (exactly ByteSize(shape) of them).
+  Status TransferFromOutfeed(const std::string& device, const TensorShape& shape,
+                             std::span<uint8_t> out, std::chrono::milliseconds timeout);
+  // The same into a buffer of this client.
+  Status TransferFromOutfeedToBuffer(const std::string& device, const Buffer& buffer,
+                                     std::chrono::milliseconds timeout);
   // The daemon's statistics as JSON; `keys` lists cache entries too.
   StatusOr<std::string> Stats(bool keys = false);
 
@@ -188,7 +209,13 @@ class Client {
          std::unique_ptr<ipc::Segment> segment, uint64_t session_id);
   // Pushes the finished request and waits for the reply with `id`. Requires
   // mu_. Returns the reply's status as the error when it is not OK.
-  StatusOr<Reply> CallLocked(std::span<const uint8_t> request, uint64_t id);
+  // `extra_wait` lengthens ClientOptions::timeout for this call (requests
+  // that wait in the daemon on purpose).
+  StatusOr<Reply> CallLocked(std::span<const uint8_t> request, uint64_t id,
+                             std::chrono::milliseconds extra_wait = std::chrono::milliseconds(0));
+  // Sends a feed transfer naming `block` of the heap.
+  Status FeedLocked(bool infeed, const std::string& device, const TensorShape& shape,
+                    ipc::RingHeapRef block, std::chrono::milliseconds timeout);
   StatusOr<Executable> CompileLocked(std::span<const uint8_t> request, uint64_t id);
   StatusOr<Timing> ExecuteLocked(uint64_t executable, std::span<const uint64_t> arguments,
                                  std::span<const uint64_t> results,

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -22,7 +23,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "libclient/c_api_internal.h"
 #include "libclient/client.h"
+#include "jitd/jitd_builder.h"
 #include "libclient/launcher.h"
 
 struct jitd_status {
@@ -211,6 +214,31 @@ void FillTiming(const jitd::client::Timing& timing, jitd_execute_timing_t* out) 
   const size_t size = std::min(out->struct_size, sizeof(full));
   std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
               reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+}
+
+// A shape from C arguments (feed transfers): known dtype, dims present,
+// none negative, a size that fits.
+StatusOr<jitd::client::TensorShape> MakeShape(const char* what, jitd_dtype_t dtype,
+                                              const int64_t* dims, size_t rank) {
+  if (rank > 0 && dims == nullptr) {
+    return jitd::InvalidArgument(std::string(what) + ": dims is NULL but rank is " +
+                                 std::to_string(rank));
+  }
+  if (dtype <= JITD_DTYPE_INVALID || dtype > JITD_DTYPE_F6E3M2FN) {
+    return jitd::InvalidArgument(std::string(what) + ": unknown dtype " +
+                                 std::to_string(static_cast<int>(dtype)));
+  }
+  jitd::client::TensorShape shape;
+  shape.element_type = static_cast<wire::ElementType>(dtype);
+  if (rank > 0) shape.dims.assign(dims, dims + rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) {
+      return jitd::InvalidArgument(std::string(what) + ": dims[" + std::to_string(i) + "] is " +
+                                   std::to_string(dims[i]));
+    }
+  }
+  JITD_RETURN_IF_ERROR(jitd::client::ByteSize(shape).status());
+  return shape;
 }
 
 // Wraps a compile's result in a new handle.
@@ -509,6 +537,15 @@ jitd_status_t* jitd_executable_execute(jitd_executable_t* executable, jitd_buffe
                                        size_t num_args, jitd_buffer_t* const* results,
                                        size_t num_results,
                                        jitd_execute_timing_t* out_timing_or_null) {
+  return jitd_executable_execute_with_deadline(executable, args, num_args, results, num_results,
+                                               0, out_timing_or_null);
+}
+
+jitd_status_t* jitd_executable_execute_with_deadline(jitd_executable_t* executable,
+                                                     jitd_buffer_t* const* args, size_t num_args,
+                                                     jitd_buffer_t* const* results,
+                                                     size_t num_results, uint64_t deadline_micros,
+                                                     jitd_execute_timing_t* out_timing_or_null) {
   if (executable == nullptr) return Invalid("jitd_executable_execute: executable is NULL");
   if (out_timing_or_null != nullptr) {
     jitd_status_t* bad = ToC(CheckStructSize("jitd_execute_timing_t",
@@ -524,9 +561,11 @@ jitd_status_t* jitd_executable_execute(jitd_executable_t* executable, jitd_buffe
     JITD_RETURN_IF_ERROR(CollectBuffers(*executable, results, num_results,
                                         executable->executable.results, "results",
                                         &result_handles));
+    const auto deadline = std::chrono::microseconds(
+        static_cast<int64_t>(std::min<uint64_t>(deadline_micros, uint64_t{1} << 50)));
     JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
                           executable->client->Execute(executable->executable.handle,
-                                                      arg_handles, result_handles));
+                                                      arg_handles, result_handles, deadline));
     FillTiming(timing, out_timing_or_null);
     return Status::Ok();
   });
@@ -542,4 +581,127 @@ void jitd_executable_release(jitd_executable_t* executable) {
   delete executable;
 }
 
+jitd_status_t* jitd_client_transfer_to_infeed(jitd_client_t* client, const char* device,
+                                              jitd_dtype_t dtype, const int64_t* dims,
+                                              size_t rank, const void* data, size_t size_bytes) {
+  if (client == nullptr) return Invalid("jitd_client_transfer_to_infeed: client is NULL");
+  if (data == nullptr && size_bytes != 0) {
+    return Invalid("jitd_client_transfer_to_infeed: data is NULL");
+  }
+  return Guard([&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(jitd::client::TensorShape shape,
+                          MakeShape("jitd_client_transfer_to_infeed", dtype, dims, rank));
+    return client->client->TransferToInfeed(
+        device ? device : "", shape,
+        std::span<const uint8_t>(static_cast<const uint8_t*>(data), size_bytes));
+  });
+}
+
+jitd_status_t* jitd_client_transfer_buffer_to_infeed(jitd_client_t* client, const char* device,
+                                                     jitd_buffer_t* buffer) {
+  if (client == nullptr) return Invalid("jitd_client_transfer_buffer_to_infeed: client is NULL");
+  if (buffer == nullptr) return Invalid("jitd_client_transfer_buffer_to_infeed: buffer is NULL");
+  if (buffer->client != client->client) {
+    return Invalid("jitd_client_transfer_buffer_to_infeed: the buffer belongs to another client");
+  }
+  return Guard([&]() -> Status {
+    return client->client->TransferBufferToInfeed(device ? device : "", buffer->buffer);
+  });
+}
+
+jitd_status_t* jitd_client_transfer_from_outfeed(jitd_client_t* client, const char* device,
+                                                 jitd_dtype_t dtype, const int64_t* dims,
+                                                 size_t rank, void* out_data, size_t size_bytes,
+                                                 uint32_t timeout_ms) {
+  if (client == nullptr) return Invalid("jitd_client_transfer_from_outfeed: client is NULL");
+  if (out_data == nullptr && size_bytes != 0) {
+    return Invalid("jitd_client_transfer_from_outfeed: out_data is NULL");
+  }
+  return Guard([&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(jitd::client::TensorShape shape,
+                          MakeShape("jitd_client_transfer_from_outfeed", dtype, dims, rank));
+    return client->client->TransferFromOutfeed(
+        device ? device : "", shape,
+        std::span<uint8_t>(static_cast<uint8_t*>(out_data), size_bytes),
+        std::chrono::milliseconds(timeout_ms));
+  });
+}
+
+jitd_status_t* jitd_client_transfer_from_outfeed_to_buffer(jitd_client_t* client,
+                                                           const char* device,
+                                                           jitd_buffer_t* buffer,
+                                                           uint32_t timeout_ms) {
+  if (client == nullptr) {
+    return Invalid("jitd_client_transfer_from_outfeed_to_buffer: client is NULL");
+  }
+  if (buffer == nullptr) {
+    return Invalid("jitd_client_transfer_from_outfeed_to_buffer: buffer is NULL");
+  }
+  if (buffer->client != client->client) {
+    return Invalid(
+        "jitd_client_transfer_from_outfeed_to_buffer: the buffer belongs to another client");
+  }
+  return Guard([&]() -> Status {
+    return client->client->TransferFromOutfeedToBuffer(device ? device : "", buffer->buffer,
+                                                       std::chrono::milliseconds(timeout_ms));
+  });
+}
+
 }  // extern "C"
+
+// ---- Shared with the builder's C API (libclient/c_api_internal.h) ---------
+
+namespace jitd::c_api {
+
+jitd_status_t* ToC(const Status& status) { return ::ToC(status); }
+
+jitd_status_t* GuardStatus(const std::function<Status()>& body) {
+  return Guard([&]() -> Status { return body(); });
+}
+
+}  // namespace jitd::c_api
+
+namespace {
+
+jitd_status_t* CompileModuleBytes(jitd_client_t* client, const uint8_t* bytes, size_t size,
+                                  const jitd_compile_options_t* options,
+                                  jitd_executable_t** out_executable, const char* what) {
+  if (client == nullptr) return Invalid(std::string(what) + ": client is NULL");
+  if (bytes == nullptr) return Invalid(std::string(what) + ": the module is NULL");
+  if (out_executable == nullptr) return Invalid(std::string(what) + ": out_executable is NULL");
+  return Guard([&]() -> Status {
+    jitd::client::CompileOptions compile_options;
+    compile_options.flatbuffer_module = true;
+    if (options != nullptr) {
+      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_compile_options_t", options->struct_size,
+                                           JITD_COMPILE_OPTIONS_STRUCT_SIZE));
+      if (options->device != nullptr) compile_options.device = options->device;
+    }
+    return NewExecutable(
+        client->client,
+        client->client->Compile(std::string_view(reinterpret_cast<const char*>(bytes), size),
+                                compile_options),
+        out_executable);
+  });
+}
+
+}  // namespace
+
+jitd_status_t* jitd_client_compile_module(jitd_client_t* client, const uint8_t* module_bytes,
+                                          size_t size, const jitd_compile_options_t* options,
+                                          jitd_executable_t** out_executable) {
+  return CompileModuleBytes(client, module_bytes, size, options, out_executable,
+                            "jitd_client_compile_module");
+}
+
+jitd_status_t* jitd_client_compile_computation(jitd_client_t* client,
+                                               const jitd_computation_t* computation,
+                                               const jitd_compile_options_t* options,
+                                               jitd_executable_t** out_executable) {
+  if (computation == nullptr) {
+    return Invalid("jitd_client_compile_computation: computation is NULL");
+  }
+  const std::vector<uint8_t>& bytes = computation->computation->module_bytes();
+  return CompileModuleBytes(client, bytes.data(), bytes.size(), options, out_executable,
+                            "jitd_client_compile_computation");
+}

@@ -17,6 +17,8 @@ packages=(
   libopenblas-dev libkissfft-dev
   # numpy (Debian's, in /usr/bin/python3): .npy interop tests.
   python3-numpy
+  # pytest (Debian's, in /usr/bin/python3): the Python package's tests.
+  python3-pytest
 )
 
 missing=()

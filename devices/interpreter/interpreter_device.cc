@@ -16,6 +16,8 @@ class InterpreterExecutable final : public Executable {
     eval::EvalOptions eval_options;
     eval_options.deadline = options.deadline;
     eval_options.resource_fill_seed = options.resource_fill_seed;
+    eval_options.infeed = options.infeed;
+    eval_options.outfeed = options.outfeed;
     return eval::EvaluateFunction(*module_, *entry_,
                                   std::vector<eval::RuntimeValue>(args.begin(), args.end()),
                                   eval_options);

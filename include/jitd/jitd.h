@@ -4,7 +4,8 @@
  * buffers in the shared memory the daemon gave it, compiles StableHLO programs
  * (or finds them in the daemon's cache by fingerprint) and executes them on
  * those buffers. libjitd.so links no compiler: all compiling happens in the
- * daemon. Changes to this header are listed in libclient/CHANGELOG.md.
+ * daemon. Changes to this header are listed in libclient/CHANGELOG.md. The
+ * computation builder (xla_client's ComputationBuilder) is in jitd_builder.h.
  *
  * Errors. Every fallible function returns a jitd_status_t*: NULL means
  * success; otherwise the caller owns the status, reads its code and message
@@ -53,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 2
+#define JITD_API_VERSION 5
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -78,7 +79,8 @@ typedef enum jitd_status_code_t {
   JITD_DEADLINE_EXCEEDED = 8,
   JITD_INTERNAL = 9,
   JITD_PERMISSION_DENIED = 10, /* the daemon refused this process (its uid/gid
-                                  is not allowed: `jitd serve --allow-uid`) */
+                                  is not allowed: `jitd serve --allow-uid`);
+                                  since version 5 */
 } jitd_status_code_t;
 
 /* An error: a code and a message. Opaque; NULL is success. */
@@ -279,7 +281,7 @@ typedef struct jitd_execute_options_t {
  * owns and destroys with jitd_buffer_destroy. When every slot is NULL the
  * allocation and the execute take one round trip. On failure the slots are
  * unchanged (nothing is left allocated). `options` and `out_timing_or_null`
- * may be NULL. */
+ * may be NULL. Since version 5. */
 JITD_API jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
                                                    jitd_buffer_t* const* args, size_t num_args,
                                                    jitd_buffer_t** results, size_t num_results,
@@ -288,6 +290,56 @@ JITD_API jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable
 /* Drops the executable handle here and in the daemon (the daemon's cache
  * keeps the compiled program); NULL is a no-op. */
 JITD_API void jitd_executable_release(jitd_executable_t* executable);
+
+/* As jitd_executable_execute, with a deadline for this execution in
+ * microseconds (0 = the daemon's default; the daemon cuts it to its
+ * per-client limit). Past it the execution stops with JITD_DEADLINE_EXCEEDED
+ * (for example a stablehlo.infeed that nobody feeds). Since version 3. */
+JITD_API jitd_status_t* jitd_executable_execute_with_deadline(
+    jitd_executable_t* executable, jitd_buffer_t* const* args, size_t num_args,
+    jitd_buffer_t* const* results, size_t num_results, uint64_t deadline_micros,
+    jitd_execute_timing_t* out_timing_or_null);
+
+/* ---- Infeed and outfeed (since version 3) ------------------------------- */
+
+/* The daemon keeps one FIFO queue of tensors per device (one replica, 0) for
+ * infeed and one for outfeed, shared by all its clients: one process may feed
+ * while another executes. A `stablehlo.infeed` op with N tensor results takes
+ * the next N values of its device's infeed queue, waiting for them up to its
+ * execution's deadline (then JITD_DEADLINE_EXCEEDED); a `stablehlo.outfeed`
+ * op appends its tensor operands to the outfeed queue, where they wait for a
+ * client's read. `device` NULL or "" = the daemon's default device.
+ *
+ * Calls on one client are serialized, so an execute blocked on infeed holds
+ * its client: feed from another client (another connection or process). */
+
+/* Queues a copy of data[0..size_bytes) as a value of `dtype` and
+ * dims[0..rank) (size_bytes must be its exact byte size) on `device`'s
+ * infeed. */
+JITD_API jitd_status_t* jitd_client_transfer_to_infeed(jitd_client_t* client, const char* device,
+                                                       jitd_dtype_t dtype, const int64_t* dims,
+                                                       size_t rank, const void* data,
+                                                       size_t size_bytes);
+/* Queues the contents and shape of `buffer` (a buffer of `client`). */
+JITD_API jitd_status_t* jitd_client_transfer_buffer_to_infeed(jitd_client_t* client,
+                                                              const char* device,
+                                                              jitd_buffer_t* buffer);
+/* Takes the next value of `device`'s outfeed, waiting up to `timeout_ms`
+ * (0 = the daemon's default execute deadline; then JITD_DEADLINE_EXCEEDED),
+ * and writes its bytes to out_data[0..size_bytes). The value must have
+ * `dtype` and dims[0..rank): otherwise JITD_INVALID_ARGUMENT and it stays
+ * queued. */
+JITD_API jitd_status_t* jitd_client_transfer_from_outfeed(jitd_client_t* client,
+                                                          const char* device, jitd_dtype_t dtype,
+                                                          const int64_t* dims, size_t rank,
+                                                          void* out_data, size_t size_bytes,
+                                                          uint32_t timeout_ms);
+/* The same, into `buffer` (a buffer of `client`; its shape is the one
+ * expected). */
+JITD_API jitd_status_t* jitd_client_transfer_from_outfeed_to_buffer(jitd_client_t* client,
+                                                                    const char* device,
+                                                                    jitd_buffer_t* buffer,
+                                                                    uint32_t timeout_ms);
 
 #ifdef __cplusplus
 }  /* extern "C" */

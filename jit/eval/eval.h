@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <variant>
@@ -56,6 +57,21 @@ struct EvalOptions {
   // dense_resource constants whose bytes the module does not carry: filled
   // with seeded pseudo-random values when set, an error otherwise.
   std::optional<uint64_t> resource_fill_seed;
+  // Infeed and outfeed: where `stablehlo.infeed` takes its tensor results
+  // from and where `stablehlo.outfeed` sends its tensor operands (the daemon
+  // connects them to its per-device queues, daemon/feed_queues.h). `infeed`
+  // gets the op's tensor result types and returns one literal per type, in
+  // order; it may block, and must give up at `deadline` (the evaluator
+  // passes the deadline above) with DEADLINE_EXCEEDED. `outfeed` gets the
+  // operands' values. Both run on the evaluating thread. Unset: the op fails
+  // with UNIMPLEMENTED (there is no queue to talk to).
+  std::function<StatusOr<std::vector<ir::Literal>>(
+      const std::vector<ir::Type>& types,
+      std::optional<std::chrono::steady_clock::time_point> deadline)>
+      infeed;
+  std::function<Status(std::vector<ir::Literal> values,
+                       std::optional<std::chrono::steady_clock::time_point> deadline)>
+      outfeed;
 };
 
 // Evaluates `function` of `module` on `args`. The module must have passed

@@ -235,6 +235,8 @@ class Evaluator {
         JITD_ASSIGN_OR_RETURN(Literal id, ctx.NewResult(0));
         return Single(std::move(id));
       }
+      case OpCode::kInfeed: return EvalInfeed(ctx);
+      case OpCode::kOutfeed: return EvalOutfeed(ctx);
       case OpCode::kCustomCall: {
         const auto* target = op.attr("call_target_name")->get_if<ir::StringAttr>();
         return ctx.Unimplemented("custom_call target '" + (target ? target->value : "") +
@@ -274,6 +276,63 @@ class Evaluator {
     auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes);
     if (!lit.ok()) return ctx.Error(lit.status().message());
     return Single(std::move(lit).value());
+  }
+
+  // stablehlo.infeed: tensor results from the infeed hook, then a token.
+  StatusOr<std::vector<RuntimeValue>> EvalInfeed(OpContext& ctx) {
+    const Op& op = ctx.op();
+    std::vector<Type> types;
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      const Type& type = op.result(i)->type();
+      if (type.is_token()) continue;
+      if (!type.is_tensor()) return ctx.Unimplemented("infeed of a " + type.ToString());
+      types.push_back(type);
+    }
+    if (!options_.infeed) {
+      return ctx.Unimplemented("has no infeed queue to read from (run it through the daemon)");
+    }
+    StatusOr<std::vector<Literal>> values = options_.infeed(types, options_.deadline);
+    if (!values.ok()) return OpError(op, values.status().code(), values.status().message());
+    if (values->size() != types.size()) {
+      return OpError(op, StatusCode::kInternal,
+                     "the infeed gave " + std::to_string(values->size()) + " values for " +
+                         std::to_string(types.size()) + " results");
+    }
+    std::vector<RuntimeValue> out;
+    size_t next = 0;
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      if (op.result(i)->type().is_token()) {
+        out.push_back(RuntimeValue::Token());
+        continue;
+      }
+      Literal& value = (*values)[next];
+      if (value.type() != types[next]) {
+        return OpError(op, StatusCode::kInvalidArgument,
+                       "result " + std::to_string(i) + " is " + types[next].ToString() +
+                           ", the infeed gave " + value.type().ToString());
+      }
+      out.emplace_back(std::move(value));
+      ++next;
+    }
+    return out;
+  }
+
+  // stablehlo.outfeed: the tensor operands go to the outfeed hook.
+  StatusOr<std::vector<RuntimeValue>> EvalOutfeed(OpContext& ctx) {
+    const Op& op = ctx.op();
+    std::vector<Literal> values;
+    for (size_t i = 0; i < ctx.num_operands(); ++i) {
+      const RuntimeValue& v = ctx.value(i);
+      if (v.is_token()) continue;
+      if (!v.is_tensor()) return ctx.Unimplemented("outfeed of a " + v.type().ToString());
+      values.push_back(v.literal());
+    }
+    if (!options_.outfeed) {
+      return ctx.Unimplemented("has no outfeed queue to write to (run it through the daemon)");
+    }
+    Status sent = options_.outfeed(std::move(values), options_.deadline);
+    if (!sent.ok()) return OpError(op, sent.code(), sent.message());
+    return std::vector<RuntimeValue>{RuntimeValue::Token()};
   }
 
   StatusOr<std::vector<RuntimeValue>> EvalWhile(OpContext& ctx) {

@@ -105,5 +105,87 @@ func.func @main() -> tensor<i32> {
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 }
 
+constexpr const char* kFeedProgram = R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:3 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xf32>, tensor<i32>, !stablehlo.token)
+  %s = stablehlo.add %x, %v#0 : tensor<2xf32>
+  %t2 = "stablehlo.outfeed"(%s, %v#1, %v#2) : (tensor<2xf32>, tensor<i32>, !stablehlo.token) -> !stablehlo.token
+  return %s : tensor<2xf32>
+})";
+
+TEST(EvaluatorTest, InfeedAndOutfeedGoThroughTheHooks) {
+  std::vector<ir::Literal> outfed;
+  std::vector<ir::Type> asked;
+  EvalOptions options;
+  options.infeed = [&](const std::vector<ir::Type>& types,
+                       std::optional<std::chrono::steady_clock::time_point>)
+      -> StatusOr<std::vector<ir::Literal>> {
+    asked = types;
+    ir::Literal a = *ir::Literal::Create(types[0]);
+    a.SetDouble(0, 10);
+    a.SetDouble(1, 20);
+    ir::Literal b = *ir::Literal::Create(types[1]);
+    b.SetInt(0, 7);
+    return std::vector<ir::Literal>{a, b};
+  };
+  options.outfeed = [&](std::vector<ir::Literal> values,
+                        std::optional<std::chrono::steady_clock::time_point>) -> Status {
+    outfed = std::move(values);
+    return Status::Ok();
+  };
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {2}));
+  x.SetDouble(0, 1);
+  x.SetDouble(1, 2);
+  std::vector<RuntimeValue> args;
+  args.emplace_back(x);
+  auto r = EvalText(kFeedProgram, std::move(args), options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0].ToString(), "tensor<2xf32>");
+  EXPECT_EQ(asked[1].ToString(), "tensor<i32>");
+  EXPECT_EQ(testing::Doubles((*r)[0].literal()), (std::vector<double>{11, 22}));
+  ASSERT_EQ(outfed.size(), 2u);
+  EXPECT_EQ(testing::Doubles(outfed[0]), (std::vector<double>{11, 22}));
+  EXPECT_EQ(testing::Ints(outfed[1]), (std::vector<int64_t>{7}));
+}
+
+TEST(EvaluatorTest, InfeedErrorsNameTheOp) {
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {2}));
+  auto args = [&] {
+    std::vector<RuntimeValue> a;
+    a.emplace_back(x);
+    return a;
+  };
+  // No hooks: UNIMPLEMENTED.
+  auto r = EvalText(kFeedProgram, args());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("'stablehlo.infeed' op has no infeed queue"),
+            std::string::npos)
+      << r.status().message();
+  // A hook that times out: its code and message come through with the op's place.
+  EvalOptions options;
+  options.infeed = [](const std::vector<ir::Type>&,
+                      std::optional<std::chrono::steady_clock::time_point>)
+      -> StatusOr<std::vector<ir::Literal>> { return Status(StatusCode::kDeadlineExceeded, "nobody fed it"); };
+  r = EvalText(kFeedProgram, args(), options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(r.status().message().find("4:"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("nobody fed it"), std::string::npos);
+  // A hook that gives the wrong type is refused.
+  options.infeed = [](const std::vector<ir::Type>& types,
+                      std::optional<std::chrono::steady_clock::time_point>)
+      -> StatusOr<std::vector<ir::Literal>> {
+    return std::vector<ir::Literal>{*ir::Literal::Create(types[1]),
+                                    *ir::Literal::Create(types[1])};
+  };
+  r = EvalText(kFeedProgram, args(), options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the infeed gave tensor<i32>"), std::string::npos)
+      << r.status().message();
+}
+
 }  // namespace
 }  // namespace jitd::eval

@@ -177,6 +177,34 @@ void Execute(SeedWriter& w, uint64_t exe, std::vector<uint64_t> args,
             wire::CreateExecuteRequest(fbb, exe, a, r, deadline).Union());
 }
 
+constexpr char kFeed[] = R"(func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)
+  %0 = stablehlo.add %a, %v#0 : tensor<4xf32>
+  %t2 = "stablehlo.outfeed"(%0, %v#1) : (tensor<4xf32>, !stablehlo.token) -> !stablehlo.token
+  return %0 : tensor<4xf32>
+}
+)";
+
+// TransferToInfeed (infeed = true) or TransferFromOutfeed of an f32[4].
+void Feed(SeedWriter& w, bool infeed, const char* device, uint32_t replica, uint64_t offset,
+          uint64_t bytes, uint64_t timeout_micros = 0) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto name = fbb.CreateString(device);
+  auto dims = fbb.CreateVector(std::vector<int64_t>{4});
+  auto shape = wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
+  wire::HeapRef data(offset, bytes);
+  if (infeed) {
+    w.Message(fbb, wire::Request_TransferToInfeedRequest,
+              wire::CreateTransferToInfeedRequest(fbb, name, replica, shape, &data).Union());
+  } else {
+    w.Message(fbb, wire::Request_TransferFromOutfeedRequest,
+              wire::CreateTransferFromOutfeedRequest(fbb, name, replica, shape, &data,
+                                                     timeout_micros)
+                  .Union());
+  }
+}
+
 void WriteSeeds(const std::string& dir) {
   std::vector<std::vector<uint8_t>> seeds;
   const uint64_t add_len = std::strlen(kAdd);
@@ -238,6 +266,24 @@ void WriteSeeds(const std::string& dir) {
     CreateBuffer(w, wire::ElementType_F32, {4}, uint64_t{1} << 40, 16);
     Execute(w, 1, {1, 1}, {1});
     Execute(w, 77, {}, {});
+    seeds.push_back(w.bytes());
+  }
+  {  // Infeed and outfeed: feed, execute, read back; then bad devices,
+     // replicas, ranges, an unfed infeed and an empty outfeed (deadlines).
+    SeedWriter w;
+    w.HeapText(kFeed);
+    Compile(w, std::strlen(kFeed));
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 16, 16);
+    Feed(w, true, "", 0, kBufferOffset, 16);
+    Execute(w, 1, {2}, {3});
+    Feed(w, false, "interpreter", 0, kBufferOffset + 16, 16, 1000);
+    Feed(w, true, "nope", 0, kBufferOffset, 16);
+    Feed(w, true, "", 3, kBufferOffset, 16);
+    Feed(w, true, "", 0, uint64_t{1} << 40, 16);
+    Feed(w, false, "", 0, kBufferOffset, 12, 1000);
+    Execute(w, 1, {2}, {3});
+    Feed(w, false, "", 0, kBufferOffset, 16, 1000);
     seeds.push_back(w.bytes());
   }
   for (size_t i = 0; i < seeds.size(); ++i) {

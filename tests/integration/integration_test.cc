@@ -336,5 +336,124 @@ TEST_F(IntegrationTest, SecondDaemonOnSameSocketRefuses) {
   ASSERT_NE(c, nullptr);
 }
 
+// Infeed and outfeed across processes (daemon/feed_queues.h).
+constexpr char kFeedProgram[] = R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %s = stablehlo.add %x, %v#0 : tensor<2xf32>
+  %t2 = "stablehlo.outfeed"(%s, %v#1) : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %s : tensor<2xf32>
+})";
+const client::TensorShape kF32x2{wire::ElementType_F32, {2}};
+
+// In a client process: compiles kFeedProgram, signals `ready_fd` just before
+// executing on x = {1, 2} with `deadline`; exit 0 when the result is
+// {11, 22}, 10 on DEADLINE_EXCEEDED naming the infeed, other codes otherwise.
+int RunFeedProgram(const std::string& socket, int ready_fd, std::chrono::microseconds deadline) {
+  client::ClientOptions options;
+  options.timeout = 30s;
+  auto c = Client::Connect(socket, options);
+  if (!c.ok()) return 1;
+  auto exe = (*c)->Compile(kFeedProgram);
+  if (!exe.ok()) return 2;
+  auto x = (*c)->AllocateBuffer(kF32x2);
+  auto y = (*c)->AllocateBuffer(kF32x2);
+  if (!x.ok() || !y.ok()) return 3;
+  const float xs[2] = {1, 2};
+  std::memcpy(x->data.data(), xs, 8);
+  const uint64_t args[] = {x->handle};
+  const uint64_t outs[] = {y->handle};
+  if (::write(ready_fd, "r", 1) != 1) return 4;
+  auto timing = (*c)->Execute(exe->handle, args, outs, deadline);
+  if (!timing.ok()) {
+    const std::string& m = timing.status().message();
+    if (timing.status().code() == StatusCode::kDeadlineExceeded &&
+        m.find("'stablehlo.infeed'") != std::string::npos &&
+        m.find("infeed of device 'interpreter' replica 0") != std::string::npos &&
+        m.find("deadline") != std::string::npos) {
+      return 10;
+    }
+    std::fprintf(stderr, "execute: %s\n", timing.status().ToString().c_str());
+    return 5;
+  }
+  float ys[2];
+  std::memcpy(ys, y->data.data(), 8);
+  return ys[0] == 11 && ys[1] == 22 ? 0 : 6;
+}
+
+// Waits (up to 10 s) for one byte on `fd`.
+bool WaitReady(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 10'000) != 1) return false;
+  char c;
+  return ::read(fd, &c, 1) == 1;
+}
+
+TEST_F(IntegrationTest, OneProcessFeedsWhileAnotherExecutes) {
+  StartDaemon(false);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 20s); });
+  ASSERT_TRUE(WaitReady(ready[0]));
+  std::this_thread::sleep_for(200ms);  // the execute is now waiting on the infeed
+  // The daemon keeps serving others meanwhile.
+  auto c = Connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Stats().ok());
+  // An outfeed read before anything was written times out cleanly.
+  std::vector<uint8_t> out(8);
+  Status early = c->TransferFromOutfeed("", kF32x2, out, 50ms);
+  EXPECT_EQ(early.code(), StatusCode::kDeadlineExceeded) << early.ToString();
+  pid_t feeder = Spawn([&] {
+    auto f = Client::Connect(socket_);
+    if (!f.ok()) return 1;
+    const float fed[2] = {10, 20};
+    Status s = (*f)->TransferToInfeed(
+        "interpreter", kF32x2,
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(fed), sizeof(fed)));
+    return s.ok() ? 0 : 2;
+  });
+  EXPECT_EQ(ExitCode(WaitForExit(feeder, 20s)), 0);
+  EXPECT_EQ(ExitCode(WaitForExit(executor, 30s)), 0);
+  // The outfeed holds the sum, for any client of the daemon.
+  Status read = c->TransferFromOutfeed("interpreter", kF32x2, out, 5000ms);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  float sums[2];
+  std::memcpy(sums, out.data(), 8);
+  EXPECT_EQ(sums[0], 11);
+  EXPECT_EQ(sums[1], 22);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  EXPECT_EQ(ExitCode(StopDaemon()), 0);
+}
+
+TEST_F(IntegrationTest, AnUnfedInfeedEndsAtItsDeadline) {
+  StartDaemon(false);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 300ms); });
+  EXPECT_EQ(ExitCode(WaitForExit(executor, 30s)), 10);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  // A client killed while its execute waits on the infeed: the daemon drops
+  // the session without waiting for the deadline, and stops promptly.
+  pid_t stuck = Spawn([&] { return RunFeedProgram(socket_, ready[1], 60s); });
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);  // the first executor's byte
+  ASSERT_TRUE(WaitReady(ready[0]));
+  std::this_thread::sleep_for(100ms);
+  ::kill(stuck, SIGKILL);
+  WaitForExit(stuck, 10s);
+  auto other = Connect();
+  ASSERT_NE(other, nullptr);
+  EXPECT_TRUE(other->Stats().ok());
+  const auto stop_start = std::chrono::steady_clock::now();
+  EXPECT_EQ(ExitCode(StopDaemon()), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start, 5s);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
 }  // namespace
 }  // namespace jitd

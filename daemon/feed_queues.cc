@@ -1,0 +1,114 @@
+#include "daemon/feed_queues.h"
+
+#include <algorithm>
+
+namespace jitd::daemon {
+namespace {
+
+std::string Where(FeedDirection direction, const std::string& device, uint32_t replica) {
+  return std::string(FeedName(direction)) + " of device '" + device + "' replica " +
+         std::to_string(replica);
+}
+
+std::string TypeList(const std::vector<ir::Type>& types) {
+  std::string out;
+  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + types[i].ToString();
+  return out;
+}
+
+}  // namespace
+
+const char* FeedName(FeedDirection direction) {
+  return direction == FeedDirection::kInfeed ? "infeed" : "outfeed";
+}
+
+Status FeedQueues::Push(FeedDirection direction, const std::string& device, uint32_t replica,
+                        std::vector<ir::Literal> values, std::optional<Clock::time_point> deadline,
+                        const std::atomic<bool>* cancel) {
+  uint64_t bytes = 0;
+  for (const ir::Literal& v : values) bytes += v.bytes().size();
+  if (bytes > max_queue_bytes_) {
+    return ResourceExhausted(std::to_string(bytes) + " bytes for the " +
+                             Where(direction, device, replica) +
+                             " exceed its capacity of " + std::to_string(max_queue_bytes_) +
+                             " bytes");
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  Queue& queue = queues_[MakeKey(direction, device, replica)];
+  while (queue.bytes + bytes > max_queue_bytes_) {
+    if (!deadline) {
+      return ResourceExhausted("the " + Where(direction, device, replica) + " holds " +
+                               std::to_string(queue.values.size()) + " values (" +
+                               std::to_string(queue.bytes) + " bytes); " +
+                               std::to_string(bytes) + " more would exceed its capacity of " +
+                               std::to_string(max_queue_bytes_) + " bytes");
+    }
+    if (cancel && cancel->load()) return Status(StatusCode::kUnavailable, "session closing");
+    if (Clock::now() >= *deadline) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    "the " + Where(direction, device, replica) +
+                        " stayed full (nobody read it) until the execution deadline");
+    }
+    changed_.wait_until(lock, std::min(*deadline, Clock::now() + poll_));
+  }
+  for (ir::Literal& v : values) queue.values.push_back(std::move(v));
+  queue.bytes += bytes;
+  changed_.notify_all();
+  return Status::Ok();
+}
+
+StatusOr<std::vector<ir::Literal>> FeedQueues::Pop(FeedDirection direction,
+                                                   const std::string& device, uint32_t replica,
+                                                   const std::vector<ir::Type>& types,
+                                                   std::optional<Clock::time_point> deadline,
+                                                   const std::atomic<bool>* cancel) {
+  const Clock::time_point start = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  Queue& queue = queues_[MakeKey(direction, device, replica)];
+  while (queue.values.size() < types.size()) {
+    if (cancel && cancel->load()) return Status(StatusCode::kUnavailable, "session closing");
+    const Clock::time_point now = Clock::now();
+    if (deadline && now >= *deadline) {
+      const auto waited =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
+      return Status(StatusCode::kDeadlineExceeded,
+                    "waited " + std::to_string(waited) + " ms for " +
+                        std::to_string(types.size()) + " value(s) (" + TypeList(types) +
+                        ") on the " + Where(direction, device, replica) + ", " +
+                        std::to_string(queue.values.size()) +
+                        " queued, and the deadline passed" +
+                        (direction == FeedDirection::kInfeed
+                             ? " (no client transferred them to the infeed in time)"
+                             : " (no execution wrote them to the outfeed in time)"));
+    }
+    Clock::time_point until = now + poll_;
+    if (deadline) until = std::min(until, *deadline);
+    changed_.wait_until(lock, until);
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (queue.values[i].type() != types[i]) {
+      return InvalidArgument("the " + Where(direction, device, replica) + "'s value " +
+                             std::to_string(i) + " in line is " +
+                             queue.values[i].type().ToString() + ", " + types[i].ToString() +
+                             " was asked for (nothing was taken)");
+    }
+  }
+  std::vector<ir::Literal> out;
+  out.reserve(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    queue.bytes -= queue.values.front().bytes().size();
+    out.push_back(std::move(queue.values.front()));
+    queue.values.pop_front();
+  }
+  changed_.notify_all();
+  return out;
+}
+
+size_t FeedQueues::size(FeedDirection direction, const std::string& device,
+                        uint32_t replica) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = queues_.find(MakeKey(direction, device, replica));
+  return it == queues_.end() ? 0 : it->second.values.size();
+}
+
+}  // namespace jitd::daemon

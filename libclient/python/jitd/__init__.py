@@ -1,0 +1,35 @@
+"""jitd: xla_client's local client API on the jitd daemon.
+
+    import numpy as np
+    import jitd
+
+    c = jitd.ComputationBuilder("add_one")
+    x = c.ParameterFromNumpy(np.zeros(3, np.float32))
+    c.Add(x, c.ConstantF32Scalar(1.0))
+    exe = c.Build().Compile()
+    print(exe.Execute([np.arange(3, dtype=np.float32)]))   # [1. 2. 3.]
+
+Everything runs in the per-machine daemon (`jitd serve`); this package is
+pure Python over libjitd.so (ctypes) and numpy. Errors raise JitdError with
+the jitd status code and message.
+"""
+
+from ._status import JitdError, StatusCode
+from ._types import Shape
+from ._client import (Client, CompileOptions, JitdNotImplementedError, LocalBuffer,
+                      LocalExecutable, PLATFORMS, compile_stablehlo, get_client,
+                      transfer_from_outfeed, transfer_to_infeed)
+from ._builder import (Computation, ComputationBuilder, GatherDimensionNumbers,
+                       LocalComputation, Op, PaddingType, PrimitiveType,
+                       ScatterDimensionNumbers)
+from ._lib import library_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Client", "CompileOptions", "Computation", "ComputationBuilder", "GatherDimensionNumbers",
+    "JitdError", "JitdNotImplementedError", "LocalBuffer", "LocalComputation",
+    "LocalExecutable", "Op", "PLATFORMS", "PaddingType", "PrimitiveType",
+    "ScatterDimensionNumbers", "Shape", "StatusCode", "compile_stablehlo", "get_client",
+    "library_path", "transfer_from_outfeed", "transfer_to_infeed",
+]

@@ -1,0 +1,539 @@
+"""The client side: connecting to the daemon, buffers in shared memory,
+compiled executables, infeed/outfeed (xla_client's LocalClient,
+LocalBuffer, LocalExecutable and CompileOptions over libjitd.so).
+
+Thread safety: a Client, its buffers and executables may be used from any
+thread; calls on one connection are serialized by libjitd (one request in
+flight), and ctypes releases the GIL during each call. Infeed and outfeed
+transfers use a second connection of the Client, so a thread may feed while
+another thread's Execute waits on the infeed.
+
+Lifetime: buffers and executables keep their Client's connection alive; the
+daemon frees everything a connection held when it closes.
+"""
+
+import ctypes
+import json
+import threading
+import warnings
+
+import numpy as np
+
+from . import _lib
+from ._status import JitdError, StatusCode
+from ._types import Shape, from_jitd_dtype, shape_of_executable, to_jitd_dtype
+
+
+class JitdNotImplementedError(JitdError, NotImplementedError):
+    """An option or feature jitd does not have (code UNIMPLEMENTED). Also a
+    NotImplementedError, as xla_client users expect for unsupported options."""
+
+    def __init__(self, message):
+        JitdError.__init__(self, StatusCode.UNIMPLEMENTED, message)
+
+
+PLATFORMS = ("cpu", "cuda", "interpreter")
+
+# Compiling this on a device tells whether the daemon has it (NOT_FOUND if
+# not); the daemon caches it, so the probe is cheap after the first time.
+_PROBE = ("func.func @main() -> tensor<i32> {\n"
+          "  %c = stablehlo.constant dense<0> : tensor<i32>\n"
+          "  return %c : tensor<i32>\n}\n")
+
+
+class _Connection(object):
+    """One jitd_client_t*, closed when the last Python reference goes.
+
+    Buffers and executables that die (their __del__, which the garbage
+    collector may run on any thread at any moment) are not destroyed there:
+    a call on this connection may be in flight in another thread (an
+    Execute waiting on the infeed) and the destroy would wait for it. They
+    are queued, and destroyed by the next call made on this connection
+    (`drain`), or freed by the daemon when the connection closes.
+    """
+
+    def __init__(self, socket_path, timeout_ms):
+        opts = _lib.ClientOptions()
+        opts.struct_size = ctypes.sizeof(_lib.ClientOptions)
+        opts.socket_path = socket_path.encode() if socket_path else None
+        opts.start_daemon_if_missing = 0
+        opts.timeout_ms = int(timeout_ms or 0)
+        handle = ctypes.c_void_p()
+        _lib.check(_lib.fn("jitd_client_connect")(ctypes.byref(opts), ctypes.byref(handle)))
+        self.handle = handle
+        self._dead = []  # (C function name, handle) to destroy; list ops are atomic
+
+    def defer_destroy(self, fn_name, handle):
+        self._dead.append((fn_name, handle))
+
+    def drain(self):
+        """Destroys what died since the last call; returns the handle."""
+        while self._dead:
+            try:
+                fn_name, h = self._dead.pop()
+            except IndexError:
+                break
+            _lib.fn(fn_name)(h)
+        return self.handle
+
+    def __del__(self):
+        h = getattr(self, "handle", None)
+        if h:
+            # Dead buffers/executables first: each C object keeps the
+            # connection open until it is destroyed.
+            self.drain()
+            _lib.fn("jitd_client_close")(h)
+            self.handle = None
+
+
+def _compile_options_struct(device):
+    opts = _lib.CompileOptions()
+    opts.struct_size = ctypes.sizeof(_lib.CompileOptions)
+    opts.device = device.encode()
+    return opts
+
+
+class Client(object):
+    """A connection to the jitd daemon for one platform ('cpu', 'cuda' or
+    'interpreter'). Use get_client() for the memoized default.
+
+    `platform` is the platform in use (it may differ from the one asked for
+    after a fallback; `requested_platform` keeps the request).
+    """
+
+    def __init__(self, platform="interpreter", socket_path=None, timeout_ms=0,
+                 fallback=()):
+        """Connects and checks that the daemon has the platform's device; if
+        it has not, tries the platforms in `fallback` in order with a
+        warning each, and raises JitdError(NOT_FOUND) when none is there."""
+        if platform not in PLATFORMS:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "unknown platform %r (jitd has: %s)" % (platform, ", ".join(PLATFORMS)))
+        self.requested_platform = platform
+        self.socket_path = socket_path
+        self._timeout_ms = timeout_ms
+        self._conn = _Connection(socket_path, timeout_ms)
+        self._feed_conn = None
+        self._feed_lock = threading.Lock()
+        tried = []
+        for candidate in (platform,) + tuple(p for p in fallback if p != platform):
+            if self._has_device(candidate):
+                if tried:
+                    warnings.warn(
+                        "jitd: the daemon has no %s device; using %r instead (%s)"
+                        % (" or ".join(repr(t) for t in tried), candidate,
+                           "results are computed by the reference interpreter, slowly"
+                           if candidate == "interpreter" else "host code"),
+                        RuntimeWarning, stacklevel=3)
+                self.platform = candidate
+                return
+            tried.append(candidate)
+        raise JitdError(StatusCode.NOT_FOUND,
+                        "the jitd daemon has none of the devices %s" % ", ".join(tried))
+
+    def _has_device(self, device):
+        exe = ctypes.c_void_p()
+        opts = _compile_options_struct(device)
+        status = _lib.fn("jitd_client_compile")(self._conn.drain(), _PROBE.encode(), len(_PROBE),
+                                                ctypes.byref(opts), ctypes.byref(exe))
+        if status:
+            code = _lib.lib().jitd_status_code(status)
+            if code == StatusCode.NOT_FOUND:
+                _lib.lib().jitd_status_free(status)
+                return False
+            _lib.check(status)
+        _lib.fn("jitd_executable_release")(exe)
+        return True
+
+    @property
+    def device(self):
+        """The daemon device name this client compiles for."""
+        return self.platform
+
+    def _feed(self):
+        """The second connection, for infeed/outfeed transfers."""
+        with self._feed_lock:
+            if self._feed_conn is None:
+                self._feed_conn = _Connection(self.socket_path, self._timeout_ms)
+            return self._feed_conn
+
+    # -- compiling ----------------------------------------------------------
+
+    def compile_stablehlo(self, text, argument_shapes=(), compile_options=None):
+        """Compiles StableHLO text (MLIR) in the daemon -> LocalExecutable."""
+        replica_count = _check_compile_options(compile_options)
+        if isinstance(text, str):
+            text = text.encode("utf-8")
+        exe = ctypes.c_void_p()
+        opts = _compile_options_struct(self.device)
+        _lib.check(_lib.fn("jitd_client_compile")(self._conn.drain(), text, len(text),
+                                                  ctypes.byref(opts), ctypes.byref(exe)))
+        executable = LocalExecutable(self, exe, result_is_tuple=None)
+        executable._check_argument_shapes(argument_shapes)
+        executable.replica_count = replica_count
+        return executable
+
+    def _compile_computation(self, computation, argument_shapes, compile_options,
+                             result_is_tuple):
+        replica_count = _check_compile_options(compile_options)
+        exe = ctypes.c_void_p()
+        opts = _compile_options_struct(self.device)
+        _lib.check(_lib.fn("jitd_client_compile_computation")(
+            self._conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
+        executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple)
+        executable._check_argument_shapes(argument_shapes)
+        executable.replica_count = replica_count
+        return executable
+
+    # -- buffers and feeds ---------------------------------------------------
+
+    def buffer_from_pyval(self, pyval):
+        return LocalBuffer.from_pyval(pyval, client=self)
+
+    def transfer_to_infeed(self, value, replica_number=None):
+        """Queues `value` (an array or scalar, or a tuple of them: each element
+        in order) on this platform's infeed, for stablehlo.infeed ops of any
+        execution on the daemon's device to read."""
+        _check_replica(replica_number)
+        if isinstance(value, (tuple, list)):
+            for v in value:
+                self.transfer_to_infeed(v)
+            return
+        a = np.require(np.asarray(value), requirements="C")
+        dims, n = _lib.int64_array(a.shape)
+        _lib.check(_lib.fn("jitd_client_transfer_to_infeed")(
+            self._feed().handle, self.device.encode(), to_jitd_dtype(a.dtype), dims, n,
+            a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
+
+    def transfer_from_outfeed(self, shape, replica_number=None, timeout_ms=60000):
+        """Takes the next value of `shape` (a Shape; a tuple shape takes one
+        value per element) from this platform's outfeed, waiting up to
+        `timeout_ms` for an execution to write it. A value of another shape
+        raises INVALID_ARGUMENT and stays queued."""
+        _check_replica(replica_number)
+        if not isinstance(shape, Shape):
+            raise TypeError("transfer_from_outfeed needs a jitd.Shape, got %r" % (shape,))
+        if shape.is_tuple():
+            return tuple(self.transfer_from_outfeed(s, timeout_ms=timeout_ms)
+                         for s in shape.tuple_shapes())
+        if not shape.is_array():
+            raise JitdError(StatusCode.INVALID_ARGUMENT, "cannot read a %s from the outfeed"
+                            % shape)
+        out = np.empty(shape.dimensions(), dtype=shape.element_type())
+        dims, n = _lib.int64_array(shape.dimensions())
+        _lib.check(_lib.fn("jitd_client_transfer_from_outfeed")(
+            self._feed().handle, self.device.encode(), to_jitd_dtype(out.dtype), dims, n,
+            out.ctypes.data_as(ctypes.c_void_p), out.nbytes, int(timeout_ms)))
+        return out
+
+    def stats(self):
+        """The daemon's statistics (a dict)."""
+        out = ctypes.c_void_p()
+        _lib.check(_lib.fn("jitd_client_stats_json")(self._conn.drain(), 0, ctypes.byref(out)))
+        return json.loads(_lib.take_string(out))
+
+    def __repr__(self):
+        return "jitd.Client(platform=%r)" % self.platform
+
+
+def _check_replica(replica_number):
+    if replica_number not in (None, 0):
+        raise JitdNotImplementedError(
+            "replica_number=%r: jitd runs one replica (0); replicas are not implemented"
+            % (replica_number,))
+
+
+_clients = {}
+_clients_lock = threading.Lock()
+
+
+def get_client(platform=None, socket_path=None):
+    """The memoized Client for `platform` ('cpu', 'cuda' or 'interpreter').
+
+    None (the default) tries 'cuda', then 'cpu', then 'interpreter', warning
+    at each fallback. 'cpu' falls back to 'interpreter' with a warning when
+    the daemon has no cpu device; 'cuda' and 'interpreter' never fall back.
+    The daemon is found at `socket_path`, or $JITD_SOCKET, or its default
+    place.
+    """
+    key = (platform, socket_path)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            if platform is None:
+                client = Client("cuda", socket_path, fallback=("cpu", "interpreter"))
+            elif platform == "cpu":
+                client = Client("cpu", socket_path, fallback=("interpreter",))
+            else:
+                client = Client(platform, socket_path)
+            _clients[key] = client
+        return client
+
+
+def _reset_clients_for_testing():
+    with _clients_lock:
+        _clients.clear()
+
+
+def transfer_to_infeed(value, replica_number=None):
+    """xla_client's module-level transfer_to_infeed, on get_client()."""
+    get_client().transfer_to_infeed(value, replica_number)
+
+
+def transfer_from_outfeed(shape, replica_number=None, timeout_ms=60000):
+    """xla_client's module-level transfer_from_outfeed, on get_client()."""
+    return get_client().transfer_from_outfeed(shape, replica_number, timeout_ms)
+
+
+def compile_stablehlo(text, argument_shapes=(), compile_options=None, client=None):
+    """Compiles StableHLO text on `client` (default get_client())."""
+    return (client or get_client()).compile_stablehlo(text, argument_shapes, compile_options)
+
+
+class CompileOptions(object):
+    """xla_client's CompileOptions. jitd has no HLO dumps or HLO profiles:
+    setting a dump_* field or hlo_profile raises JitdNotImplementedError at
+    Compile naming the field. replica_count must be 1."""
+
+    def __init__(self):
+        self.generate_hlo_graph = None
+        self.dump_optimized_hlo_proto_to = None
+        self.dump_unoptimized_hlo_proto_to = None
+        self.dump_per_pass_hlo_proto_to = None
+        self.hlo_profile = False
+        self.replica_count = 1
+
+
+def _check_compile_options(options):
+    if options is None:
+        return 1
+    for field in ("dump_optimized_hlo_proto_to", "dump_unoptimized_hlo_proto_to",
+                  "dump_per_pass_hlo_proto_to", "generate_hlo_graph"):
+        value = getattr(options, field, None)
+        if value:
+            raise JitdNotImplementedError(
+                "CompileOptions.%s=%r: the jitd daemon writes no IR dumps yet (its compile "
+                "request has a dump_dir field that no device honours); unset it"
+                % (field, value))
+    if getattr(options, "hlo_profile", False):
+        raise JitdNotImplementedError(
+            "CompileOptions.hlo_profile=True: the jitd daemon reports no per-op profile yet; "
+            "the execute timing (LocalExecutable.last_timing) is what there is")
+    replicas = getattr(options, "replica_count", 1)
+    if replicas is None:
+        replicas = 1
+    if int(replicas) != 1:
+        if int(replicas) < 1:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "CompileOptions.replica_count=%r: must be at least 1" % (replicas,))
+        raise JitdNotImplementedError(
+            "CompileOptions.replica_count=%d: jitd runs one replica; replicated execution "
+            "is not implemented" % int(replicas))
+    return 1
+
+
+class LocalBuffer(object):
+    """An array in the shared memory between this process and the daemon:
+    arguments are read and results written there in place, with no copy
+    through the socket.
+
+    LocalBuffer.from_pyval(ndarray) copies the array in once; to_py() returns
+    a copy out; view() returns a zero-copy ndarray over the shared memory
+    (read-only; it keeps the buffer alive). delete() marks the buffer unusable;
+    its memory goes back to the daemon and the heap when the object and all
+    its views are garbage-collected (so a view never dangles).
+    """
+
+    def __init__(self, client, handle, shape):
+        self._client = client
+        self._handle = handle
+        self._shape = shape
+        self._deleted = False
+
+    @staticmethod
+    def from_pyval(pyval, client=None):
+        client = client or get_client()
+        if isinstance(pyval, (tuple, list)):
+            raise JitdNotImplementedError(
+                "LocalBuffer.from_pyval of a tuple: jitd buffers are arrays; make one per "
+                "element")
+        a = np.asarray(pyval)
+        buf = LocalBuffer._create(client, Shape(a.dtype, a.shape))
+        buf._writable_view()[...] = a
+        return buf
+
+    from_py = from_pyval  # xla_client's older name
+
+    @staticmethod
+    def _create(client, shape):
+        dims, n = _lib.int64_array(shape.dimensions())
+        handle = ctypes.c_void_p()
+        _lib.check(_lib.fn("jitd_buffer_create")(client._conn.drain(),
+                                                 to_jitd_dtype(shape.element_type()), dims, n,
+                                                 ctypes.byref(handle)))
+        return LocalBuffer(client, handle, shape)
+
+    def _writable_view(self):
+        self._check_alive()
+        dtype = self._shape.element_type()
+        dims = self._shape.dimensions()
+        size = _lib.fn("jitd_buffer_size_bytes")(self._handle)
+        if size == 0:
+            return np.empty(dims, dtype=dtype)
+        ptr = _lib.fn("jitd_buffer_data")(self._handle)
+        raw = (ctypes.c_char * size).from_address(ptr)
+        raw.owner = self  # the memory stays mapped while any view lives
+        return np.frombuffer(raw, dtype=dtype).reshape(dims)
+
+    def view(self):
+        """A zero-copy, read-only ndarray over the buffer's shared memory."""
+        v = self._writable_view()
+        v.flags.writeable = False
+        return v
+
+    def to_py(self):
+        """A copy of the contents as an ndarray of the buffer's exact shape
+        (a 0-d array for a scalar)."""
+        return np.array(self._writable_view(), copy=True)
+
+    def shape(self):
+        return self._shape
+
+    def delete(self):
+        """Marks the buffer deleted: using it again raises FAILED_PRECONDITION."""
+        self._deleted = True
+
+    def is_deleted(self):
+        return self._deleted
+
+    def _check_alive(self):
+        if self._deleted:
+            raise JitdError(StatusCode.FAILED_PRECONDITION, "the LocalBuffer was deleted")
+
+    def __del__(self):
+        h = getattr(self, "_handle", None)
+        if h:
+            self._client._conn.defer_destroy("jitd_buffer_destroy", h)
+            self._handle = None
+
+    def __repr__(self):
+        return "jitd.LocalBuffer(%s)" % self._shape
+
+
+class LocalExecutable(object):
+    """A program compiled by the daemon. Execute(arguments) runs it on numpy
+    arrays and returns numpy arrays of the exact result shapes (a tuple of
+    them when the computation's root is a tuple); ExecuteWithBuffers runs on
+    LocalBuffers and returns LocalBuffers."""
+
+    def __init__(self, client, handle, result_is_tuple):
+        self._client = client
+        self._handle = handle
+        L = _lib.fn
+        self.argument_shapes = [shape_of_executable(handle, i, False)
+                                for i in range(L("jitd_executable_num_arguments")(handle))]
+        self.result_shapes = [shape_of_executable(handle, i, True)
+                              for i in range(L("jitd_executable_num_results")(handle))]
+        self.cache_hit = bool(L("jitd_executable_cache_hit")(handle))
+        # None: a tuple exactly when there is not one result.
+        self._result_is_tuple = (len(self.result_shapes) != 1 if result_is_tuple is None
+                                 else result_is_tuple)
+        self.last_timing = None
+        self.replica_count = 1
+
+    def __del__(self):
+        h = getattr(self, "_handle", None)
+        if h:
+            self._client._conn.defer_destroy("jitd_executable_release", h)
+            self._handle = None
+
+    def DeviceOrdinals(self):
+        return [0]
+
+    def _check_argument_shapes(self, argument_shapes):
+        if not argument_shapes:
+            return
+        given = list(argument_shapes)
+        if given != self.argument_shapes:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "Compile: argument_shapes (%s) differ from the computation's "
+                            "parameters (%s)" % (", ".join(str(s) for s in given),
+                                                 ", ".join(str(s) for s in self.argument_shapes)))
+
+    def _argument_buffer(self, i, value):
+        want = self.argument_shapes[i]
+        if isinstance(value, LocalBuffer):
+            value._check_alive()
+            if value.shape() != want:
+                raise JitdError(StatusCode.INVALID_ARGUMENT,
+                                "Execute: argument %d is a buffer of %s, the computation "
+                                "expects %s" % (i, value.shape(), want))
+            return value
+        if isinstance(value, (bool, int, float, complex)) and want.rank() == 0:
+            a = np.asarray(value, dtype=want.element_type())  # a Python scalar
+            if a.item() != value:
+                raise JitdError(StatusCode.INVALID_ARGUMENT,
+                                "Execute: argument %d (%r) does not fit %s" % (i, value, want))
+        else:
+            a = np.asarray(value)
+        got = Shape(a.dtype, a.shape) if a.dtype in _SUPPORTED else None
+        if got != want:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "Execute: argument %d is %s, the computation expects %s"
+                            % (i, got if got is not None else "a %s array" % a.dtype, want))
+        return LocalBuffer.from_pyval(a, client=self._client)
+
+    def _run(self, buffers, deadline_ms):
+        if len(buffers) != len(self.argument_shapes):
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "Execute: %d argument(s) given, the computation takes %d (%s)"
+                            % (len(buffers), len(self.argument_shapes),
+                               ", ".join(str(s) for s in self.argument_shapes)))
+        results = [LocalBuffer._create(self._client, s) for s in self.result_shapes]
+        args = (ctypes.c_void_p * max(1, len(buffers)))(*[b._handle for b in buffers])
+        outs = (ctypes.c_void_p * max(1, len(results)))(*[r._handle for r in results])
+        timing = _lib.ExecuteTiming()
+        timing.struct_size = ctypes.sizeof(_lib.ExecuteTiming)
+        self._client._conn.drain()
+        if deadline_ms is None:
+            status = _lib.fn("jitd_executable_execute")(self._handle, args, len(buffers), outs,
+                                                        len(results), ctypes.byref(timing))
+        else:
+            status = _lib.fn("jitd_executable_execute_with_deadline")(
+                self._handle, args, len(buffers), outs, len(results),
+                int(deadline_ms * 1000), ctypes.byref(timing))
+        _lib.check(status)
+        self.last_timing = {"queue_micros": timing.queue_micros,
+                            "execute_micros": timing.execute_micros,
+                            "total_micros": timing.total_micros}
+        return results
+
+    def _pack(self, values):
+        return tuple(values) if self._result_is_tuple else values[0]
+
+    def Execute(self, arguments=(), check_for_deleted_args=True, deadline_ms=None):
+        """Runs on `arguments` (ndarrays, numpy or Python scalars, or
+        LocalBuffers) whose dtypes and shapes must equal the parameters'
+        exactly; returns ndarrays (0-d for scalars). `deadline_ms` (jitd's
+        addition) bounds this run, e.g. one waiting on the infeed."""
+        buffers = [self._argument_buffer(i, a) for i, a in enumerate(arguments)] \
+            if len(arguments) == len(self.argument_shapes) else list(arguments)
+        results = self._run(buffers, deadline_ms)
+        return self._pack([r.to_py() for r in results])
+
+    def ExecuteWithBuffers(self, arguments=(), deadline_ms=None):
+        """Runs on LocalBuffers; returns LocalBuffers (a tuple of them for a
+        tuple root)."""
+        for i, b in enumerate(arguments):
+            if not isinstance(b, LocalBuffer):
+                raise TypeError("ExecuteWithBuffers: argument %d is not a LocalBuffer" % i)
+        buffers = [self._argument_buffer(i, a) for i, a in enumerate(arguments)] \
+            if len(arguments) == len(self.argument_shapes) else list(arguments)
+        return self._pack(self._run(buffers, deadline_ms))
+
+    ExecuteWithLocalBuffers = ExecuteWithBuffers
+
+
+_SUPPORTED = frozenset(np.dtype(d) for d in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))

@@ -166,11 +166,12 @@ TEST(ClientTest, NoDaemonIsUnavailable) {
 // that need a policy or quotas of their own).
 class CustomServer {
  public:
-  explicit CustomServer(const std::string& name, ServerOptions options = {}) {
+  explicit CustomServer(const std::string& name, ServerOptions options = {},
+                        InstanceOptions instance_options = {}) {
     dir_ = "/tmp/jitd_server_" + name + "_" + std::to_string(::getpid());
     std::filesystem::remove_all(dir_);
     socket_ = dir_ + "/jitd.sock";
-    instance_ = std::move(Instance::Create({})).value();
+    instance_ = std::move(Instance::Create(std::move(instance_options))).value();
     options.socket_path = socket_;
     options.handle_signals = false;
     options.log_level = 0;
@@ -367,6 +368,62 @@ TEST(ServerQuotaTest, CompileTimeLimitAnswersDeadlineExceededAndCompilesOn) {
   }
   EXPECT_TRUE(hit);
   EXPECT_EQ(server.instance()->stats().compiles, 1u);
+}
+
+TEST(ServerGateTest, AnExecuteWaitingForInfeedDoesNotHoldTheOnlySlot) {
+  InstanceOptions instance_options;
+  instance_options.execute_slots = 1;
+  CustomServer server("gate_feed", {}, instance_options);
+  constexpr char kInfeed[] = R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %s = stablehlo.add %x, %v#0 : tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+)";
+  auto waiter = client::Client::Connect(server.socket());
+  auto other = client::Client::Connect(server.socket());
+  ASSERT_TRUE(waiter.ok() && other.ok());
+  auto feed_exe = (*waiter)->Compile(kInfeed);
+  ASSERT_TRUE(feed_exe.ok()) << feed_exe.status().ToString();
+  auto x = (*waiter)->AllocateBuffer(feed_exe->arguments[0]);
+  auto y = (*waiter)->AllocateBuffer(feed_exe->results[0]);
+  ASSERT_TRUE(x.ok() && y.ok());
+  std::memset(x->data.data(), 0, x->data.size());
+  // The waiter's execute blocks on the infeed (up to 10 s).
+  std::thread blocked([&] {
+    const uint64_t args[] = {x->handle};
+    const uint64_t outs[] = {y->handle};
+    auto t = (*waiter)->Execute(feed_exe->handle, args, outs, std::chrono::seconds(10));
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Meanwhile another client's execute gets the single slot at once.
+  auto exe = (*other)->Compile(testing::kSoftmax);
+  ASSERT_TRUE(exe.ok());
+  auto arg = (*other)->AllocateBuffer(exe->arguments[0]);
+  ASSERT_TRUE(arg.ok());
+  std::memcpy(arg->data.data(), testing::kSoftmaxInput, sizeof(testing::kSoftmaxInput));
+  std::vector<client::Buffer> out;
+  const uint64_t args[] = {arg->handle};
+  const auto start = std::chrono::steady_clock::now();
+  auto ran = (*other)->ExecuteAllocatingResults(exe->handle, args, exe->results, {}, &out);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_LT(took, std::chrono::seconds(2));
+  // Feed the waiter; it finishes with the fed value.
+  const float fed[2] = {3, 4};
+  ASSERT_TRUE((*other)
+                  ->TransferToInfeed("", client::TensorShape{wire::ElementType_F32, {2}},
+                                     std::span<const uint8_t>(
+                                         reinterpret_cast<const uint8_t*>(fed), sizeof(fed)))
+                  .ok());
+  blocked.join();
+  float result[2];
+  std::memcpy(result, y->data.data(), sizeof(result));
+  EXPECT_EQ(result[0], 3.0f);
+  EXPECT_EQ(result[1], 4.0f);
 }
 
 }  // namespace

@@ -194,15 +194,27 @@ class FbWriter {
     return fb::CreateAttribute(fbb_, fb::AttributeKind_UNIT);
   }
 
-  flatbuffers::Offset<fb::Region> WriteRegion(const Graph& g) {
+  // Ops get the location (line, column) at which the text form (TextWriter
+  // below) prints them: `line_` follows that layout, with the module and
+  // func lines first, one line per op header, a `^bb0` line per region with
+  // arguments and a closing line per region. Distinct locations matter: the
+  // interpreter seeds each stablehlo.rng from its op's location, so ops
+  // without one would all draw the same numbers; matching the text's makes a
+  // computation draw the same numbers from its module and from its text.
+  flatbuffers::Offset<fb::Region> WriteRegion(const Graph& g, uint32_t indent = 4) {
     numbering_.Push(g.args.size());
     std::vector<flatbuffers::Offset<fb::Op>> ops;
     for (const Node& n : g.nodes) {
       std::vector<uint32_t> operands;
       for (const ValueRef& r : n.operands) operands.push_back(numbering_.Id(r));
       numbering_.DefineNode(n.results.size());
+      const fb::Location location(line_++, indent + 1);
       std::vector<flatbuffers::Offset<fb::Region>> regions;
-      for (const Graph& r : n.regions) regions.push_back(WriteRegion(r));
+      for (const Graph& r : n.regions) {
+        if (!r.args.empty()) ++line_;  // ^bb0(...)
+        regions.push_back(WriteRegion(r, indent + 2));
+        ++line_;  // the region's closing brace
+      }
       std::vector<flatbuffers::Offset<fb::NamedAttribute>> attrs;
       for (const auto& [name, value] : n.attrs) {
         auto v = AttrOf(value);
@@ -213,7 +225,7 @@ class FbWriter {
       auto rt = Types(n.results);
       auto av = fbb_.CreateVector(attrs);
       auto rv = fbb_.CreateVector(regions);
-      ops.push_back(fb::CreateOp(fbb_, name, ov, rt, av, rv));
+      ops.push_back(fb::CreateOp(fbb_, name, ov, rt, av, rv, &location));
     }
     numbering_.Pop();
     std::vector<flatbuffers::Offset<flatbuffers::String>> names;
@@ -227,6 +239,7 @@ class FbWriter {
 
   flatbuffers::FlatBufferBuilder fbb_{4096};
   Numbering numbering_;
+  uint32_t line_ = 3;  // the first op of @main: after the module and func lines
 };
 
 // ---- Text ---------------------------------------------------------------------

@@ -105,6 +105,22 @@ std::string PrintStripped(jitd::ir::Module& m) {
   return jitd::ir::PrintModule(m);
 }
 
+// Every op's location ("line:col"), in program order.
+void CollectLocations(const jitd::ir::Region& region, std::vector<std::string>& out) {
+  for (size_t b = 0; b < region.num_blocks(); ++b) {
+    const jitd::ir::Block& block = region.block(b);
+    for (const auto& op : block.ops()) {
+      out.push_back(std::string(op->name()) + "@" + op->loc().ToString());
+      for (size_t r = 0; r < op->num_regions(); ++r) CollectLocations(op->region(r), out);
+    }
+  }
+}
+std::vector<std::string> Locations(const jitd::ir::Module& m) {
+  std::vector<std::string> out;
+  for (const auto& f : m.functions()) CollectLocations(f->body(), out);
+  return out;
+}
+
 // A builder owning its ops; B.op(...) helpers keep tests short.
 class B {
  public:
@@ -155,7 +171,8 @@ class B {
 };
 
 // Every computation: the text parses and verifies; the FlatBuffers module
-// reads (verified) into the same IR as the text.
+// reads (verified) into the same IR as the text, with each op at the
+// location the text gives it (the interpreter seeds stablehlo.rng from it).
 void CheckComputation(const jitd_computation_t* c) {
   char* text = nullptr;
   ASSERT_OK(jitd_computation_to_text(c, &text));
@@ -170,6 +187,7 @@ void CheckComputation(const jitd_computation_t* c) {
   ASSERT_OK(jitd_computation_module(c, &data, &size));
   auto from_fb = jitd::frontend::ModuleFromFlatBuffer({data, size});
   ASSERT_TRUE(from_fb.ok()) << from_fb.status().message() << "\n" << t;
+  EXPECT_EQ(Locations(**from_fb), Locations(**from_text)) << t;
   EXPECT_EQ(PrintStripped(**from_fb), PrintStripped(**from_text)) << t;
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <variant>
@@ -87,6 +88,32 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
 // booleans fair. Deterministic for a seed.
 StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
                                     int64_t max_bytes = int64_t{1} << 32);
+
+namespace internal {
+class Evaluator;
+}  // namespace internal
+
+// Runs one standalone region of an op (a sort comparator, a reducer body)
+// on argument values, again and again, without re-creating the evaluator:
+// the adapter devices/cpu/runtime uses when no compiled comparator is given.
+// The region must not use values defined outside it; `module` resolves any
+// func.call inside it and must outlive this object. Not thread-safe: use
+// one per thread.
+class RegionEvaluator {
+ public:
+  explicit RegionEvaluator(const ir::Module& module, EvalOptions options = {});
+  ~RegionEvaluator();
+  RegionEvaluator(const RegionEvaluator&) = delete;
+  RegionEvaluator& operator=(const RegionEvaluator&) = delete;
+
+  // What the region's terminator returns for `args` (its block arguments).
+  StatusOr<std::vector<RuntimeValue>> Run(const ir::Region& region,
+                                          std::vector<RuntimeValue> args);
+
+ private:
+  EvalOptions options_;  // the evaluator keeps a reference to it
+  std::unique_ptr<internal::Evaluator> evaluator_;
+};
 
 }  // namespace jitd::eval
 

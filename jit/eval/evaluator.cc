@@ -88,6 +88,22 @@ class Evaluator {
 
   const EvalOptions& options() const { return options_; }
 
+  // Runs `region`'s entry block in a fresh frame (RegionEvaluator).
+  StatusOr<std::vector<RuntimeValue>> RunStandaloneRegion(const ir::Region& region,
+                                                          std::vector<RuntimeValue> args) {
+    if (region.num_blocks() == 0) return InvalidArgument("the region is empty");
+    const ir::Block& block = region.block(0);
+    if (args.size() != block.num_args()) {
+      return InvalidArgument("the region takes " + std::to_string(block.num_args()) +
+                             " arguments, got " + std::to_string(args.size()));
+    }
+    Frame frame;
+    frames_.push_back(&frame);
+    auto result = RunBlock(block, std::move(args));
+    frames_.pop_back();
+    return result;
+  }
+
   StatusOr<std::vector<RuntimeValue>> CallFunction(const ir::Function& fn,
                                                    std::vector<RuntimeValue> args) {
     const ir::Block* entry = fn.entry();
@@ -429,6 +445,17 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      const EvalOptions& options) {
   internal::Evaluator evaluator(module, options);
   return evaluator.CallFunction(function, std::move(args));
+}
+
+RegionEvaluator::RegionEvaluator(const ir::Module& module, EvalOptions options)
+    : options_(std::move(options)),
+      evaluator_(std::make_unique<internal::Evaluator>(module, options_)) {}
+
+RegionEvaluator::~RegionEvaluator() = default;
+
+StatusOr<std::vector<RuntimeValue>> RegionEvaluator::Run(const ir::Region& region,
+                                                         std::vector<RuntimeValue> args) {
+  return evaluator_->RunStandaloneRegion(region, std::move(args));
 }
 
 }  // namespace jitd::eval

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "jit/eval/testing.h"
 
 namespace jitd::eval {
@@ -103,6 +105,33 @@ func.func @main() -> tensor<i32> {
 })");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(EvaluatorTest, RegionEvaluatorRunsAComparatorRegionRepeatedly) {
+  auto module = frontend::ParseModule(R"(
+func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "stablehlo.sort"(%a) <{dimension = 0 : i64}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+})");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const ir::Region& region = (*module)->EntryFunction()->entry()->ops()[0]->region(0);
+  RegionEvaluator evaluator(**module);
+  auto scalar = [](double v) {
+    ir::Literal l = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kF32));
+    l.SetDouble(0, v);
+    return RuntimeValue(std::move(l));
+  };
+  for (auto [x, y, want] : {std::tuple{2.0, 1.0, true}, {1.0, 2.0, false}, {3.0, 3.0, false}}) {
+    auto r = evaluator.Run(region, {scalar(x), scalar(y)});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_EQ((*r)[0].literal().GetPred(0), want);
+  }
+  EXPECT_FALSE(evaluator.Run(region, {scalar(1)}).ok());  // wrong argument count
 }
 
 constexpr const char* kFeedProgram = R"(

@@ -2,7 +2,9 @@
 // not generate loops for but calls — dot_general through OpenBLAS,
 // convolution through GEMM, fft through KISS FFT, triangular_solve,
 // cholesky, sort — each as a LibraryOp planned once at compile time from the
-// op's types and attributes and run many times on raw buffers.
+// op's types and attributes and run many times on raw buffers. Also covered,
+// for their common bodies only: reduce_window, select_and_scatter, gather
+// and scatter (see docs/ARCHITECTURE.md for what each accepts).
 //
 // Semantics are exactly the interpreter's (jit/eval), which is the golden
 // model: same rounding where the spec is exact, the corpus tolerance
@@ -41,6 +43,8 @@ struct RunContext {
 // A sort comparator over one element of each operand: lhs[i] and rhs[i]
 // point at element values of operand i. Returns true when lhs sorts before
 // rhs. May be a JIT-compiled function or an adapter over the interpreter.
+// Sort slices run on RunContext::parallel_for when one is given, so the
+// comparator must be safe to call from several threads at once.
 using Comparator = std::function<bool(const void* const* lhs, const void* const* rhs)>;
 
 struct LibraryOpOptions {

@@ -19,7 +19,7 @@ from ._types import Shape
 from ._client import (Client, CompileOptions, JitdNotImplementedError, LocalBuffer,
                       LocalExecutable, PLATFORMS, compile_stablehlo, get_client,
                       transfer_from_outfeed, transfer_to_infeed)
-from ._builder import (Computation, ComputationBuilder, GatherDimensionNumbers,
+from ._builder import (Computation, ComputationBuilder, FftType, GatherDimensionNumbers,
                        LocalComputation, Op, PaddingType, PrimitiveType,
                        ScatterDimensionNumbers)
 from ._lib import library_path
@@ -27,7 +27,8 @@ from ._lib import library_path
 __version__ = "0.1.0"
 
 __all__ = [
-    "Client", "CompileOptions", "Computation", "ComputationBuilder", "GatherDimensionNumbers",
+    "Client", "CompileOptions", "Computation", "ComputationBuilder", "FftType",
+    "GatherDimensionNumbers",
     "JitdError", "JitdNotImplementedError", "LocalBuffer", "LocalComputation",
     "LocalExecutable", "Op", "PLATFORMS", "PaddingType", "PrimitiveType",
     "ScatterDimensionNumbers", "Shape", "StatusCode", "compile_stablehlo", "get_client",

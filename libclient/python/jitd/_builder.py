@@ -48,6 +48,22 @@ class PaddingType(enum.IntEnum):
     SAME = 1
 
 
+class FftType(enum.IntEnum):
+    """xla_client's FftType, valued as jitd_fft_type_t."""
+    FFT = 0    # complex -> complex
+    IFFT = 1   # complex -> complex
+    RFFT = 2   # real -> complex, last dim fft_lengths[-1] // 2 + 1
+    IRFFT = 3  # complex -> real, last dim fft_lengths[-1]
+
+
+def _int32(value, what):
+    """`value` as a C int32, refusing what does not fit (ctypes would wrap)."""
+    v = int(value)
+    if not -2**31 <= v < 2**31:
+        raise JitdError(StatusCode.INVALID_ARGUMENT, "%s: %d does not fit in int32" % (what, v))
+    return v
+
+
 _UNARY = {
     "Not": 0, "Abs": 1, "Exp": 2, "Expm1": 3, "Floor": 4, "Round": 5, "Ceil": 6, "Log": 7,
     "Log1p": 8, "Sign": 9, "Cos": 10, "Sin": 11, "Tanh": 12, "Sqrt": 13, "Rsqrt": 14,
@@ -487,6 +503,13 @@ class ComputationBuilder(object):
     @staticmethod
     def _padding_for(padding_type, input_dims, window_dims, strides):
         rank = len(input_dims)
+        strides = strides or [1] * len(window_dims)
+        if len(window_dims) != rank or len(strides) != rank:
+            # jitd_padding_for_type reads `rank` entries of each array.
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s padding: operand of rank %d but %d window dimensions and %d "
+                            "strides" % (PaddingType(padding_type).name, rank,
+                                         len(window_dims), len(strides)))
         i, _ = _lib.int64_array(input_dims)
         w, _ = _lib.int64_array(window_dims)
         s, _ = _lib.int64_array(strides)
@@ -531,6 +554,9 @@ class ComputationBuilder(object):
     def ReduceWindowWithGeneralPadding(self, operand, init_value, computation_to_apply,
                                        window_dimensions, window_strides, padding,
                                        base_dilations=None, window_dilations=None):
+        self._check_window("ReduceWindow", window_dimensions, padding,
+                           window_strides=window_strides, base_dilations=base_dilations,
+                           window_dilations=window_dilations)
         operands = list(operand) if isinstance(operand, (list, tuple)) else [operand]
         inits = list(init_value) if isinstance(init_value, (list, tuple)) else [init_value]
         ops, n = self._ops(operands)
@@ -660,6 +686,139 @@ class ComputationBuilder(object):
     def OutfeedWithToken(self, operand, token, config=None):
         return self._call("jitd_builder_outfeed_with_token", self._op(operand), self._op(token),
                           config.encode() if config else None)
+
+    # -- more xla_client ops (C API version 4) --------------------------------
+
+    def Call(self, computation_to_apply, operands):
+        """Runs `computation_to_apply` on `operands` (one per parameter);
+        inlined into this computation."""
+        ops, n = self._ops(operands)
+        return self._call("jitd_builder_call", self._computation(computation_to_apply, "Call"),
+                          ops, n)
+
+    def ReducePrecision(self, operand, exponent_bits, mantissa_bits):
+        """Rounds floats to `exponent_bits` / `mantissa_bits` (XLA's rounding:
+        nearest even, overflow to infinity, underflow to zero)."""
+        return self._call("jitd_builder_reduce_precision", self._op(operand),
+                          _int32(exponent_bits, "ReducePrecision: exponent_bits"),
+                          _int32(mantissa_bits, "ReducePrecision: mantissa_bits"))
+
+    def ReplicaId(self):
+        """This replica's id, a U32 scalar (0: jitd runs one replica)."""
+        return self._call("jitd_builder_replica_id")
+
+    def Cholesky(self, a, lower=True):
+        """The Cholesky factor of the [..., n, n] matrices `a`: lower (L L^H)
+        or upper, the other triangle zero."""
+        return self._call("jitd_builder_cholesky", self._op(a), 1 if lower else 0)
+
+    def TriangularSolve(self, a, b, left_side=False, lower=False, transpose_a=False,
+                        conjugate_a=False, unit_diagonal=False):
+        """Solves op(a) x = b (left_side) or x op(a) = b for the triangular
+        [..., n, n] `a`, where op(a) is a, a^T, conj(a) or a^H as
+        transpose_a / conjugate_a say (xla_client's flags). The result has
+        b's shape."""
+        if not transpose_a:
+            transpose = 0  # JITD_TRANSPOSE_NO
+            if conjugate_a:
+                a = self.Conj(a)  # as xla_client (Conj of a real `a` is `a`)
+        else:
+            transpose = 2 if conjugate_a else 1  # JITD_TRANSPOSE_ADJOINT / _YES
+        return self._call("jitd_builder_triangular_solve", self._op(a), self._op(b),
+                          1 if left_side else 0, 1 if lower else 0, 1 if unit_diagonal else 0,
+                          transpose)
+
+    def Fft(self, operand, fft_type, fft_lengths):
+        """FftType FFT / IFFT / RFFT / IRFFT over the trailing
+        len(fft_lengths) (1 to 3) dimensions."""
+        lengths, n = _lib.int64_array(fft_lengths)
+        return self._call("jitd_builder_fft", self._op(operand),
+                          _int32(fft_type, "Fft: fft_type"), lengths, n)
+
+    def RngUniform(self, a, b, dims):
+        """An array of `dims` drawn uniformly from [a, b); a and b are scalars
+        of the result's element type (integer or float)."""
+        return self._rng("jitd_builder_rng_uniform", "RngUniform", a, b, dims)
+
+    def RngNormal(self, mu, sigma, dims):
+        """An array of `dims` drawn from N(mu, sigma^2); mu and sigma are
+        float scalars of the result's element type."""
+        return self._rng("jitd_builder_rng_normal", "RngNormal", mu, sigma, dims)
+
+    def SelectAndScatter(self, operand, select, window_dimensions, window_strides, padding,
+                         source, init_value, scatter):
+        """padding: a PaddingType (VALID / SAME) or (low, high) pairs."""
+        if isinstance(padding, (PaddingType, int)) and not isinstance(padding, bool):
+            dims = self.GetShape(operand).dimensions()
+            low, high = self._padding_for(PaddingType(padding), dims, window_dimensions,
+                                          window_strides)
+            padding = list(zip(low, high))
+        return self.SelectAndScatterWithGeneralPadding(operand, select, window_dimensions,
+                                                       window_strides, padding, source,
+                                                       init_value, scatter)
+
+    def SelectAndScatterWithGeneralPadding(self, operand, select, window_dimensions,
+                                           window_strides, padding, source, init_value,
+                                           scatter):
+        """For each window of `operand`, `select` (two scalars -> PRED) picks
+        an element; the matching element of `source` is combined into it with
+        `scatter`, starting from `init_value`. padding: (low, high) pairs."""
+        self._check_window("SelectAndScatter", window_dimensions, padding,
+                           window_strides=window_strides)
+        rank = len(window_dimensions)
+        wd, _ = _lib.int64_array(window_dimensions)
+        ws, _ = _lib.int64_array(window_strides) if window_strides else (None, 0)
+        lo, _ = _lib.int64_array([p[0] for p in padding]) if padding else (None, 0)
+        hi, _ = _lib.int64_array([p[1] for p in padding]) if padding else (None, 0)
+        return self._call("jitd_builder_select_and_scatter", self._op(operand),
+                          self._computation(select, "SelectAndScatter"), wd, ws, lo, hi, rank,
+                          self._op(source), self._op(init_value),
+                          self._computation(scatter, "SelectAndScatter"))
+
+    @staticmethod
+    def _check_window(what, window_dimensions, padding=None, **arrays):
+        """The C API reads `rank` entries of every window array: each given
+        one (padding, and the named `arrays`) must have one entry per window
+        dimension."""
+        rank = len(window_dimensions)
+        for name, values in sorted(arrays.items()):
+            if values and len(values) != rank:
+                raise JitdError(StatusCode.INVALID_ARGUMENT,
+                                "%s: %d %s for %d window dimensions"
+                                % (what, len(values), name, rank))
+        if padding and len(padding) != rank:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s: %d padding pairs for %d window dimensions"
+                            % (what, len(padding), rank))
+        for p in padding or ():
+            if len(p) != 2:
+                raise JitdError(StatusCode.INVALID_ARGUMENT,
+                                "%s: padding %r is not a (low, high) pair" % (what, p))
+
+    def _dtype_code_of(self, op, what):
+        """The jitd_dtype_t of array op `op` (a JitdError for a tuple or a
+        token), read from the C shape so that every jitd dtype works."""
+        shape = ctypes.c_void_p()
+        _lib.check(_lib.fn("jitd_builder_get_shape")(self._handle, self._op(op),
+                                                     ctypes.byref(shape)))
+        try:
+            if _lib.fn("jitd_shape_kind")(shape) != 0:  # JITD_SHAPE_ARRAY
+                raise JitdError(StatusCode.INVALID_ARGUMENT,
+                                "%s: %r is not an array" % (what, op))
+            return _lib.fn("jitd_shape_dtype")(shape)
+        finally:
+            _lib.fn("jitd_shape_destroy")(shape)
+
+    def _rng(self, c_name, what, a, b, dims):
+        # The result's element type is a's, as in xla_client.
+        dtype = self._dtype_code_of(a, what)
+        d, n = _lib.int64_array(dims)
+        out_shape = ctypes.c_void_p()
+        _lib.check(_lib.fn("jitd_shape_create_array")(dtype, d, n, ctypes.byref(out_shape)))
+        try:
+            return self._call(c_name, self._op(a), self._op(b), out_shape)
+        finally:
+            _lib.fn("jitd_shape_destroy")(out_shape)
 
 
 def _numpy_of(primitive_type):

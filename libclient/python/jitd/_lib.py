@@ -216,6 +216,21 @@ _BUILDER = {
     "jitd_builder_outfeed": (P, [P, OpId, S, OPP]),
 }
 
+# More xla_client ops (C API version 4, include/jitd/jitd_builder.h).
+I32 = ctypes.c_int32
+_BUILDER_V4 = {
+    "jitd_builder_call": (P, [P, P, OPP, SZ, OPP]),
+    "jitd_builder_reduce_precision": (P, [P, OpId, I32, I32, OPP]),
+    "jitd_builder_replica_id": (P, [P, OPP]),
+    "jitd_builder_cholesky": (P, [P, OpId, I, OPP]),
+    "jitd_builder_triangular_solve": (P, [P, OpId, OpId, I, I, I, I, OPP]),
+    "jitd_builder_fft": (P, [P, OpId, I, I64P, SZ, OPP]),
+    "jitd_builder_rng_uniform": (P, [P, OpId, OpId, P, OPP]),
+    "jitd_builder_rng_normal": (P, [P, OpId, OpId, P, OPP]),
+    "jitd_builder_select_and_scatter": (P, [P, OpId, P, I64P, I64P, I64P, I64P, SZ, OpId, OpId,
+                                            P, OPP]),
+}
+
 # Functions the loaded library lacks (an older libjitd.so): calling them
 # raises a JitdError naming the function.
 _missing = set()
@@ -268,6 +283,7 @@ def lib():
             _declare(loaded, _CORE)
             _declare(loaded, _FEEDS)
             _declare(loaded, _BUILDER)
+            _declare(loaded, _BUILDER_V4)
             core_missing = sorted(n for n in _CORE if n in _missing)
             if core_missing:
                 errors.append("%s: not a jitd C API library (lacks %s)"

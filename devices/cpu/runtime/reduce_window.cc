@@ -1,0 +1,166 @@
+// stablehlo.reduce_window with one input whose body is one elementwise
+// add, multiply, maximum, minimum, and, or or xor of its two arguments (the
+// bodies jit/eval folds directly; every other body is declined).
+//
+// Semantics are jit/eval's: for each result element, a left fold from the
+// init value over the window in row-major window order; positions in the
+// padding or between base-dilated elements fold the init value. The
+// accumulator is rounded to the element type after every step. f32/f64 fold
+// natively; f16/bf16 fold in float and round to the type each step, which
+// equals jit/eval's double arithmetic rounded once (float has more than
+// twice their precision plus two bits, so the double rounding is
+// innocuous). Integers wrap; i1 add/or and multiply/and coincide.
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "devices/cpu/runtime/internal/elements.h"
+#include "devices/cpu/runtime/internal/fold.h"
+#include "devices/cpu/runtime/internal/ops.h"
+
+namespace jitd::cpu::internal {
+namespace {
+
+struct WindowPlan {
+  ir::Type in, out;
+  FoldOp fold = FoldOp::kAdd;
+  std::vector<int64_t> window;
+  // positions[d][o * window[d] + w]: input index along d, or -1 (padding).
+  std::vector<std::vector<int64_t>> positions;
+  std::vector<int64_t> in_strides;
+};
+
+class ReduceWindowOp final : public LibraryOp {
+ public:
+  explicit ReduceWindowOp(WindowPlan plan) : p_(std::move(plan)) {}
+
+  Status Run(std::span<const void* const> operands, std::span<void* const> results,
+             const RunContext& context) const override {
+    Status status = Unimplemented("reduce_window: unsupported element type");
+    WithCodec(p_.in.dtype(), [&]<typename C>() {
+      status = RunAs<C, typename C::Storage>(operands, results, context);
+    });
+    return status;
+  }
+
+ private:
+  template <typename C, typename S>
+  Status RunAs(std::span<const void* const> operands, std::span<void* const> results,
+               const RunContext& context) const {
+    const S* in = static_cast<const S*>(operands[0]);
+    S init_s;
+    std::memcpy(&init_s, operands[1], sizeof(S));
+    S* out = static_cast<S*>(results[0]);
+    const auto init = C::Load(init_s);
+    const int64_t count = p_.out.num_elements();
+    const size_t rank = p_.window.size();
+    int64_t window_size = 1;
+    for (int64_t w : p_.window) window_size *= w;
+    ParallelRange(context, count, window_size, [&](int64_t begin, int64_t end) {
+      // The multi-index of `begin`, then an odometer.
+      std::vector<int64_t> r(rank, 0), w(rank, 0);
+      int64_t rest = begin;
+      for (size_t d = rank; d-- > 0;) {
+        r[d] = rest % p_.out.dim(d);
+        rest /= p_.out.dim(d);
+      }
+      for (int64_t o = begin; o < end; ++o) {
+        auto acc = init;
+        std::fill(w.begin(), w.end(), 0);
+        for (int64_t k = 0; k < window_size; ++k) {
+          int64_t offset = 0;
+          for (size_t d = 0; d < rank && offset >= 0; ++d) {
+            const int64_t q = p_.positions[d][r[d] * p_.window[d] + w[d]];
+            offset = q < 0 ? -1 : offset + q * p_.in_strides[d];
+          }
+          acc = C::Round(Apply(p_.fold, acc, offset < 0 ? init : C::Load(in[offset])));
+          for (size_t d = rank; d-- > 0;) {
+            if (++w[d] < p_.window[d]) break;
+            w[d] = 0;
+          }
+        }
+        out[o] = C::Store(acc);
+        for (size_t d = rank; d-- > 0;) {
+          if (++r[d] < p_.out.dim(d)) break;
+          r[d] = 0;
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+  WindowPlan p_;
+};
+
+std::vector<int64_t> I64sOr(const ir::Op& op, std::string_view name, size_t rank, int64_t fill) {
+  auto v = op.GetI64Array(name);
+  if (!v || v->size() != rank) return std::vector<int64_t>(rank, fill);
+  return *v;
+}
+
+}  // namespace
+
+LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
+  if (op.num_operands() != 2 || op.num_results() != 1) return Declined();
+  WindowPlan p;
+  p.in = op.operand(0)->type();
+  p.out = op.result(0)->type();
+  const ir::Type& init = op.operand(1)->type();
+  if (!p.in.is_tensor() || !p.out.is_tensor() || !init.is_tensor() ||
+      init.dtype() != p.in.dtype() || p.out.dtype() != p.in.dtype() || init.rank() != 0) {
+    return Declined();
+  }
+  const DType t = p.in.dtype();
+  if (ir::IsComplex(t) || (ir::IsInteger(t) && ir::BitWidth(t) < 8) ||
+      (ir::IsFloat(t) && t != DType::kF16 && t != DType::kBF16 && t != DType::kF32 &&
+       t != DType::kF64)) {
+    return Declined();
+  }
+  const std::optional<FoldOp> fold = RecognizeFold(op, 0, t);
+  if (!fold) return Declined();
+  p.fold = *fold;
+  const size_t rank = static_cast<size_t>(p.in.rank());
+  if (p.out.rank() != p.in.rank()) return OpError(op, "result rank differs from the input's");
+  p.window = I64sOr(op, "window_dimensions", rank, 1);
+  const std::vector<int64_t> strides = I64sOr(op, "window_strides", rank, 1);
+  const std::vector<int64_t> base_dilations = I64sOr(op, "base_dilations", rank, 1);
+  const std::vector<int64_t> window_dilations = I64sOr(op, "window_dilations", rank, 1);
+  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
+  if (const ir::Attribute* a = op.attr("padding")) {
+    if (const auto* dense = a->get_if<ir::DenseElementsAttr>()) {
+      auto lit = ir::DenseElementsToLiteral(*dense);
+      if (!lit.ok()) return OpError(op, "has an unreadable padding attribute");
+      for (size_t d = 0; d < rank && static_cast<int64_t>(2 * d + 1) < lit->num_elements(); ++d) {
+        padding[d] = {lit->GetInt(static_cast<int64_t>(2 * d)),
+                      lit->GetInt(static_cast<int64_t>(2 * d + 1))};
+      }
+    }
+  }
+  // The interpreter refuses attributes beyond 2^24; decline them too.
+  constexpr int64_t kLimit = int64_t{1} << 24;
+  for (size_t d = 0; d < rank; ++d) {
+    for (int64_t v : {p.window[d], strides[d], base_dilations[d], window_dilations[d],
+                      padding[d].first, padding[d].second}) {
+      if (v <= -kLimit || v >= kLimit) return Declined();
+    }
+    if (strides[d] < 1 || base_dilations[d] < 1 || window_dilations[d] < 1 || p.window[d] < 0) {
+      return OpError(op, "has a window stride, dilation or size out of range");
+    }
+  }
+  p.in_strides = RowMajorStrides(p.in.dims());
+  p.positions.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    for (int64_t o = 0; o < p.out.dim(static_cast<int64_t>(d)); ++o) {
+      for (int64_t w = 0; w < p.window[d]; ++w) {
+        const int64_t q = o * strides[d] + w * window_dilations[d] - padding[d].first;
+        const bool hit = q >= 0 && q % base_dilations[d] == 0 &&
+                         q / base_dilations[d] < p.in.dim(static_cast<int64_t>(d));
+        p.positions[d].push_back(hit ? q / base_dilations[d] : -1);
+      }
+    }
+  }
+  return std::unique_ptr<LibraryOp>(new ReduceWindowOp(std::move(p)));
+}
+
+}  // namespace jitd::cpu::internal

@@ -1,7 +1,10 @@
 // The Server and libclient in one process: the server runs on a thread.
 #include "daemon/server.h"
 
+#include <grp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 
 #include <gtest/gtest.h>
@@ -211,6 +214,54 @@ TEST(ServerPeerTest, RefusedUserGetsPermissionDenied) {
       << c.status().message();
   EXPECT_NE(c.status().message().find("--allow-uid"), std::string::npos) << c.status().message();
   EXPECT_EQ(server.instance()->stats().sessions_opened, 0u);
+}
+
+// A real stranger: a child process that drops to uid/gid 65534 (needs root;
+// skipped otherwise) connects to a root daemon whose socket it can reach.
+// Returns the child's exit code: 0 refused with PERMISSION_DENIED, 10
+// admitted, 1 anything else.
+int ConnectAsNobody(const std::string& dir, const std::string& socket) {
+  ::chmod(dir.c_str(), 0711);
+  ::chmod(socket.c_str(), 0666);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) {
+      std::_Exit(2);
+    }
+    auto c = client::Client::Connect(socket);
+    if (c.ok()) std::_Exit(10);
+    std::_Exit(c.status().code() == StatusCode::kPermissionDenied ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(ServerPeerTest, AnotherUserIsRefusedUnlessAllowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  {
+    CustomServer server("nobody_refused");
+    EXPECT_EQ(ConnectAsNobody(std::filesystem::path(server.socket()).parent_path(),
+                              server.socket()),
+              0);
+    EXPECT_EQ(server.instance()->stats().sessions_opened, 0u);
+  }
+  {
+    ServerOptions options;
+    options.peers.allow_uids = {65534};
+    CustomServer server("nobody_allowed", options);
+    EXPECT_EQ(ConnectAsNobody(std::filesystem::path(server.socket()).parent_path(),
+                              server.socket()),
+              10);
+  }
+  {
+    ServerOptions options;
+    options.peers.allow_gids = {65534};
+    CustomServer server("nobody_group", options);
+    EXPECT_EQ(ConnectAsNobody(std::filesystem::path(server.socket()).parent_path(),
+                              server.socket()),
+              10);
+  }
 }
 
 TEST(ServerPeerTest, AllowUidAndAllowGidAdmit) {

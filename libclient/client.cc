@@ -235,11 +235,18 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
       free_block();
       return Internal("the daemon sent a reply through the heap, which the protocol forbids");
     }
-    // Adapt the spin: did the reply come within it?
-    if (Clock::now() - wait_start <= wait.spin) {
-      spin_ = std::min<std::chrono::nanoseconds>(spin_ * 2, options_.reply_spin);
+    // Adapt the spin to how long replies take: a reply within the longest
+    // spin sets it to 1.5x that wait (so the next one like it is caught
+    // spinning); a slower one (long executes, a loaded machine: spinning
+    // would buy nothing) halves it.
+    const auto waited = Clock::now() - wait_start;
+    const std::chrono::nanoseconds floor_spin = std::min(kMinSpin, options_.reply_spin);
+    if (waited <= options_.reply_spin) {
+      spin_ = std::clamp<std::chrono::nanoseconds>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(waited) * 3 / 2, floor_spin,
+          options_.reply_spin);
     } else {
-      spin_ = std::max<std::chrono::nanoseconds>(spin_ / 2, std::min(kMinSpin, options_.reply_spin));
+      spin_ = std::max<std::chrono::nanoseconds>(spin_ / 2, floor_spin);
     }
     // Verified in place: reply_.bytes is this client's private copy.
     StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply_.bytes);

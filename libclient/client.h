@@ -73,10 +73,9 @@ struct ClientOptions {
   // The longest a call spins for its reply before sleeping on the futex. A
   // reply that comes within the spin costs no wake-up of this thread: 50 µs
   // covers a daemon woken from sleep (~10-15 µs here) plus a small execute.
-  // Adaptive: a reply that comes later than the current spin halves it
-  // (down to 5 µs), one within it doubles it (up to this), so a loaded
-  // machine, where spinning steals the daemon's CPU, or long executes,
-  // where it buys nothing, soon spin only briefly.
+  // Adaptive: after a reply that took t <= reply_spin the next spin is
+  // 1.5 t (at least 5 µs); after a slower one (long executes, a loaded
+  // machine: spinning buys nothing) it halves.
   std::chrono::nanoseconds reply_spin = std::chrono::microseconds(50);
 };
 

@@ -20,6 +20,15 @@ if [ "${SKIP_SANITIZED_CONFORMANCE:-0}" != 1 ]; then
     build-asan/bin/jitd conformance --device=interpreter --jobs=2 --timeout=600 \
     --expected-failures=tests/conformance/interpreter_expected_failures.txt \
     "$shared/conformance/stablehlo"
+  echo "== the same after the compiler passes (jit/passes), and the models through them"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    build-asan/bin/jitd conformance --device=interpreter --jobs=2 --timeout=600 --pipeline=default \
+    --expected-failures=tests/conformance/interpreter_expected_failures.txt \
+    "$shared/conformance/stablehlo"
+  for model in "$shared"/models/*.mlir; do
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      build-asan/bin/jitd opt --verify-each --stats "$model" >/dev/null
+  done
 fi
 
 echo "== build and ctest"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "devices/device.h"
+#include "jit/passes/pass_manager.h"
 #include "tools/conformance/runner.h"
 
 namespace jitd::tools {
@@ -76,6 +77,10 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
   cmd->add_option("--expected-failures", args.expected_failures_path,
                   "Known failures, one file name per line: only others fail the run")
       ->type_name("FILE");
+  cmd->add_option("--pipeline", args.pipeline,
+                  "Run compiler passes (`default` or PASS,PASS,...) on every module, verifying "
+                  "after each, before the device compiles it")
+      ->type_name("PASSES");
   cmd->add_option("PATH", args.paths, "Files, or directories searched for *.mlir")
       ->required();
   return cmd;
@@ -103,6 +108,14 @@ int RunConformance(const ConformanceArgs& args) {
   }
   conformance::RunnerOptions options;
   options.jobs = args.jobs;
+  options.pipeline = args.pipeline;
+  if (!options.pipeline.empty()) {
+    passes::PassManager probe;
+    if (Status s = passes::AddPipeline(probe, options.pipeline); !s.ok()) {
+      std::fprintf(stderr, "jitd conformance: --pipeline: %s\n", s.message().c_str());
+      return 2;
+    }
+  }
   options.timeout_seconds = args.timeout_seconds;
   const auto start = std::chrono::steady_clock::now();
   auto results = conformance::RunFiles(*files, **device, options,
@@ -147,8 +160,9 @@ int RunConformance(const ConformanceArgs& args) {
     }
     std::printf("%zu failures not in %s\n", unexpected, args.expected_failures_path.c_str());
   }
-  std::printf("device %s, %zu files, %.1f s wall with %d jobs\n", args.device.c_str(),
-              files->size(), wall, args.jobs);
+  std::printf("device %s%s%s, %zu files, %.1f s wall with %d jobs\n", args.device.c_str(),
+              args.pipeline.empty() ? "" : " after passes ", args.pipeline.c_str(), files->size(),
+              wall, args.jobs);
   std::printf("%zu passed, %zu failed, 0 skipped\n", passed, results.size() - passed);
   std::fflush(stdout);
   if (status) return status;

@@ -16,6 +16,7 @@ struct ConformanceArgs {
   std::string report_path;             // --report=FILE.json
   std::string markdown_path;           // --markdown=FILE.md
   std::string expected_failures_path;  // --expected-failures=FILE
+  std::string pipeline;                // --pipeline=default|PASS,...
   std::vector<std::string> paths;
 };
 

@@ -56,6 +56,38 @@ expect_grep "missing file" "$tmp/err" "nope.mlir.*No such file"
 expect_exit 2 "directory" "$jitd" fmt "$tmp"
 expect_grep "directory" "$tmp/err" "is a directory"
 
+# --- opt: compiler passes ---
+cat >"$tmp/opt.mlir" <<'MLIR'
+func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = call @helper(%a) : (tensor<4xi32>) -> tensor<4xi32>
+  %c = stablehlo.constant dense<2> : tensor<4xi32>
+  %1 = stablehlo.multiply %c, %c : tensor<4xi32>
+  %2 = stablehlo.add %0, %1 : tensor<4xi32>
+  return %2 : tensor<4xi32>
+}
+func.func private @helper(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %z = stablehlo.constant dense<0> : tensor<4xi32>
+  %0 = stablehlo.add %x, %z : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+MLIR
+expect_exit 0 "opt --help" "$jitd" opt --help
+expect_grep "opt --help" "$tmp/out" "fold-constants"
+expect_exit 0 "opt default" "$jitd" opt --verify-each --stats --dump-dir="$tmp/dumps" "$tmp/opt.mlir"
+expect_grep "opt default" "$tmp/out" "dense<4> : tensor<4xi32>"
+expect_grep "opt default" "$tmp/err" "opt.mlir: 8 ops -> 3 ops \(5 removed\), pipeline"
+grep -q "@helper" "$tmp/out" && fail "opt default: @helper was not inlined and removed"
+[ -s "$tmp/dumps/000-input.mlir" ] && [ -s "$tmp/dumps/007-dce.mlir" ] ||
+  fail "opt --dump-dir: dumps missing: $(ls "$tmp/dumps" 2>/dev/null | tr '\n' ' ')"
+expect_exit 0 "opt dump reparses" "$jitd" check "$tmp/dumps/004-fold-constants.mlir"
+expect_exit 0 "opt --passes" "$jitd" opt --passes=inline "$tmp/opt.mlir"
+expect_grep "opt --passes" "$tmp/out" "stablehlo.multiply"
+expect_exit 2 "opt unknown pass" "$jitd" opt --passes=inline,frobnicate "$tmp/opt.mlir"
+expect_grep "opt unknown pass" "$tmp/err" "unknown pass 'frobnicate'"
+printf 'func.func @main() -> tensor<f32> {\n  %%0 = stablehlo.constant dense<1> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n' >"$tmp/bad_opt.mlir"
+expect_exit 1 "opt invalid program" "$jitd" opt "$tmp/bad_opt.mlir"
+expect_grep "opt invalid program" "$tmp/err" "bad_opt.mlir:3:"
+
 # --- the bundled example ---
 softmax="$examples/softmax.mlir"
 expect_exit 0 "check example" "$jitd" check "$softmax"

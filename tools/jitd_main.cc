@@ -9,6 +9,8 @@
 //   jitd serve                  run the daemon (tools/serve_command.cc)
 //   jitd stats                  a running daemon's statistics
 //                               (tools/stats_command.cc)
+//   jitd opt FILE               run compiler passes and print the result
+//                               (tools/opt_command.cc)
 //
 // Exit status: 0 success, 1 a program is invalid (parse or verify error),
 // 2 usage or I/O error, 3 internal error. No exception leaves main().
@@ -36,6 +38,7 @@
 #include "jit/ir/verifier.h"
 #include "tools/cli_util.h"
 #include "tools/conformance_command.h"
+#include "tools/opt_command.h"
 #include "tools/run_command.h"
 #include "tools/serve_command.h"
 #include "tools/stats_command.h"
@@ -214,6 +217,9 @@ int Main(int argc, char** argv) {
   StatsArgs stats_args;
   CLI::App* stats = AddStatsCommand(app, stats_args);
 
+  OptArgs opt_args;
+  CLI::App* opt = AddOptCommand(app, opt_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;
@@ -231,6 +237,7 @@ int Main(int argc, char** argv) {
   if (run->parsed()) return RunRun(run_args);
   if (serve->parsed()) return RunServe(serve_args);
   if (stats->parsed()) return RunStats(stats_args);
+  if (opt->parsed()) return RunOpt(opt_args);
   std::fputs(app.help().c_str(), stderr);
   return kExitUsageOrIo;
 }

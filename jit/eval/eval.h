@@ -89,6 +89,16 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
 StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
                                     int64_t max_bytes = int64_t{1} << 32);
 
+// Evaluates the single op `op` of `module` on `operands` (one value per
+// operand, in order), outside any function: what constant folding needs. The
+// op's regions run as usual; a value they use from outside the op is an
+// error (INTERNAL), as is a terminator. `module` supplies callees and
+// resource blobs. Same errors as EvaluateFunction otherwise.
+StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
+                                                       const ir::Op& op,
+                                                       std::vector<RuntimeValue> operands,
+                                                       const EvalOptions& options = {});
+
 namespace internal {
 class Evaluator;
 }  // namespace internal

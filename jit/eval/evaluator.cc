@@ -88,6 +88,39 @@ class Evaluator {
 
   const EvalOptions& options() const { return options_; }
 
+  // One op on given operand values, in a frame of its own.
+  StatusOr<std::vector<RuntimeValue>> EvalDetached(const Op& op,
+                                                   std::vector<RuntimeValue> operands) {
+    if (operands.size() != op.num_operands()) {
+      return InvalidArgument(op.loc().ToString() + ": '" + std::string(op.name()) + "' takes " +
+                             std::to_string(op.num_operands()) + " operands, got " +
+                             std::to_string(operands.size()));
+    }
+    if (op.code() == OpCode::kReturn || op.code() == OpCode::kFuncReturn) {
+      return InvalidArgument(op.loc().ToString() + ": a terminator cannot be evaluated alone");
+    }
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (operands[i].type() != op.operand(i)->type()) {
+        return InvalidArgument(op.loc().ToString() + ": operand " + std::to_string(i) +
+                               " must be " + op.operand(i)->type().ToString() + ", got " +
+                               operands[i].type().ToString());
+      }
+    }
+    Frame frame;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      frame.values[op.operand(i)] = std::move(operands[i]);
+    }
+    frames_.push_back(&frame);
+    auto result = EvalOp(op);
+    frames_.pop_back();
+    if (result.ok() && result->size() != op.num_results()) {
+      return Internal(op.loc().ToString() + ": '" + std::string(op.name()) + "' produced " +
+                      std::to_string(result->size()) + " values for " +
+                      std::to_string(op.num_results()) + " results");
+    }
+    return result;
+  }
+
   // Runs `region`'s entry block in a fresh frame (RegionEvaluator).
   StatusOr<std::vector<RuntimeValue>> RunStandaloneRegion(const ir::Region& region,
                                                           std::vector<RuntimeValue> args) {
@@ -445,6 +478,14 @@ StatusOr<std::vector<RuntimeValue>> EvaluateFunction(const ir::Module& module,
                                                      const EvalOptions& options) {
   internal::Evaluator evaluator(module, options);
   return evaluator.CallFunction(function, std::move(args));
+}
+
+StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
+                                                       const ir::Op& op,
+                                                       std::vector<RuntimeValue> operands,
+                                                       const EvalOptions& options) {
+  internal::Evaluator evaluator(module, options);
+  return evaluator.EvalDetached(op, std::move(operands));
 }
 
 RegionEvaluator::RegionEvaluator(const ir::Module& module, EvalOptions options)

@@ -107,6 +107,39 @@ func.func @main() -> tensor<i32> {
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 }
 
+TEST(EvaluatorTest, EvaluateDetachedOpRunsOneOpWithItsRegions) {
+  auto m = frontend::ParseModule(R"(
+func.func @main(%x: tensor<3xi32>, %init: tensor<i32>) -> tensor<i32> {
+  %0 = stablehlo.reduce(%x init: %init) across dimensions = [0] : (tensor<3xi32>, tensor<i32>) -> tensor<i32>
+   reducer(%p: tensor<i32>, %q: tensor<i32>) {
+    %s = stablehlo.add %p, %q : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }
+  return %0 : tensor<i32>
+})");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const ir::Op& reduce = *(*m)->EntryFunction()->entry()->ops()[0];
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kS32, {3}));
+  for (int i = 0; i < 3; ++i) x.SetInt(i, i + 1);
+  ir::Literal init = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kS32));
+  init.SetInt(0, 10);
+  std::vector<RuntimeValue> operands;
+  operands.emplace_back(x);
+  operands.emplace_back(init);
+  auto r = EvaluateDetachedOp(**m, reduce, operands);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].literal().GetInt(0), 16);
+  // Wrong operand count or type: an error, not a crash.
+  operands.pop_back();
+  EXPECT_FALSE(EvaluateDetachedOp(**m, reduce, operands).ok());
+  operands.emplace_back(x);
+  EXPECT_FALSE(EvaluateDetachedOp(**m, reduce, operands).ok());
+  // A terminator alone is refused.
+  const ir::Op& ret = *(*m)->EntryFunction()->entry()->terminator();
+  EXPECT_FALSE(EvaluateDetachedOp(**m, ret, {RuntimeValue(init)}).ok());
+}
+
 TEST(EvaluatorTest, RegionEvaluatorRunsAComparatorRegionRepeatedly) {
   auto module = frontend::ParseModule(R"(
 func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {

@@ -1,5 +1,6 @@
 #include "jit/ir/module.h"
 
+#include <algorithm>
 #include <array>
 
 namespace jitd::ir {
@@ -147,6 +148,33 @@ std::unique_ptr<Op> Block::RemoveOp(size_t index) {
   return op;
 }
 
+Op* Block::InsertOp(size_t index, std::unique_ptr<Op> op) {
+  op->set_parent_block(this);
+  index = std::min(index, ops_.size());
+  auto it = ops_.insert(ops_.begin() + static_cast<std::ptrdiff_t>(index), std::move(op));
+  return it->get();
+}
+
+std::optional<size_t> Block::IndexOf(const Op* op) const {
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (ops_[i].get() == op) return i;
+  }
+  return std::nullopt;
+}
+
+void Block::SetOps(std::vector<std::unique_ptr<Op>> ops) {
+  ops_ = std::move(ops);
+  for (auto& op : ops_) op->set_parent_block(this);
+}
+
+size_t Block::EraseOpsIf(const std::function<bool(const Op&)>& pred) {
+  const size_t before = ops_.size();
+  ops_.erase(std::remove_if(ops_.begin(), ops_.end(),
+                            [&](const std::unique_ptr<Op>& op) { return pred(*op); }),
+             ops_.end());
+  return before - ops_.size();
+}
+
 Block& Region::add_block() {
   blocks_.push_back(std::make_unique<Block>(this));
   return *blocks_.back();
@@ -165,6 +193,16 @@ StatusOr<Function*> Module::AddFunction(std::unique_ptr<Function> fn) {
 Function* Module::FindFunction(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+bool Module::RemoveFunction(std::string_view name) {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return false;
+  const Function* fn = it->second;
+  by_name_.erase(it);
+  functions_.erase(std::find_if(functions_.begin(), functions_.end(),
+                                [&](const std::unique_ptr<Function>& f) { return f.get() == fn; }));
+  return true;
 }
 
 Function* Module::EntryFunction() const {
@@ -208,6 +246,100 @@ std::optional<std::vector<uint8_t>> Module::FindResourceBlob(std::string_view ke
     return bytes;
   }
   return std::nullopt;
+}
+
+}  // namespace jitd::ir
+
+namespace jitd::ir {
+
+std::unique_ptr<Op> CreateOp(OpCode code, Location loc, std::span<Value* const> operands,
+                             std::span<const Type> result_types, AttributeList attrs,
+                             std::string result_name) {
+  auto op = std::make_unique<Op>(code, loc);
+  for (Value* v : operands) op->add_operand(v);
+  for (const Type& t : result_types) op->add_result(t);
+  op->attrs() = std::move(attrs);
+  if (!result_types.empty()) {
+    op->set_result_groups({ResultGroup{std::move(result_name), static_cast<int>(result_types.size())}});
+  }
+  return op;
+}
+
+void WalkOps(Region& region, const std::function<void(Op&)>& fn) {
+  for (size_t b = 0; b < region.num_blocks(); ++b) {
+    for (const auto& op : region.block(b).ops()) {
+      fn(*op);
+      for (size_t r = 0; r < op->num_regions(); ++r) WalkOps(op->region(r), fn);
+    }
+  }
+}
+
+void WalkOps(const Region& region, const std::function<void(const Op&)>& fn) {
+  for (size_t b = 0; b < region.num_blocks(); ++b) {
+    for (const auto& op : region.block(b).ops()) {
+      fn(*op);
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        WalkOps(static_cast<const Region&>(op->region(r)), fn);
+      }
+    }
+  }
+}
+
+void ReplaceAllUsesWith(Region& region, const Value* from, Value* to) {
+  WalkOps(region, [&](Op& op) {
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      if (op.operand(i) == from) op.set_operand(i, to);
+    }
+  });
+}
+
+void RemapOperands(Region& region, const ValueMap& map) {
+  if (map.empty()) return;
+  WalkOps(region, [&](Op& op) {
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      Value* v = op.operand(i);
+      for (auto it = map.find(v); it != map.end(); it = map.find(v)) v = it->second;
+      op.set_operand(i, v);
+    }
+  });
+}
+
+std::unordered_map<const Value*, int> CountUses(const Region& region) {
+  std::unordered_map<const Value*, int> uses;
+  WalkOps(region, [&](const Op& op) {
+    for (const Value* v : op.operands()) ++uses[v];
+  });
+  return uses;
+}
+
+std::unique_ptr<Op> CloneOp(const Op& op, ValueMap& mapping) {
+  auto copy = std::make_unique<Op>(op.code(), op.loc());
+  for (Value* v : op.operands()) {
+    auto it = mapping.find(v);
+    copy->add_operand(it == mapping.end() ? v : it->second);
+  }
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    Value* r = copy->add_result(op.result(i)->type());
+    r->set_name(op.result(i)->name());
+    mapping[op.result(i)] = r;
+  }
+  copy->set_result_groups(op.result_groups());
+  copy->attrs() = op.attrs();
+  for (size_t r = 0; r < op.num_regions(); ++r) {
+    const Region& from = op.region(r);
+    Region& to = copy->add_region();
+    for (size_t b = 0; b < from.num_blocks(); ++b) {
+      const Block& src = from.block(b);
+      Block& dst = to.add_block();
+      for (size_t a = 0; a < src.num_args(); ++a) {
+        Value* arg = dst.add_arg(src.arg(a)->type());
+        arg->set_name(src.arg(a)->name());
+        mapping[src.arg(a)] = arg;
+      }
+      for (const auto& inner : src.ops()) dst.add_op(CloneOp(*inner, mapping));
+    }
+  }
+  return copy;
 }
 
 }  // namespace jitd::ir

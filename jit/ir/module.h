@@ -9,6 +9,7 @@
 #define JITD_JIT_IR_MODULE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -147,8 +148,19 @@ class Block {
 
   const std::vector<std::unique_ptr<Op>>& ops() const { return ops_; }
   Op* add_op(std::unique_ptr<Op> op);
+  // Inserts `op` before position `index` (== ops().size() appends).
+  Op* InsertOp(size_t index, std::unique_ptr<Op> op);
+  // Position of `op` in this block, or nullopt when it is not here.
+  std::optional<size_t> IndexOf(const Op* op) const;
   // Removes and returns the op at `index`; its results must have no uses.
   std::unique_ptr<Op> RemoveOp(size_t index);
+  // Moves all ops out (the block is left empty) / puts a list of ops in,
+  // replacing what is there: for passes that rebuild a block in one sweep.
+  std::vector<std::unique_ptr<Op>> TakeOps() { return std::move(ops_); }
+  void SetOps(std::vector<std::unique_ptr<Op>> ops);
+  // Destroys every op for which `pred` holds, in one pass; returns how many.
+  // Their results must have no remaining uses.
+  size_t EraseOpsIf(const std::function<bool(const Op&)>& pred);
   // The last op (the terminator in a well-formed block), or null.
   Op* terminator() const { return ops_.empty() ? nullptr : ops_.back().get(); }
 
@@ -240,6 +252,9 @@ class Module {
   // Adds a function; fails if the name is taken.
   StatusOr<Function*> AddFunction(std::unique_ptr<Function> fn);
   Function* FindFunction(std::string_view name) const;
+  // Destroys function `name`; false if there is none. Calls to it must be
+  // gone first.
+  bool RemoveFunction(std::string_view name);
   // The entry point: @main if present, else the only public function.
   Function* EntryFunction() const;
 
@@ -256,6 +271,40 @@ class Module {
   std::unordered_map<std::string, Function*> by_name_;
   std::vector<ResourceEntry> resources_;
 };
+
+// ---- Mutation helpers (used by jit/passes) ---------------------------------
+// The IR keeps no use lists, so these walk the IR they are given; passes batch
+// their replacements into one RemapOperands sweep where that matters.
+
+using ValueMap = std::unordered_map<const Value*, Value*>;
+
+// A detached op with fresh results of `result_types` (one result group
+// named `result_name`, or unnamed when empty).
+std::unique_ptr<Op> CreateOp(OpCode code, Location loc, std::span<Value* const> operands,
+                             std::span<const Type> result_types, AttributeList attrs = {},
+                             std::string result_name = {});
+
+// Calls `fn` on every op in `region`, nested regions included, in program
+// order (an op before the ops of its regions). `fn` must not add or remove
+// ops of the blocks being walked.
+void WalkOps(Region& region, const std::function<void(Op&)>& fn);
+void WalkOps(const Region& region, const std::function<void(const Op&)>& fn);
+
+// Makes every operand in `region` (nested regions included) that is `from`
+// use `to` instead.
+void ReplaceAllUsesWith(Region& region, const Value* from, Value* to);
+// Rewrites every operand in `region` found in `map` to its image, following
+// chains (a -> b, b -> c rewrites a to c). The map must have no cycles.
+void RemapOperands(Region& region, const ValueMap& map);
+// How many operands in `region` (nested regions included) use each value.
+std::unordered_map<const Value*, int> CountUses(const Region& region);
+
+// A deep copy of `op` (attributes, result groups and names, regions with
+// their block arguments). Operands found in `mapping` are replaced by their
+// image, others are kept; the copy's results and block arguments are added to
+// `mapping` as images of the originals, so values defined inside the copied
+// regions are remapped too.
+std::unique_ptr<Op> CloneOp(const Op& op, ValueMap& mapping);
 
 }  // namespace jitd::ir
 

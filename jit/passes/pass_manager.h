@@ -66,6 +66,17 @@ void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options = {
 // text for every call (the directory is created).
 PassManager::DumpHook DirectoryDumpHook(std::string dir);
 
+// The passes by name ("inline", "decompose-chlo", "canonicalize",
+// "fold-constants", "cse", "dce"); NOT_FOUND for another name.
+StatusOr<std::unique_ptr<Pass>> CreatePass(std::string_view name,
+                                           const PipelineOptions& options = {});
+// Every name CreatePass knows, in the default pipeline's order.
+std::vector<std::string> PassRegistryNames();
+// Adds the passes of `spec` to `manager`: "default" (AddDefaultPipeline), or
+// pass names separated by commas ("inline,cse,dce").
+Status AddPipeline(PassManager& manager, std::string_view spec,
+                   const PipelineOptions& options = {});
+
 }  // namespace jitd::passes
 
 #endif  // JITD_JIT_PASSES_PASS_MANAGER_H_

@@ -13,6 +13,7 @@
 
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/pass_manager.h"
 #include "tools/conformance/checks.h"
 
 namespace jitd::conformance {
@@ -81,6 +82,13 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
   if (!checks.ok()) {
     return fail(OutcomeForStatus(checks.status(), Outcome::kVerifyError),
                 checks.status().message());
+  }
+  if (!options.pipeline.empty()) {
+    passes::PassManager manager;
+    manager.set_verify_each(true);
+    Status s = passes::AddPipeline(manager, options.pipeline);
+    if (s.ok()) s = manager.Run(*module);
+    if (!s.ok()) return fail(Outcome::kVerifyError, "pipeline '" + options.pipeline + "': " + s.message());
   }
   auto executable = device.Compile(module);
   if (!executable.ok()) {

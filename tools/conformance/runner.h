@@ -42,6 +42,11 @@ struct CaseResult {
 struct RunnerOptions {
   int jobs = 1;
   double timeout_seconds = 120;  // per case
+  // When set, the compiler passes to run (jit/passes AddPipeline spec:
+  // "default" or "inline,cse,..."), with verification after each, on every
+  // module after its checks are hoisted and before the device compiles it.
+  // A pass failure is reported as a verify failure naming the pass.
+  std::string pipeline;
 };
 
 // Files named directly, and every *.mlir below named directories, sorted.

@@ -216,20 +216,21 @@ void FillTiming(const jitd::client::Timing& timing, jitd_execute_timing_t* out) 
               reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
 }
 
-// A shape from C arguments (feed transfers): known dtype, dims present,
+// A shape from C arguments (buffers, feed transfers): known dtype, dims present,
 // none negative, a size that fits.
-StatusOr<jitd::client::TensorShape> MakeShape(const char* what, jitd_dtype_t dtype,
+StatusOr<jitd::client::TensorShape> MakeShape(const char* what, const jitd_dtype_t& dtype,
                                               const int64_t* dims, size_t rank) {
   if (rank > 0 && dims == nullptr) {
     return jitd::InvalidArgument(std::string(what) + ": dims is NULL but rank is " +
                                  std::to_string(rank));
   }
-  if (dtype <= JITD_DTYPE_INVALID || dtype > JITD_DTYPE_F6E3M2FN) {
+  const int raw_dtype = jitd::c_api::RawEnum(dtype);
+  if (raw_dtype <= JITD_DTYPE_INVALID || raw_dtype > JITD_DTYPE_F6E3M2FN) {
     return jitd::InvalidArgument(std::string(what) + ": unknown dtype " +
-                                 std::to_string(static_cast<int>(dtype)));
+                                 std::to_string(raw_dtype));
   }
   jitd::client::TensorShape shape;
-  shape.element_type = static_cast<wire::ElementType>(dtype);
+  shape.element_type = static_cast<wire::ElementType>(raw_dtype);
   if (rank > 0) shape.dims.assign(dims, dims + rank);
   for (size_t i = 0; i < rank; ++i) {
     if (dims[i] < 0) {
@@ -321,23 +322,9 @@ jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype, con
                                   size_t rank, jitd_buffer_t** out_buffer) {
   if (client == nullptr) return Invalid("jitd_buffer_create: client is NULL");
   if (out_buffer == nullptr) return Invalid("jitd_buffer_create: out_buffer is NULL");
-  if (rank > 0 && dims == nullptr) {
-    return Invalid("jitd_buffer_create: dims is NULL but rank is " + std::to_string(rank));
-  }
-  if (dtype <= JITD_DTYPE_INVALID || dtype > JITD_DTYPE_F6E3M2FN) {
-    return Invalid("jitd_buffer_create: unknown dtype " + std::to_string(static_cast<int>(dtype)));
-  }
   return Guard([&]() -> Status {
-    jitd::client::TensorShape shape;
-    shape.element_type = static_cast<wire::ElementType>(dtype);
-    shape.dims.assign(dims, dims + rank);
-    for (size_t i = 0; i < rank; ++i) {
-      if (dims[i] < 0) {
-        return jitd::InvalidArgument("jitd_buffer_create: dims[" + std::to_string(i) + "] is " +
-                                     std::to_string(dims[i]) + " in " + shape.ToString());
-      }
-    }
-    JITD_RETURN_IF_ERROR(jitd::client::ByteSize(shape).status());
+    JITD_ASSIGN_OR_RETURN(jitd::client::TensorShape shape,
+                          MakeShape("jitd_buffer_create", dtype, dims, rank));
     JITD_ASSIGN_OR_RETURN(jitd::client::Buffer buffer, client->client->AllocateBuffer(shape));
     const uint64_t handle = buffer.handle;
     try {

@@ -27,6 +27,7 @@ enum class StatusCode : int {
   kUnavailable = 7,
   kDeadlineExceeded = 8,
   kInternal = 9,
+  kPermissionDenied = 10,  // the caller is not allowed (peer credentials)
 };
 
 std::string_view StatusCodeName(StatusCode code);

@@ -21,12 +21,26 @@
 //                      (aggregate), min_share / max_share (each client's
 //                      fraction of all calls, times N: 1.0 = perfectly fair)
 //                      and min_over_max.
+//   daemon_cost        what the daemon takes from a client's compute: the
+//                      daemon process's CPU time over 1 s while one client
+//                      is connected and quiet (daemon_idle_cpu_pct: it must
+//                      not spin when idle), and a fixed 2-thread compute
+//                      loop timed with the daemon stopped (SIGSTOP) and
+//                      running with that quiet client (slowdown_idle) and
+//                      while another process executes back to back through
+//                      it (slowdown_busy: the daemon's session thread and
+//                      that client share the two vCPUs with the loop).
+//   floor/..., ring/..., spin_cost/...
+//                      bench/ipc_bench.cc's benchmarks, compiled in so that
+//                      the floors (shm futex ping-pong, Unix socket
+//                      ping-pong) run in the same process and session.
 // The daemon runs with --no-disk-cache (cold compiles really compile) and is
 // SIGTERMed (then SIGKILLed) at exit; it also dies with this process
 // (PR_SET_PDEATHSIG). Paths come from compile definitions: JITD_BINARY (the
 // jitd executable) and JITD_SHARED_DIR (models). Reproduce: see BENCHMARKS.md.
 
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -39,6 +53,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -316,12 +331,107 @@ void BM_Clients(benchmark::State& state) {
 BENCHMARK(BM_Clients)->Name("clients")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
+// CPU seconds (user + system) process `pid` has used, from /proc.
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; fields >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) {
+      stime = std::stoull(field);
+      break;
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// A fixed compute-bound loop split over `threads` threads; wall ms.
+double ComputeMs(int threads, int64_t total_steps) {
+  auto loop = [](int64_t steps) {
+    double acc[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int64_t i = 0; i < steps; ++i) {
+      for (double& a : acc) a = a * 0.999999 + 1e-7;
+      benchmark::DoNotOptimize(acc);
+    }
+  };
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back([=] { loop(total_steps / threads); });
+  loop(total_steps / threads);
+  for (std::thread& t : pool) t.join();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double MedianOf(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+
+void BM_DaemonCost(benchmark::State& state) {
+  const pid_t daemon = TheDaemon().pid;
+  constexpr int64_t kSteps = 8'000'000;
+  TinySetup quiet;  // connected, then quiet
+  for (int i = 0; i < 100; ++i) quiet.Execute();
+  std::vector<double> idle_pct, alone, with_idle, with_busy;
+  ComputeMs(2, kSteps / 4);  // warm up
+  for (auto _ : state) {
+    // The daemon's CPU while its only client is quiet.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double cpu0 = ProcessCpuSeconds(daemon);
+    const Clock::time_point t0 = Clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    idle_pct.push_back(100.0 * (ProcessCpuSeconds(daemon) - cpu0) / wall);
+    // Compute with the daemon stopped, idle, and busy with another client.
+    ::kill(daemon, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    alone.push_back(ComputeMs(2, kSteps));
+    ::kill(daemon, SIGCONT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    with_idle.push_back(ComputeMs(2, kSteps));
+    state.SetIterationTime(with_idle.back() * 1e-3);
+    int stop_pipe[2];
+    if (::pipe(stop_pipe) != 0) Die("pipe failed");
+    const pid_t busy = ::fork();
+    if (busy == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::close(stop_pipe[1]);
+      TinySetup tiny;
+      ::fcntl(stop_pipe[0], F_SETFL, O_NONBLOCK);
+      char byte;
+      while (::read(stop_pipe[0], &byte, 1) < 0) tiny.Execute();
+      std::_Exit(0);
+    }
+    ::close(stop_pipe[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // connected and busy
+    with_busy.push_back(ComputeMs(2, kSteps));
+    (void)!::write(stop_pipe[1], "x", 1);
+    ::close(stop_pipe[1]);
+    ::waitpid(busy, nullptr, 0);
+  }
+  const double a = MedianOf(alone);
+  state.counters["daemon_idle_cpu_pct"] = MedianOf(idle_pct);
+  state.counters["alone_ms"] = a;
+  state.counters["with_idle_daemon_ms"] = MedianOf(with_idle);
+  state.counters["with_busy_daemon_ms"] = MedianOf(with_busy);
+  state.counters["slowdown_idle"] = MedianOf(with_idle) / a;
+  state.counters["slowdown_busy"] = MedianOf(with_busy) / a;
+}
+BENCHMARK(BM_DaemonCost)->Name("daemon_cost")->UseManualTime()->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
+
+void RegisterIpcBenchmarks();  // bench/ipc_bench.cc
+
 }  // namespace jitd
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  jitd::RegisterIpcBenchmarks();
   jitd::TheDaemon().Start();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -469,7 +469,11 @@ void BM_SpinCost(benchmark::State& state) {
   state.counters["slowdown"] = a > 0 ? s / a : 0;
 }
 
-void RegisterAll() {
+}  // namespace
+
+// Registers every benchmark of this file (jitd_daemon_bench links it too, to
+// run the floors in the same process as the daemon's figures).
+void RegisterIpcBenchmarks() {
   const ipc::WaitOptions defaults;
   RingMode spin{SpinForever(), SpinForever(), {}};
   RingMode hot{defaults, defaults, {}};
@@ -510,14 +514,15 @@ void RegisterAll() {
       ->Unit(benchmark::kMillisecond);
 }
 
-}  // namespace
 }  // namespace jitd
 
+#ifndef JITD_IPC_BENCH_NO_MAIN
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  jitd::RegisterAll();
+  jitd::RegisterIpcBenchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
 }
+#endif  // JITD_IPC_BENCH_NO_MAIN

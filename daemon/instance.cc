@@ -1,5 +1,6 @@
 #include "daemon/instance.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -76,7 +77,84 @@ void OpenPayload(std::string_view payload, std::string_view* text, std::string_v
 }  // namespace
 
 Instance::Instance(InstanceOptions options)
-    : options_(std::move(options)), memory_cache_(options_.memory_cache_bytes) {}
+    : options_(std::move(options)),
+      memory_cache_(options_.memory_cache_bytes),
+      execute_gate_(options_.execute_slots > 0
+                        ? options_.execute_slots
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+
+Instance::~Instance() {
+  {
+    std::lock_guard<std::mutex> lock(compile_mu_);
+    compile_stop_ = true;
+  }
+  compile_cv_.notify_all();
+  for (std::thread& t : compile_threads_) t.join();
+}
+
+void Instance::CompileThreadLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(compile_mu_);
+      compile_cv_.wait(lock, [&] { return compile_stop_ || !compile_queue_.empty(); });
+      // Queued compiles finish even at shutdown: their waiters (if any) are
+      // owed an answer.
+      if (compile_queue_.empty()) return;
+      task = std::move(compile_queue_.front());
+      compile_queue_.pop_front();
+    }
+    task();
+  }
+}
+
+StatusOr<CompileOutcome> Instance::RunCompileWithLimit(
+    std::function<StatusOr<CompileOutcome>()> work, std::chrono::milliseconds limit,
+    std::shared_ptr<PendingCompile>* abandoned) {
+  if (limit.count() <= 0) return work();
+  auto pending = std::make_shared<PendingCompile>();
+  {
+    std::lock_guard<std::mutex> lock(compile_mu_);
+    if (compile_stop_) return Status(StatusCode::kUnavailable, "the daemon is shutting down");
+    if (compile_threads_.empty()) {
+      const unsigned n = std::max(2u, std::thread::hardware_concurrency());
+      for (unsigned i = 0; i < n; ++i) compile_threads_.emplace_back([this] { CompileThreadLoop(); });
+    }
+    compile_queue_.push_back([pending, work = std::move(work)] {
+      StatusOr<CompileOutcome> result = work();
+      {
+        std::lock_guard<std::mutex> lock(pending->mu_);
+        pending->result_.emplace(std::move(result));
+      }
+      pending->done_.store(true, std::memory_order_release);
+      pending->cv_.notify_all();
+    });
+  }
+  compile_cv_.notify_one();
+  std::unique_lock<std::mutex> lock(pending->mu_);
+  if (!pending->cv_.wait_for(lock, limit, [&] { return pending->result_.has_value(); })) {
+    if (abandoned != nullptr) *abandoned = pending;
+    return Status(StatusCode::kDeadlineExceeded,
+                  "Compile: ran past this client's compile time limit (max_compile_time) of " +
+                      std::to_string(limit.count()) +
+                      " ms; the compile goes on in the daemon and its result will be cached, "
+                      "so a retry later may hit");
+  }
+  return std::move(*pending->result_);
+}
+
+std::shared_ptr<ClientCounters> Instance::RegisterClient(uint64_t session_id) {
+  auto counters = std::make_shared<ClientCounters>();
+  counters->session_id = session_id;
+  std::lock_guard<std::mutex> lock(clients_mu_);
+  clients_[session_id] = counters;
+  return counters;
+}
+
+void Instance::UnregisterClient(uint64_t session_id) {
+  std::lock_guard<std::mutex> lock(clients_mu_);
+  clients_.erase(session_id);
+}
 
 StatusOr<std::unique_ptr<Instance>> Instance::Create(InstanceOptions options) {
   std::unique_ptr<Instance> instance(new Instance(std::move(options)));
@@ -117,6 +195,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text,
     std::string_view blob, std::string* serialized, bool flatbuffer_module) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
+  const Clock::time_point start = Clock::now();
   std::unique_ptr<devices::Executable> executable;
   if (!blob.empty()) {
     // A cached executable: no code generation. Any failure (other CPU
@@ -144,6 +223,8 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   program->result_types = executable->result_types();
   program->executable = std::move(executable);
   program->program_text = std::move(text);
+  compile_latency_.Record(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 
@@ -200,6 +281,33 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   }
   outcome.cache_hit = outcome.source != "compiled";
   outcome.explain = std::move(explain);
+  outcome.compile_micros = MicrosSince(start);
+  return outcome;
+}
+
+std::optional<CompileOutcome> Instance::CompileFromMemory(std::string_view program_text,
+                                                          const CompileSpec& spec) {
+  const Clock::time_point start = Clock::now();
+  const cache::Fingerprint fingerprint = cache::Fingerprint::Of(KeyParts(program_text, spec));
+  std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
+  if (hit == nullptr) return std::nullopt;
+  CompileOutcome outcome;
+  outcome.program = std::move(hit);
+  outcome.source = "memory";
+  outcome.cache_hit = true;
+  outcome.compile_micros = MicrosSince(start);
+  return outcome;
+}
+
+std::optional<CompileOutcome> Instance::CompileByFingerprintFromMemory(
+    const cache::Fingerprint& fingerprint) {
+  const Clock::time_point start = Clock::now();
+  std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
+  if (hit == nullptr) return std::nullopt;
+  CompileOutcome outcome;
+  outcome.program = std::move(hit);
+  outcome.source = "memory";
+  outcome.cache_hit = true;
   outcome.compile_micros = MicrosSince(start);
   return outcome;
 }
@@ -294,6 +402,36 @@ std::string Instance::StatsJson(bool list_keys) const {
         << ",\"evictions\":" << d.evictions << "}";
   } else {
     out << ",\"disk_cache\":null";
+  }
+  out << ",\"compile_latency\":" << SummaryJson(compile_latency_.Summarize())
+      << ",\"execute_latency\":" << SummaryJson(execute_latency_.Summarize())
+      << ",\"execute_slots\":" << execute_gate_.slots()
+      << ",\"execute_waits\":" << execute_gate_.waited();
+  {
+    std::vector<std::shared_ptr<ClientCounters>> clients;
+    {
+      std::lock_guard<std::mutex> lock(clients_mu_);
+      for (const auto& [id, c] : clients_) clients.push_back(c);
+    }
+    uint64_t executables = 0, buffers = 0;
+    out << ",\"clients\":[";
+    for (size_t i = 0; i < clients.size(); ++i) {
+      const ClientCounters& c = *clients[i];
+      executables += c.executables.load(std::memory_order_relaxed);
+      buffers += c.buffers.load(std::memory_order_relaxed);
+      out << (i ? "," : "") << "{\"session\":" << c.session_id
+          << ",\"pid\":" << c.pid.load(std::memory_order_relaxed)
+          << ",\"uid\":" << c.uid.load(std::memory_order_relaxed) << ",\"name\":\""
+          << JsonEscape(c.name()) << "\",\"requests\":" << c.requests.load(std::memory_order_relaxed)
+          << ",\"compiles\":" << c.compiles.load(std::memory_order_relaxed)
+          << ",\"executes\":" << c.executes.load(std::memory_order_relaxed)
+          << ",\"errors\":" << c.errors.load(std::memory_order_relaxed)
+          << ",\"executables\":" << c.executables.load(std::memory_order_relaxed)
+          << ",\"buffers\":" << c.buffers.load(std::memory_order_relaxed)
+          << ",\"buffer_bytes\":" << c.buffer_bytes.load(std::memory_order_relaxed)
+          << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed) << "}";
+    }
+    out << "],\"executables\":" << executables << ",\"buffers\":" << buffers;
   }
   if (list_keys) {
     out << ",\"keys\":[";

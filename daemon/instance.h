@@ -19,12 +19,18 @@
 #define JITD_DAEMON_INSTANCE_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "base/status.h"
@@ -33,6 +39,8 @@
 #include "jit/cache/disk_cache.h"
 #include "jit/cache/fingerprint.h"
 #include "jit/cache/memory_cache.h"
+#include "daemon/fair_gate.h"
+#include "daemon/stats.h"
 #include "jit/ir/type.h"
 
 namespace jitd::daemon {
@@ -53,6 +61,9 @@ struct InstanceOptions {
   std::string compiler_build_id = std::string("jitd-") + kDaemonVersion;
   // Device used when a request names none.
   std::string default_device = "interpreter";
+  // Executes that may run at once across all clients (FairGate); more wait
+  // their turn, round-robin by client. 0 = the number of CPUs.
+  int execute_slots = 0;
 };
 
 // A compiled program as the cache holds it. Immutable once built; shared by
@@ -103,6 +114,20 @@ struct InstanceStats {
   uint64_t execute_errors = 0;
 };
 
+// A compile that Instance::RunCompileWithLimit stopped waiting for: it runs
+// on in the background (its result lands in the cache). Thread-safe.
+class PendingCompile {
+ public:
+  bool done() const { return done_.load(std::memory_order_acquire); }
+
+ private:
+  friend class Instance;
+  std::atomic<bool> done_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<StatusOr<CompileOutcome>> result_;
+};
+
 class Instance {
  public:
   // Opens the disk cache when options.disk_cache_dir is set (an error if it
@@ -117,6 +142,35 @@ class Instance {
   // Finds a program by the fingerprint an earlier Compile returned, in
   // memory or on disk; NOT_FOUND when neither has it.
   StatusOr<CompileOutcome> CompileByFingerprint(const cache::Fingerprint& fingerprint);
+
+  // The memory-cache hit of Compile / CompileByFingerprint, or nullopt
+  // (then call those): a hash and one lookup, no compile and no thread hop.
+  // A miss is not counted here (the full call counts it).
+  std::optional<CompileOutcome> CompileFromMemory(std::string_view program_text,
+                                                  const CompileSpec& spec);
+  std::optional<CompileOutcome> CompileByFingerprintFromMemory(
+      const cache::Fingerprint& fingerprint);
+
+  // Runs `work` (a Compile or CompileByFingerprint call) within `limit`:
+  // limit 0 runs it on the calling thread; otherwise on the instance's
+  // compile threads while the caller waits up to `limit`. Past it the answer
+  // is DEADLINE_EXCEEDED and `*abandoned` names the compile, which finishes
+  // in the background (the parser and devices take no deadline, so it cannot
+  // be cut short; its result is cached, and nothing leaks: the compile
+  // threads own it and are joined when the Instance goes).
+  StatusOr<CompileOutcome> RunCompileWithLimit(std::function<StatusOr<CompileOutcome>()> work,
+                                               std::chrono::milliseconds limit,
+                                               std::shared_ptr<PendingCompile>* abandoned);
+
+  // Per-client counters: a session registers at start and unregisters when
+  // it goes; StatsJson lists the registered ones.
+  std::shared_ptr<ClientCounters> RegisterClient(uint64_t session_id);
+  void UnregisterClient(uint64_t session_id);
+  // Daemon-side time of one successful Execute request (request taken ->
+  // reply built).
+  void RecordExecuteLatency(uint64_t nanos) { execute_latency_.Record(nanos); }
+  // Admission of executes, fair across clients (see fair_gate.h).
+  FairGate& execute_gate() { return execute_gate_; }
 
   // The whole state as JSON: counters, cache statistics and, with
   // `list_keys`, the memory cache's entries (at most 256).
@@ -136,6 +190,11 @@ class Instance {
 
  private:
   explicit Instance(InstanceOptions options);
+ public:
+  ~Instance();
+
+ private:
+  void CompileThreadLoop();
   StatusOr<const devices::Device*> GetDevice(const std::string& name);
   // Parses and compiles `text` on `device` (the single-flight compute), or
   // loads `blob` (a serialized executable from the disk cache) when it is
@@ -155,6 +214,17 @@ class Instance {
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
   cache::MemoryCache<CompiledProgram> memory_cache_;
   std::unique_ptr<cache::DiskCache> disk_cache_;  // null = none
+  FairGate execute_gate_;
+  LatencyHistogram compile_latency_;   // device compiles (from text or disk)
+  LatencyHistogram execute_latency_;   // Execute requests, daemon side
+  mutable std::mutex clients_mu_;
+  std::map<uint64_t, std::shared_ptr<ClientCounters>> clients_;
+  // Compile threads (started on first use) and their queue.
+  std::mutex compile_mu_;
+  std::condition_variable compile_cv_;
+  std::deque<std::function<void()>> compile_queue_;
+  std::vector<std::thread> compile_threads_;
+  bool compile_stop_ = false;
   std::atomic<uint64_t> compiles_{0}, disk_loads_{0}, compile_errors_{0}, sessions_opened_{0},
       sessions_closed_{0}, requests_{0}, bad_requests_{0}, executes_{0}, execute_errors_{0};
 };

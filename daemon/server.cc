@@ -1,5 +1,7 @@
 #include "daemon/server.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -57,7 +59,49 @@ bool SomeoneAnswers(const std::string& path) {
   return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
 }
 
+// The peer's supplementary groups (SO_PEERGROUPS); empty when the kernel
+// does not say.
+std::vector<gid_t> PeerGroups(int fd) {
+  std::vector<gid_t> groups(64);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    socklen_t len = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups.data(), &len) == 0) {
+      groups.resize(len / sizeof(gid_t));
+      return groups;
+    }
+    if (errno != ERANGE) break;
+    groups.resize(len / sizeof(gid_t) + 1);
+  }
+  return {};
+}
+
+std::string JoinIds(const auto& ids) {
+  std::string out;
+  for (auto id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
+
+Status CheckPeer(const PeerPolicy& policy, uid_t uid, gid_t gid, std::span<const gid_t> groups) {
+  const uid_t owner = policy.owner_uid >= 0 ? static_cast<uid_t>(policy.owner_uid) : ::geteuid();
+  if (uid == owner) return Status::Ok();
+  for (uid_t allowed : policy.allow_uids) {
+    if (uid == allowed) return Status::Ok();
+  }
+  for (gid_t allowed : policy.allow_gids) {
+    if (gid == allowed) return Status::Ok();
+    for (gid_t g : groups) {
+      if (g == allowed) return Status::Ok();
+    }
+  }
+  return Status(StatusCode::kPermissionDenied,
+                "uid " + std::to_string(uid) + " (gid " + std::to_string(gid) +
+                    ") may not use this jitd daemon: it serves uid " + std::to_string(owner) +
+                    ", allowed uids: " + JoinIds(policy.allow_uids) +
+                    ", allowed gids: " + JoinIds(policy.allow_gids) +
+                    " (start it with --allow-uid=UID or --allow-gid=GID)");
+}
 
 std::string DefaultSocketPath() {
   if (const char* env = std::getenv("JITD_SOCKET"); env != nullptr && *env != '\0') return env;
@@ -104,10 +148,19 @@ struct Server::Impl {
   void OnConnection(Local::socket socket) {
     const int fd = socket.native_handle();
     StatusOr<ipc::UnixCredentials> peer = ipc::PeerCredentials(fd);
-    if (!peer.ok() || peer->uid != ::geteuid()) {
-      Log(0, "refused a connection from uid %d (this daemon serves uid %d)",
-          peer.ok() ? static_cast<int>(peer->uid) : -1, static_cast<int>(::geteuid()));
+    if (!peer.ok()) {
+      Log(0, "refused a connection: %s", peer.status().ToString().c_str());
       return;  // the socket closes here
+    }
+    const std::vector<gid_t> groups = PeerGroups(fd);
+    if (Status allowed = CheckPeer(options.peers, peer->uid, peer->gid, groups); !allowed.ok()) {
+      Log(0, "refused a connection from pid %d: %s", static_cast<int>(peer->pid),
+          allowed.message().c_str());
+      std::string payload = "JITE" + allowed.ToString();
+      (void)ipc::SendWithFd(fd, -1, std::span<const uint8_t>(
+                                        reinterpret_cast<const uint8_t*>(payload.data()),
+                                        payload.size()));
+      return;
     }
     const uint64_t id = next_session_id++;
     StatusOr<std::unique_ptr<Session>> session = Session::Create(instance, id, options.session);
@@ -130,9 +183,10 @@ struct Server::Impl {
           sent.ToString().c_str());
       return;
     }
+    (*session)->SetPeer(peer->pid, peer->uid);
     (*session)->Start();
-    Log(1, "session %llu opened for pid %d", static_cast<unsigned long long>(id),
-        static_cast<int>(peer->pid));
+    Log(1, "session %llu opened for pid %d (uid %d)", static_cast<unsigned long long>(id),
+        static_cast<int>(peer->pid), static_cast<int>(peer->uid));
     auto connection = std::make_unique<Connection>(std::move(socket));
     connection->session = std::move(session).value();
     Connection* raw = connection.get();
@@ -168,6 +222,7 @@ struct Server::Impl {
   uint64_t next_session_id = 1;
   std::atomic<bool> stopping{false};
   bool bound = false;
+  UniqueFd lock_fd;  // flock'ed PATH.lock, held for the server's lifetime
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -190,6 +245,21 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
   JITD_RETURN_IF_ERROR(
       ipc::Segment::Create(options.session.segment_bytes, DaemonSegmentLayout()).status());
   JITD_RETURN_IF_ERROR(MakeDirs(std::filesystem::path(path).parent_path().string()));
+  // Ownership of the path: one daemon at a time, whatever the timing.
+  const std::string lock_path = path + ".lock";
+  UniqueFd lock_fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!lock_fd.valid()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot open the lock file " + lock_path + ": " + std::strerror(errno));
+  }
+  if (::flock(lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return Status(StatusCode::kAlreadyExists,
+                    "another jitd daemon owns " + path + " (it holds " + lock_path + ")");
+    }
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot lock " + lock_path + ": " + std::strerror(errno));
+  }
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
@@ -205,6 +275,7 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
     }
   }
   auto impl = std::make_unique<Impl>(instance, std::move(options));
+  impl->lock_fd = std::move(lock_fd);
   boost::system::error_code ec;
   impl->acceptor.open(Local(), ec);
   if (!ec) impl->acceptor.bind(Local::endpoint(path), ec);

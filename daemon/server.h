@@ -1,21 +1,29 @@
 // Server: the daemon's front door — a Unix stream socket (Boost.Asio) where
 // clients connect and receive their shared segment.
 //
-// On each connection the server checks the peer's uid (SO_PEERCRED) against
-// its own and closes the connection otherwise, creates a Session and sends
-// the session's memfd with a handshake payload (ipc::SendWithFd):
+// On each connection the server checks the peer's credentials (SO_PEERCRED,
+// and SO_PEERGROUPS for its supplementary groups) against the PeerPolicy
+// (CheckPeer below: the daemon's own uid, plus --allow-uid / --allow-gid);
+// a refused peer gets a PERMISSION_DENIED failure payload and the refusal is
+// logged. Otherwise it creates a Session and sends the session's memfd with
+// a handshake payload (ipc::SendWithFd):
 //
 //   success: "JITD" | u32 protocol version | u64 session id   (LE, 16 bytes)
-//   failure: "JITE" | message text                             (no descriptor)
+//   failure: "JITE" | Status::ToString() ("CODE: message")      (no descriptor)
 //
 // The connection then carries nothing more; its close (the client exits or
 // crashes) is how the server learns the client is gone, and it tears the
 // session down, freeing everything the client held.
 //
-// Start-up: the socket's directory is created (mode 0700) when missing. A
-// socket path where another daemon answers is refused (ALREADY_EXISTS); a
-// stale socket file (nobody answers) is removed; anything else at that path
-// is refused (FAILED_PRECONDITION). The socket file is removed on exit.
+// Start-up: the socket's directory is created (mode 0700) when missing. The
+// server first takes an exclusive lock (flock) on PATH.lock beside the
+// socket and holds it for its lifetime: a second daemon for the same path is
+// refused (ALREADY_EXISTS) even when both start at the same moment, so only
+// the lock holder ever removes or binds the socket. A socket path where
+// another daemon answers is refused (ALREADY_EXISTS); a stale socket file
+// (nobody answers) is removed; anything else at that path is refused
+// (FAILED_PRECONDITION). The socket file is removed on exit (the lock file
+// stays: removing it would race with a starting daemon).
 //
 // Thread safety: Run blocks the calling thread, which runs all accept and
 // teardown work; Stop may be called from any thread (or by SIGTERM/SIGINT
@@ -24,8 +32,12 @@
 #ifndef JITD_DAEMON_SERVER_H_
 #define JITD_DAEMON_SERVER_H_
 
+#include <sys/types.h>
+
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "daemon/instance.h"
@@ -37,6 +49,22 @@ namespace jitd::daemon {
 // XDG_RUNTIME_DIR is an absolute path, else /tmp/jitd-$UID/jitd.sock.
 std::string DefaultSocketPath();
 
+// Who may connect. Plain value.
+struct PeerPolicy {
+  // The uid the daemon serves; -1 = its effective uid (geteuid()). Always
+  // allowed.
+  int64_t owner_uid = -1;
+  // Further users allowed (--allow-uid), and groups whose members are
+  // allowed (--allow-gid: the peer's primary or a supplementary group).
+  std::vector<uid_t> allow_uids;
+  std::vector<gid_t> allow_gids;
+};
+
+// OK when a peer with `uid`, primary `gid` and supplementary `groups` may
+// connect under `policy`; PERMISSION_DENIED otherwise, with a message that
+// names the peer and says how to allow it.
+Status CheckPeer(const PeerPolicy& policy, uid_t uid, gid_t gid, std::span<const gid_t> groups);
+
 // Options of a Server. Plain value.
 struct ServerOptions {
   std::string socket_path;  // empty = DefaultSocketPath()
@@ -45,6 +73,8 @@ struct ServerOptions {
   bool handle_signals = true;
   // 0: errors only; 1: connections and start/stop; 2: more.
   int log_level = 1;
+  // Who may connect.
+  PeerPolicy peers;
 };
 
 class Server {

@@ -1,8 +1,10 @@
 #include "daemon/session.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -25,35 +27,6 @@ constexpr uint64_t kMaxProgramBytes = uint64_t{1} << 30;
 // now + deadline cannot overflow the clock.
 constexpr uint64_t kMaxDeadlineMicros = uint64_t{1} << 50;
 
-// A reply under construction: the body (if any) and its union type.
-struct Body {
-  wire::ReplyBody type = wire::ReplyBody_NONE;
-  flatbuffers::Offset<void> offset;
-};
-
-std::vector<uint8_t> EncodeReply(flatbuffers::FlatBufferBuilder& fbb, uint64_t id,
-                                 const Status& status, Body body) {
-  flatbuffers::Offset<wire::Status> status_offset;
-  if (!status.ok()) {
-    status_offset = wire::CreateStatus(fbb, ipc::ToWire(status.code()),
-                                       fbb.CreateString(status.message()));
-  }
-  wire::ReplyMessageBuilder reply(fbb);
-  reply.add_id(id);
-  if (!status.ok()) reply.add_status(status_offset);
-  if (status.ok() && body.type != wire::ReplyBody_NONE) {
-    reply.add_body_type(body.type);
-    reply.add_body(body.offset);
-  }
-  fbb.Finish(reply.Finish(), wire::RequestMessageIdentifier());
-  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-}
-
-std::vector<uint8_t> ErrorReply(uint64_t id, const Status& status) {
-  flatbuffers::FlatBufferBuilder fbb(256);
-  return EncodeReply(fbb, id, status, {});
-}
-
 std::vector<uint8_t> FingerprintBytes(const cache::Fingerprint& f) {
   std::vector<uint8_t> out(16);
   for (int i = 0; i < 8; ++i) {
@@ -74,7 +47,11 @@ ipc::SegmentLayout DaemonSegmentLayout() {
 
 Session::Session(Instance* instance, uint64_t id, SessionOptions options,
                  std::unique_ptr<ipc::Segment> segment)
-    : instance_(instance), id_(id), options_(options), segment_(std::move(segment)) {}
+    : instance_(instance),
+      id_(id),
+      options_(options),
+      segment_(std::move(segment)),
+      counters_(instance->RegisterClient(id)) {}
 
 StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t id,
                                                    const SessionOptions& options) {
@@ -86,7 +63,15 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t 
 
 Session::~Session() {
   Stop();
+  instance_->UnregisterClient(id_);
   instance_->CountSessionClosed();
+}
+
+void Session::SetPeer(int64_t pid, int64_t uid) {
+  // All connections of one process share one turn at the execute gate.
+  if (pid > 0) fair_key_ = static_cast<uint64_t>(pid);
+  counters_->pid.store(pid, std::memory_order_relaxed);
+  counters_->uid.store(uid, std::memory_order_relaxed);
 }
 
 void Session::Start() {
@@ -99,42 +84,46 @@ void Session::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Session::PublishCounts() {
+  counters_->executables.store(executables_.size(), std::memory_order_relaxed);
+  counters_->buffers.store(buffers_.size(), std::memory_order_relaxed);
+  counters_->buffer_bytes.store(buffer_bytes_, std::memory_order_relaxed);
+}
+
 void Session::Loop() {
   ipc::RingMessage message;
+  ipc::WaitOptions wait;
+  wait.spin = options_.request_spin;
   while (!stop_.load(std::memory_order_relaxed)) {
-    ipc::WaitOptions wait;
     wait.deadline = Clock::now() + options_.poll_interval;
     Status popped = segment_->request_ring().Pop(&message, wait);
     if (popped.code() == StatusCode::kDeadlineExceeded) continue;
     if (!popped.ok()) {
       instance_->CountBadRequest();
-      PushReply(ErrorReply(0, popped));
+      PushReply(Reply(0, popped));
       continue;
     }
     if (message.kind == ipc::RingMessageKind::kHeapRef) {
       StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(message.heap);
       if (!bytes.ok()) {
         instance_->CountBadRequest();
-        PushReply(ErrorReply(0, InvalidArgument("request in the heap: " +
-                                                bytes.status().message())));
+        PushReply(Reply(0, InvalidArgument("request in the heap: " + bytes.status().message())));
         continue;
       }
-      PushReply(Handle(*bytes));
+      PushReply(HandleInto(*bytes));
     } else {
-      PushReply(Handle(message.bytes));
+      PushReply(HandleInto(message.bytes));
     }
   }
 }
 
-void Session::PushReply(const std::vector<uint8_t>& reply) {
+void Session::PushReply(std::span<const uint8_t> bytes) {
   ipc::Ring& ring = segment_->reply_ring();
-  std::vector<uint8_t> too_large;
-  std::span<const uint8_t> bytes = reply;
-  if (reply.size() > ring.slot_capacity()) {
-    too_large = ErrorReply(0, ResourceExhausted("reply of " + std::to_string(reply.size()) +
-                                                " bytes exceeds the reply ring's slot of " +
-                                                std::to_string(ring.slot_capacity())));
-    bytes = too_large;
+  if (bytes.size() > ring.slot_capacity()) {
+    const size_t size = bytes.size();
+    bytes = Reply(0, ResourceExhausted("reply of " + std::to_string(size) +
+                                       " bytes exceeds the reply ring's slot of " +
+                                       std::to_string(ring.slot_capacity())));
   }
   ipc::WaitOptions wait;
   wait.deadline = Clock::now() + options_.reply_push_timeout;
@@ -145,364 +134,507 @@ void Session::PushReply(const std::vector<uint8_t>& reply) {
   }
 }
 
+std::span<const uint8_t> Session::Reply(uint64_t id, const Status& status, wire::ReplyBody type,
+                                        flatbuffers::Offset<void> body) {
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
+  if (type == wire::ReplyBody_NONE) fbb.Clear();  // nothing built yet worth keeping
+  flatbuffers::Offset<wire::Status> status_offset;
+  if (!status.ok()) {
+    if (type != wire::ReplyBody_NONE) fbb.Clear();  // an error drops a half-built body
+    BumpSingleWriter(counters_->errors, 1);
+    status_offset = wire::CreateStatus(fbb, ipc::ToWire(status.code()),
+                                       fbb.CreateString(status.message()));
+  }
+  wire::ReplyMessageBuilder reply(fbb);
+  reply.add_id(id);
+  if (!status.ok()) reply.add_status(status_offset);
+  if (status.ok() && type != wire::ReplyBody_NONE) {
+    reply.add_body_type(type);
+    reply.add_body(body);
+  }
+  fbb.Finish(reply.Finish(), wire::RequestMessageIdentifier());
+  return {fbb.GetBufferPointer(), fbb.GetSize()};
+}
+
 std::vector<uint8_t> Session::Handle(std::span<const uint8_t> message) {
+  std::span<const uint8_t> reply = HandleInto(message);
+  return std::vector<uint8_t>(reply.begin(), reply.end());
+}
+
+std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
   const Clock::time_point start = Clock::now();
+  fbb_.Clear();
   // FlatBuffers reads 8-byte scalars in place: the message must start on an
   // 8-byte boundary (a ring copy does; any other caller gets one made here).
-  std::vector<uint8_t> aligned;
   if (reinterpret_cast<uintptr_t>(message.data()) % alignof(uint64_t) != 0) {
-    aligned.assign(message.begin(), message.end());
-    message = aligned;
+    aligned_.assign(message.begin(), message.end());
+    message = aligned_;
   }
   StatusOr<const wire::RequestMessage*> verified = ipc::VerifyRequest(message);
   if (!verified.ok()) {
     instance_->CountBadRequest();
-    return ErrorReply(0, verified.status());
+    return Reply(0, verified.status());
   }
   instance_->CountRequest();
+  BumpSingleWriter(counters_->requests, 1);
   const wire::RequestMessage* request = *verified;
   const uint64_t id = request->id();
   // The Verifier accepts a union whose type is set and whose value is absent;
   // every case below dereferences its body, so refuse that here.
   if (request->request_type() != wire::Request_NONE && request->request() == nullptr) {
-    return ErrorReply(id, InvalidArgument("request of type " +
-                                          std::to_string(static_cast<int>(
-                                              request->request_type())) +
-                                          " has no body"));
+    return Reply(id, InvalidArgument("request of type " +
+                                     std::to_string(static_cast<int>(request->request_type())) +
+                                     " has no body"));
   }
-  flatbuffers::FlatBufferBuilder fbb(1024);
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
 
   switch (request->request_type()) {
     case wire::Request_Hello: {
       const wire::Hello* hello = request->request_as_Hello();
       if (hello->protocol_version() == 0) {
-        return ErrorReply(id, InvalidArgument("Hello: protocol_version 0 is not a version"));
+        return Reply(id, InvalidArgument("Hello: protocol_version 0 is not a version"));
       }
+      if (hello->client_name()) counters_->SetName(hello->client_name()->str().substr(0, 128));
       auto version = fbb.CreateString(kDaemonVersion);
       auto body = wire::CreateHelloReply(fbb, ipc::kProtocolVersion, version, segment_->size());
-      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_HelloReply, body.Union()});
+      return Reply(id, Status::Ok(), wire::ReplyBody_HelloReply, body.Union());
     }
 
-    case wire::Request_CompileRequest: {
-      const wire::CompileRequest* compile = request->request_as_CompileRequest();
-      // Checked before compiling, so a client at its quota costs no compile.
-      if (options_.max_executables != 0 && executables_.size() >= options_.max_executables) {
-        return ErrorReply(id, ResourceExhausted(
-                                  "Compile: this client holds " +
-                                  std::to_string(executables_.size()) +
-                                  " executables, the limit (max_executables) is " +
-                                  std::to_string(options_.max_executables) +
-                                  "; release some first"));
-      }
-      if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT &&
-          compile->format() != wire::ProgramFormat_FLATBUFFER_MODULE) {
-        return ErrorReply(id, InvalidArgument("Compile: unknown program format " +
-                                              std::to_string(compile->format())));
-      }
-      CompileSpec spec;
-      spec.flatbuffer_module = compile->format() == wire::ProgramFormat_FLATBUFFER_MODULE;
-      if (const wire::CompileOptions* options = compile->options()) {
-        if (options->device()) spec.device = options->device()->str();
-        spec.profile = options->profile();
-      }
-      std::vector<ir::Type> declared;
-      if (compile->argument_shapes()) {
-        for (const wire::TensorShape* shape : *compile->argument_shapes()) {
-          StatusOr<ir::Type> type = FromWireShape(shape);
-          if (!type.ok()) {
-            return ErrorReply(id, InvalidArgument("Compile: argument shape " +
-                                                  std::to_string(declared.size()) + ": " +
-                                                  type.status().message()));
-          }
-          spec.argument_shapes += (declared.empty() ? "" : ",") + type->ToString();
-          declared.push_back(std::move(type).value());
-        }
-      }
-      StatusOr<CompileOutcome> outcome = Internal("Compile: no outcome");
-      if (const wire::HeapRef* program = compile->program()) {
-        if (program->length() > kMaxProgramBytes) {
-          return ErrorReply(id, InvalidArgument("Compile: program of " +
-                                                std::to_string(program->length()) +
-                                                " bytes is too large"));
-        }
-        StatusOr<std::vector<uint8_t>> text =
-            segment_->CopyFromHeap(RingHeapRef{program->offset(), program->length()});
-        if (!text.ok()) {
-          return ErrorReply(id, InvalidArgument("Compile: program: " + text.status().message()));
-        }
-        outcome = instance_->Compile(
-            std::string_view(reinterpret_cast<const char*>(text->data()), text->size()), spec);
-      } else {
-        if (compile->fingerprint() == nullptr || compile->fingerprint()->size() != 16) {
-          return ErrorReply(id, InvalidArgument(
-                                    "Compile: needs a program or a 16-byte fingerprint"));
-        }
-        uint64_t high = 0, low = 0;
-        for (int i = 0; i < 8; ++i) {
-          high = (high << 8) | compile->fingerprint()->Get(i);
-          low = (low << 8) | compile->fingerprint()->Get(8 + i);
-        }
-        outcome = instance_->CompileByFingerprint(cache::Fingerprint(high, low));
-      }
-      if (!outcome.ok()) return ErrorReply(id, outcome.status());
-      const CompiledProgram& program = *outcome->program;
-      if (!declared.empty() && declared != program.argument_types) {
-        return ErrorReply(id, InvalidArgument("Compile: the declared argument shapes (" +
-                                              spec.argument_shapes +
-                                              ") differ from the program's"));
-      }
-      std::vector<flatbuffers::Offset<wire::TensorShape>> arguments, results;
-      for (const ir::Type& type : program.argument_types) {
-        StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
-        if (!shape.ok()) {
-          return ErrorReply(id, Unimplemented("Compile: argument " +
-                                              std::to_string(arguments.size()) + ": " +
-                                              shape.status().message()));
-        }
-        arguments.push_back(*shape);
-      }
-      for (const ir::Type& type : program.result_types) {
-        StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
-        if (!shape.ok()) {
-          return ErrorReply(id, Unimplemented("Compile: result " +
-                                              std::to_string(results.size()) + ": " +
-                                              shape.status().message()));
-        }
-        results.push_back(*shape);
-      }
-      const uint64_t handle = next_handle_++;
-      executables_[handle] = outcome->program;
-      auto fingerprint = fbb.CreateVector(FingerprintBytes(program.fingerprint));
-      auto argument_vector = fbb.CreateVector(arguments);
-      auto result_vector = fbb.CreateVector(results);
-      auto explain = fbb.CreateString(outcome->explain);
-      auto body = wire::CreateCompileReply(fbb, handle, fingerprint, outcome->cache_hit,
-                                           outcome->compile_micros, argument_vector,
-                                           result_vector, explain);
-      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_CompileReply, body.Union()});
-    }
+    case wire::Request_CompileRequest:
+      return HandleCompile(id, request->request_as_CompileRequest());
 
     case wire::Request_CreateBufferRequest: {
       const wire::CreateBufferRequest* create = request->request_as_CreateBufferRequest();
       StatusOr<ir::Type> type = FromWireShape(create->shape());
       if (!type.ok()) {
-        return ErrorReply(id, InvalidArgument("CreateBuffer: " + type.status().message()));
+        return Reply(id, InvalidArgument("CreateBuffer: " + type.status().message()));
       }
       if (create->data() == nullptr) {
-        return ErrorReply(id, InvalidArgument("CreateBuffer: data (a heap range) is missing"));
+        return Reply(id, InvalidArgument("CreateBuffer: data (a heap range) is missing"));
       }
       const RingHeapRef ref{create->data()->offset(), create->data()->length()};
       if (ref.length != static_cast<uint64_t>(type->byte_size())) {
-        return ErrorReply(id, InvalidArgument(
-                                  "CreateBuffer: data holds " + std::to_string(ref.length) +
-                                  " bytes, a " + type->ToString() + " needs " +
-                                  std::to_string(type->byte_size())));
+        return Reply(id, InvalidArgument("CreateBuffer: data holds " + std::to_string(ref.length) +
+                                         " bytes, a " + type->ToString() + " needs " +
+                                         std::to_string(type->byte_size())));
       }
       StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(ref);
       if (!bytes.ok()) {
-        return ErrorReply(id, InvalidArgument("CreateBuffer: " + bytes.status().message()));
+        return Reply(id, InvalidArgument("CreateBuffer: " + bytes.status().message()));
       }
       if (options_.max_buffers != 0 && buffers_.size() >= options_.max_buffers) {
-        return ErrorReply(id, ResourceExhausted(
-                                  "CreateBuffer: this client holds " +
-                                  std::to_string(buffers_.size()) +
-                                  " buffers, the limit (max_buffers) is " +
-                                  std::to_string(options_.max_buffers)));
+        return Reply(id, ResourceExhausted("CreateBuffer: this client holds " +
+                                           std::to_string(buffers_.size()) +
+                                           " buffers, the limit (max_buffers) is " +
+                                           std::to_string(options_.max_buffers)));
       }
       // ref.length fits the heap (HeapBytes checked it), so the sum cannot wrap.
       if (options_.max_buffer_bytes != 0 &&
           buffer_bytes_ + ref.length > options_.max_buffer_bytes) {
-        return ErrorReply(id, ResourceExhausted(
-                                  "CreateBuffer: " + std::to_string(ref.length) +
-                                  " more bytes would make this client's buffers " +
-                                  std::to_string(buffer_bytes_ + ref.length) +
-                                  " bytes, the limit (max_buffer_bytes) is " +
-                                  std::to_string(options_.max_buffer_bytes)));
+        return Reply(id, ResourceExhausted(
+                             "CreateBuffer: " + std::to_string(ref.length) +
+                             " more bytes would make this client's buffers " +
+                             std::to_string(buffer_bytes_ + ref.length) +
+                             " bytes, the limit (max_buffer_bytes) is " +
+                             std::to_string(options_.max_buffer_bytes)));
       }
       buffer_bytes_ += ref.length;
       const uint64_t handle = next_handle_++;
       buffers_.emplace(handle, Buffer{std::move(type).value(), ref});
+      PublishCounts();
       auto body = wire::CreateCreateBufferReply(fbb, handle);
-      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_CreateBufferReply, body.Union()});
+      return Reply(id, Status::Ok(), wire::ReplyBody_CreateBufferReply, body.Union());
     }
 
     case wire::Request_DestroyBufferRequest: {
       const uint64_t handle = request->request_as_DestroyBufferRequest()->buffer();
       auto it = buffers_.find(handle);
       if (it == buffers_.end()) {
-        return ErrorReply(id, NotFound("DestroyBuffer: no buffer " + std::to_string(handle) +
-                                       " in this session"));
+        return Reply(id, NotFound("DestroyBuffer: no buffer " + std::to_string(handle) +
+                                  " in this session"));
       }
       buffer_bytes_ -= it->second.ref.length;
       buffers_.erase(it);
-      return EncodeReply(fbb, id, Status::Ok(), {});
+      PublishCounts();
+      return Reply(id, Status::Ok());
     }
 
     case wire::Request_ReleaseRequest: {
       const uint64_t handle = request->request_as_ReleaseRequest()->executable();
       if (executables_.erase(handle) == 0) {
-        return ErrorReply(id, NotFound("Release: no executable " + std::to_string(handle) +
-                                       " in this session"));
+        return Reply(id, NotFound("Release: no executable " + std::to_string(handle) +
+                                  " in this session"));
       }
-      return EncodeReply(fbb, id, Status::Ok(), {});
+      PublishCounts();
+      return Reply(id, Status::Ok());
     }
 
     case wire::Request_StatsRequest: {
       const bool keys = request->request_as_StatsRequest()->keys();
       auto json = fbb.CreateString(instance_->StatsJson(keys));
       auto body = wire::CreateStatsReply(fbb, json);
-      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_StatsReply, body.Union()});
+      return Reply(id, Status::Ok(), wire::ReplyBody_StatsReply, body.Union());
     }
 
-    case wire::Request_ExecuteRequest: {
-      const wire::ExecuteRequest* execute = request->request_as_ExecuteRequest();
-      auto exe_it = executables_.find(execute->executable());
-      if (exe_it == executables_.end()) {
-        return ErrorReply(id, NotFound("Execute: no executable " +
-                                       std::to_string(execute->executable()) +
-                                       " in this session"));
-      }
-      const CompiledProgram& program = *exe_it->second;
-      const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
-      const size_t num_results = execute->results() ? execute->results()->size() : 0;
-      if (num_args != program.argument_types.size()) {
-        return ErrorReply(id, InvalidArgument(
-                                  "Execute: the program takes " +
-                                  std::to_string(program.argument_types.size()) +
-                                  " argument(s), the request names " + std::to_string(num_args)));
-      }
-      if (num_results != program.result_types.size()) {
-        return ErrorReply(id, InvalidArgument(
-                                  "Execute: the program returns " +
-                                  std::to_string(program.result_types.size()) +
-                                  " result(s), the request names " +
-                                  std::to_string(num_results) + " result buffer(s)"));
-      }
-      std::vector<const Buffer*> result_buffers;
-      for (size_t i = 0; i < num_results; ++i) {
-        auto it = buffers_.find(ipc::ReadVectorElement(*execute->results(), i));
-        if (it == buffers_.end()) {
-          return ErrorReply(id, NotFound("Execute: result buffer " + std::to_string(i) +
-                                         " is not a buffer of this session"));
-        }
-        if (!(it->second.type == program.result_types[i])) {
-          return ErrorReply(id, InvalidArgument("Execute: result " + std::to_string(i) + " is " +
-                                                program.result_types[i].ToString() +
-                                                ", its buffer is " + it->second.type.ToString()));
-        }
-        result_buffers.push_back(&it->second);
-      }
-      std::vector<eval::RuntimeValue> args;
-      args.reserve(num_args);
-      for (size_t i = 0; i < num_args; ++i) {
-        auto it = buffers_.find(ipc::ReadVectorElement(*execute->arguments(), i));
-        if (it == buffers_.end()) {
-          return ErrorReply(id, NotFound("Execute: argument " + std::to_string(i) +
-                                         " is not a buffer of this session"));
-        }
-        if (!(it->second.type == program.argument_types[i])) {
-          return ErrorReply(id, InvalidArgument("Execute: argument " + std::to_string(i) +
-                                                " must be " +
-                                                program.argument_types[i].ToString() +
-                                                ", its buffer is " + it->second.type.ToString()));
-        }
-        StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(it->second.ref);
-        if (!bytes.ok()) return ErrorReply(id, Internal("Execute: " + bytes.status().message()));
-        StatusOr<ir::Literal> literal =
-            ir::Literal::FromBytes(it->second.type, std::move(bytes).value());
-        if (!literal.ok()) return ErrorReply(id, literal.status());
-        args.emplace_back(std::move(literal).value());
-      }
-      devices::ExecuteOptions options;
-      // The request's deadline (or the default), cut to the quota.
-      std::chrono::microseconds budget =
-          execute->deadline_micros() != 0
-              ? std::chrono::microseconds(
-                    std::min<uint64_t>(execute->deadline_micros(), kMaxDeadlineMicros))
-              : std::chrono::duration_cast<std::chrono::microseconds>(
-                    options_.default_execute_deadline);
-      const auto quota =
-          std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
-      const bool quota_bound = options_.max_execute_time.count() > 0 && quota <= budget;
-      if (quota_bound) budget = quota;
-      options.deadline = Clock::now() + budget;
-      // stablehlo.infeed / outfeed use the instance's queues of this
-      // program's device; a wait gives up at the deadline or when the
-      // session stops (so Stop never waits on a feed).
-      options.infeed = [this, device = program.device](
-                           const std::vector<ir::Type>& types,
-                           std::optional<Clock::time_point> deadline) {
-        return instance_->feeds().Pop(FeedDirection::kInfeed, device, 0, types, deadline,
-                                      &stop_);
-      };
-      options.outfeed = [this, device = program.device](
-                            std::vector<ir::Literal> values,
-                            std::optional<Clock::time_point> deadline) {
-        return instance_->feeds().Push(FeedDirection::kOutfeed, device, 0, std::move(values),
-                                       deadline, &stop_);
-      };
-      const Clock::time_point run_start = Clock::now();
-      StatusOr<std::vector<eval::RuntimeValue>> results =
-          program.executable->Execute(args, options);
-      const Clock::time_point run_end = Clock::now();
-      instance_->CountExecute(results.ok());
-      if (!results.ok()) {
-        if (quota_bound && results.status().code() == StatusCode::kDeadlineExceeded) {
-          return ErrorReply(id, Status(StatusCode::kDeadlineExceeded,
-                                    "Execute: ran past this client's execution time limit "
-                                    "(max_execute_time) of " +
-                                    std::to_string(options_.max_execute_time.count()) +
-                                    " ms: " + results.status().message()));
-        }
-        return ErrorReply(id, results.status());
-      }
-      if (results->size() != num_results) {
-        return ErrorReply(id, Internal("Execute: the program produced " +
-                                       std::to_string(results->size()) + " results"));
-      }
-      for (size_t i = 0; i < num_results; ++i) {
-        const eval::RuntimeValue& value = (*results)[i];
-        if (!value.is_tensor() || !(value.literal().type() == result_buffers[i]->type)) {
-          return ErrorReply(id, Internal("Execute: result " + std::to_string(i) +
-                                         " has type " + value.type().ToString()));
-        }
-        StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(result_buffers[i]->ref);
-        std::span<const uint8_t> src = value.literal().bytes();
-        if (!out.ok() || out->size() != src.size()) {
-          return ErrorReply(id, Internal("Execute: result buffer " + std::to_string(i) +
-                                         " is out of the heap"));
-        }
-        if (!src.empty()) std::memcpy(out->data(), src.data(), src.size());
-      }
-      auto timing = wire::CreateTiming(fbb, Micros(run_start - start), Micros(run_end - run_start),
-                                       Micros(Clock::now() - start));
-      std::vector<uint64_t> handles;
-      for (size_t i = 0; i < num_results; ++i) {
-        handles.push_back(ipc::ReadVectorElement(*execute->results(), i));
-      }
-      auto result_vector = fbb.CreateVector(handles);
-      auto body = wire::CreateExecuteReply(fbb, result_vector, timing);
-      return EncodeReply(fbb, id, Status::Ok(), {wire::ReplyBody_ExecuteReply, body.Union()});
-    }
+    case wire::Request_ExecuteRequest:
+      return HandleExecute(id, request->request_as_ExecuteRequest(), start);
 
     case wire::Request_TransferToInfeedRequest:
     case wire::Request_TransferFromOutfeedRequest:
-      return HandleFeed(*request, fbb);
+      return HandleFeed(id, *request);
 
     default:
-      return ErrorReply(id, InvalidArgument("unknown request type " +
-                                            std::to_string(static_cast<int>(
-                                                request->request_type()))));
+      return Reply(id, InvalidArgument("unknown request type " +
+                                       std::to_string(static_cast<int>(request->request_type()))));
   }
+}
+
+std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::CompileRequest* compile) {
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
+  BumpSingleWriter(counters_->compiles, 1);
+  // Checked before compiling, so a client at its quota costs no compile.
+  if (options_.max_executables != 0 && executables_.size() >= options_.max_executables) {
+    return Reply(id, ResourceExhausted("Compile: this client holds " +
+                                       std::to_string(executables_.size()) +
+                                       " executables, the limit (max_executables) is " +
+                                       std::to_string(options_.max_executables) +
+                                       "; release some first"));
+  }
+  // A compile that may really compile: under the time limit, on the
+  // compile threads, one abandoned compile per client at most.
+  auto run_limited =
+      [&](std::function<StatusOr<CompileOutcome>()> work) -> StatusOr<CompileOutcome> {
+    if (abandoned_compile_ != nullptr) {
+      if (!abandoned_compile_->done()) {
+        return ResourceExhausted(
+            "Compile: this client's previous compile ran past its compile time limit "
+            "(max_compile_time) and is still running in the daemon; retry when it has "
+            "finished");
+      }
+      abandoned_compile_.reset();
+    }
+    return instance_->RunCompileWithLimit(std::move(work), options_.max_compile_time,
+                                          &abandoned_compile_);
+  };
+  if (compile->format() != wire::ProgramFormat_STABLEHLO_TEXT &&
+      compile->format() != wire::ProgramFormat_FLATBUFFER_MODULE) {
+    return Reply(id, InvalidArgument("Compile: unknown program format " +
+                                     std::to_string(compile->format())));
+  }
+  CompileSpec spec;
+  spec.flatbuffer_module = compile->format() == wire::ProgramFormat_FLATBUFFER_MODULE;
+  if (const wire::CompileOptions* options = compile->options()) {
+    if (options->device()) spec.device = options->device()->str();
+    spec.profile = options->profile();
+  }
+  std::vector<ir::Type> declared;
+  if (compile->argument_shapes()) {
+    for (const wire::TensorShape* shape : *compile->argument_shapes()) {
+      StatusOr<ir::Type> type = FromWireShape(shape);
+      if (!type.ok()) {
+        return Reply(id, InvalidArgument("Compile: argument shape " +
+                                         std::to_string(declared.size()) + ": " +
+                                         type.status().message()));
+      }
+      spec.argument_shapes += (declared.empty() ? "" : ",") + type->ToString();
+      declared.push_back(std::move(type).value());
+    }
+  }
+  StatusOr<CompileOutcome> outcome = Internal("Compile: no outcome");
+  if (const wire::HeapRef* program = compile->program()) {
+    if (program->length() > kMaxProgramBytes) {
+      return Reply(id, InvalidArgument("Compile: program of " + std::to_string(program->length()) +
+                                       " bytes is too large"));
+    }
+    StatusOr<std::vector<uint8_t>> text =
+        segment_->CopyFromHeap(RingHeapRef{program->offset(), program->length()});
+    if (!text.ok()) {
+      return Reply(id, InvalidArgument("Compile: program: " + text.status().message()));
+    }
+    auto shared_text = std::make_shared<std::vector<uint8_t>>(std::move(text).value());
+    // A memory hit answers here; only a possible compile goes to the
+    // compile threads under the time limit.
+    if (std::optional<CompileOutcome> hit = instance_->CompileFromMemory(
+            std::string_view(reinterpret_cast<const char*>(shared_text->data()),
+                             shared_text->size()),
+            spec)) {
+      outcome = std::move(*hit);
+    } else {
+      outcome = run_limited([instance = instance_, shared_text, spec] {
+        return instance->Compile(std::string_view(reinterpret_cast<const char*>(shared_text->data()),
+                                                  shared_text->size()),
+                                 spec);
+      });
+    }
+  } else {
+    if (compile->fingerprint() == nullptr || compile->fingerprint()->size() != 16) {
+      return Reply(id, InvalidArgument("Compile: needs a program or a 16-byte fingerprint"));
+    }
+    uint64_t high = 0, low = 0;
+    for (int i = 0; i < 8; ++i) {
+      high = (high << 8) | compile->fingerprint()->Get(i);
+      low = (low << 8) | compile->fingerprint()->Get(8 + i);
+    }
+    const cache::Fingerprint fingerprint(high, low);
+    if (std::optional<CompileOutcome> hit = instance_->CompileByFingerprintFromMemory(fingerprint)) {
+      outcome = std::move(*hit);
+    } else {
+      outcome = run_limited(
+          [instance = instance_, fingerprint] { return instance->CompileByFingerprint(fingerprint); });
+    }
+  }
+  if (!outcome.ok()) return Reply(id, outcome.status());
+  const CompiledProgram& program = *outcome->program;
+  if (!declared.empty() && declared != program.argument_types) {
+    return Reply(id, InvalidArgument("Compile: the declared argument shapes (" +
+                                     spec.argument_shapes + ") differ from the program's"));
+  }
+  std::vector<flatbuffers::Offset<wire::TensorShape>> arguments, results;
+  for (const ir::Type& type : program.argument_types) {
+    StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
+    if (!shape.ok()) {
+      return Reply(id, Unimplemented("Compile: argument " + std::to_string(arguments.size()) +
+                                     ": " + shape.status().message()));
+    }
+    arguments.push_back(*shape);
+  }
+  for (const ir::Type& type : program.result_types) {
+    StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
+    if (!shape.ok()) {
+      return Reply(id, Unimplemented("Compile: result " + std::to_string(results.size()) + ": " +
+                                     shape.status().message()));
+    }
+    results.push_back(*shape);
+  }
+  const uint64_t handle = next_handle_++;
+  executables_[handle] = outcome->program;
+  PublishCounts();
+  auto fingerprint = fbb.CreateVector(FingerprintBytes(program.fingerprint));
+  auto argument_vector = fbb.CreateVector(arguments);
+  auto result_vector = fbb.CreateVector(results);
+  auto explain = fbb.CreateString(outcome->explain);
+  auto body = wire::CreateCompileReply(fbb, handle, fingerprint, outcome->cache_hit,
+                                       outcome->compile_micros, argument_vector, result_vector,
+                                       explain);
+  return Reply(id, Status::Ok(), wire::ReplyBody_CompileReply, body.Union());
+}
+
+std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
+                                                Clock::time_point start) {
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
+  BumpSingleWriter(counters_->executes, 1);
+  auto exe_it = executables_.find(execute->executable());
+  if (exe_it == executables_.end()) {
+    return Reply(id, NotFound("Execute: no executable " + std::to_string(execute->executable()) +
+                              " in this session"));
+  }
+  const CompiledProgram& program = *exe_it->second;
+  const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
+  const size_t num_results = execute->results() ? execute->results()->size() : 0;
+  const size_t num_result_data = execute->result_data() ? execute->result_data()->size() : 0;
+  if (num_args != program.argument_types.size()) {
+    return Reply(id, InvalidArgument("Execute: the program takes " +
+                                     std::to_string(program.argument_types.size()) +
+                                     " argument(s), the request names " +
+                                     std::to_string(num_args)));
+  }
+  // The result destinations: registered buffers (`results`), or heap ranges
+  // to register as new buffers (`result_data`, library-allocated results).
+  const bool allocate = num_results == 0 && num_result_data != 0;
+  if (num_results != 0 && num_result_data != 0) {
+    return Reply(id, InvalidArgument("Execute: give results or result_data, not both"));
+  }
+  const size_t num_outputs = allocate ? num_result_data : num_results;
+  if (num_outputs != program.result_types.size()) {
+    return Reply(id, InvalidArgument("Execute: the program returns " +
+                                     std::to_string(program.result_types.size()) +
+                                     " result(s), the request names " +
+                                     std::to_string(num_outputs) + " result buffer(s)"));
+  }
+  // Output ranges, each checked against the heap and its result's size.
+  RingHeapRef outputs_inline[4];
+  std::vector<RingHeapRef> outputs_heap;
+  RingHeapRef* outputs = outputs_inline;
+  if (num_outputs > 4) {
+    outputs_heap.resize(num_outputs);
+    outputs = outputs_heap.data();
+  }
+  uint64_t new_bytes = 0;
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (allocate) {
+      wire::HeapRef ref;
+      std::memcpy(&ref, execute->result_data()->Data() + i * sizeof(wire::HeapRef), sizeof(ref));
+      outputs[i] = RingHeapRef{ref.offset(), ref.length()};
+      const uint64_t need = static_cast<uint64_t>(program.result_types[i].byte_size());
+      if (outputs[i].length != need) {
+        return Reply(id, InvalidArgument("Execute: result_data " + std::to_string(i) + " holds " +
+                                         std::to_string(outputs[i].length) + " bytes, result " +
+                                         program.result_types[i].ToString() + " needs " +
+                                         std::to_string(need)));
+      }
+      if (StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(outputs[i]); !bytes.ok()) {
+        return Reply(id, InvalidArgument("Execute: result_data " + std::to_string(i) + ": " +
+                                         bytes.status().message()));
+      }
+      new_bytes += outputs[i].length;
+    } else {
+      auto it = buffers_.find(ipc::ReadVectorElement(*execute->results(), i));
+      if (it == buffers_.end()) {
+        return Reply(id, NotFound("Execute: result buffer " + std::to_string(i) +
+                                  " is not a buffer of this session"));
+      }
+      if (!(it->second.type == program.result_types[i])) {
+        return Reply(id, InvalidArgument("Execute: result " + std::to_string(i) + " is " +
+                                         program.result_types[i].ToString() + ", its buffer is " +
+                                         it->second.type.ToString()));
+      }
+      outputs[i] = it->second.ref;
+    }
+  }
+  if (allocate) {
+    if (options_.max_buffers != 0 && buffers_.size() + num_outputs > options_.max_buffers) {
+      return Reply(id, ResourceExhausted("Execute: " + std::to_string(num_outputs) +
+                                         " new result buffers would make this client hold " +
+                                         std::to_string(buffers_.size() + num_outputs) +
+                                         ", the limit (max_buffers) is " +
+                                         std::to_string(options_.max_buffers)));
+    }
+    if (options_.max_buffer_bytes != 0 && buffer_bytes_ + new_bytes > options_.max_buffer_bytes) {
+      return Reply(id, ResourceExhausted("Execute: " + std::to_string(new_bytes) +
+                                         " bytes of new result buffers would make this "
+                                         "client's buffers " +
+                                         std::to_string(buffer_bytes_ + new_bytes) +
+                                         " bytes, the limit (max_buffer_bytes) is " +
+                                         std::to_string(options_.max_buffer_bytes)));
+    }
+  }
+  std::vector<eval::RuntimeValue>& args = args_;
+  args.clear();
+  for (size_t i = 0; i < num_args; ++i) {
+    auto it = buffers_.find(ipc::ReadVectorElement(*execute->arguments(), i));
+    if (it == buffers_.end()) {
+      return Reply(id, NotFound("Execute: argument " + std::to_string(i) +
+                                " is not a buffer of this session"));
+    }
+    if (!(it->second.type == program.argument_types[i])) {
+      return Reply(id, InvalidArgument("Execute: argument " + std::to_string(i) + " must be " +
+                                       program.argument_types[i].ToString() +
+                                       ", its buffer is " + it->second.type.ToString()));
+    }
+    StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(it->second.ref);
+    if (!bytes.ok()) return Reply(id, Internal("Execute: " + bytes.status().message()));
+    StatusOr<ir::Literal> literal = ir::Literal::FromBytes(it->second.type, std::move(bytes).value());
+    if (!literal.ok()) return Reply(id, literal.status());
+    args.emplace_back(std::move(literal).value());
+  }
+  devices::ExecuteOptions options;
+  if (execute->resource_seed().has_value()) options.resource_fill_seed = *execute->resource_seed();
+  // The request's deadline (or the default), cut to the quota.
+  std::chrono::microseconds budget =
+      execute->deadline_micros() != 0
+          ? std::chrono::microseconds(std::min<uint64_t>(execute->deadline_micros(),
+                                                         kMaxDeadlineMicros))
+          : std::chrono::duration_cast<std::chrono::microseconds>(
+                options_.default_execute_deadline);
+  const auto quota = std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
+  const bool quota_bound = options_.max_execute_time.count() > 0 && quota <= budget;
+  if (quota_bound) budget = quota;
+  // Wait for an execute slot, round-robin with the other clients (the wait
+  // shows as Timing.queue_micros); the deadline starts when the run does.
+  std::optional<FairGate::Turn> turn;
+  turn.emplace(instance_->execute_gate(), fair_key_);
+  // stablehlo.infeed / outfeed use the instance's queues of this program's
+  // device; a wait gives up at the deadline or when the session stops (so
+  // Stop never waits on a feed). While it waits the execute slot goes back
+  // to the gate: a program blocked on a feed must not keep other clients'
+  // executes out.
+  auto feed_wait = [this, &turn](auto&& wait) {
+    turn.reset();
+    auto result = wait();
+    turn.emplace(instance_->execute_gate(), fair_key_);
+    return result;
+  };
+  options.infeed = [this, device = program.device, &feed_wait](
+                       const std::vector<ir::Type>& types,
+                       std::optional<Clock::time_point> deadline) {
+    return feed_wait([&] {
+      return instance_->feeds().Pop(FeedDirection::kInfeed, device, 0, types, deadline, &stop_);
+    });
+  };
+  options.outfeed = [this, device = program.device, &feed_wait](
+                        std::vector<ir::Literal> values,
+                        std::optional<Clock::time_point> deadline) {
+    return feed_wait([&] {
+      return instance_->feeds().Push(FeedDirection::kOutfeed, device, 0, std::move(values),
+                                     deadline, &stop_);
+    });
+  };
+  const Clock::time_point run_start = Clock::now();
+  options.deadline = run_start + budget;
+  StatusOr<std::vector<eval::RuntimeValue>> results = program.executable->Execute(args, options);
+  const Clock::time_point run_end = Clock::now();
+  turn.reset();
+  args.clear();
+  BumpSingleWriter(counters_->execute_micros, Micros(run_end - run_start));
+  instance_->CountExecute(results.ok());
+  if (!results.ok()) {
+    if (quota_bound && results.status().code() == StatusCode::kDeadlineExceeded) {
+      return Reply(id, Status(StatusCode::kDeadlineExceeded,
+                              "Execute: ran past this client's execution time limit "
+                              "(max_execute_time) of " +
+                                  std::to_string(options_.max_execute_time.count()) +
+                                  " ms: " + results.status().message()));
+    }
+    return Reply(id, results.status());
+  }
+  if (results->size() != num_outputs) {
+    return Reply(id, Internal("Execute: the program produced " + std::to_string(results->size()) +
+                              " results"));
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const eval::RuntimeValue& value = (*results)[i];
+    if (!value.is_tensor() || !(value.literal().type() == program.result_types[i])) {
+      return Reply(id, Internal("Execute: result " + std::to_string(i) + " has type " +
+                                value.type().ToString()));
+    }
+    StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(outputs[i]);
+    std::span<const uint8_t> src = value.literal().bytes();
+    if (!out.ok() || out->size() != src.size()) {
+      return Reply(id, Internal("Execute: result buffer " + std::to_string(i) +
+                                " is out of the heap"));
+    }
+    if (!src.empty()) std::memcpy(out->data(), src.data(), src.size());
+  }
+  // The reply: the result handles (new ones registered now).
+  uint64_t* handles = nullptr;
+  auto result_vector = fbb.CreateUninitializedVector(num_outputs, &handles);
+  for (size_t i = 0; i < num_outputs; ++i) {
+    uint64_t handle;
+    if (allocate) {
+      handle = next_handle_++;
+      buffers_.emplace(handle, Buffer{program.result_types[i], outputs[i]});
+      buffer_bytes_ += outputs[i].length;
+    } else {
+      handle = ipc::ReadVectorElement(*execute->results(), i);
+    }
+    std::memcpy(handles + i, &handle, sizeof(handle));
+  }
+  if (allocate) PublishCounts();
+  const Clock::time_point end = Clock::now();
+  auto timing = wire::CreateTiming(fbb, Micros(run_start - start), Micros(run_end - run_start),
+                                   Micros(end - start));
+  auto body = wire::CreateExecuteReply(fbb, result_vector, timing);
+  instance_->RecordExecuteLatency(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()));
+  return Reply(id, Status::Ok(), wire::ReplyBody_ExecuteReply, body.Union());
 }
 
 // TransferToInfeed / TransferFromOutfeed: checks the request's device,
 // replica, shape and heap range, then pushes to or pops from the instance's
 // queues (a pop waits up to the request's timeout, cut to the execution
 // quota, and gives up early when the session stops).
-std::vector<uint8_t> Session::HandleFeed(const wire::RequestMessage& request,
-                                         flatbuffers::FlatBufferBuilder& fbb) {
-  const uint64_t id = request.id();
+std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMessage& request) {
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
   const bool infeed = request.request_type() == wire::Request_TransferToInfeedRequest;
   const char* what = infeed ? "TransferToInfeed" : "TransferFromOutfeed";
   const flatbuffers::String* device_name;
@@ -528,30 +660,30 @@ std::vector<uint8_t> Session::HandleFeed(const wire::RequestMessage& request,
   if (std::find(known.begin(), known.end(), device) == known.end()) {
     std::string list;
     for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    return ErrorReply(id, NotFound(std::string(what) + ": no device '" + device +
+    return Reply(id, NotFound(std::string(what) + ": no device '" + device +
                                    "' in this daemon (it has: " + list + ")"));
   }
   if (replica != 0) {
-    return ErrorReply(id, InvalidArgument(std::string(what) + ": replica " +
+    return Reply(id, InvalidArgument(std::string(what) + ": replica " +
                                           std::to_string(replica) +
                                           " does not exist; this daemon runs one replica (0)"));
   }
   StatusOr<ir::Type> type = FromWireShape(wire_shape);
   if (!type.ok()) {
-    return ErrorReply(id, InvalidArgument(std::string(what) + ": " + type.status().message()));
+    return Reply(id, InvalidArgument(std::string(what) + ": " + type.status().message()));
   }
   if (data == nullptr) {
-    return ErrorReply(id, InvalidArgument(std::string(what) + ": data (a heap range) is missing"));
+    return Reply(id, InvalidArgument(std::string(what) + ": data (a heap range) is missing"));
   }
   const RingHeapRef ref{data->offset(), data->length()};
   if (ref.length != static_cast<uint64_t>(type->byte_size())) {
-    return ErrorReply(id, InvalidArgument(std::string(what) + ": data holds " +
+    return Reply(id, InvalidArgument(std::string(what) + ": data holds " +
                                           std::to_string(ref.length) + " bytes, a " +
                                           type->ToString() + " needs " +
                                           std::to_string(type->byte_size())));
   }
   if (options_.max_buffer_bytes != 0 && ref.length > options_.max_buffer_bytes) {
-    return ErrorReply(id, ResourceExhausted(std::string(what) + ": " +
+    return Reply(id, ResourceExhausted(std::string(what) + ": " +
                                             std::to_string(ref.length) +
                                             " bytes exceed this client's limit "
                                             "(max_buffer_bytes) of " +
@@ -561,24 +693,23 @@ std::vector<uint8_t> Session::HandleFeed(const wire::RequestMessage& request,
   if (infeed) {
     StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(ref);
     if (!bytes.ok()) {
-      return ErrorReply(id, InvalidArgument(std::string(what) + ": " + bytes.status().message()));
+      return Reply(id, InvalidArgument(std::string(what) + ": " + bytes.status().message()));
     }
     StatusOr<ir::Literal> literal = ir::Literal::FromBytes(*type, std::move(bytes).value());
-    if (!literal.ok()) return ErrorReply(id, literal.status());
+    if (!literal.ok()) return Reply(id, literal.status());
     std::vector<ir::Literal> values;
     values.push_back(std::move(literal).value());
     Status pushed = feeds.Push(FeedDirection::kInfeed, device, replica, std::move(values));
     if (!pushed.ok()) {
-      return ErrorReply(id, Status(pushed.code(), std::string(what) + ": " + pushed.message()));
+      return Reply(id, Status(pushed.code(), std::string(what) + ": " + pushed.message()));
     }
     auto body = wire::CreateTransferToInfeedReply(
         fbb, feeds.size(FeedDirection::kInfeed, device, replica));
-    return EncodeReply(fbb, id, Status::Ok(),
-                       {wire::ReplyBody_TransferToInfeedReply, body.Union()});
+    return Reply(id, Status::Ok(), wire::ReplyBody_TransferToInfeedReply, body.Union());
   }
   StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(ref);
   if (!out.ok()) {
-    return ErrorReply(id, InvalidArgument(std::string(what) + ": " + out.status().message()));
+    return Reply(id, InvalidArgument(std::string(what) + ": " + out.status().message()));
   }
   const uint64_t timeout_micros =
       request.request_as_TransferFromOutfeedRequest()->timeout_micros();
@@ -594,19 +725,18 @@ std::vector<uint8_t> Session::HandleFeed(const wire::RequestMessage& request,
   StatusOr<std::vector<ir::Literal>> values = feeds.Pop(
       FeedDirection::kOutfeed, device, replica, {*type}, Clock::now() + budget, &stop_);
   if (!values.ok()) {
-    return ErrorReply(id, Status(values.status().code(),
+    return Reply(id, Status(values.status().code(),
                                  std::string(what) + ": " + values.status().message()));
   }
   std::span<const uint8_t> src = (*values)[0].bytes();
   if (src.size() != out->size()) {
-    return ErrorReply(id, Internal(std::string(what) + ": value of " +
+    return Reply(id, Internal(std::string(what) + ": value of " +
                                    std::to_string(src.size()) + " bytes for a range of " +
                                    std::to_string(out->size())));
   }
   if (!src.empty()) std::memcpy(out->data(), src.data(), src.size());
   auto body = wire::CreateTransferFromOutfeedReply(fbb);
-  return EncodeReply(fbb, id, Status::Ok(),
-                     {wire::ReplyBody_TransferFromOutfeedReply, body.Union()});
+  return Reply(id, Status::Ok(), wire::ReplyBody_TransferFromOutfeedReply, body.Union());
 }
 
 }  // namespace jitd::daemon

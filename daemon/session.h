@@ -35,6 +35,7 @@
 
 #include "base/status.h"
 #include "daemon/instance.h"
+#include "daemon/stats.h"
 #include "ipc/protocol.h"
 #include "ipc/segment.h"
 
@@ -65,10 +66,18 @@ struct SessionOptions {
   // default_execute_deadline) is cut to this; running past it answers
   // DEADLINE_EXCEEDED. (The interpreter checks its deadline between ops.)
   std::chrono::milliseconds max_execute_time{60'000};
-  // Not enforced yet: compile time. A compile runs once per program for
-  // every session (single flight) and the parser and devices take no
-  // deadline, so there is nothing to cut it short with; the program text is
-  // bounded by the segment instead.
+  // The longest this client waits for one compile (a cache miss, or a load
+  // from disk): past it the answer is DEADLINE_EXCEEDED naming the limit.
+  // The parser and devices take no deadline, so the compile itself runs to
+  // its end on the daemon's compile threads and is cached (a retry may hit);
+  // while it runs, this client's next compile is refused RESOURCE_EXHAUSTED,
+  // so one client has at most one such compile going. 0 = no limit (the
+  // compile runs on the session thread).
+  std::chrono::milliseconds max_compile_time{300'000};
+  // How long the session thread spins for the next request before sleeping
+  // on the futex (ipc::WaitOptions::spin). Back-to-back requests arrive
+  // within a few µs; longer spins burn a core for an idle client.
+  std::chrono::nanoseconds request_spin = std::chrono::microseconds(5);
   // How long a reply may wait for room in a full reply ring before the
   // session gives up on it (the client is not reading).
   std::chrono::milliseconds reply_push_timeout{5'000};
@@ -99,6 +108,9 @@ class Session {
   // first). Idempotent.
   void Stop();
 
+  // Records who the client is (for stats and logs); call before Start.
+  void SetPeer(int64_t pid, int64_t uid);
+
   // Handles one request message (a private copy) and returns the encoded
   // ReplyMessage. Never fails: errors become the reply's status.
   std::vector<uint8_t> Handle(std::span<const uint8_t> message);
@@ -118,10 +130,19 @@ class Session {
   Session(Instance* instance, uint64_t id, SessionOptions options,
           std::unique_ptr<ipc::Segment> segment);
   void Loop();
-  void PushReply(const std::vector<uint8_t>& reply);
-  // TransferToInfeed / TransferFromOutfeed (session.cc).
-  std::vector<uint8_t> HandleFeed(const wire::RequestMessage& request,
-                                  flatbuffers::FlatBufferBuilder& fbb);
+  void PushReply(std::span<const uint8_t> reply);
+  // Handle's work: the reply is built in fbb_ and the span points into it
+  // (valid until the next call).
+  std::span<const uint8_t> HandleInto(std::span<const uint8_t> message);
+  std::span<const uint8_t> Reply(uint64_t id, const Status& status,
+                                 wire::ReplyBody type = wire::ReplyBody_NONE,
+                                 flatbuffers::Offset<void> body = 0);
+  std::span<const uint8_t> HandleCompile(uint64_t id, const wire::CompileRequest* compile);
+  std::span<const uint8_t> HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
+                                         std::chrono::steady_clock::time_point start);
+  void PublishCounts();
+  // TransferToInfeed / TransferFromOutfeed (session.cc), built in fbb_.
+  std::span<const uint8_t> HandleFeed(uint64_t id, const wire::RequestMessage& request);
 
   Instance* const instance_;
   const uint64_t id_;
@@ -135,6 +156,14 @@ class Session {
   std::unordered_map<uint64_t, std::shared_ptr<const CompiledProgram>> executables_;
   std::unordered_map<uint64_t, Buffer> buffers_;
   uint64_t buffer_bytes_ = 0;  // sum of buffers_' lengths
+  std::shared_ptr<PendingCompile> abandoned_compile_;  // one past max_compile_time
+  flatbuffers::FlatBufferBuilder fbb_{1024};
+  std::vector<uint8_t> aligned_;  // scratch for misaligned messages
+  std::vector<eval::RuntimeValue> args_;  // scratch for Execute's arguments
+  const std::shared_ptr<ClientCounters> counters_;
+  // This client's key at the execute gate: its pid once known, else a key
+  // of its own (session ids with the top bit set never collide with pids).
+  uint64_t fair_key_ = id_ | (uint64_t{1} << 63);
 };
 
 }  // namespace jitd::daemon

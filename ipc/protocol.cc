@@ -53,6 +53,7 @@ wire::StatusCode ToWire(StatusCode code) {
     case StatusCode::kUnavailable: return wire::StatusCode_UNAVAILABLE;
     case StatusCode::kDeadlineExceeded: return wire::StatusCode_DEADLINE_EXCEEDED;
     case StatusCode::kInternal: return wire::StatusCode_INTERNAL;
+    case StatusCode::kPermissionDenied: return wire::StatusCode_PERMISSION_DENIED;
   }
   return wire::StatusCode_INTERNAL;
 }
@@ -69,6 +70,8 @@ Status FromWire(const wire::Status* status) {
     case wire::StatusCode_UNIMPLEMENTED: return Status(StatusCode::kUnimplemented, message);
     case wire::StatusCode_UNAVAILABLE: return Status(StatusCode::kUnavailable, message);
     case wire::StatusCode_DEADLINE_EXCEEDED: return Status(StatusCode::kDeadlineExceeded, message);
+    case wire::StatusCode_INTERNAL: return Status(StatusCode::kInternal, message);
+    case wire::StatusCode_PERMISSION_DENIED: return Status(StatusCode::kPermissionDenied, message);
     default:
       return Status(StatusCode::kInternal,
                     "unknown status code " + std::to_string(static_cast<int>(status->code())) +

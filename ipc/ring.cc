@@ -1,5 +1,7 @@
 #include "ipc/ring.h"
 
+#include <sched.h>
+
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -273,16 +275,25 @@ Status Ring::Pop(RingMessage* out, const WaitOptions& options) {
 
   // Phase 1: spin on the next slot's sequence number.
   if (options.spin.count() > 0) {
-    const auto spin_end = Clock::now() + options.spin;
+    const auto spin_start = Clock::now();
+    const auto spin_end = spin_start + options.spin;
+    const auto yield_from =
+        options.yield_after ? spin_start + *options.yield_after : Clock::time_point::max();
+    bool yielding = false;
     for (uint32_t i = 1;; ++i) {
       if (NextReady()) {
         JITD_ASSIGN_OR_RETURN(popped, TryPop(out));
         if (popped) return Status::Ok();
       }
-      CpuRelax();
-      if (i % 16 == 0) {
+      if (yielding) {
+        ::sched_yield();
+      } else {
+        CpuRelax();
+      }
+      if (yielding || i % 16 == 0) {
         const auto now = Clock::now();
         if (now >= spin_end) break;
+        yielding = now >= yield_from;
         if (options.deadline && now >= *options.deadline) {
           return DeadlineExceeded("no message on the ring before the deadline");
         }

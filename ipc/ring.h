@@ -52,6 +52,11 @@ struct WaitOptions {
   // How long to spin (PAUSE + polling the slot) before sleeping; 0 sleeps at
   // once.
   std::chrono::nanoseconds spin = std::chrono::microseconds(5);
+  // Past this much spinning, each spin step also calls sched_yield(), so a
+  // peer that is runnable on this CPU (a daemon thread just woken, on a
+  // loaded machine) gets it instead of waiting for a time slice to end;
+  // none = PAUSE only for the whole spin.
+  std::optional<std::chrono::nanoseconds> yield_after;
   // Give up with DEADLINE_EXCEEDED at this time; none = wait forever.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };

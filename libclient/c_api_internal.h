@@ -4,8 +4,10 @@
 #ifndef JITD_LIBCLIENT_C_API_INTERNAL_H_
 #define JITD_LIBCLIENT_C_API_INTERNAL_H_
 
+#include <cstring>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "base/status.h"
@@ -30,6 +32,16 @@ namespace jitd::c_api {
 jitd_status_t* ToC(const Status& status);
 // Runs `body`, turning a thrown C++ exception into a status.
 jitd_status_t* GuardStatus(const std::function<Status()>& body);
+
+// The value a C caller passed for an enum parameter, read without loading
+// it as the enum type (C may pass any int; C++ may assume enum values are in
+// range, and UBSan checks that).
+template <typename E>
+int RawEnum(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof(v));
+  return static_cast<int>(v);
+}
 
 }  // namespace jitd::c_api
 

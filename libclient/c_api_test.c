@@ -1,11 +1,19 @@
 /* The C API (include/jitd/jitd.h) from plain C11 against a real daemon.
  *
- *   jitd_c_api_test SOCKET_PATH
+ *   jitd_c_api_test SOCKET_PATH AUTOSTART_SOCKET_PATH
  *
  * Run by jitd_c_api_test_driver, which starts `jitd serve` on SOCKET_PATH
- * with an empty cache and stops it afterwards. Exits 0 when every check
+ * with an empty cache and stops it afterwards. AUTOSTART_SOCKET_PATH is a
+ * path where no daemon runs: the test starts one there through
+ * start_daemon_if_missing (from several processes at once) and the driver
+ * stops it by the pid in jitd.pid beside it. Exits 0 when every check
  * passes, 1 at the first failure (with file:line and the status message). */
+#define _POSIX_C_SOURCE 200809L
 #include <jitd/jitd.h>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +21,7 @@
 #include <string.h>
 
 static const char* g_socket;
+static const char* g_autostart_socket;
 
 #define CHECK(cond)                                                  \
   do {                                                               \
@@ -90,10 +99,6 @@ static void test_connect_errors(void) {
   CHECK_CODE(jitd_client_connect(&options, &client), JITD_INVALID_ARGUMENT);
   CHECK(client == NULL);
   options.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE;
-
-  options.start_daemon_if_missing = 1;
-  CHECK_CODE(jitd_client_connect(&options, &client), JITD_UNIMPLEMENTED);
-  options.start_daemon_if_missing = 0;
 
   options.socket_path = "/nonexistent/jitd/jitd.sock";
   CHECK_CODE(jitd_client_connect(&options, &client), JITD_UNAVAILABLE);
@@ -280,6 +285,129 @@ static void test_stats(jitd_client_t* client) {
   jitd_string_free(json);
 }
 
+/* start_daemon_if_missing from several processes at once: every one
+ * connects, all to the one daemon that won the socket. */
+static void test_start_daemon_if_missing(void) {
+  enum { kProcesses = 4 };
+  jitd_client_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE;
+  options.socket_path = g_autostart_socket;
+  jitd_client_t* client = NULL;
+  /* Off: no daemon there, none started. */
+  CHECK_CODE(jitd_client_connect(&options, &client), JITD_UNAVAILABLE);
+  options.start_daemon_if_missing = 1;
+  pid_t children[kProcesses];
+  for (int i = 0; i < kProcesses; ++i) {
+    children[i] = fork();
+    CHECK(children[i] >= 0);
+    if (children[i] == 0) {
+      jitd_client_t* c = NULL;
+      jitd_status_t* status = jitd_client_connect(&options, &c);
+      if (status != NULL) {
+        fprintf(stderr, "child %d: %s\n", i, jitd_status_message(status));
+        _exit(1);
+      }
+      jitd_executable_t* exe = NULL;
+      status = jitd_client_compile(c, kSoftmax, strlen(kSoftmax), NULL, &exe);
+      if (status != NULL) {
+        fprintf(stderr, "child %d: compile: %s\n", i, jitd_status_message(status));
+        _exit(1);
+      }
+      jitd_executable_release(exe);
+      jitd_client_close(c);
+      _exit(0);
+    }
+  }
+  for (int i = 0; i < kProcesses; ++i) {
+    int status = 0;
+    CHECK(waitpid(children[i], &status, 0) == children[i]);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  /* One daemon served them all: it opened every session and compiled once. */
+  options.start_daemon_if_missing = 0;
+  CHECK_OK(jitd_client_connect(&options, &client));
+  char* json = NULL;
+  CHECK_OK(jitd_client_stats_json(client, 0, &json));
+  char expected[64];
+  snprintf(expected, sizeof(expected), "\"sessions_opened\":%d,", kProcesses + 1);
+  if (strstr(json, expected) == NULL || strstr(json, "\"compiles\":1,") == NULL) {
+    fprintf(stderr, "unexpected stats of the started daemon: %s\n", json);
+    exit(1);
+  }
+  jitd_string_free(json);
+  jitd_client_close(client);
+}
+
+/* jitd_executable_execute_ex: library-allocated results, a mix of given
+ * and allocated slots, options (resource seed, struct_size checks). */
+static void test_execute_ex(jitd_client_t* client) {
+  jitd_executable_t* exe = NULL;
+  CHECK_OK(jitd_client_compile(client, kSoftmax, strlen(kSoftmax), NULL, &exe));
+  const int64_t dims[2] = {2, 4};
+  jitd_buffer_t* arg = NULL;
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, dims, 2, &arg));
+  memcpy(jitd_buffer_data(arg), kInput, sizeof(kInput));
+  jitd_buffer_t* results[1] = {NULL};
+  jitd_execute_timing_t timing;
+  memset(&timing, 0, sizeof(timing));
+  timing.struct_size = JITD_EXECUTE_TIMING_STRUCT_SIZE;
+  CHECK_OK(jitd_executable_execute_ex(exe, &arg, 1, results, 1, NULL, &timing));
+  CHECK(results[0] != NULL);
+  CHECK(jitd_buffer_size_bytes(results[0]) == 8 * sizeof(float));
+  const float* out = (const float*)jitd_buffer_data(results[0]);
+  CHECK(fabsf(out[3] - 0.6439143f) < 1e-5f);
+  CHECK(timing.total_micros >= timing.execute_micros);
+  /* A given slot is written in place and stays the caller's buffer. */
+  jitd_buffer_t* given = results[0];
+  memset(jitd_buffer_data(given), 0, jitd_buffer_size_bytes(given));
+  CHECK_OK(jitd_executable_execute_ex(exe, &arg, 1, results, 1, NULL, NULL));
+  CHECK(results[0] == given);
+  CHECK(fabsf(((const float*)jitd_buffer_data(given))[3] - 0.6439143f) < 1e-5f);
+  jitd_buffer_destroy(given);
+  /* Errors leave the slots unchanged. */
+  results[0] = NULL;
+  CHECK_CODE(jitd_executable_execute_ex(exe, &arg, 1, results, 2, NULL, NULL),
+             JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_execute_ex(exe, &arg, 1, NULL, 1, NULL, NULL), JITD_INVALID_ARGUMENT);
+  jitd_execute_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(size_t); /* too small */
+  CHECK_CODE(jitd_executable_execute_ex(exe, &arg, 1, results, 1, &options, NULL),
+             JITD_INVALID_ARGUMENT);
+  CHECK(results[0] == NULL);
+  jitd_executable_release(exe);
+
+  /* dense_resource weights: a seed fills them, the same seed the same way. */
+  static const char kResource[] =
+      "func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %w = stablehlo.constant dense_resource<weights> : tensor<4xf32>\n"
+      "  %0 = stablehlo.add %arg0, %w : tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n"
+      "}\n";
+  CHECK_OK(jitd_client_compile(client, kResource, strlen(kResource), NULL, &exe));
+  const int64_t four[1] = {4};
+  jitd_buffer_t* zeros = NULL;
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, four, 1, &zeros));
+  memset(jitd_buffer_data(zeros), 0, 16);
+  CHECK_CODE(jitd_executable_execute_ex(exe, &zeros, 1, results, 1, NULL, NULL),
+             JITD_INVALID_ARGUMENT);
+  CHECK(results[0] == NULL);
+  options.struct_size = JITD_EXECUTE_OPTIONS_STRUCT_SIZE;
+  options.has_resource_seed = 1;
+  options.resource_seed = 42;
+  jitd_buffer_t* first[1] = {NULL};
+  jitd_buffer_t* second[1] = {NULL};
+  CHECK_OK(jitd_executable_execute_ex(exe, &zeros, 1, first, 1, &options, NULL));
+  CHECK_OK(jitd_executable_execute_ex(exe, &zeros, 1, second, 1, &options, NULL));
+  CHECK(memcmp(jitd_buffer_data(first[0]), jitd_buffer_data(second[0]), 16) == 0);
+  jitd_buffer_destroy(first[0]);
+  jitd_buffer_destroy(second[0]);
+  jitd_buffer_destroy(zeros);
+  jitd_buffer_destroy(arg);
+  jitd_executable_release(exe);
+}
+
 /* Infeed and outfeed on one client: feed first, then execute (the execute
  * would otherwise hold the client while it waits), then read the outfeed. */
 static const char kFeedProgram[] =
@@ -347,11 +475,12 @@ static void test_infeed_outfeed(jitd_client_t* client) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s SOCKET_PATH\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s SOCKET_PATH AUTOSTART_SOCKET_PATH\n", argv[0]);
     return 2;
   }
   g_socket = argv[1];
+  g_autostart_socket = argv[2];
   test_version_and_status();
   test_connect_errors();
   jitd_client_t* client = connect_client();
@@ -361,8 +490,10 @@ int main(int argc, char** argv) {
   test_compile_and_execute(client, other, fingerprint);
   test_compile_by_fingerprint(other, fingerprint); /* closes `other` */
   test_stats(client);
+  test_execute_ex(client);
   test_infeed_outfeed(client);
   jitd_client_close(client);
+  test_start_daemon_if_missing();
   printf("jitd_c_api_test: all checks passed\n");
   return 0;
 }

@@ -21,7 +21,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/process.h"
+
 namespace {
+
+using jitd::WaitForExit;
 
 using namespace std::chrono_literals;
 
@@ -38,22 +42,6 @@ pid_t SpawnProcess(std::vector<std::string> args) {
   return pid;
 }
 
-// The wait status of `pid`, or -1 after SIGKILLing it when it outlives
-// `timeout`.
-int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
-    if (r < 0) return -1;
-    std::this_thread::sleep_for(5ms);
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-  return -1;
-}
-
 bool Accepts(const std::string& socket_path) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -67,6 +55,7 @@ bool Accepts(const std::string& socket_path) {
 
 int Run(const std::string& jitd, const std::string& test, const std::string& dir) {
   const std::string socket_path = dir + "/run/jitd.sock";
+  const std::string autostart_socket = dir + "/auto/jitd.sock";
   pid_t daemon = SpawnProcess({jitd, "serve", "--socket", socket_path, "--log-level", "error",
                                "--cache-dir", dir + "/cache", "--segment-bytes", "8388608"});
   if (daemon < 0) {
@@ -88,8 +77,12 @@ int Run(const std::string& jitd, const std::string& test, const std::string& dir
   if (!up) {
     std::fprintf(stderr, "driver: jitd serve did not come up on %s\n", socket_path.c_str());
   } else {
-    pid_t child = SpawnProcess({test, socket_path});
-    const int status = child < 0 ? -1 : WaitFor(child, 60s);
+    // The daemon the test starts by itself: its binary found beside
+    // libjitd.so (../bin/jitd), its disk cache in the temp directory.
+    ::setenv("XDG_CACHE_HOME", (dir + "/xdg_cache").c_str(), 1);
+    ::unsetenv("JITD_BINARY");
+    pid_t child = SpawnProcess({test, socket_path, autostart_socket});
+    const int status = child < 0 ? -1 : WaitForExit(child, 60s);
     if (status >= 0 && WIFEXITED(status)) {
       code = WEXITSTATUS(status);
     } else {
@@ -97,8 +90,27 @@ int Run(const std::string& jitd, const std::string& test, const std::string& dir
                    status);
     }
   }
+  // The daemon the test started (detached: not our child) goes by its pid.
+  {
+    FILE* f = std::fopen((dir + "/auto/jitd.pid").c_str(), "r");
+    int pid = 0;
+    if (f != nullptr && std::fscanf(f, "%d", &pid) == 1 && pid > 0) {
+      ::kill(pid, SIGTERM);
+      for (int i = 0; i < 200 && jitd::ProcessAlive(pid); ++i) std::this_thread::sleep_for(10ms);
+      if (jitd::ProcessAlive(pid)) {
+        std::fprintf(stderr, "driver: the started daemon ignored SIGTERM\n");
+        ::kill(pid, SIGKILL);
+        if (code == 0) code = 1;
+      }
+    } else if (code == 0) {
+      std::fprintf(stderr, "driver: the test started no daemon (no %s/auto/jitd.pid)\n",
+                   dir.c_str());
+      code = 1;
+    }
+    if (f != nullptr) std::fclose(f);
+  }
   ::kill(daemon, SIGTERM);
-  const int daemon_status = WaitFor(daemon, 10s);
+  const int daemon_status = WaitForExit(daemon, 10s);
   if (daemon_status < 0 || !WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status) != 0) {
     std::fprintf(stderr, "driver: jitd serve did not exit cleanly on SIGTERM (status %d)\n",
                  daemon_status);

@@ -139,8 +139,14 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path
   }
   const std::vector<uint8_t>& payload = hello->payload;
   if (payload.size() >= 4 && std::memcmp(payload.data(), "JITE", 4) == 0) {
-    return Unavailable("jitd daemon at " + socket_path + " refused the session: " +
-                       std::string(payload.begin() + 4, payload.end()));
+    // "JITE" + Status::ToString(): the code's name leads the text.
+    const std::string text(payload.begin() + 4, payload.end());
+    StatusCode code = StatusCode::kUnavailable;
+    for (StatusCode c : {StatusCode::kPermissionDenied, StatusCode::kResourceExhausted}) {
+      const std::string prefix = std::string(StatusCodeName(c)) + ": ";
+      if (text.compare(0, prefix.size(), prefix) == 0) code = c;
+    }
+    return Status(code, "jitd daemon at " + socket_path + " refused the session: " + text);
   }
   if (payload.size() != 16 || std::memcmp(payload.data(), "JITD", 4) != 0 ||
       !hello->fd.valid()) {
@@ -182,8 +188,9 @@ bool Client::DaemonGone() const {
 
 StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uint64_t id,
                                            std::chrono::milliseconds extra_wait) {
+  // The hot path is one push and one pop: whether the daemon is still there
+  // is asked (a poll() on the socket) only while waiting goes slowly.
   const Clock::time_point deadline = Clock::now() + options_.timeout + extra_wait;
-  if (DaemonGone()) return Gone("connection closed");
   ipc::RingHeapRef block{0, 0};
   for (;;) {
     Status pushed = segment_->TryPushMessage(segment_->request_ring(), request, &block);
@@ -196,11 +203,16 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
   auto free_block = [&] {
     if (block.length != 0) (void)segment_->Deallocate(block);
   };
-  ipc::RingMessage message;
+  constexpr std::chrono::nanoseconds kMinSpin = std::chrono::microseconds(5);
+  if (spin_.count() == 0) spin_ = options_.reply_spin;
+  ipc::WaitOptions wait;
+  wait.spin = std::min(spin_, options_.reply_spin);
+  // Past the first µs (a hot reply comes within ~1-2 µs) spin politely.
+  wait.yield_after = std::chrono::microseconds(3);
+  const Clock::time_point wait_start = Clock::now();
   for (;;) {
-    ipc::WaitOptions wait;
     wait.deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(50));
-    Status popped = segment_->reply_ring().Pop(&message, wait);
+    Status popped = segment_->reply_ring().Pop(&reply_, wait);
     if (popped.code() == StatusCode::kDeadlineExceeded) {
       if (DaemonGone()) {
         free_block();
@@ -212,19 +224,32 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
                                 std::to_string((options_.timeout + extra_wait).count()) +
                                 " ms");
       }
+      wait.spin = std::chrono::nanoseconds(0);  // slow: sleep at once from now on
       continue;
     }
     if (!popped.ok()) {
       free_block();
       return Internal("corrupt reply ring: " + popped.message());
     }
-    if (message.kind != ipc::RingMessageKind::kInline) {
+    if (reply_.kind != ipc::RingMessageKind::kInline) {
       free_block();
       return Internal("the daemon sent a reply through the heap, which the protocol forbids");
     }
-    Reply reply;
-    reply.bytes = message.bytes;
-    StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
+    // Adapt the spin to how long replies take: a reply within the longest
+    // spin sets it to 1.5x that wait (so the next one like it is caught
+    // spinning); a slower one (long executes, a loaded machine: spinning
+    // would buy nothing) halves it.
+    const auto waited = Clock::now() - wait_start;
+    const std::chrono::nanoseconds floor_spin = std::min(kMinSpin, options_.reply_spin);
+    if (waited <= options_.reply_spin) {
+      spin_ = std::clamp<std::chrono::nanoseconds>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(waited) * 3 / 2, floor_spin,
+          options_.reply_spin);
+    } else {
+      spin_ = std::max<std::chrono::nanoseconds>(spin_ / 2, floor_spin);
+    }
+    // Verified in place: reply_.bytes is this client's private copy.
+    StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply_.bytes);
     if (!verified.ok()) {
       free_block();
       return Internal("malformed reply: " + verified.status().message());
@@ -232,9 +257,8 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
     const uint64_t reply_id = (*verified)->id();
     if (reply_id != id && reply_id != 0) continue;  // a late reply to a timed-out call
     free_block();
-    reply.message = *verified;
-    JITD_RETURN_IF_ERROR(ipc::FromWire(reply.message->status()));
-    return reply;
+    JITD_RETURN_IF_ERROR(ipc::FromWire((*verified)->status()));
+    return Reply{*verified};
   }
 }
 
@@ -356,15 +380,88 @@ StatusOr<Executable> Client::CompileByFingerprint(const Fingerprint& fingerprint
 StatusOr<Timing> Client::Execute(uint64_t executable, std::span<const uint64_t> arguments,
                                  std::span<const uint64_t> results,
                                  std::chrono::microseconds deadline) {
+  ExecuteOptions options;
+  options.deadline = deadline;
+  return Execute(executable, arguments, results, options);
+}
+
+StatusOr<Timing> Client::Execute(uint64_t executable, std::span<const uint64_t> arguments,
+                                 std::span<const uint64_t> results,
+                                 const ExecuteOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
-  flatbuffers::FlatBufferBuilder fbb(256);
+  return ExecuteLocked(executable, arguments, results, {}, options, nullptr);
+}
+
+StatusOr<Timing> Client::ExecuteAllocatingResults(uint64_t executable,
+                                                  std::span<const uint64_t> arguments,
+                                                  std::span<const TensorShape> result_shapes,
+                                                  const ExecuteOptions& options,
+                                                  std::vector<Buffer>* out_results) {
+  std::vector<uint64_t> sizes;
+  for (const TensorShape& shape : result_shapes) {
+    JITD_ASSIGN_OR_RETURN(uint64_t bytes, ByteSize(shape));
+    sizes.push_back(bytes);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ipc::RingHeapRef> blocks;
+  auto free_blocks = [&] {
+    for (const ipc::RingHeapRef& b : blocks) (void)segment_->Deallocate(b);
+  };
+  for (uint64_t bytes : sizes) {
+    StatusOr<ipc::RingHeapRef> block = segment_->Allocate(std::max<uint64_t>(bytes, 1));
+    if (!block.ok()) {
+      free_blocks();
+      return block.status();
+    }
+    block->length = bytes;
+    blocks.push_back(*block);
+  }
+  std::vector<uint64_t> handles;
+  StatusOr<Timing> timing = ExecuteLocked(executable, arguments, {}, blocks, options, &handles);
+  if (timing.ok() && handles.size() != blocks.size()) {
+    timing = Internal("Execute: the daemon answered " + std::to_string(handles.size()) +
+                      " result buffers for " + std::to_string(blocks.size()) + " results");
+  }
+  if (!timing.ok()) {
+    if (timing.status().code() != StatusCode::kDeadlineExceeded) free_blocks();
+    return timing.status();
+  }
+  out_results->clear();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(blocks[i]);
+    if (!span.ok()) return span.status();
+    buffer_blocks_[handles[i]] = blocks[i];
+    out_results->push_back(Buffer{handles[i], result_shapes[i], *span});
+  }
+  return timing;
+}
+
+StatusOr<Timing> Client::ExecuteLocked(uint64_t executable, std::span<const uint64_t> arguments,
+                                       std::span<const uint64_t> results,
+                                       std::span<const ipc::RingHeapRef> result_blocks,
+                                       const ExecuteOptions& options,
+                                       std::vector<uint64_t>* out_handles) {
+  flatbuffers::FlatBufferBuilder& fbb = fbb_;
+  fbb.Clear();
   auto args = fbb.CreateVector(arguments.data(), arguments.size());
   auto outs = fbb.CreateVector(results.data(), results.size());
-  auto body = wire::CreateExecuteRequest(fbb, executable, args, outs,
-                                         static_cast<uint64_t>(std::max<int64_t>(0, deadline.count())));
+  flatbuffers::Offset<flatbuffers::Vector<const wire::HeapRef*>> data = 0;
+  if (!result_blocks.empty()) {
+    std::vector<wire::HeapRef> refs;
+    for (const ipc::RingHeapRef& b : result_blocks) refs.emplace_back(b.offset, b.length);
+    data = fbb.CreateVectorOfStructs(refs);
+  }
+  wire::ExecuteRequestBuilder body(fbb);
+  body.add_executable(executable);
+  body.add_arguments(args);
+  body.add_results(outs);
+  body.add_deadline_micros(static_cast<uint64_t>(std::max<int64_t>(0, options.deadline.count())));
+  if (options.resource_seed) body.add_resource_seed(*options.resource_seed);
+  if (!result_blocks.empty()) body.add_result_data(data);
+  auto body_offset = body.Finish();
   const uint64_t id = next_id_++;
   auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_ExecuteRequest,
-                                                        body.Union()));
+                                                        body_offset.Union()));
   JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
   const wire::ExecuteReply* executed = reply.message->body_as_ExecuteReply();
   if (executed == nullptr) return Internal("Execute: the daemon's reply has no ExecuteReply");
@@ -374,6 +471,7 @@ StatusOr<Timing> Client::Execute(uint64_t executable, std::span<const uint64_t> 
     timing.execute_micros = t->execute_micros();
     timing.total_micros = t->total_micros();
   }
+  if (out_handles != nullptr) *out_handles = ipc::ReadVector(executed->results());
   return timing;
 }
 

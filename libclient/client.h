@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,22 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{120'000};
   // Longest wait for the daemon's handshake after connect().
   std::chrono::milliseconds connect_timeout{5'000};
+  // The longest a call spins for its reply before sleeping on the futex. A
+  // reply that comes within the spin costs no wake-up of this thread: 50 µs
+  // covers a daemon woken from sleep (~10-15 µs here) plus a small execute.
+  // Adaptive: after a reply that took t <= reply_spin the next spin is
+  // 1.5 t (at least 5 µs); after a slower one (long executes, a loaded
+  // machine: spinning buys nothing) it halves.
+  std::chrono::nanoseconds reply_spin = std::chrono::microseconds(50);
+};
+
+// Options of one Execute. Plain value.
+struct ExecuteOptions {
+  // 0 = the daemon's default (cut to the client's quota either way).
+  std::chrono::microseconds deadline{0};
+  // Seed of the data that fills dense_resource placeholders; none = such a
+  // program fails asking for one.
+  std::optional<uint64_t> resource_seed;
 };
 
 // Options of Compile. Plain value.
@@ -134,6 +151,20 @@ class Client {
   StatusOr<Timing> Execute(uint64_t executable, std::span<const uint64_t> arguments,
                            std::span<const uint64_t> results,
                            std::chrono::microseconds deadline = std::chrono::microseconds(0));
+  StatusOr<Timing> Execute(uint64_t executable, std::span<const uint64_t> arguments,
+                           std::span<const uint64_t> results, const ExecuteOptions& options);
+  // Runs `executable` with result buffers this library allocates: one heap
+  // block per entry of `result_shapes` (the executable's result shapes),
+  // registered by the daemon as new buffers in the same round trip. On
+  // success `*out_results` holds them (the caller destroys them with
+  // DestroyBuffer); on failure nothing is left allocated (except after
+  // DEADLINE_EXCEEDED, when the daemon may still write the blocks: they stay
+  // allocated until the client closes).
+  StatusOr<Timing> ExecuteAllocatingResults(uint64_t executable,
+                                            std::span<const uint64_t> arguments,
+                                            std::span<const TensorShape> result_shapes,
+                                            const ExecuteOptions& options,
+                                            std::vector<Buffer>* out_results);
   // Drops an executable handle.
   Status Release(uint64_t executable);
 
@@ -167,9 +198,9 @@ class Client {
   uint64_t segment_bytes() const { return segment_->size(); }
 
  private:
-  // A verified reply and the private bytes it points into.
+  // A verified reply; it points into reply_.bytes and is valid until the
+  // next call (all under mu_).
   struct Reply {
-    std::vector<uint8_t> bytes;
     const wire::ReplyMessage* message = nullptr;
   };
 
@@ -185,6 +216,11 @@ class Client {
   Status FeedLocked(bool infeed, const std::string& device, const TensorShape& shape,
                     ipc::RingHeapRef block, std::chrono::milliseconds timeout);
   StatusOr<Executable> CompileLocked(std::span<const uint8_t> request, uint64_t id);
+  StatusOr<Timing> ExecuteLocked(uint64_t executable, std::span<const uint64_t> arguments,
+                                 std::span<const uint64_t> results,
+                                 std::span<const ipc::RingHeapRef> result_blocks,
+                                 const ExecuteOptions& options,
+                                 std::vector<uint64_t>* out_handles);
   Status Gone(const std::string& what) const;
   bool DaemonGone() const;
 
@@ -199,6 +235,11 @@ class Client {
   std::mutex mu_;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, ipc::RingHeapRef> buffer_blocks_;  // handle -> heap block
+  // Reused by every call (no allocation on the hot path once warm).
+  flatbuffers::FlatBufferBuilder fbb_{512};
+  ipc::RingMessage reply_;
+  // The adaptive reply spin (see ClientOptions::reply_spin).
+  std::chrono::nanoseconds spin_{0};
 };
 
 }  // namespace jitd::client

@@ -43,19 +43,10 @@ static_assert(JITD_BINARY_NEXT_AFTER == static_cast<int>(jitd::client::BinaryOp:
 
 jitd_status_t* Invalid(const std::string& message) { return ToC(InvalidArgument(message)); }
 
-// The value a C caller passed for an enum parameter, read without loading
-// it as the enum type (C may pass any int; C++ may assume enum values are in
-// range, and UBSan checks that).
-template <typename E>
-int Raw(const E& e) {
-  std::underlying_type_t<E> v;
-  std::memcpy(&v, &e, sizeof(v));
-  return static_cast<int>(v);
-}
 // INVALID for values beyond the element type enum's byte; the builder
 // refuses INVALID and unknown values with a message.
 ElementType DType(const jitd_dtype_t& d) {
-  const int r = Raw(d);
+  const int r = jitd::c_api::RawEnum(d);
   return r >= 0 && r <= 255 ? static_cast<ElementType>(r) : jitd::fbmodule::ElementType_INVALID;
 }
 jitd::client::Padding PaddingOf(int raw) {
@@ -260,7 +251,7 @@ jitd_status_t* jitd_builder_constant_array(jitd_builder_t* builder, jitd_dtype_t
 jitd_status_t* jitd_builder_unary(jitd_builder_t* builder, jitd_unary_op_t kind, jitd_op_t operand,
                                   jitd_op_t* out_op) {
   return AddOp(builder, out_op, "Unary", [&](Builder& b) {
-    return b.Unary(static_cast<jitd::client::UnaryOp>(Raw(kind)), operand.id);
+    return b.Unary(static_cast<jitd::client::UnaryOp>(jitd::c_api::RawEnum(kind)), operand.id);
   });
 }
 
@@ -271,7 +262,7 @@ jitd_status_t* jitd_builder_binary(jitd_builder_t* builder, jitd_binary_op_t kin
     return Invalid("Binary: broadcast_dimensions is NULL");
   }
   return AddOp(builder, out_op, "Binary", [&](Builder& b) {
-    return b.Binary(static_cast<jitd::client::BinaryOp>(Raw(kind)), lhs.id, rhs.id,
+    return b.Binary(static_cast<jitd::client::BinaryOp>(jitd::c_api::RawEnum(kind)), lhs.id, rhs.id,
                     Span(broadcast_dimensions, num_broadcast_dimensions));
   });
 }
@@ -499,12 +490,12 @@ jitd_status_t* jitd_padding_for_type(jitd_padding_type_t type, const int64_t* in
       Missing(out_low, rank) || Missing(out_high, rank)) {
     return Invalid("jitd_padding_for_type: an array is NULL");
   }
-  if (Raw(type) != JITD_PADDING_VALID && Raw(type) != JITD_PADDING_SAME) {
+  if (jitd::c_api::RawEnum(type) != JITD_PADDING_VALID && jitd::c_api::RawEnum(type) != JITD_PADDING_SAME) {
     return Invalid("jitd_padding_for_type: unknown padding type");
   }
   return GuardStatus([&]() -> Status {
     JITD_ASSIGN_OR_RETURN(auto pads, jitd::client::MakePadding(
-                                         PaddingOf(Raw(type)),
+                                         PaddingOf(jitd::c_api::RawEnum(type)),
                                          Span(input_dims, rank), Span(window_dims, rank),
                                          Span(strides, rank)));
     for (size_t i = 0; i < rank; ++i) {
@@ -519,12 +510,12 @@ jitd_status_t* jitd_builder_conv(jitd_builder_t* builder, jitd_op_t lhs, jitd_op
                                  const int64_t* window_strides, size_t num_spatial_dimensions,
                                  jitd_padding_type_t padding, jitd_op_t* out_op) {
   if (Missing(window_strides, num_spatial_dimensions)) return Invalid("Conv: strides is NULL");
-  if (Raw(padding) != JITD_PADDING_VALID && Raw(padding) != JITD_PADDING_SAME) {
+  if (jitd::c_api::RawEnum(padding) != JITD_PADDING_VALID && jitd::c_api::RawEnum(padding) != JITD_PADDING_SAME) {
     return Invalid("Conv: unknown padding type");
   }
   return AddOp(builder, out_op, "Conv", [&](Builder& b) {
     return b.Conv(lhs.id, rhs.id, Span(window_strides, num_spatial_dimensions),
-                  PaddingOf(Raw(padding)));
+                  PaddingOf(jitd::c_api::RawEnum(padding)));
   });
 }
 
@@ -860,7 +851,7 @@ jitd_status_t* jitd_builder_triangular_solve(jitd_builder_t* builder, jitd_op_t 
                                              jitd_transpose_t transpose_a, jitd_op_t* out_op) {
   return AddOp(builder, out_op, "TriangularSolve", [&](Builder& bl) {
     return bl.TriangularSolve(a.id, b.id, left_side != 0, lower != 0, unit_diagonal != 0,
-                              Raw(transpose_a));
+                              jitd::c_api::RawEnum(transpose_a));
   });
 }
 
@@ -869,7 +860,7 @@ jitd_status_t* jitd_builder_fft(jitd_builder_t* builder, jitd_op_t operand,
                                 size_t num_fft_length, jitd_op_t* out_op) {
   if (Missing(fft_length, num_fft_length)) return Invalid("Fft: fft_length is NULL");
   return AddOp(builder, out_op, "Fft", [&](Builder& b) {
-    return b.Fft(operand.id, Raw(fft_type), Span(fft_length, num_fft_length));
+    return b.Fft(operand.id, jitd::c_api::RawEnum(fft_type), Span(fft_length, num_fft_length));
   });
 }
 

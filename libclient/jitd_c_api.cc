@@ -26,6 +26,7 @@
 #include "libclient/c_api_internal.h"
 #include "libclient/client.h"
 #include "jitd/jitd_builder.h"
+#include "libclient/launcher.h"
 
 struct jitd_status {
   jitd_status_code_t code;
@@ -66,6 +67,7 @@ static_assert(JITD_UNIMPLEMENTED == static_cast<int>(StatusCode::kUnimplemented)
 static_assert(JITD_UNAVAILABLE == static_cast<int>(StatusCode::kUnavailable));
 static_assert(JITD_DEADLINE_EXCEEDED == static_cast<int>(StatusCode::kDeadlineExceeded));
 static_assert(JITD_INTERNAL == static_cast<int>(StatusCode::kInternal));
+static_assert(JITD_PERMISSION_DENIED == static_cast<int>(StatusCode::kPermissionDenied));
 
 #define JITD_CHECK_DTYPE(name) \
   static_assert(JITD_DTYPE_##name == static_cast<int>(wire::ElementType_##name))
@@ -204,20 +206,31 @@ Status CollectBuffers(const jitd_executable& exe, jitd_buffer_t* const* buffers,
   return Status::Ok();
 }
 
-// A shape from C arguments (feed transfers): known dtype, dims present,
+// Fills the fields of `out` (may be NULL) that fit in its struct_size.
+void FillTiming(const jitd::client::Timing& timing, jitd_execute_timing_t* out) {
+  if (out == nullptr) return;
+  jitd_execute_timing_t full{sizeof(jitd_execute_timing_t), timing.queue_micros,
+                             timing.execute_micros, timing.total_micros};
+  const size_t size = std::min(out->struct_size, sizeof(full));
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+              reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
+}
+
+// A shape from C arguments (buffers, feed transfers): known dtype, dims present,
 // none negative, a size that fits.
-StatusOr<jitd::client::TensorShape> MakeShape(const char* what, jitd_dtype_t dtype,
+StatusOr<jitd::client::TensorShape> MakeShape(const char* what, const jitd_dtype_t& dtype,
                                               const int64_t* dims, size_t rank) {
   if (rank > 0 && dims == nullptr) {
     return jitd::InvalidArgument(std::string(what) + ": dims is NULL but rank is " +
                                  std::to_string(rank));
   }
-  if (dtype <= JITD_DTYPE_INVALID || dtype > JITD_DTYPE_F6E3M2FN) {
+  const int raw_dtype = jitd::c_api::RawEnum(dtype);
+  if (raw_dtype <= JITD_DTYPE_INVALID || raw_dtype > JITD_DTYPE_F6E3M2FN) {
     return jitd::InvalidArgument(std::string(what) + ": unknown dtype " +
-                                 std::to_string(static_cast<int>(dtype)));
+                                 std::to_string(raw_dtype));
   }
   jitd::client::TensorShape shape;
-  shape.element_type = static_cast<wire::ElementType>(dtype);
+  shape.element_type = static_cast<wire::ElementType>(raw_dtype);
   if (rank > 0) shape.dims.assign(dims, dims + rank);
   for (size_t i = 0; i < rank; ++i) {
     if (dims[i] < 0) {
@@ -271,22 +284,20 @@ jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
     jitd::client::ClientOptions client_options;
     client_options.client_name = "libjitd";
     std::string socket_path;
+    jitd::client::LaunchOptions launch;
+    launch.start = false;
     if (options != nullptr) {
       JITD_RETURN_IF_ERROR(CheckStructSize("jitd_client_options_t", options->struct_size,
                                            JITD_CLIENT_OPTIONS_STRUCT_SIZE));
       if (options->socket_path != nullptr) socket_path = options->socket_path;
-      if (options->start_daemon_if_missing != 0) {
-        return jitd::Unimplemented(
-            "jitd_client_options_t.start_daemon_if_missing is not implemented in this version "
-            "of libjitd; start the daemon with `jitd serve`");
-      }
+      launch.start = options->start_daemon_if_missing != 0;
       if (options->timeout_ms != 0) {
         client_options.timeout = std::chrono::milliseconds(options->timeout_ms);
       }
     }
     if (socket_path.empty()) socket_path = DefaultSocketPath();
     JITD_ASSIGN_OR_RETURN(std::unique_ptr<Client> client,
-                          Client::Connect(socket_path, client_options));
+                          jitd::client::ConnectOrStart(socket_path, client_options, launch));
     *out_client = new jitd_client{std::shared_ptr<Client>(std::move(client))};
     return Status::Ok();
   });
@@ -311,23 +322,9 @@ jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype, con
                                   size_t rank, jitd_buffer_t** out_buffer) {
   if (client == nullptr) return Invalid("jitd_buffer_create: client is NULL");
   if (out_buffer == nullptr) return Invalid("jitd_buffer_create: out_buffer is NULL");
-  if (rank > 0 && dims == nullptr) {
-    return Invalid("jitd_buffer_create: dims is NULL but rank is " + std::to_string(rank));
-  }
-  if (dtype <= JITD_DTYPE_INVALID || dtype > JITD_DTYPE_F6E3M2FN) {
-    return Invalid("jitd_buffer_create: unknown dtype " + std::to_string(static_cast<int>(dtype)));
-  }
   return Guard([&]() -> Status {
-    jitd::client::TensorShape shape;
-    shape.element_type = static_cast<wire::ElementType>(dtype);
-    shape.dims.assign(dims, dims + rank);
-    for (size_t i = 0; i < rank; ++i) {
-      if (dims[i] < 0) {
-        return jitd::InvalidArgument("jitd_buffer_create: dims[" + std::to_string(i) + "] is " +
-                                     std::to_string(dims[i]) + " in " + shape.ToString());
-      }
-    }
-    JITD_RETURN_IF_ERROR(jitd::client::ByteSize(shape).status());
+    JITD_ASSIGN_OR_RETURN(jitd::client::TensorShape shape,
+                          MakeShape("jitd_buffer_create", dtype, dims, rank));
     JITD_ASSIGN_OR_RETURN(jitd::client::Buffer buffer, client->client->AllocateBuffer(shape));
     const uint64_t handle = buffer.handle;
     try {
@@ -428,6 +425,101 @@ jitd_status_t* jitd_executable_result_shape(const jitd_executable_t* executable,
                      out_dims));
 }
 
+jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
+                                          jitd_buffer_t* const* args, size_t num_args,
+                                          jitd_buffer_t** results, size_t num_results,
+                                          const jitd_execute_options_t* options,
+                                          jitd_execute_timing_t* out_timing_or_null) {
+  if (executable == nullptr) return Invalid("jitd_executable_execute_ex: executable is NULL");
+  if (num_results > 0 && results == nullptr) {
+    return Invalid("jitd_executable_execute_ex: the results array is NULL");
+  }
+  if (out_timing_or_null != nullptr) {
+    jitd_status_t* bad = ToC(CheckStructSize("jitd_execute_timing_t",
+                                             out_timing_or_null->struct_size,
+                                             sizeof(size_t)));
+    if (bad != nullptr) return bad;
+  }
+  return Guard([&]() -> Status {
+    jitd::client::ExecuteOptions execute_options;
+    if (options != nullptr) {
+      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_execute_options_t", options->struct_size,
+                                           JITD_EXECUTE_OPTIONS_STRUCT_SIZE));
+      execute_options.deadline = std::chrono::microseconds(
+          std::min<uint64_t>(options->deadline_micros, uint64_t{1} << 50));
+      if (options->has_resource_seed != 0) execute_options.resource_seed = options->resource_seed;
+    }
+    const std::vector<jitd::client::TensorShape>& shapes = executable->executable.results;
+    if (num_results != shapes.size()) {
+      return jitd::InvalidArgument("execute: " + std::to_string(num_results) +
+                                   " results given, the executable has " +
+                                   std::to_string(shapes.size()));
+    }
+    std::vector<uint64_t> arg_handles;
+    JITD_RETURN_IF_ERROR(CollectBuffers(*executable, args, num_args,
+                                        executable->executable.arguments, "arguments",
+                                        &arg_handles));
+    const std::shared_ptr<Client>& client = executable->client;
+    size_t missing = 0;
+    for (size_t i = 0; i < num_results; ++i) missing += results[i] == nullptr ? 1 : 0;
+    jitd::client::Timing timing;
+    if (missing == num_results && num_results > 0) {
+      // Every result allocated here: one round trip registers and fills them.
+      std::vector<jitd::client::Buffer> made;
+      JITD_ASSIGN_OR_RETURN(timing, client->ExecuteAllocatingResults(
+                                        executable->executable.handle, arg_handles, shapes,
+                                        execute_options, &made));
+      std::vector<jitd_buffer_t*> wrapped;
+      try {
+        for (jitd::client::Buffer& b : made) wrapped.push_back(new jitd_buffer{client, b});
+      } catch (...) {
+        for (jitd_buffer_t* w : wrapped) delete w;
+        for (const jitd::client::Buffer& b : made) (void)client->DestroyBuffer(b.handle);
+        throw;
+      }
+      for (size_t i = 0; i < num_results; ++i) results[i] = wrapped[i];
+    } else {
+      // Some slots given: allocate the missing ones, then execute into all.
+      std::vector<jitd_buffer_t*> slots(results, results + num_results);
+      std::vector<jitd_buffer_t*> made;
+      auto destroy_made = [&] {
+        for (jitd_buffer_t* b : made) jitd_buffer_destroy(b);
+      };
+      for (size_t i = 0; i < num_results; ++i) {
+        if (slots[i] != nullptr) continue;
+        StatusOr<jitd::client::Buffer> buffer = client->AllocateBuffer(shapes[i]);
+        if (!buffer.ok()) {
+          destroy_made();
+          return buffer.status();
+        }
+        try {
+          slots[i] = new jitd_buffer{client, *buffer};
+        } catch (...) {
+          (void)client->DestroyBuffer(buffer->handle);
+          destroy_made();
+          throw;
+        }
+        made.push_back(slots[i]);
+      }
+      std::vector<uint64_t> result_handles;
+      Status collected = CollectBuffers(*executable, slots.data(), num_results, shapes, "results",
+                                        &result_handles);
+      StatusOr<jitd::client::Timing> ran =
+          collected.ok() ? client->Execute(executable->executable.handle, arg_handles,
+                                           result_handles, execute_options)
+                         : StatusOr<jitd::client::Timing>(collected);
+      if (!ran.ok()) {
+        destroy_made();
+        return ran.status();
+      }
+      timing = *ran;
+      for (size_t i = 0; i < num_results; ++i) results[i] = slots[i];
+    }
+    FillTiming(timing, out_timing_or_null);
+    return Status::Ok();
+  });
+}
+
 jitd_status_t* jitd_executable_execute(jitd_executable_t* executable, jitd_buffer_t* const* args,
                                        size_t num_args, jitd_buffer_t* const* results,
                                        size_t num_results,
@@ -461,14 +553,7 @@ jitd_status_t* jitd_executable_execute_with_deadline(jitd_executable_t* executab
     JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
                           executable->client->Execute(executable->executable.handle,
                                                       arg_handles, result_handles, deadline));
-    if (out_timing_or_null != nullptr) {
-      // Fill only the fields inside the caller's struct_size.
-      jitd_execute_timing_t full{sizeof(jitd_execute_timing_t), timing.queue_micros,
-                                 timing.execute_micros, timing.total_micros};
-      const size_t size = std::min(out_timing_or_null->struct_size, sizeof(full));
-      std::memcpy(reinterpret_cast<char*>(out_timing_or_null) + sizeof(size_t),
-                  reinterpret_cast<const char*>(&full) + sizeof(size_t), size - sizeof(size_t));
-    }
+    FillTiming(timing, out_timing_or_null);
     return Status::Ok();
   });
 }

@@ -346,8 +346,45 @@ expect_exit 0 "stats --json" "$jitd" stats --socket "$sock" --json
 expect_grep "stats --json" "$tmp/out" '^\{.*"compiles":3,'
 expect_exit 0 "stats --keys" "$jitd" stats --socket "$sock" --keys
 expect_grep "stats --keys" "$tmp/out" "cache entries \(3\)"
+# dense_resource weights through the daemon: --resource-seed is honoured and
+# gives what --in-process gives for the same seed.
+cat >"$tmp/resource.mlir" <<'MLIR'
+func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %w = stablehlo.constant dense_resource<weights> : tensor<4xf32>
+  %0 = stablehlo.add %arg0, %w : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+MLIR
+expect_exit 0 "run resource in process" "$jitd" run --in-process --random-inputs --resource-seed=5 "$tmp/resource.mlir"
+grep -v '^timing' "$tmp/out" >"$tmp/resource_local.txt"
+expect_exit 0 "run resource via daemon" "$jitd" run --socket "$sock" --random-inputs --resource-seed=5 "$tmp/resource.mlir"
+grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" ||
+  fail "run via daemon --resource-seed: results differ from --in-process"
+expect_exit 0 "run resource via daemon, other seed" "$jitd" run --socket "$sock" --random-inputs --resource-seed=6 "$tmp/resource.mlir"
+grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" &&
+  fail "run via daemon --resource-seed: another seed gave the same weights"
+expect_exit 0 "stats, clients and percentiles" "$jitd" stats --socket "$sock"
+expect_grep "stats, clients and percentiles" "$tmp/out" "^  execute time: p50 [0-9.]+ us, p90 [0-9.]+ us, p99 [0-9.]+ us"
+expect_grep "stats, clients and percentiles" "$tmp/out" "^  compile time: p50 [0-9.]+ us"
+expect_grep "stats, clients and percentiles" "$tmp/out" "^  clients \(1\):"
+expect_grep "stats, clients and percentiles" "$tmp/out" "jitd stats"
 stop_daemon
 expect_exit 2 "stats after stop" "$jitd" stats --socket "$sock"
+
+# --- serve flags: quotas from flags and the environment ---
+qsock="$tmp/quota/jitd.sock"
+JITD_MAX_EXECUTE_TIME_MS=1 "$jitd" serve --socket "$qsock" --no-disk-cache --max-executables=1 \
+  --log-level=info 2>"$tmp/quota.log" &
+qpid=$!
+for _ in $(seq 100); do [ -S "$qsock" ] && break; sleep 0.05; done
+expect_exit 0 "quota: first program" "$jitd" run --no-start-daemon --socket "$qsock" "$softmax"
+expect_exit 1 "quota: execute time from the environment" "$jitd" run --no-start-daemon --socket "$qsock" "$tmp/forever.mlir"
+expect_grep "quota: execute time from the environment" "$tmp/err" "max_execute_time.* of 1 ms"
+kill "$qpid"; wait "$qpid" 2>/dev/null
+expect_grep "quota: the log lists the limits" "$tmp/quota.log" "limits per client: 1 executables, .* execute 1 ms"
+expect_exit 0 "serve --help lists the policy flags" "$jitd" serve --help
+expect_grep "serve --help lists the policy flags" "$tmp/out" "--allow-uid"
+expect_grep "serve --help lists the policy flags" "$tmp/out" "JITD_MAX_COMPILE_TIME_MS"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"

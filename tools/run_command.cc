@@ -31,6 +31,7 @@
 #include "jit/ir/verifier.h"
 #include "libclient/client.h"
 #include "devices/cpu/cpu_device.h"
+#include "libclient/launcher.h"
 #include "tools/conformance/checks.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
@@ -542,138 +543,34 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   return Report(args, *results, num_results, checks, timing);
 }
 
-// The tail of the daemon's log, for an error message.
-std::string LogTail(const std::string& log_path) {
-  std::ifstream in(log_path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::string out;
-  for (size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i) {
-    out += "\n  " + lines[i];
-  }
-  return out;
-}
-
-// Starts `jitd serve --socket PATH` in the background, detached from this
-// process (its own session; stdin and stdout /dev/null, stderr appended to
-// jitd.log beside the socket), and records its pid in jitd.pid there.
-StatusOr<pid_t> StartDaemon(const std::string& socket_path) {
-  const std::filesystem::path dir = std::filesystem::path(socket_path).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      return Status(StatusCode::kUnavailable,
-                    "cannot create the socket directory " + dir.string() + ": " + ec.message());
-    }
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::replace, ec);
-  }
-  const std::string log_path = (dir / "jitd.log").string();
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log_fd < 0) {
-    return Status(StatusCode::kUnavailable,
-                  "cannot open the daemon log " + log_path + ": " + std::strerror(errno));
-  }
-  std::string self(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (n <= 0) {
-    ::close(log_fd);
-    return Status(StatusCode::kUnavailable,
-                  std::string("cannot find this jitd binary (/proc/self/exe): ") +
-                      std::strerror(errno));
-  }
-  self.resize(static_cast<size_t>(n));
-  std::vector<std::string> argv_strings = {self, "serve", "--socket", socket_path};
-  std::vector<char*> argv;
-  for (std::string& a : argv_strings) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(log_fd);
-    return Status(StatusCode::kUnavailable, std::string("fork(): ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    ::setsid();
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(null_fd, STDOUT_FILENO);
-    }
-    ::dup2(log_fd, STDERR_FILENO);
-    ::close_range(3, ~0U, 0);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  const std::string pid_path = (dir / "jitd.pid").string();
-  std::ofstream(pid_path, std::ios::trunc) << pid << "\n";
-  return pid;
-}
-
 // Connects to the daemon at `socket_path`; when none answers and `start`,
-// starts one and retries with backoff for up to 5 s.
+// starts this jitd binary as one (libclient/launcher.h) and waits for it.
 StatusOr<std::unique_ptr<client::Client>> ConnectOrStart(const std::string& socket_path,
                                                         bool start) {
   client::ClientOptions options;
   options.client_name = "jitd run";
-  StatusOr<std::unique_ptr<client::Client>> client = client::Client::Connect(socket_path, options);
-  if (client.ok() || client.status().code() != StatusCode::kUnavailable) return client;
-  if (!start) {
+  client::LaunchOptions launch;
+  launch.start = start;
+  std::string self(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (n > 0) {
+    self.resize(static_cast<size_t>(n));
+    launch.jitd_binary = self;
+  }
+  StatusOr<std::unique_ptr<client::Client>> client =
+      client::ConnectOrStart(socket_path, options, launch);
+  if (!start && !client.ok() && client.status().code() == StatusCode::kUnavailable) {
     return Status(StatusCode::kUnavailable,
                   client.status().message() +
                       " (--no-start-daemon: none was started; or run with --in-process)");
   }
-  JITD_ASSIGN_OR_RETURN(pid_t pid, StartDaemon(socket_path));
-  const std::string log_path =
-      (std::filesystem::path(socket_path).parent_path() / "jitd.log").string();
-  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(5);
-  std::chrono::milliseconds backoff(5);
-  bool exited = false;
-  int wait_status = 0;
-  std::error_code ec_ignored;
-  for (;;) {
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
-    client = client::Client::Connect(socket_path, options);
-    if (client.ok()) return client;
-    if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
-      // It exited: maybe another `jitd run` started one first (ALREADY_EXISTS);
-      // one more try tells.
-      exited = true;
-      continue;
-    }
-    if (exited || Clock::now() >= deadline) break;
-  }
-  if (exited) {
-    // Its pid file names a process that is gone.
-    const std::string pid_path =
-        (std::filesystem::path(socket_path).parent_path() / "jitd.pid").string();
-    std::ifstream pid_in(pid_path);
-    pid_t recorded = 0;
-    if (pid_in >> recorded && recorded == pid) std::filesystem::remove(pid_path, ec_ignored);
-  }
-  std::string why = "it did not answer within 5 s";
-  if (exited) {
-    why = "it exited at start";
-    if (WIFEXITED(wait_status)) why += " (status " + std::to_string(WEXITSTATUS(wait_status)) + ")";
-  }
-  return Status(StatusCode::kUnavailable,
-                "no jitd daemon at " + socket_path + ", and the one started for it failed: " + why +
-                    "; its log " + log_path + " ends with:" + LogTail(log_path));
+  return client;
 }
 
-int RunThroughDaemon(const RunArgs& args, const ir::Module& module, const ir::Function& entry,
+int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
+                     const ir::Module& module, const ir::Function& entry,
                      size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
                      Clock::duration parse_time) {
-  if (args.resource_seed != 0) {
-    PrintError("--resource-seed works only with --in-process (the daemon fills dense_resource "
-               "placeholders with its own seed)");
-    return kExitUsageOrIo;
-  }
   // Arguments first: a usage error should not start a daemon.
   StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
   if (!arguments.ok()) {
@@ -705,7 +602,10 @@ int RunThroughDaemon(const RunArgs& args, const ir::Module& module, const ir::Fu
   client::Client& client = **connected;
 
   // 2. Compile: the module as rewritten (checks hoisted), printed back.
-  const std::string text = ir::PrintModule(module);
+  // Without hoisted checks the module is the source as written: send that,
+  // so that the daemon sees the same line numbers (dense_resource fills are
+  // seeded per op line) and --resource-seed fills as --in-process does.
+  const std::string text = checks.empty() ? source_text : ir::PrintModule(module);
   const Clock::time_point compile_start = Clock::now();
   StatusOr<client::Executable> executable = client.Compile(text, compile_options);
   const Clock::duration compile_round_trip = Clock::now() - compile_start;
@@ -755,8 +655,12 @@ int RunThroughDaemon(const RunArgs& args, const ir::Module& module, const ir::Fu
   const auto deadline = std::chrono::microseconds(
       static_cast<int64_t>(std::ceil(args.timeout_seconds * 1e6)));
   const Clock::time_point execute_start = Clock::now();
+  client::ExecuteOptions execute_options;
+  execute_options.deadline = deadline;
+  // The same dense_resource fill as --in-process for the same seed.
+  execute_options.resource_seed = args.resource_seed;
   StatusOr<client::Timing> timing =
-      client.Execute(executable->handle, argument_handles, result_handles, deadline);
+      client.Execute(executable->handle, argument_handles, result_handles, execute_options);
   const Clock::duration round_trip = Clock::now() - execute_start;
   if (!timing.ok()) {
     PrintError(WithFileName(args.path, TimeoutMessage(args, timing.status())));
@@ -862,7 +766,11 @@ int RunRun(const RunArgs& args) {
   if (args.in_process) {
     return RunInProcess(args, *device, module, *entry, num_results, *checks, parse_time);
   }
-  return RunThroughDaemon(args, *module, *entry, num_results, *checks, parse_time);
+  // The source padded with newlines so its lines keep their numbers.
+  const int first_line = pieces[module_index].first_line;
+  const std::string source_text = std::string(static_cast<size_t>(std::max(first_line - 1, 0)), '\n') +
+                                  std::string(pieces[module_index].text);
+  return RunThroughDaemon(args, source_text, *module, *entry, num_results, *checks, parse_time);
 }
 
 }  // namespace jitd::tools

@@ -1,7 +1,9 @@
 #include "tools/serve_command.h"
 
 #include <csignal>
+#include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "daemon/instance.h"
 #include "daemon/server.h"
@@ -15,8 +17,12 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->footer(
       "Listens on a Unix socket (default: $JITD_SOCKET, else\n"
       "$XDG_RUNTIME_DIR/jitd/jitd.sock, else /tmp/jitd-$UID/jitd.sock) for clients\n"
-      "of the same user. Compiled programs are cached in memory and, unless\n"
-      "--no-disk-cache, on disk (default: $XDG_CACHE_HOME/jitd or ~/.cache/jitd).\n"
+      "of the same user (and of the users and groups given by --allow-uid and\n"
+      "--allow-gid; others are refused with PERMISSION_DENIED and logged).\n"
+      "Compiled programs are cached in memory and, unless --no-disk-cache, on\n"
+      "disk (default: $XDG_CACHE_HOME/jitd or ~/.cache/jitd).\n"
+      "Every limit also reads an environment variable (JITD_MAX_EXECUTABLES, ...,\n"
+      "shown with each option); a flag wins over the variable. 0 = no limit.\n"
       "Logs go to standard error. SIGTERM or SIGINT stops it cleanly.\n"
       "Exit status: 0 after a clean stop, 2 when it cannot start.");
   cmd->add_option("--socket", args.socket_path, "Unix socket path")->type_name("PATH");
@@ -25,6 +31,60 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--segment-bytes", args.segment_bytes,
                   "Shared memory per client (rings + buffer heap)")
       ->type_name("N")
+      ->envname("JITD_SEGMENT_BYTES")
+      ->capture_default_str();
+  cmd->add_option("--allow-uid", args.allow_uids,
+                  "Also serve this user (repeatable; env: comma-separated)")
+      ->type_name("UID")
+      ->delimiter(',')
+      ->envname("JITD_ALLOW_UID");
+  cmd->add_option("--allow-gid", args.allow_gids,
+                  "Also serve members of this group (repeatable; env: comma-separated)")
+      ->type_name("GID")
+      ->delimiter(',')
+      ->envname("JITD_ALLOW_GID");
+  cmd->add_option("--max-executables", args.max_executables,
+                  "Per client: live executable handles")
+      ->type_name("N")
+      ->envname("JITD_MAX_EXECUTABLES")
+      ->capture_default_str();
+  cmd->add_option("--max-buffers", args.max_buffers, "Per client: live buffer handles")
+      ->type_name("N")
+      ->envname("JITD_MAX_BUFFERS")
+      ->capture_default_str();
+  cmd->add_option("--max-buffer-bytes", args.max_buffer_bytes,
+                  "Per client: bytes of live buffers")
+      ->type_name("N")
+      ->envname("JITD_MAX_BUFFER_BYTES")
+      ->capture_default_str();
+  cmd->add_option("--max-compile-time-ms", args.max_compile_time_ms,
+                  "Per client: longest wait for one compile (DEADLINE_EXCEEDED past it)")
+      ->type_name("MS")
+      ->envname("JITD_MAX_COMPILE_TIME_MS")
+      ->capture_default_str();
+  cmd->add_option("--max-execute-time-ms", args.max_execute_time_ms,
+                  "Per client: longest execution (DEADLINE_EXCEEDED past it)")
+      ->type_name("MS")
+      ->envname("JITD_MAX_EXECUTE_TIME_MS")
+      ->capture_default_str();
+  cmd->add_option("--memory-cache-bytes", args.memory_cache_bytes,
+                  "Budget of the in-memory executable cache (LRU)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->envname("JITD_MEMORY_CACHE_BYTES")
+      ->capture_default_str();
+  cmd->add_option("--execute-slots", args.execute_slots,
+                  "Executes running at once across clients (0: one per CPU); more wait "
+                  "their turn, round-robin by client process")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
+      ->envname("JITD_EXECUTE_SLOTS")
+      ->capture_default_str();
+  cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
+                  "Size bound of the disk cache (LRU eviction)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->envname("JITD_DISK_CACHE_BYTES")
       ->capture_default_str();
   cmd->add_option("--log-level", args.log_level, "error, info or debug")
       ->check(CLI::IsMember({"error", "info", "debug"}))
@@ -32,9 +92,16 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   return cmd;
 }
 
+namespace {
+bool LogsInfo(const std::string& level) { return level != "error"; }
+}  // namespace
+
 int RunServe(const ServeArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   daemon::InstanceOptions instance_options;
+  instance_options.memory_cache_bytes = args.memory_cache_bytes;
+  instance_options.disk_cache_max_bytes = args.disk_cache_bytes;
+  instance_options.execute_slots = args.execute_slots;
   if (!args.no_disk_cache) {
     if (!args.cache_dir.empty()) {
       instance_options.disk_cache_dir = args.cache_dir;
@@ -57,12 +124,34 @@ int RunServe(const ServeArgs& args) {
   daemon::ServerOptions server_options;
   server_options.socket_path = args.socket_path;
   server_options.session.segment_bytes = args.segment_bytes;
+  server_options.session.max_executables = args.max_executables;
+  server_options.session.max_buffers = args.max_buffers;
+  server_options.session.max_buffer_bytes = args.max_buffer_bytes;
+  server_options.session.max_compile_time = std::chrono::milliseconds(args.max_compile_time_ms);
+  server_options.session.max_execute_time = std::chrono::milliseconds(args.max_execute_time_ms);
+  server_options.peers.allow_uids.assign(args.allow_uids.begin(), args.allow_uids.end());
+  server_options.peers.allow_gids.assign(args.allow_gids.begin(), args.allow_gids.end());
   server_options.log_level = args.log_level == "error" ? 0 : args.log_level == "debug" ? 2 : 1;
   StatusOr<std::unique_ptr<daemon::Server>> server =
       daemon::Server::Create(instance->get(), std::move(server_options));
   if (!server.ok()) {
     std::fprintf(stderr, "jitd serve: %s\n", server.status().ToString().c_str());
     return kExitUsageOrIo;
+  }
+  if (LogsInfo(args.log_level)) {
+    std::fprintf(stderr,
+                 "jitd: limits per client: %llu executables, %llu buffers, %llu buffer bytes, "
+                 "compile %llu ms, execute %llu ms, segment %llu bytes; memory cache %llu bytes, "
+                 "disk cache %s\n",
+                 static_cast<unsigned long long>(args.max_executables),
+                 static_cast<unsigned long long>(args.max_buffers),
+                 static_cast<unsigned long long>(args.max_buffer_bytes),
+                 static_cast<unsigned long long>(args.max_compile_time_ms),
+                 static_cast<unsigned long long>(args.max_execute_time_ms),
+                 static_cast<unsigned long long>(args.segment_bytes),
+                 static_cast<unsigned long long>(args.memory_cache_bytes),
+                 args.no_disk_cache ? "off"
+                                    : (std::to_string(args.disk_cache_bytes) + " bytes").c_str());
   }
   Status run = (*server)->Run();
   if (!run.ok()) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,20 @@ struct ServeArgs {
   bool no_disk_cache = false;
   uint64_t segment_bytes = uint64_t{64} << 20;
   std::string log_level = "info";  // error | info | debug
+  // Who may connect besides the daemon's own user.
+  std::vector<uint32_t> allow_uids;
+  std::vector<uint32_t> allow_gids;
+  // Per-client quotas (daemon::SessionOptions; 0 = no limit).
+  uint64_t max_executables = 1024;
+  uint64_t max_buffers = 4096;
+  uint64_t max_buffer_bytes = uint64_t{1} << 30;
+  uint64_t max_compile_time_ms = 300'000;
+  uint64_t max_execute_time_ms = 60'000;
+  // Cache bounds (daemon::InstanceOptions).
+  uint64_t memory_cache_bytes = uint64_t{1} << 30;
+  uint64_t disk_cache_bytes = uint64_t{1} << 30;
+  // Executes at once across clients (0 = CPUs), fair round-robin beyond.
+  int execute_slots = 0;
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

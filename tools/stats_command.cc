@@ -71,6 +71,37 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
   } else {
     out << "  disk cache:   off\n";
   }
+  out << "  executables:  " << Field(s, "executables") << " handles held by clients, buffers: "
+      << Field(s, "buffers") << "\n";
+  for (const char* name : {"compile_latency", "execute_latency"}) {
+    const boost::optional<const ptree&> h = s.get_child_optional(name);
+    if (!h) continue;
+    out << "  " << (std::string(name) == "compile_latency" ? "compile time: " : "execute time: ")
+        << "p50 " << Field(*h, "p50_us") << " us, p90 " << Field(*h, "p90_us") << " us, p99 "
+        << Field(*h, "p99_us") << " us, max " << Field(*h, "max_us") << " us ("
+        << Field(*h, "count") << (std::string(name) == "compile_latency"
+                                      ? " device compiles)\n"
+                                      : " executes, daemon side)\n");
+  }
+  const boost::optional<const ptree&> clients = s.get_child_optional("clients");
+  if (clients) {
+    out << "  clients (" << clients->size() << "):\n";
+    char line[256];
+    std::snprintf(line, sizeof(line), "    %-8s %-8s %-6s %-16s %9s %8s %9s %6s %11s %7s %10s\n",
+                  "session", "pid", "uid", "name", "requests", "compiles", "executes", "errors",
+                  "executables", "buffers", "bytes");
+    out << line;
+    for (const auto& [unused, c] : *clients) {
+      std::snprintf(line, sizeof(line),
+                    "    %-8s %-8s %-6s %-16.16s %9s %8s %9s %6s %11s %7s %10s\n",
+                    Field(c, "session").c_str(), Field(c, "pid").c_str(), Field(c, "uid").c_str(),
+                    Field(c, "name").c_str(), Field(c, "requests").c_str(),
+                    Field(c, "compiles").c_str(), Field(c, "executes").c_str(),
+                    Field(c, "errors").c_str(), Field(c, "executables").c_str(),
+                    Field(c, "buffers").c_str(), Bytes(c, "buffer_bytes").c_str());
+      out << line;
+    }
+  }
   const boost::optional<const ptree&> keys = s.get_child_optional("keys");
   if (keys) {
     out << "  cache entries (" << keys->size() << "):\n";

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 4
+#define JITD_API_VERSION 5
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -78,6 +78,9 @@ typedef enum jitd_status_code_t {
   JITD_UNAVAILABLE = 7, /* no daemon, or it has gone away */
   JITD_DEADLINE_EXCEEDED = 8,
   JITD_INTERNAL = 9,
+  JITD_PERMISSION_DENIED = 10, /* the daemon refused this process (its uid/gid
+                                  is not allowed: `jitd serve --allow-uid`);
+                                  since version 5 */
 } jitd_status_code_t;
 
 /* An error: a code and a message. Opaque; NULL is success. */
@@ -105,8 +108,14 @@ typedef struct jitd_client_options_t {
    * places `jitd serve` listens on by default). Copied; need not outlive the
    * call. */
   const char* socket_path;
-  /* Nonzero: start a daemon in the background when none answers. Not
-   * implemented in this version: nonzero returns JITD_UNIMPLEMENTED. */
+  /* Nonzero: when no daemon answers, start `jitd serve --socket PATH` in the
+   * background (detached: it outlives this process; its log is jitd.log in
+   * the socket's directory) and connect to it, waiting up to 10 s. The
+   * binary is $JITD_BINARY, else ../bin/jitd relative to the directory of
+   * libjitd.so, else jitd on $PATH. Safe when several processes do this at
+   * once: one daemon wins the socket, the others exit, everyone connects to
+   * the winner. UNAVAILABLE (with the daemon log's tail) when it cannot be
+   * started. */
   int start_daemon_if_missing;
   /* Longest wait for one reply, in milliseconds; 0 = 120000. */
   uint32_t timeout_ms;
@@ -115,7 +124,8 @@ typedef struct jitd_client_options_t {
   JITD_STRUCT_SIZE(jitd_client_options_t, timeout_ms)
 
 /* Connects to the daemon. `options` may be NULL (all defaults). UNAVAILABLE
- * with the socket path when no daemon answers. */
+ * with the socket path when no daemon answers; PERMISSION_DENIED when the
+ * daemon refuses this process's user (see jitd serve --allow-uid/gid). */
 JITD_API jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
                                             jitd_client_t** out_client);
 /* Gives back the caller's client reference; NULL is a no-op. */
@@ -248,6 +258,35 @@ JITD_API jitd_status_t* jitd_executable_execute(jitd_executable_t* executable,
                                                 jitd_buffer_t* const* results,
                                                 size_t num_results,
                                                 jitd_execute_timing_t* out_timing_or_null);
+/* Options of jitd_executable_execute_ex. */
+typedef struct jitd_execute_options_t {
+  size_t struct_size; /* JITD_EXECUTE_OPTIONS_STRUCT_SIZE or more */
+  /* Longest run in microseconds; 0 = the daemon's default (the daemon cuts
+   * it to this client's execution-time quota either way). */
+  uint64_t deadline_micros;
+  /* Nonzero: fill dense_resource placeholders (elided weights) with data
+   * seeded by resource_seed, as `jitd run --resource-seed` does; zero: such
+   * a program fails asking for a seed. */
+  int has_resource_seed;
+  uint64_t resource_seed;
+} jitd_execute_options_t;
+#define JITD_EXECUTE_OPTIONS_STRUCT_SIZE \
+  JITD_STRUCT_SIZE(jitd_execute_options_t, resource_seed)
+
+/* jitd_executable_execute with options and library-allocated results.
+ * `results` is an array of num_results slots (num_results must equal the
+ * executable's result count): a slot holding a buffer is written into as
+ * with jitd_executable_execute; a NULL slot gets a new buffer, allocated by
+ * the library in shared memory with the result's shape, which the caller
+ * owns and destroys with jitd_buffer_destroy. When every slot is NULL the
+ * allocation and the execute take one round trip. On failure the slots are
+ * unchanged (nothing is left allocated). `options` and `out_timing_or_null`
+ * may be NULL. Since version 5. */
+JITD_API jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
+                                                   jitd_buffer_t* const* args, size_t num_args,
+                                                   jitd_buffer_t** results, size_t num_results,
+                                                   const jitd_execute_options_t* options,
+                                                   jitd_execute_timing_t* out_timing_or_null);
 /* Drops the executable handle here and in the daemon (the daemon's cache
  * keeps the compiled program); NULL is a no-op. */
 JITD_API void jitd_executable_release(jitd_executable_t* executable);

@@ -50,6 +50,15 @@ ErasedMemoryCache::Value ErasedMemoryCache::Get(const Fingerprint& key) {
   return it->second.value;
 }
 
+ErasedMemoryCache::Value ErasedMemoryCache::Probe(const Fingerprint& key) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  ++stats_.hits;
+  TouchLocked(it->second);
+  return it->second.value;
+}
+
 bool ErasedMemoryCache::PutLocked(const Fingerprint& key, Value value, uint64_t bytes) {
   if (value == nullptr) return false;
   if (bytes > budget_bytes_) {

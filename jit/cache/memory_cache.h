@@ -81,6 +81,9 @@ class ErasedMemoryCache {
 
   // The value, refreshed to most recently used; nullptr on a miss.
   Value Get(const Fingerprint& key);
+  // Get for a caller that follows a miss with GetOrCompute: a hit counts as
+  // a hit, a miss counts nothing (GetOrCompute will count it).
+  Value Probe(const Fingerprint& key);
   // Inserts or replaces; false (and nothing changes) when `bytes` exceeds the
   // budget or `value` is null.
   bool Put(const Fingerprint& key, Value value, uint64_t bytes);
@@ -136,6 +139,7 @@ class MemoryCache {
   explicit MemoryCache(uint64_t budget_bytes) : impl_(budget_bytes) {}
 
   Value Get(const Fingerprint& key) { return Cast(impl_.Get(key)); }
+  Value Probe(const Fingerprint& key) { return Cast(impl_.Probe(key)); }
   bool Put(const Fingerprint& key, Value value, uint64_t bytes) {
     return impl_.Put(key, std::move(value), bytes);
   }

@@ -32,6 +32,17 @@ TEST(MemoryCacheTest, PutGetAndStats) {
   EXPECT_FALSE(s.ToString().empty());
 }
 
+TEST(MemoryCacheTest, ProbeCountsOnlyHits) {
+  MemoryCache<std::string> cache(100);
+  EXPECT_EQ(cache.Probe(Key(1)), nullptr);
+  EXPECT_EQ(cache.stats().misses, 0u);  // the GetOrCompute that follows counts it
+  EXPECT_TRUE(cache.Put(Key(1), Str("one"), 10));
+  auto v = cache.Probe(Key(1));
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(*v, "one");
+  EXPECT_EQ(cache.stats().hits, 1u);
+}
+
 TEST(MemoryCacheTest, EvictsLeastRecentlyUsed) {
   MemoryCache<std::string> cache(30);
   cache.Put(Key(1), Str("a"), 10);

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/process.h"
 #include "daemon/test_programs.h"
 #include "devices/device.h"
 #include "jit/frontend/parser.h"
@@ -32,22 +33,6 @@ using namespace std::chrono_literals;
 using client::Client;
 using daemon::testing::kSoftmax;
 using daemon::testing::kSoftmaxInput;
-
-// Waits up to `timeout` for `pid`; returns its wait status, or -1 (and
-// SIGKILLs and reaps it) when it does not exit in time.
-int WaitFor(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
-    if (r < 0) return -1;
-    std::this_thread::sleep_for(5ms);
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-  return -1;
-}
 
 // Forks a client process running `body`; its return value is the exit code.
 pid_t Spawn(const std::function<int()>& body) {
@@ -113,13 +98,13 @@ class IntegrationTest : public ::testing::Test {
   int StopDaemon() {
     if (daemon_ < 0) return -1;
     ::kill(daemon_, SIGTERM);
-    const int status = WaitFor(daemon_, 10s);
+    const int status = WaitForExit(daemon_, 10s);
     daemon_ = -1;
     return status;
   }
   void KillDaemon() {
     ::kill(daemon_, SIGKILL);
-    WaitFor(daemon_, 10s);
+    WaitForExit(daemon_, 10s);
     daemon_ = -1;
   }
 
@@ -216,7 +201,7 @@ TEST_F(IntegrationTest, AnotherClientsHandleIsNotFound) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
   EXPECT_EQ(b->Release(handle).code(), StatusCode::kNotFound);
   ASSERT_EQ(::write(to_child[1], "x", 1), 1);
-  EXPECT_EQ(ExitCode(WaitFor(a, 10s)), 0);
+  EXPECT_EQ(ExitCode(WaitForExit(a, 10s)), 0);
   for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) ::close(fd);
 }
 
@@ -236,7 +221,7 @@ TEST_F(IntegrationTest, KilledClientDoesNotHurtOthers) {
   ASSERT_EQ(::poll(&p, 1, 10000), 1);
   std::this_thread::sleep_for(20ms);
   ::kill(victim, SIGKILL);
-  WaitFor(victim, 10s);
+  WaitForExit(victim, 10s);
   ::close(ready[0]);
   ::close(ready[1]);
 
@@ -314,7 +299,7 @@ TEST_F(IntegrationTest, EightProcessesCompileOnce) {
   }
   std::this_thread::sleep_for(100ms);  // let them connect
   ASSERT_EQ(::write(go[1], "xxxxxxxx", 8), 8);
-  for (pid_t pid : children) EXPECT_EQ(ExitCode(WaitFor(pid, 20s)), 0);
+  for (pid_t pid : children) EXPECT_EQ(ExitCode(WaitForExit(pid, 20s)), 0);
   ::close(go[0]);
   ::close(go[1]);
   auto c = Connect();
@@ -346,7 +331,7 @@ TEST_F(IntegrationTest, SecondDaemonOnSameSocketRefuses) {
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  EXPECT_EQ(ExitCode(WaitFor(second, 10s)), 2);
+  EXPECT_EQ(ExitCode(WaitForExit(second, 10s)), 2);
   auto c = Connect();  // the first daemon still serves
   ASSERT_NE(c, nullptr);
 }
@@ -429,8 +414,8 @@ TEST_F(IntegrationTest, OneProcessFeedsWhileAnotherExecutes) {
         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(fed), sizeof(fed)));
     return s.ok() ? 0 : 2;
   });
-  EXPECT_EQ(ExitCode(WaitFor(feeder, 20s)), 0);
-  EXPECT_EQ(ExitCode(WaitFor(executor, 30s)), 0);
+  EXPECT_EQ(ExitCode(WaitForExit(feeder, 20s)), 0);
+  EXPECT_EQ(ExitCode(WaitForExit(executor, 30s)), 0);
   // The outfeed holds the sum, for any client of the daemon.
   Status read = c->TransferFromOutfeed("interpreter", kF32x2, out, 5000ms);
   ASSERT_TRUE(read.ok()) << read.ToString();
@@ -449,7 +434,7 @@ TEST_F(IntegrationTest, AnUnfedInfeedEndsAtItsDeadline) {
   ASSERT_EQ(::pipe(ready), 0);
   const auto start = std::chrono::steady_clock::now();
   pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 300ms); });
-  EXPECT_EQ(ExitCode(WaitFor(executor, 30s)), 10);
+  EXPECT_EQ(ExitCode(WaitForExit(executor, 30s)), 10);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
   // A client killed while its execute waits on the infeed: the daemon drops
   // the session without waiting for the deadline, and stops promptly.
@@ -459,7 +444,7 @@ TEST_F(IntegrationTest, AnUnfedInfeedEndsAtItsDeadline) {
   ASSERT_TRUE(WaitReady(ready[0]));
   std::this_thread::sleep_for(100ms);
   ::kill(stuck, SIGKILL);
-  WaitFor(stuck, 10s);
+  WaitForExit(stuck, 10s);
   auto other = Connect();
   ASSERT_NE(other, nullptr);
   EXPECT_TRUE(other->Stats().ok());

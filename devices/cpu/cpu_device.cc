@@ -40,6 +40,12 @@ constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
 
 int64_t AlignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
+// Temporaries' arena: allocated with kAlignment, so freed with it too.
+struct AlignedDelete {
+  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(kAlignment)); }
+};
+using Arena = std::unique_ptr<uint8_t[], AlignedDelete>;
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -130,7 +136,7 @@ struct Program {
 
   // Arenas of finished runs, reused (first touch of fresh pages is costly).
   mutable std::mutex arenas_mu;
-  mutable std::vector<std::unique_ptr<uint8_t[]>> free_arenas;
+  mutable std::vector<Arena> free_arenas;
   // Elided resources materialized per seed.
   mutable std::mutex seeded_mu;
   mutable std::map<uint64_t, std::shared_ptr<const std::vector<ir::Literal>>> seeded;
@@ -957,7 +963,7 @@ class CpuExecutableImpl final : public CpuExecutable {
                      std::span<void* const> outputs, const ExecuteOptions& options,
                      std::vector<RuntimeValue>* boxed_out) const {
     JITD_ASSIGN_OR_RETURN(auto seeded, SeededConstants(*p_, options.resource_fill_seed));
-    std::unique_ptr<uint8_t[]> arena;
+    Arena arena;
     {
       std::lock_guard<std::mutex> lock(p_->arenas_mu);
       if (!p_->free_arenas.empty()) {

@@ -120,7 +120,7 @@ TEST_F(ServerTest, MalformedMessageThenKeepsWorking) {
 }
 
 TEST_F(ServerTest, SecondServerOnSameSocketIsRefused) {
-  auto second = Server::Create(instance_.get(), {socket_, {}, false, 0});
+  auto second = Server::Create(instance_.get(), {socket_, {}, false, 0, {}});
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
 }
@@ -152,7 +152,7 @@ TEST(ServerStaleTest, StaleSocketIsReplaced) {
   }
   auto instance = Instance::Create({});
   ASSERT_TRUE(instance.ok());
-  auto server = Server::Create(instance->get(), {path, {}, false, 0});
+  auto server = Server::Create(instance->get(), {path, {}, false, 0, {}});
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   server->reset();
   EXPECT_FALSE(std::filesystem::exists(path));

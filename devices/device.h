@@ -35,6 +35,19 @@ struct ExecuteOptions {
   decltype(eval::EvalOptions::outfeed) outfeed;
 };
 
+// The evaluator options that carry out `options` (deadline, resource fill,
+// infeed/outfeed hooks): for the interpreter and for ops other devices hand
+// to jit/eval.
+// Inline: devices/cpu uses it and sits below jitd_devices in the link order.
+inline eval::EvalOptions ToEvalOptions(const ExecuteOptions& options) {
+  eval::EvalOptions eval_options;
+  eval_options.deadline = options.deadline;
+  eval_options.resource_fill_seed = options.resource_fill_seed;
+  eval_options.infeed = options.infeed;
+  eval_options.outfeed = options.outfeed;
+  return eval_options;
+}
+
 class Executable {
  public:
   virtual ~Executable() = default;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -219,9 +220,8 @@ class FallbackThunk final : public Thunk {
     for (size_t i = 0; i < values_.size(); ++i) {
       bindings.push_back(ReadValue(state, refs_[i], values_[i]->type()));
     }
-    eval::EvalOptions options;
-    options.deadline = state.options.deadline;
-    options.resource_fill_seed = state.options.resource_fill_seed;
+    // Infeed/outfeed reach the daemon's queues through the same hooks.
+    const eval::EvalOptions options = devices::ToEvalOptions(state.options);
     JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> out,
                           eval::EvaluateOp(*state.program.module, *op_, values_, bindings, options));
     if (out.size() != results_.size()) return Internal("fallback result count mismatch");
@@ -811,8 +811,11 @@ class Planner {
   void AssignBuffers() {
     std::vector<size_t> order(temps_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return temps_[a].def < temps_[b].def; });
+    // By definition point, ties by id (a stable order without stable_sort's
+    // deprecated temporary buffer).
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::tie(temps_[a].def, a) < std::tie(temps_[b].def, b);
+    });
     p_.temp_offsets.assign(temps_.size(), 0);
     struct Live { int64_t offset, size, end; };
     std::vector<Live> live;  // sorted by offset

@@ -13,14 +13,9 @@ class InterpreterExecutable final : public Executable {
 
   StatusOr<std::vector<eval::RuntimeValue>> Execute(
       std::span<const eval::RuntimeValue> args, const ExecuteOptions& options) const override {
-    eval::EvalOptions eval_options;
-    eval_options.deadline = options.deadline;
-    eval_options.resource_fill_seed = options.resource_fill_seed;
-    eval_options.infeed = options.infeed;
-    eval_options.outfeed = options.outfeed;
     return eval::EvaluateFunction(*module_, *entry_,
                                   std::vector<eval::RuntimeValue>(args.begin(), args.end()),
-                                  eval_options);
+                                  ToEvalOptions(options));
   }
   const std::vector<ir::Type>& argument_types() const override { return entry_->arg_types(); }
   const std::vector<ir::Type>& result_types() const override { return entry_->result_types(); }

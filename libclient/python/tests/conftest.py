@@ -69,8 +69,10 @@ def daemon():
 
 @pytest.fixture(scope="session")
 def client(daemon):
-    """The client the tests use: get_client('interpreter') on the daemon."""
-    return jitd.get_client("interpreter")
+    """The client the tests use: get_client(platform) on the daemon, where
+    platform is $JITD_TEST_PLATFORM (default 'interpreter'; ctest runs the
+    suite once per device)."""
+    return jitd.get_client(os.environ.get("JITD_TEST_PLATFORM", "interpreter"))
 
 
 def has_builder():

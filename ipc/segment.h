@@ -59,6 +59,13 @@ class Segment {
   // mapping; INVALID_ARGUMENT naming the first problem otherwise.
   static StatusOr<std::unique_ptr<Segment>> Attach(UniqueFd fd);
 
+  // Both sides map the first PrefaultBytes(size) bytes of a segment (the
+  // rings and the start of the heap) pre-faulted, and the daemon allocates
+  // them at Create; the rest is faulted in on first use. Bounded so that a
+  // large segment does not commit all its memory at connect.
+  static constexpr uint64_t kPrefaultLimit = uint64_t{16} << 20;
+  static uint64_t PrefaultBytes(uint64_t segment_size);
+
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +50,18 @@ TEST(SegmentTest, CreateSealsAndLaysOut) {
   EXPECT_GT((*segment)->heap_size(), Segment::kMinHeapSize);
   EXPECT_LT((*segment)->heap_size(), kSize);
   EXPECT_EQ((*segment)->request_ring().slot_count(), 256u);
+}
+
+TEST(SegmentTest, CreateAllocatesThePrefaultedPrefix) {
+  auto segment = Segment::Create(kSize);
+  ASSERT_TRUE(segment.ok()) << segment.status().ToString();
+  const uint64_t prefault = Segment::PrefaultBytes((*segment)->size());
+  ASSERT_GT(prefault, 0u);
+  // The memfd's blocks are allocated already (posix_fallocate), not on first touch.
+  struct stat st;
+  ASSERT_EQ(::fstat((*segment)->fd(), &st), 0);
+  EXPECT_GE(static_cast<uint64_t>(st.st_blocks) * 512, prefault);
+  EXPECT_EQ(Segment::PrefaultBytes(uint64_t{1} << 30), Segment::kPrefaultLimit);
 }
 
 TEST(SegmentTest, AttachInSameProcessSharesRingsAndHeap) {

@@ -28,8 +28,9 @@ echo "== 3. jitd fmt --generic $example | jitd check -  (generic form round trip
 "$jitd" fmt --generic "$example" | "$jitd" check -
 
 echo
-echo "== 4. jitd conformance --device=interpreter $example  (run it; its checks must hold)"
+echo "== 4. jitd conformance $example on the reference interpreter and the CPU JIT  (its checks must hold)"
 "$jitd" conformance --device=interpreter "$example"
+"$jitd" conformance --device=cpu "$example"
 
 # A private daemon for this script: its socket, log, pid file and disk cache
 # live in one temporary directory, removed (daemon stopped) on exit.
@@ -49,7 +50,7 @@ trap stop_daemon EXIT
 export XDG_CACHE_HOME="$daemon_dir/cache"
 
 echo
-echo "== 5. jitd run $example --socket $socket  (starts a daemon; compile: miss)"
+echo "== 5. jitd run $example --socket $socket  (starts a daemon; the CPU JIT compiles: miss)"
 "$jitd" run "$example" --socket "$socket"
 
 echo

@@ -27,7 +27,7 @@ namespace jitd::tools {
 // The options of `jitd run`, bound by AddRunCommand. Plain data.
 struct RunArgs {
   std::string path;                  // FILE.mlir, or - for standard input
-  std::string device = "interpreter";
+  std::string device = "cpu";  // the CPU JIT; "interpreter" is the reference
   bool in_process = false;
   std::string socket_path;           // --socket; empty = daemon::DefaultSocketPath()
   bool no_start_daemon = false;      // fail instead of starting a daemon

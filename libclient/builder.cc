@@ -1489,9 +1489,9 @@ StatusOr<OpId> Builder::Conv(OpId lhs, OpId rhs, std::span<const int64_t> stride
 
 // ---- Ops with embedded computations -----------------------------------------------
 
-StatusOr<OpId> Builder::Reduce(std::span<const OpId> operands, std::span<const OpId> init_values,
-                               const Computation& c, std::span<const int64_t> dimensions) {
-  constexpr std::string_view kOp = "Reduce";
+StatusOr<Builder::ReduceInputs> Builder::CheckReduceInputs(std::string_view kOp,
+                                                           std::span<const OpId> operands,
+                                                           std::span<const OpId> init_values) {
   if (operands.empty() || operands.size() != init_values.size()) {
     return Fail(Err(kOp, "needs one or more operands and as many init values"));
   }
@@ -1516,6 +1516,17 @@ StatusOr<OpId> Builder::Reduce(std::span<const OpId> operands, std::span<const O
     refs.push_back(V(operands[i]).ref);
     init_refs.push_back(V(init_values[i]).ref);
   }
+  return ReduceInputs{std::move(refs), std::move(init_refs), std::move(types), *first};
+}
+
+StatusOr<OpId> Builder::Reduce(std::span<const OpId> operands, std::span<const OpId> init_values,
+                               const Computation& c, std::span<const int64_t> dimensions) {
+  constexpr std::string_view kOp = "Reduce";
+  JITD_ASSIGN_OR_RETURN(ReduceInputs in, CheckReduceInputs(kOp, operands, init_values));
+  const std::vector<ValueRef>& refs = in.refs;
+  const std::vector<ValueRef>& init_refs = in.init_refs;
+  const std::vector<ET>& types = in.types;
+  const Shape* first = &in.first;
   JITD_RETURN_IF_ERROR(Fail(CheckDimList(kOp, "dimensions", dimensions, first->rank())));
   std::vector<Shape> params = Scalars(types);
   const std::vector<Shape> results = params;
@@ -1539,30 +1550,11 @@ StatusOr<OpId> Builder::ReduceWindow(std::span<const OpId> operands,
                                      std::span<const OpId> init_values, const Computation& c,
                                      const WindowOptions& w) {
   constexpr std::string_view kOp = "ReduceWindow";
-  if (operands.empty() || operands.size() != init_values.size()) {
-    return Fail(Err(kOp, "needs one or more operands and as many init values"));
-  }
-  std::vector<ValueRef> refs, init_refs;
-  std::vector<ET> types;
-  std::optional<Shape> first;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    StatusOr<Shape> s = ArrayOf(operands[i], kOp);
-    if (!s.ok()) return Fail(s.status());
-    StatusOr<Shape> init = ArrayOf(init_values[i], kOp);
-    if (!init.ok()) return Fail(init.status());
-    if (first && s->dims() != first->dims()) {
-      return Fail(Err(kOp, "operands " + first->ToString() + " and " + s->ToString() +
-                               " have different dimensions"));
-    }
-    if (init->rank() != 0 || init->dtype() != s->dtype()) {
-      return Fail(Err(kOp, "init value " + init->ToString() + " must be a scalar of operand " +
-                               s->ToString() + "'s element type"));
-    }
-    if (!first) first = *s;
-    types.push_back(s->dtype());
-    refs.push_back(V(operands[i]).ref);
-    init_refs.push_back(V(init_values[i]).ref);
-  }
+  JITD_ASSIGN_OR_RETURN(ReduceInputs in, CheckReduceInputs(kOp, operands, init_values));
+  const std::vector<ValueRef>& refs = in.refs;
+  const std::vector<ValueRef>& init_refs = in.init_refs;
+  const std::vector<ET>& types = in.types;
+  const Shape* first = &in.first;
   const size_t rank = static_cast<size_t>(first->rank());
   auto vec = [&](const std::vector<int64_t>& v, int64_t def, const char* what,
                  std::vector<int64_t>* out) -> Status {

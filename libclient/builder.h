@@ -349,6 +349,15 @@ class Builder {
   // Multi-result node -> one tuple value when n > 1.
   OpId TupleOfResults(const std::vector<OpId>& results);
   StatusOr<OpId> OneResultOrTuple(Node node);
+  // Reduce / ReduceWindow inputs: operands of one shape, each with a scalar
+  // init value of its element type.
+  struct ReduceInputs {
+    std::vector<ValueRef> refs, init_refs;
+    std::vector<ElementType> types;
+    Shape first;
+  };
+  StatusOr<ReduceInputs> CheckReduceInputs(std::string_view op, std::span<const OpId> operands,
+                                           std::span<const OpId> init_values);
   // Tuple elements of `op` as values (folding a tuple node's operands, or
   // adding get_tuple_element nodes).
   std::vector<OpId> Untuple(OpId op);

@@ -10,7 +10,38 @@
 #include <string>
 #include <vector>
 
+#include "jit/eval/gather_dims.h"
 #include "jit/eval/internal/kernels.h"
+
+namespace jitd::eval {
+namespace {
+bool ContainsDim(const std::vector<int64_t>& values, int64_t v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+}  // namespace
+
+DimMap MapDims(int64_t result_rank, const std::vector<int64_t>& window_dims, int64_t operand_rank,
+               const std::vector<int64_t>& dropped_a, const std::vector<int64_t>& dropped_b,
+               int64_t index_vector_dim) {
+  DimMap map{std::vector<int64_t>(static_cast<size_t>(result_rank), -1),
+             std::vector<int64_t>(static_cast<size_t>(result_rank), -1)};
+  int64_t next_operand = 0, next_indices = 0;
+  for (int64_t d = 0; d < result_rank; ++d) {
+    if (ContainsDim(window_dims, d)) {
+      while (next_operand < operand_rank &&
+             (ContainsDim(dropped_a, next_operand) || ContainsDim(dropped_b, next_operand))) {
+        ++next_operand;
+      }
+      map.window_operand_dim[static_cast<size_t>(d)] = next_operand++;
+    } else {
+      if (next_indices == index_vector_dim) ++next_indices;
+      map.batch_indices_dim[static_cast<size_t>(d)] = next_indices++;
+    }
+  }
+  return map;
+}
+
+}  // namespace jitd::eval
 
 namespace jitd::eval::internal {
 namespace {
@@ -89,39 +120,9 @@ int64_t ScalarField(const OpContext& ctx, std::string_view attr, std::string_vie
   return v.empty() ? 0 : v[0];
 }
 
-bool Contains(const std::vector<int64_t>& values, int64_t v) {
-  return std::find(values.begin(), values.end(), v) != values.end();
-}
 
-// How the dimensions of gather's result (or scatter's updates) map onto the
-// operand and the indices tensor: each is either a window dimension, fed by
-// an operand dimension that is not collapsed/inserted or batching, or a
-// batch dimension, fed by an indices dimension other than index_vector_dim.
-struct DimMap {
-  std::vector<int64_t> window_operand_dim;  // per result dim; -1 for batch dims
-  std::vector<int64_t> batch_indices_dim;   // per result dim; -1 for window dims
-};
-
-DimMap MapDims(int64_t result_rank, const std::vector<int64_t>& window_dims, int64_t operand_rank,
-               const std::vector<int64_t>& dropped_a, const std::vector<int64_t>& dropped_b,
-               int64_t index_vector_dim) {
-  DimMap map{std::vector<int64_t>(static_cast<size_t>(result_rank), -1),
-             std::vector<int64_t>(static_cast<size_t>(result_rank), -1)};
-  int64_t next_operand = 0, next_indices = 0;
-  for (int64_t d = 0; d < result_rank; ++d) {
-    if (Contains(window_dims, d)) {
-      while (next_operand < operand_rank &&
-             (Contains(dropped_a, next_operand) || Contains(dropped_b, next_operand))) {
-        ++next_operand;
-      }
-      map.window_operand_dim[static_cast<size_t>(d)] = next_operand++;
-    } else {
-      if (next_indices == index_vector_dim) ++next_indices;
-      map.batch_indices_dim[static_cast<size_t>(d)] = next_indices++;
-    }
-  }
-  return map;
-}
+using eval::DimMap;
+using eval::MapDims;
 
 KernelResult Gather(OpContext& ctx) {
   const Literal& operand = ctx.operand(0);

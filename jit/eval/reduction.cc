@@ -16,7 +16,62 @@
 #include <string>
 #include <vector>
 
+#include "jit/eval/fold.h"
 #include "jit/eval/internal/kernels.h"
+
+namespace jitd::eval {
+
+std::optional<FoldOp> RecognizeFold(const ir::Op& op, size_t region, ir::DType dtype) {
+  if (op.num_regions() <= region) return std::nullopt;
+  const ir::Region& r = op.region(region);
+  if (r.num_blocks() != 1) return std::nullopt;
+  const ir::Block& b = r.block(0);
+  if (b.num_args() != 2 || b.ops().size() != 2) return std::nullopt;
+  const ir::Op& body = *b.ops()[0];
+  const ir::Op& ret = *b.ops()[1];
+  if (ret.code() != ir::OpCode::kReturn || ret.num_operands() != 1 ||
+      ret.operand(0) != body.result(0) || body.num_operands() != 2 || body.num_results() != 1 ||
+      body.num_regions() != 0) {
+    return std::nullopt;
+  }
+  const bool args_ok = (body.operand(0) == b.arg(0) && body.operand(1) == b.arg(1)) ||
+                       (body.operand(0) == b.arg(1) && body.operand(1) == b.arg(0));
+  const ir::Type scalar = ir::Type::Scalar(dtype);
+  if (!args_ok || b.arg(0)->type() != scalar || b.arg(1)->type() != scalar ||
+      body.result(0)->type() != scalar) {
+    return std::nullopt;
+  }
+  const bool is_int = ir::IsInteger(dtype) || ir::IsPred(dtype);
+  const bool is_float =
+      dtype == ir::DType::kF16 || dtype == ir::DType::kBF16 || dtype == ir::DType::kF32 || dtype == ir::DType::kF64;
+  switch (body.code()) {
+    case ir::OpCode::kAdd:
+      if (is_int || is_float) return FoldOp::kAdd;
+      break;
+    case ir::OpCode::kMultiply:
+      if (is_int || is_float) return FoldOp::kMultiply;
+      break;
+    case ir::OpCode::kMaximum:
+      if (is_int || is_float) return FoldOp::kMaximum;
+      break;
+    case ir::OpCode::kMinimum:
+      if (is_int || is_float) return FoldOp::kMinimum;
+      break;
+    case ir::OpCode::kAnd:
+      if (is_int) return FoldOp::kAnd;
+      break;
+    case ir::OpCode::kOr:
+      if (is_int) return FoldOp::kOr;
+      break;
+    case ir::OpCode::kXor:
+      if (is_int) return FoldOp::kXor;
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace jitd::eval
 
 namespace jitd::eval::internal {
 namespace {
@@ -53,62 +108,9 @@ Status StoreRegionResults(const OpContext& ctx, const std::vector<RuntimeValue>&
 
 // ---- Directly folded bodies -----------------------------------------------
 
-enum class FoldOp { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
+using eval::FoldOp;
 
-// Recognizes a body of one input that is a single binary op applied to its two
-// arguments (in either order) and returned, for the element types where
-// computing the op here matches the elementwise kernel bit for bit.
-std::optional<FoldOp> SimpleFold(const ir::Op& op, size_t region, DType dtype) {
-  if (op.num_regions() <= region) return std::nullopt;
-  const ir::Region& r = op.region(region);
-  if (r.num_blocks() != 1) return std::nullopt;
-  const ir::Block& b = r.block(0);
-  if (b.num_args() != 2 || b.ops().size() != 2) return std::nullopt;
-  const ir::Op& body = *b.ops()[0];
-  const ir::Op& ret = *b.ops()[1];
-  if (ret.code() != ir::OpCode::kReturn || ret.num_operands() != 1 ||
-      ret.operand(0) != body.result(0) || body.num_operands() != 2 || body.num_results() != 1 ||
-      body.num_regions() != 0) {
-    return std::nullopt;
-  }
-  const bool args_ok = (body.operand(0) == b.arg(0) && body.operand(1) == b.arg(1)) ||
-                       (body.operand(0) == b.arg(1) && body.operand(1) == b.arg(0));
-  const ir::Type scalar = ir::Type::Scalar(dtype);
-  if (!args_ok || b.arg(0)->type() != scalar || b.arg(1)->type() != scalar ||
-      body.result(0)->type() != scalar) {
-    return std::nullopt;
-  }
-  const bool is_int = ir::IsInteger(dtype) || ir::IsPred(dtype);
-  const bool is_float =
-      dtype == DType::kF16 || dtype == DType::kBF16 || dtype == DType::kF32 || dtype == DType::kF64;
-  switch (body.code()) {
-    case ir::OpCode::kAdd:
-      if (is_int || is_float) return FoldOp::kAdd;
-      break;
-    case ir::OpCode::kMultiply:
-      if (is_int || is_float) return FoldOp::kMultiply;
-      break;
-    case ir::OpCode::kMaximum:
-      if (is_int || is_float) return FoldOp::kMaximum;
-      break;
-    case ir::OpCode::kMinimum:
-      if (is_int || is_float) return FoldOp::kMinimum;
-      break;
-    case ir::OpCode::kAnd:
-      if (is_int) return FoldOp::kAnd;
-      break;
-    case ir::OpCode::kOr:
-      if (is_int) return FoldOp::kOr;
-      break;
-    case ir::OpCode::kXor:
-      if (is_int) return FoldOp::kXor;
-      break;
-    default: break;
-  }
-  return std::nullopt;
-}
-
-// acc = fold(acc, element i of x), for SimpleFold's ops and types. Floats are
+// acc = fold(acc, element i of x), for RecognizeFold's ops and types. Floats are
 // computed in double and rounded once, which for one +, * of f16..f32 operands
 // is exactly the operation in the narrow type; maximum/minimum propagate NaN
 // and order -0 below +0 (IEEE-754 maximum/minimum). Integers wrap; for i1,
@@ -224,7 +226,7 @@ KernelResult ReduceKernel(OpContext& ctx) {
     if (!reduced[d]) in_to_out[d] = out_strides[k++];
   }
   const std::optional<FoldOp> fold = n == 1 && ctx.operand(0).dtype() == results[0].dtype()
-                                         ? SimpleFold(ctx.op(), 0, results[0].dtype())
+                                         ? RecognizeFold(ctx.op(), 0, results[0].dtype())
                                          : std::nullopt;
   int64_t linear = 0;
   JITD_RETURN_IF_ERROR(ForEachIndex(in_dims, [&](const std::vector<int64_t>& index) -> Status {
@@ -266,7 +268,7 @@ KernelResult ReduceWindowKernel(OpContext& ctx) {
     results.push_back(std::move(r));
   }
   const std::optional<FoldOp> fold = n == 1 && ctx.operand(0).dtype() == results[0].dtype()
-                                         ? SimpleFold(ctx.op(), 0, results[0].dtype())
+                                         ? RecognizeFold(ctx.op(), 0, results[0].dtype())
                                          : std::nullopt;
   const std::vector<int64_t> in_strides = Strides(in_dims);
   int64_t out = 0;
@@ -336,7 +338,7 @@ KernelResult SelectAndScatterKernel(OpContext& ctx) {
     ConvertElement(ctx.operand(2), 0, result[0], j);
   }
   const std::optional<FoldOp> fold =
-      operand.dtype() == dtype ? SimpleFold(ctx.op(), 1, dtype) : std::nullopt;
+      operand.dtype() == dtype ? RecognizeFold(ctx.op(), 1, dtype) : std::nullopt;
   const std::vector<int64_t> in_strides = Strides(in_dims);
   int64_t src = 0;
   JITD_RETURN_IF_ERROR(

@@ -16,6 +16,7 @@
 #include "devices/cpu/runtime/internal/elements.h"
 #include "devices/cpu/runtime/internal/fold.h"
 #include "devices/cpu/runtime/internal/ops.h"
+#include "jit/eval/gather_dims.h"
 
 namespace jitd::cpu::internal {
 namespace {
@@ -43,9 +44,6 @@ __int128 IndexAt(const void* p, DType t, int64_t i) {
 
 bool IsIndexType(DType t) { return ir::IsInteger(t) && ir::BitWidth(t) >= 8; }
 
-bool Contains(const std::vector<int64_t>& values, int64_t v) {
-  return std::find(values.begin(), values.end(), v) != values.end();
-}
 
 std::vector<int64_t> Field(const ir::Op& op, std::string_view attr, std::string_view field) {
   const ir::StructAttr* s = op.GetStruct(attr);
@@ -56,33 +54,8 @@ std::vector<int64_t> Field(const ir::Op& op, std::string_view attr, std::string_
   return {};
 }
 
-// jit/eval's MapDims: for each dimension of gather's result (scatter's
-// updates), the operand dimension it offsets (window dims) or the indices
-// dimension it walks (batch dims); -1 otherwise.
-struct DimMap {
-  std::vector<int64_t> window_operand_dim, batch_indices_dim;
-};
-
-DimMap MapDims(int64_t result_rank, const std::vector<int64_t>& window_dims, int64_t operand_rank,
-               const std::vector<int64_t>& dropped_a, const std::vector<int64_t>& dropped_b,
-               int64_t index_vector_dim) {
-  DimMap map{std::vector<int64_t>(static_cast<size_t>(result_rank), -1),
-             std::vector<int64_t>(static_cast<size_t>(result_rank), -1)};
-  int64_t next_operand = 0, next_indices = 0;
-  for (int64_t d = 0; d < result_rank; ++d) {
-    if (Contains(window_dims, d)) {
-      while (next_operand < operand_rank &&
-             (Contains(dropped_a, next_operand) || Contains(dropped_b, next_operand))) {
-        ++next_operand;
-      }
-      map.window_operand_dim[static_cast<size_t>(d)] = next_operand++;
-    } else {
-      if (next_indices == index_vector_dim) ++next_indices;
-      map.batch_indices_dim[static_cast<size_t>(d)] = next_indices++;
-    }
-  }
-  return map;
-}
+using eval::DimMap;
+using eval::MapDims;
 
 // What gather and scatter share: how an element of the result (updates)
 // index space finds its operand (result) element.

@@ -1,7 +1,7 @@
 // Reducer bodies the runtime library folds directly (internal to
 // devices/cpu/runtime): a region that is one elementwise add, multiply,
 // maximum, minimum, and, or or xor of its two arguments, exactly as
-// jit/eval's SimpleFold/ApplyFold compute it, and the element codecs that
+// jit/eval's RecognizeFold (jit/eval/fold.h) and ApplyFold compute it, and the element codecs that
 // round the accumulator to the element type after every step.
 #ifndef JITD_DEVICES_CPU_RUNTIME_INTERNAL_FOLD_H_
 #define JITD_DEVICES_CPU_RUNTIME_INTERNAL_FOLD_H_
@@ -11,6 +11,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "jit/eval/fold.h"
 #include "jit/ir/dtype.h"
 #include "jit/ir/module.h"
 
@@ -18,45 +19,8 @@ namespace jitd::cpu::internal {
 
 using ir::DType;
 
-enum class FoldOp { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
-
-// jit/eval's SimpleFold: region `region` of `op` is one binary op of its two
-// scalar arguments of type `dtype`, returned.
-inline std::optional<FoldOp> RecognizeFold(const ir::Op& op, size_t region, DType dtype) {
-  if (op.num_regions() <= region) return std::nullopt;
-  const ir::Region& r = op.region(region);
-  if (r.num_blocks() != 1) return std::nullopt;
-  const ir::Block& b = r.block(0);
-  if (b.num_args() != 2 || b.ops().size() != 2) return std::nullopt;
-  const ir::Op& body = *b.ops()[0];
-  const ir::Op& ret = *b.ops()[1];
-  if (ret.code() != ir::OpCode::kReturn || ret.num_operands() != 1 ||
-      ret.operand(0) != body.result(0) || body.num_operands() != 2 || body.num_results() != 1 ||
-      body.num_regions() != 0) {
-    return std::nullopt;
-  }
-  const bool args_ok = (body.operand(0) == b.arg(0) && body.operand(1) == b.arg(1)) ||
-                       (body.operand(0) == b.arg(1) && body.operand(1) == b.arg(0));
-  const ir::Type scalar = ir::Type::Scalar(dtype);
-  if (!args_ok || b.arg(0)->type() != scalar || b.arg(1)->type() != scalar ||
-      body.result(0)->type() != scalar) {
-    return std::nullopt;
-  }
-  const bool is_int = ir::IsInteger(dtype) || ir::IsPred(dtype);
-  const bool is_float =
-      dtype == DType::kF16 || dtype == DType::kBF16 || dtype == DType::kF32 || dtype == DType::kF64;
-  switch (body.code()) {
-    case ir::OpCode::kAdd: if (is_int || is_float) return FoldOp::kAdd; break;
-    case ir::OpCode::kMultiply: if (is_int || is_float) return FoldOp::kMultiply; break;
-    case ir::OpCode::kMaximum: if (is_int || is_float) return FoldOp::kMaximum; break;
-    case ir::OpCode::kMinimum: if (is_int || is_float) return FoldOp::kMinimum; break;
-    case ir::OpCode::kAnd: if (is_int) return FoldOp::kAnd; break;
-    case ir::OpCode::kOr: if (is_int) return FoldOp::kOr; break;
-    case ir::OpCode::kXor: if (is_int) return FoldOp::kXor; break;
-    default: break;
-  }
-  return std::nullopt;
-}
+using eval::FoldOp;
+using eval::RecognizeFold;
 
 // One fold step in the value type V (float, double, int64_t, uint64_t,
 // bool), as jit/eval's ApplyFold.

@@ -117,7 +117,7 @@ Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
 }
 
 // A JIT-compiled sort comparator (codegen::EmitComparator).
-using CompiledComparator = uint8_t (*)(const void* const* lhs, const void* const* rhs);
+using CompiledComparator = ComparatorFn;
 
 // The immutable result of compilation, shared by the executable's runs.
 struct Program {
@@ -754,8 +754,7 @@ class Planner {
     p_.comparator_names.push_back(name);
     p_.comparator_slots.push_back(std::make_unique<CompiledComparator>(nullptr));
     ++p_.stats.compiled_comparators;
-    const CompiledComparator* slot = p_.comparator_slots.back().get();
-    options.comparator = [slot](const void* const* lhs, const void* const* rhs) { return (*slot)(lhs, rhs) != 0; };
+    options.compiled_comparator = p_.comparator_slots.back().get();
     return options;
   }
 

@@ -740,8 +740,8 @@ class Planner {
 
   // A sort's comparator compiled into the program's module (codegen::
   // EmitComparator), called through a slot Build fills once the code is
-  // linked. Loading a serialized program (no module) only names the symbol:
-  // the object file holds it. Comparators codegen cannot compile, or all
+  // linked; a serialized program's object file holds the symbol. Comparators
+  // codegen cannot compile, or all
   // when CpuDeviceOptions::compile_sort_comparators is off, stay with the
   // library's interpreted region.
   StatusOr<LibraryOpOptions> LibraryOptions(const Op& op) {
@@ -750,7 +750,11 @@ class Planner {
       return options;
     }
     const std::string name = "jitd_cmp" + std::to_string(p_.comparator_names.size());
-    if (llvm_module_) JITD_RETURN_IF_ERROR(codegen::EmitComparator(*llvm_module_, op, name));
+    // Emitted on both paths (into a scratch module when loading), so a
+    // comparator codegen rejects is rejected alike and the symbol lists match.
+    if (!codegen::EmitComparator(llvm_module_ ? *llvm_module_ : *scratch_module(), op, name).ok()) {
+      return options;
+    }
     p_.comparator_names.push_back(name);
     p_.comparator_slots.push_back(std::make_unique<CompiledComparator>(nullptr));
     ++p_.stats.compiled_comparators;

@@ -1511,7 +1511,11 @@ Status EmitComparator(llvm::Module& module, const Op& sort, const std::string& n
   spec.name = name;
   spec.root = &sort;
   Emitter emitter(module, spec);
-  return emitter.EmitComparatorFunction();
+  Status status = emitter.EmitComparatorFunction();
+  if (!status.ok()) {
+    if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code
+  }
+  return status;
 }
 
 }  // namespace jitd::codegen

@@ -5,10 +5,11 @@
 //   reduce_sum/threads:N    sum of 16M f32 to a scalar
 //   reduce_sum_rows/threads:N  8 rows of 2M f32 each to 8 sums (few outputs,
 //                           long extents: a split reduction)
-//   sort/KIND/comparator:C  stablehlo.sort of 1M f32 (KIND f32) or of 1M f32
+//   sort/KIND/comparator:C/threads:T  stablehlo.sort of 1M f32 (KIND f32) or of 1M f32
 //                           keys carrying 1M i32 values (KIND kv) with the
 //                           corpus's total-order comparator; C = 1: compiled
-//                           with the program, 0: interpreted (jit/eval)
+//                           with the program, 0: interpreted (jit/eval);
+//                           T threads
 //   sort_floor/KIND         std::sort (f32) / std::stable_sort of key-value
 //                           pairs (kv) of the same data: the floor
 //   triad/threads:N         a STREAM triad kernel compiled by the same JIT
@@ -227,10 +228,11 @@ void BM_ReduceRows(benchmark::State& state) {
 BENCHMARK(BM_ReduceRows)->Name("reduce_sum_rows")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// One thread (a 1-d sort is one slice); range(0): compiled comparator.
+// range(0): compiled comparator; range(1): threads (a 1-d sort is one
+// slice, merged in parallel when the comparator is compiled).
 void SortLoop(benchmark::State& state, const char* text, bool kv) {
   cpu::CpuDeviceOptions options;
-  options.num_threads = 1;
+  options.num_threads = static_cast<int>(state.range(1));
   options.compile_sort_comparators = state.range(0) != 0;
   auto device = cpu::CpuDevice::Create(options);
   auto exe = device.ok() ? CompileCpu(**device, text) : nullptr;
@@ -260,12 +262,18 @@ void SortLoop(benchmark::State& state, const char* text, bool kv) {
   state.SetItemsProcessed(state.iterations() * kSortN);
 }
 
+// The interpreted comparator takes about a minute per 1M sort: one
+// iteration each.
 void BM_SortF32(benchmark::State& state) { SortLoop(state, kSortF32, false); }
-BENCHMARK(BM_SortF32)->Name("sort/f32")->ArgName("comparator")->Arg(1)->Arg(0)
+BENCHMARK(BM_SortF32)->Name("sort/f32")->ArgNames({"comparator", "threads"})->Args({1, 1})->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SortF32)->Name("sort/f32")->ArgNames({"comparator", "threads"})->Args({0, 1})->Iterations(1)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_SortKv(benchmark::State& state) { SortLoop(state, kSortKv, true); }
-BENCHMARK(BM_SortKv)->Name("sort/kv")->ArgName("comparator")->Arg(1)->Arg(0)
+BENCHMARK(BM_SortKv)->Name("sort/kv")->ArgNames({"comparator", "threads"})->Args({1, 1})->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SortKv)->Name("sort/kv")->ArgNames({"comparator", "threads"})->Args({0, 1})->Iterations(1)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The floors: the same data through the standard library (copying the

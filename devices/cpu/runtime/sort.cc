@@ -15,6 +15,7 @@
 // by jit/eval (eval::RegionEvaluator) on scalar values.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -45,56 +46,81 @@ inline void CopyRecord(uint8_t* to, const uint8_t* from, size_t size) {
   }
 }
 
-// Stable bottom-up merge sort of `count` records of `size` bytes in `data`
-// (`buffer` as large) under `less(a, b)` (bool, or StatusOr<bool> for a
-// comparator that may fail): the interpreter's MergeSort, comparison for
-// comparison. The sorted records end in `data`. `past_deadline` is asked
-// every ~64k records moved.
+// One pass of the bottom-up merge sort over `count` records of `size` bytes
+// (kSize: the same, known at compile time; 0 = only at run time): merges
+// the pairs of sorted runs of `width` records numbered [first, last) from
+// `from` into `to` under `less(a, b)` (bool, or StatusOr<bool> for a
+// comparator that may fail), comparison for comparison the interpreter's
+// MergeSort. `past_deadline` is asked every ~64k records moved.
 template <size_t kSize, typename Less, typename Deadline>
-Status MergeSortRecords(uint8_t* data, uint8_t* buffer, size_t count, size_t size, Less&& less,
-                        Deadline&& past_deadline) {
+Status MergePairs(const uint8_t* from, uint8_t* to, size_t count, size_t size, size_t width,
+                  size_t first, size_t last, Less& less, Deadline& past_deadline) {
   constexpr size_t kCheckEvery = size_t{1} << 16;
   size_t moved = 0;
+  for (size_t pair = first; pair < last; ++pair) {
+    const size_t lo = pair * 2 * width;
+    const size_t mid = std::min(lo + width, count), hi = std::min(lo + 2 * width, count);
+    size_t a = lo, b = mid, out = lo;
+    while (a < mid && b < hi) {
+      bool right_first;
+      if constexpr (std::is_same_v<std::invoke_result_t<Less&, const uint8_t*, const uint8_t*>, bool>) {
+        right_first = less(from + b * size, from + a * size);
+      } else {
+        JITD_ASSIGN_OR_RETURN(right_first, less(from + b * size, from + a * size));
+      }
+      const size_t take = right_first ? b++ : a++;
+      CopyRecord<kSize>(to + out++ * size, from + take * size, size);
+    }
+    if (a < mid) std::memcpy(to + out * size, from + a * size, (mid - a) * size);
+    out += mid - a;
+    if (b < hi) std::memcpy(to + out * size, from + b * size, (hi - b) * size);
+    moved += hi - lo;
+    if (moved >= kCheckEvery) {
+      moved = 0;
+      if (past_deadline()) return DeadlineError();
+    }
+  }
+  return Status::Ok();
+}
+
+// Pairs of runs of `width` records in a pass over `count` records.
+size_t NumPairs(size_t count, size_t width) { return (count + 2 * width - 1) / (2 * width); }
+
+// The passes of widths [first_width, end_width) (powers of two) over
+// `data`, `buffer` as large; the records end in `data`.
+template <size_t kSize, typename Less, typename Deadline>
+Status MergePasses(uint8_t* data, uint8_t* buffer, size_t count, size_t size, size_t first_width,
+                   size_t end_width, Less& less, Deadline& past_deadline) {
   uint8_t* from = data;
   uint8_t* to = buffer;
-  for (size_t width = 1; width < count; width *= 2) {
-    for (size_t lo = 0; lo < count; lo += 2 * width) {
-      const size_t mid = std::min(lo + width, count), hi = std::min(lo + 2 * width, count);
-      size_t a = lo, b = mid, out = lo;
-      while (a < mid && b < hi) {
-        bool right_first;
-        if constexpr (std::is_same_v<std::invoke_result_t<Less&, const uint8_t*, const uint8_t*>, bool>) {
-          right_first = less(from + b * size, from + a * size);
-        } else {
-          JITD_ASSIGN_OR_RETURN(right_first, less(from + b * size, from + a * size));
-        }
-        const size_t take = right_first ? b++ : a++;
-        CopyRecord<kSize>(to + out++ * size, from + take * size, size);
-      }
-      if (a < mid) std::memcpy(to + out * size, from + a * size, (mid - a) * size);
-      out += mid - a;
-      if (b < hi) std::memcpy(to + out * size, from + b * size, (hi - b) * size);
-      moved += hi - lo;
-      if (moved >= kCheckEvery) {
-        moved = 0;
-        if (past_deadline()) return DeadlineError();
-      }
-    }
+  for (size_t width = first_width; width < count && width < end_width; width *= 2) {
+    JITD_RETURN_IF_ERROR(MergePairs<kSize>(from, to, count, size, width, 0, NumPairs(count, width), less,
+                                           past_deadline));
     std::swap(from, to);
   }
   if (from != data) std::memcpy(data, from, count * size);
   return Status::Ok();
 }
 
+// Calls fn.template operator()<kSize>() with kSize = `size` for the common
+// record sizes, else 0.
+template <typename Fn>
+Status DispatchRecordSize(size_t size, Fn&& fn) {
+  switch (size) {
+    case 4: return fn.template operator()<4>();
+    case 8: return fn.template operator()<8>();
+    case 16: return fn.template operator()<16>();
+    default: return fn.template operator()<0>();
+  }
+}
+
+// The whole stable merge sort of `count` records.
 template <typename Less, typename Deadline>
 Status MergeSortRecords(uint8_t* data, uint8_t* buffer, size_t count, size_t size, Less&& less,
                         Deadline&& past_deadline) {
-  switch (size) {
-    case 4: return MergeSortRecords<4>(data, buffer, count, size, less, past_deadline);
-    case 8: return MergeSortRecords<8>(data, buffer, count, size, less, past_deadline);
-    case 16: return MergeSortRecords<16>(data, buffer, count, size, less, past_deadline);
-    default: return MergeSortRecords<0>(data, buffer, count, size, less, past_deadline);
-  }
+  return DispatchRecordSize(size, [&]<size_t kSize>() {
+    return MergePasses<kSize>(data, buffer, count, size, 1, count, less, past_deadline);
+  });
 }
 
 // Whether every value `region` uses is defined inside it (so it can run
@@ -152,6 +178,10 @@ class SortOp final : public LibraryOp {
   Status Run(std::span<const void* const> operands, std::span<void* const> results,
              const RunContext& context) const override {
     if (slices_ == 0) return Status::Ok();
+    if (slices_ == 1 && region_ == nullptr && context.parallel_for != nullptr &&
+        length_ >= 2 * static_cast<int64_t>(kParallelBlock)) {
+      return SortOneSliceInParallel(operands, results, context);
+    }
     std::mutex mu;
     Status first_error = Status::Ok();
     std::atomic<bool> failed{false};
@@ -171,6 +201,114 @@ class SortOp final : public LibraryOp {
   // dimensions before and after `dimension`.
   int64_t SliceBase(int64_t s) const { return (s / stride_) * stride_ * length_ + s % stride_; }
 
+  // Records of an aligned block that one task sorts alone (a power of two).
+  static constexpr size_t kParallelBlock = size_t{1} << 15;
+
+  void Gather(int64_t base, std::span<const void* const> operands, std::vector<uint8_t>& records) const {
+    for (size_t i = 0; i < types_.size(); ++i) {
+      const auto* in = static_cast<const uint8_t*>(operands[i]);
+      const size_t bytes = static_cast<size_t>(bytes_[i]);
+      for (int64_t j = 0; j < length_; ++j) {
+        std::memcpy(&records[static_cast<size_t>(j) * record_ + offsets_[i]], in + (base + j * stride_) * bytes_[i],
+                    bytes);
+      }
+    }
+  }
+
+  void Scatter(int64_t base, const uint8_t* records, std::span<void* const> results) const {
+    for (size_t i = 0; i < types_.size(); ++i) {
+      auto* out = static_cast<uint8_t*>(results[i]);
+      const size_t bytes = static_cast<size_t>(bytes_[i]);
+      for (int64_t j = 0; j < length_; ++j) {
+        std::memcpy(out + (base + j * stride_) * bytes_[i], records + static_cast<size_t>(j) * record_ + offsets_[i],
+                    bytes);
+      }
+    }
+  }
+
+  // Calls f(less) with the compiled or callable comparator over records.
+  template <typename F>
+  Status WithFastLess(F&& f) const {
+    const size_t n = types_.size();
+    std::vector<const void*> lhs(n), rhs(n);
+    if (compiled_ != nullptr) {
+      const ComparatorFn fn = *compiled_;
+      if (n == 1) {
+        auto less = [fn](const uint8_t* a, const uint8_t* b) {
+          const void* l = a;
+          const void* r = b;
+          return fn(&l, &r) != 0;
+        };
+        return f(less);
+      }
+      auto less = [&](const uint8_t* a, const uint8_t* b) {
+        for (size_t i = 0; i < n; ++i) {
+          lhs[i] = a + offsets_[i];
+          rhs[i] = b + offsets_[i];
+        }
+        return fn(lhs.data(), rhs.data()) != 0;
+      };
+      return f(less);
+    }
+    auto less = [&](const uint8_t* a, const uint8_t* b) {
+      for (size_t i = 0; i < n; ++i) {
+        lhs[i] = a + offsets_[i];
+        rhs[i] = b + offsets_[i];
+      }
+      return comparator_(lhs.data(), rhs.data());
+    };
+    return f(less);
+  }
+
+  // One long slice with a compiled or callable comparator, on the
+  // parallel_for: the passes narrower than kParallelBlock stay inside
+  // aligned blocks, which are sorted independently; the merges of every
+  // wider pass are independent of each other. The comparison sequence is the
+  // sequential sort's, so the result is too.
+  Status SortOneSliceInParallel(std::span<const void* const> operands, std::span<void* const> results,
+                                const RunContext& context) const {
+    const size_t count = static_cast<size_t>(length_);
+    std::vector<uint8_t> records(count * record_), buffer(records.size());
+    Gather(0, operands, records);
+    std::mutex mu;
+    Status first_error = Status::Ok();
+    auto past_deadline = [&context] { return PastDeadline(context); };
+    auto run = [&](size_t tasks, const std::function<Status(size_t)>& task) {
+      (*context.parallel_for)(static_cast<int64_t>(tasks), [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          Status st = task(static_cast<size_t>(t));
+          if (!st.ok()) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (first_error.ok()) first_error = std::move(st);
+            return;
+          }
+        }
+      });
+      return first_error;
+    };
+    JITD_RETURN_IF_ERROR(run((count + kParallelBlock - 1) / kParallelBlock, [&](size_t block) {
+      const size_t lo = block * kParallelBlock;
+      return WithFastLess([&](auto& less) {
+        return MergeSortRecords(records.data() + lo * record_, buffer.data() + lo * record_,
+                                std::min(kParallelBlock, count - lo), record_, less, past_deadline);
+      });
+    }));
+    uint8_t* from = records.data();
+    uint8_t* to = buffer.data();
+    for (size_t width = kParallelBlock; width < count; width *= 2) {
+      JITD_RETURN_IF_ERROR(run(NumPairs(count, width), [&](size_t pair) {
+        return WithFastLess([&](auto& less) {
+          return DispatchRecordSize(record_, [&]<size_t kSize>() {
+            return MergePairs<kSize>(from, to, count, record_, width, pair, pair + 1, less, past_deadline);
+          });
+        });
+      }));
+      std::swap(from, to);
+    }
+    Scatter(0, from, results);
+    return Status::Ok();
+  }
+
   Status SortSlices(int64_t begin, int64_t end, std::span<const void* const> operands,
                     std::span<void* const> results, const RunContext& context,
                     const std::atomic<bool>& failed) const {
@@ -187,56 +325,19 @@ class SortOp final : public LibraryOp {
         args.emplace_back(std::move(scalar));
       }
     }
-    std::vector<const void*> lhs(n), rhs(n);
     std::vector<uint8_t> records(static_cast<size_t>(length_) * record_), buffer(records.size());
     auto past_deadline = [&] { return PastDeadline(context); };
     int64_t calls = 0;  // interpreted comparisons (deadline every 256)
     for (int64_t s = begin; s < end; ++s) {
       if (failed) return Status::Ok();  // another chunk reports its error
       const int64_t base = SliceBase(s);
-      for (size_t i = 0; i < n; ++i) {
-        const auto* in = static_cast<const uint8_t*>(operands[i]);
-        const size_t bytes = static_cast<size_t>(bytes_[i]);
-        for (int64_t j = 0; j < length_; ++j) {
-          std::memcpy(&records[static_cast<size_t>(j) * record_ + offsets_[i]],
-                      in + (base + j * stride_) * bytes_[i], bytes);
-        }
-      }
+      Gather(base, operands, records);
       Status sorted;
-      if (compiled_ != nullptr) {
-        const ComparatorFn fn = *compiled_;
-        if (n == 1) {
-          sorted = MergeSortRecords(
-              records.data(), buffer.data(), static_cast<size_t>(length_), record_,
-              [fn](const uint8_t* a, const uint8_t* b) {
-                const void* l = a;
-                const void* r = b;
-                return fn(&l, &r) != 0;
-              },
-              past_deadline);
-        } else {
-          sorted = MergeSortRecords(
-              records.data(), buffer.data(), static_cast<size_t>(length_), record_,
-              [&](const uint8_t* a, const uint8_t* b) {
-                for (size_t i = 0; i < n; ++i) {
-                  lhs[i] = a + offsets_[i];
-                  rhs[i] = b + offsets_[i];
-                }
-                return fn(lhs.data(), rhs.data()) != 0;
-              },
-              past_deadline);
-        }
-      } else if (comparator_) {
-        sorted = MergeSortRecords(
-            records.data(), buffer.data(), static_cast<size_t>(length_), record_,
-            [&](const uint8_t* a, const uint8_t* b) {
-              for (size_t i = 0; i < n; ++i) {
-                lhs[i] = a + offsets_[i];
-                rhs[i] = b + offsets_[i];
-              }
-              return comparator_(lhs.data(), rhs.data());
-            },
-            past_deadline);
+      if (region_ == nullptr) {
+        sorted = WithFastLess([&](auto& less) {
+          return MergeSortRecords(records.data(), buffer.data(), static_cast<size_t>(length_), record_, less,
+                                  past_deadline);
+        });
       } else {
         sorted = MergeSortRecords(
             records.data(), buffer.data(), static_cast<size_t>(length_), record_,
@@ -257,14 +358,7 @@ class SortOp final : public LibraryOp {
             past_deadline);
       }
       JITD_RETURN_IF_ERROR(sorted);
-      for (size_t i = 0; i < n; ++i) {
-        auto* out = static_cast<uint8_t*>(results[i]);
-        const size_t bytes = static_cast<size_t>(bytes_[i]);
-        for (int64_t j = 0; j < length_; ++j) {
-          std::memcpy(out + (base + j * stride_) * bytes_[i],
-                      &records[static_cast<size_t>(j) * record_ + offsets_[i]], bytes);
-        }
-      }
+      Scatter(base, records.data(), results);
     }
     return Status::Ok();
   }

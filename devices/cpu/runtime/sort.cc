@@ -68,7 +68,10 @@ Status MergePairs(const uint8_t* from, uint8_t* to, size_t count, size_t size, s
       } else {
         JITD_ASSIGN_OR_RETURN(right_first, less(from + b * size, from + a * size));
       }
-      const size_t take = right_first ? b++ : a++;
+      // Branch-free: on random keys the outcome is a coin flip.
+      const size_t take = right_first ? b : a;
+      b += right_first;
+      a += !right_first;
       CopyRecord<kSize>(to + out++ * size, from + take * size, size);
     }
     if (a < mid) std::memcpy(to + out * size, from + a * size, (mid - a) * size);

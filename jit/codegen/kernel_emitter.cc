@@ -4,6 +4,7 @@
 #include "jit/codegen/kernel_emitter.h"
 
 #include <deque>
+#include <optional>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -82,15 +83,10 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kClamp:
     case OpCode::kCompare:
       return true;
-    case OpCode::kConvert: {
-      // Into f16 / bf16 only from values f32 holds exactly (no double
-      // rounding through f32): pred, <= 16-bit integers, f16, bf16, f32 is
-      // rounded once.
-      const DType r = op.result(0)->type().dtype();
-      if (!IsHalf(r)) return true;
-      return IsPredT(t) || IsHalf(t) || t == DType::kF32 ||
-             (IsInt(t) && ir::BitWidth(t) <= 16);
-    }
+    case OpCode::kConvert:
+      // Into f16 / bf16 from f64 and wide integers: rounded to odd in f32
+      // first, then once to the narrow type (see Convert).
+      return true;
     case OpCode::kSubtract:
     case OpCode::kDivide:
     case OpCode::kRemainder:
@@ -152,6 +148,22 @@ bool ScalarOpSupported(const Op& op) {
   }
 }
 
+// Pad attributes small enough that the emitter's int64 index arithmetic
+// (result index - low, operand index * (interior + 1)) cannot overflow;
+// absurd ones stay on the fallback, which computes in 128 bits.
+bool PadAttributesInRange(const Op& op) {
+  constexpr int64_t kLimit = int64_t{1} << 40;
+  const size_t rank = static_cast<size_t>(op.operand(0)->type().rank());
+  for (const char* name : {"edge_padding_low", "edge_padding_high", "interior_padding"}) {
+    const std::optional<std::vector<int64_t>> v = op.GetI64Array(name);
+    if (!v || v->size() != rank) return false;
+    for (int64_t x : *v) {
+      if (x <= -kLimit || x >= kLimit) return false;
+    }
+  }
+  return true;
+}
+
 bool IsSplatConstant(const Op& op) {
   if (op.code() != OpCode::kConstant) return false;
   const ir::Attribute* value = op.attr("value");
@@ -176,6 +188,12 @@ bool IsFusibleOp(const Op& op) {
     case OpCode::kSlice:
     case OpCode::kReverse:
     case OpCode::kConcatenate:
+      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
+    case OpCode::kPad:
+      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() == 2 &&
+             PadAttributesInRange(op);
+    case OpCode::kDynamicSlice:
+    case OpCode::kDynamicUpdateSlice:
       return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
     default:
       return ScalarOpSupported(op);
@@ -220,6 +238,9 @@ bool IsEmittableReduce(const Op& op) {
       case OpCode::kSlice:
       case OpCode::kReverse:
       case OpCode::kConcatenate:
+      case OpCode::kPad:
+      case OpCode::kDynamicSlice:
+      case OpCode::kDynamicUpdateSlice:
         return false;
       default:
         break;
@@ -585,6 +606,43 @@ class Emitter {
         }
         return result;
       }
+      case OpCode::kPad:
+        return EmitPad(op, idx);
+      case OpCode::kDynamicSlice: {
+        // operand[clamped start + result index]: always in bounds.
+        const ir::Value* operand = op.operand(0);
+        const std::vector<int64_t>& odims = operand->type().dims();
+        const std::vector<llvm::Value*> starts = ClampedStarts(op, 1, odims, rt.dims());
+        Index* o = NewIndex(odims);
+        const auto& m = Multi(*idx);
+        for (size_t d = 0; d < m.size(); ++d) o->multi.push_back(b_.CreateAdd(m[d], starts[d], "", true, true));
+        return Value(operand, o);
+      }
+      case OpCode::kDynamicUpdateSlice: {
+        // update[index - start] inside the update's window, operand[index]
+        // elsewhere; the update is read at a clamped index (in bounds) and
+        // selected, so the loop has no branches.
+        const ir::Value* operand = op.operand(0);
+        const ir::Value* update = op.operand(1);
+        llvm::Value* base = Value(operand, idx);
+        const std::vector<int64_t>& udims = update->type().dims();
+        if (update->type().num_elements() == 0) return base;
+        const std::vector<llvm::Value*> starts = ClampedStarts(op, 2, rt.dims(), udims);
+        Index* u = NewIndex(udims);
+        const std::vector<llvm::Value*> m = Multi(*idx);
+        llvm::Value* inside = b_.getTrue();
+        for (size_t d = 0; d < m.size(); ++d) {
+          // rel = index - start, unsigned: negative values compare >= size.
+          llvm::Value* rel = b_.CreateSub(m[d], starts[d]);
+          const int64_t size = udims[d];
+          inside = b_.CreateAnd(inside, b_.CreateICmpULT(rel, b_.getInt64(size)));
+          rel = Intrinsic(llvm::Intrinsic::smax, {rel, b_.getInt64(0)});
+          rel = Intrinsic(llvm::Intrinsic::smin, {rel, b_.getInt64(size - 1)});
+          u->multi.push_back(rel);
+        }
+        llvm::Value* x = Value(update, u);
+        return b_.CreateSelect(inside, x, base);
+      }
       case OpCode::kReverse: {
         const ir::Value* operand = op.operand(0);
         const auto dims = op.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
@@ -604,6 +662,65 @@ class Emitter {
       operands.push_back(Value(op.operand(i), ElementwiseOperandIndex(op, i, idx)));
     }
     return Scalar(op, operands);
+  }
+
+  // The start indices of dynamic_slice / dynamic_update_slice (operands
+  // first.., 0-d integers of any width and signedness) as i64 clamped to
+  // [0, dims[d] - sizes[d]] (jit/eval's ClampedStarts): unsigned values
+  // above INT64_MAX clamp to the top, not around to negative.
+  std::vector<llvm::Value*> ClampedStarts(const Op& op, size_t first, const std::vector<int64_t>& dims,
+                                          const std::vector<int64_t>& sizes) {
+    std::vector<llvm::Value*> starts;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const ir::Value* v = op.operand(first + d);
+      const DType t = v->type().dtype();
+      llvm::Value* hi = b_.getInt64(dims[d] - sizes[d]);
+      llvm::Value* s = Value(v, ScalarIndex());
+      if (ir::IsUnsignedInt(t)) {
+        s = b_.CreateZExtOrTrunc(s, i64_);
+        s = Intrinsic(llvm::Intrinsic::umin, {s, hi});
+      } else {
+        s = b_.CreateSExtOrTrunc(s, i64_);
+        s = Intrinsic(llvm::Intrinsic::smin, {Intrinsic(llvm::Intrinsic::smax, {s, b_.getInt64(0)}), hi});
+      }
+      starts.push_back(s);
+    }
+    return starts;
+  }
+
+  // pad as a select on the result index: result index r maps to operand
+  // index (r - low) / (interior + 1) when that divides evenly and lies
+  // inside the operand; the padding value elsewhere. The operand is read at
+  // a clamped (in-bounds) index either way, so there are no branches.
+  llvm::Value* EmitPad(const Op& op, Index* idx) {
+    const ir::Value* operand = op.operand(0);
+    llvm::Value* padding = Value(op.operand(1), ScalarIndex());
+    if (operand->type().num_elements() == 0) return padding;
+    const auto low = op.GetI64Array("edge_padding_low").value_or(std::vector<int64_t>{});
+    const auto interior = op.GetI64Array("interior_padding").value_or(std::vector<int64_t>{});
+    const std::vector<int64_t>& odims = operand->type().dims();
+    Index* o = NewIndex(odims);
+    const std::vector<llvm::Value*> m = Multi(*idx);
+    llvm::Value* inside = b_.getTrue();
+    for (size_t d = 0; d < m.size(); ++d) {
+      llvm::Value* t = b_.CreateSub(m[d], b_.getInt64(low[d]), "", false, true);
+      const int64_t step = interior[d] + 1;
+      llvm::Value* q = t;
+      if (step != 1) {
+        // t < 0 is outside anyway; divide a non-negative value.
+        llvm::Value* tn = Intrinsic(llvm::Intrinsic::smax, {t, b_.getInt64(0)});
+        q = b_.CreateUDiv(tn, b_.getInt64(step));
+        inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateURem(tn, b_.getInt64(step)), b_.getInt64(0)));
+      }
+      // t >= 0 and q < dim.
+      inside = b_.CreateAnd(inside, b_.CreateICmpSGE(t, b_.getInt64(0)));
+      inside = b_.CreateAnd(inside, b_.CreateICmpSLT(q, b_.getInt64(odims[d])));
+      q = Intrinsic(llvm::Intrinsic::smax, {q, b_.getInt64(0)});
+      q = Intrinsic(llvm::Intrinsic::smin, {q, b_.getInt64(odims[d] - 1)});
+      o->multi.push_back(q);
+    }
+    llvm::Value* x = Value(operand, o);
+    return b_.CreateSelect(inside, x, padding);
   }
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
@@ -656,6 +773,50 @@ class Emitter {
     return ir::IsSignedInt(t) ? Intrinsic(llvm::Intrinsic::smin, {a, b}) : Intrinsic(llvm::Intrinsic::umin, {a, b});
   }
 
+  // f64 -> f32 rounded to odd (truncated toward zero, the last bit set when
+  // inexact; beyond FLT_MAX: FLT_MAX). f32 keeps 24 bits, more than
+  // p + 2 for f16 (11) and bf16 (8), so rounding this once more to nearest
+  // even gives the correctly rounded f16 / bf16 value: one rounding, as
+  // jit/eval's EncodeFloat from double. NaN becomes the canonical quiet NaN
+  // (jit/eval's NanBits). f32 subnormals keep >= 2 bits below f16's and
+  // bf16's subnormal steps too.
+  llvm::Value* DoubleToFloatRoundToOdd(llvm::Value* x) {
+    llvm::Value* f = b_.CreateFPTrunc(x, b_.getFloatTy());
+    llvm::Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
+    llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+    // Rounded away from zero (|f| > |x|, overflow to inf included): step
+    // one ulp back toward zero (sign-magnitude: bits - 1).
+    llvm::Value* away = b_.CreateFCmpOGT(Intrinsic(llvm::Intrinsic::fabs, {back}),
+                                         Intrinsic(llvm::Intrinsic::fabs, {x}));
+    bits = b_.CreateSelect(away, b_.CreateSub(bits, b_.getInt32(1)), bits);
+    llvm::Value* inexact = b_.CreateFCmpUNE(back, x);
+    bits = b_.CreateSelect(inexact, b_.CreateOr(bits, b_.getInt32(1)), bits);
+    llvm::Value* r = b_.CreateBitCast(bits, b_.getFloatTy());
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantFP::getQNaN(b_.getFloatTy()), r);
+  }
+
+  // A 32- or 64-bit integer -> f32 rounded to odd (see above): the
+  // magnitude's top 24 bits, the last one ORed with any dropped bit.
+  llvm::Value* IntToFloatRoundToOdd(llvm::Value* x, bool is_signed) {
+    llvm::Type* it = x->getType();
+    llvm::Value* negative = is_signed ? b_.CreateICmpSLT(x, llvm::ConstantInt::get(it, 0)) : b_.getFalse();
+    llvm::Value* mag = b_.CreateSelect(negative, b_.CreateNeg(x), x);  // INT_MIN: 2^(w-1) unsigned
+    mag = b_.CreateZExt(mag, i64_);
+    llvm::Value* lz = b_.CreateIntrinsic(llvm::Intrinsic::ctlz, {i64_}, {mag, b_.getFalse()});
+    // drop = max(64 - lz - 24, 0)
+    llvm::Value* drop = Intrinsic(llvm::Intrinsic::smax, {b_.CreateSub(b_.getInt64(40), lz), b_.getInt64(0)});
+    llvm::Value* kept = b_.CreateLShr(mag, drop);
+    llvm::Value* mask = b_.CreateSub(b_.CreateShl(b_.getInt64(1), drop), b_.getInt64(1));
+    llvm::Value* sticky = b_.CreateICmpNE(b_.CreateAnd(mag, mask), b_.getInt64(0));
+    kept = b_.CreateOr(kept, b_.CreateZExt(sticky, i64_));
+    // kept < 2^24 converts exactly; scaling by 2^drop (<= 2^40) is exact.
+    llvm::Value* f = b_.CreateUIToFP(kept, b_.getFloatTy());
+    llvm::Value* scale = b_.CreateBitCast(
+        b_.CreateShl(b_.CreateTrunc(b_.CreateAdd(drop, b_.getInt64(127)), b_.getInt32Ty()), 23), b_.getFloatTy());
+    f = b_.CreateFMul(f, scale);
+    return b_.CreateSelect(negative, b_.CreateFNeg(f), f);
+  }
+
   llvm::Value* Convert(llvm::Value* x, DType from, DType to) {
     if (from == to) return x;
     llvm::Type* tt = ComputeType(to);
@@ -664,13 +825,21 @@ class Emitter {
     }
     if (IsInt(from)) {
       if (IsPredT(to)) return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+      // Integers f32 does not hold exactly into f16 / bf16: one rounding.
+      if (IsHalf(to) && ir::BitWidth(from) > 24) return IntToFloatRoundToOdd(x, ir::IsSignedInt(from));
       if (IsF(to)) return ir::IsSignedInt(from) ? b_.CreateSIToFP(x, tt) : b_.CreateUIToFP(x, tt);
       return ir::IsSignedInt(from) ? b_.CreateSExtOrTrunc(x, tt) : b_.CreateZExtOrTrunc(x, tt);
     }
     // from a float
     if (IsPredT(to)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    if (IsHalf(to)) {
+      // jit/eval rounds every conversion into f16 / bf16 once from the
+      // double value and writes NaN as the canonical quiet NaN.
+      if (from == DType::kF64) return DoubleToFloatRoundToOdd(x);
+      return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantFP::getQNaN(b_.getFloatTy()), x);
+    }
     if (IsF(to)) {
-      if (x->getType() == tt) return x;  // f16/bf16/f32 among themselves: RoundTo follows
+      if (x->getType() == tt) return x;  // f16/bf16 -> f32: exact
       return x->getType()->isFloatTy() ? b_.CreateFPExt(x, tt) : b_.CreateFPTrunc(x, tt);
     }
     return b_.CreateIntrinsic(ir::IsSignedInt(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
@@ -884,6 +1053,9 @@ class Emitter {
         case OpCode::kSlice:
         case OpCode::kReverse:
         case OpCode::kConcatenate:
+        case OpCode::kPad:
+        case OpCode::kDynamicSlice:
+        case OpCode::kDynamicUpdateSlice:
           return false;
         case OpCode::kBroadcastInDim: {
           if (op->operand(0)->type().num_elements() == 1) break;

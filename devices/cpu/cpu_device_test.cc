@@ -547,5 +547,30 @@ func.func @main(%x: tensor<)" + fn + R"(xf64>, %i: tensor<)" + im + R"(xi64>) ->
   EXPECT_EQ(got[0].literal().GetBits(9), 0x7E00u);  // canonical NaN
 }
 
+
+TEST(CpuDeviceTest, WideRowsTakeTheVectorizedPadAndUpdatePaths) {
+  // Rows long enough for the vectorized loops (masked loads at the edges
+  // of the operand / update window), odd sizes for the remainder loops.
+  const std::string text = R"(
+func.func @main(%x: tensor<5x67xf32>, %u: tensor<3x37xf32>, %i: tensor<ui32>, %j: tensor<ui32>) -> (tensor<7x73xf32>, tensor<5x67xf32>, tensor<5x133xf32>) {
+  %p = stablehlo.constant dense<-2.5> : tensor<f32>
+  %0 = stablehlo.pad %x, %p, low = [1, -3], high = [1, 9], interior = [0, 0] : (tensor<5x67xf32>, tensor<f32>) -> tensor<7x73xf32>
+  %1 = stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<5x67xf32>, tensor<3x37xf32>, tensor<ui32>, tensor<ui32>) -> tensor<5x67xf32>
+  %2 = stablehlo.pad %x, %p, low = [0, 0], high = [0, 0], interior = [0, 1] : (tensor<5x67xf32>, tensor<f32>) -> tensor<5x133xf32>
+  return %0, %1, %2 : tensor<7x73xf32>, tensor<5x67xf32>, tensor<5x133xf32>
+}
+)";
+  std::vector<double> x, u;
+  for (int k = 0; k < 5 * 67; ++k) x.push_back(std::sin(k * 0.37));
+  for (int k = 0; k < 3 * 37; ++k) u.push_back(100 + k);
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  for (const auto& [i, j] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 13}, {2, 30}, {7, 31}, {3, -4}}) {
+    SCOPED_TRACE(std::to_string(i) + ", " + std::to_string(j));
+    ExpectLikeInterpreter(text, {RuntimeValue(Shaped(Floats(ir::DType::kF32, x), {5, 67})),
+                                 RuntimeValue(Shaped(Floats(ir::DType::kF32, u), {3, 37})),
+                                 RuntimeValue(ScalarInt(ir::DType::kU32, i)), RuntimeValue(ScalarInt(ir::DType::kU32, j))});
+  }
+}
+
 }  // namespace
 }  // namespace jitd::cpu

@@ -289,6 +289,11 @@ class Emitter {
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx_, "entry", body);
     b_.SetInsertPoint(entry);
     for (size_t i = 0; i < spec_.inputs.size(); ++i) params_[spec_.inputs[i]] = body->getArg(static_cast<unsigned>(i));
+    // 0-d inputs (scalars, start indices, padding values) are read once
+    // here, before any loop.
+    for (const ir::Value* v : spec_.inputs) {
+      if (v->type().rank() == 0) preloaded_[v] = Load(v, ScalarIndex());
+    }
     for (size_t i = 0; i < root.num_results(); ++i) {
       outputs_.push_back(body->getArg(static_cast<unsigned>(spec_.inputs.size() + i)));
     }
@@ -458,6 +463,7 @@ class Emitter {
   // ---- Values --------------------------------------------------------------
 
   llvm::Value* Load(const ir::Value* v, Index* idx) {
+    if (auto it = preloaded_.find(v); it != preloaded_.end()) return it->second;
     const DType t = v->type().dtype();
     llvm::Value* ptr = params_.at(v);
     llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
@@ -620,28 +626,30 @@ class Emitter {
       }
       case OpCode::kDynamicUpdateSlice: {
         // update[index - start] inside the update's window, operand[index]
-        // elsewhere; the update is read at a clamped index (in bounds) and
-        // selected, so the loop has no branches.
+        // elsewhere; the update is only read inside (a guarded block the
+        // vectorizer turns into masked loads).
         const ir::Value* operand = op.operand(0);
         const ir::Value* update = op.operand(1);
-        llvm::Value* base = Value(operand, idx);
         const std::vector<int64_t>& udims = update->type().dims();
-        if (update->type().num_elements() == 0) return base;
+        if (update->type().num_elements() == 0) return Value(operand, idx);
         const std::vector<llvm::Value*> starts = ClampedStarts(op, 2, rt.dims(), udims);
-        Index* u = NewIndex(udims);
         const std::vector<llvm::Value*> m = Multi(*idx);
         llvm::Value* inside = b_.getTrue();
+        std::vector<llvm::Value*> rel(m.size());
         for (size_t d = 0; d < m.size(); ++d) {
-          // rel = index - start, unsigned: negative values compare >= size.
-          llvm::Value* rel = b_.CreateSub(m[d], starts[d]);
-          const int64_t size = udims[d];
-          inside = b_.CreateAnd(inside, b_.CreateICmpULT(rel, b_.getInt64(size)));
-          rel = Intrinsic(llvm::Intrinsic::smax, {rel, b_.getInt64(0)});
-          rel = Intrinsic(llvm::Intrinsic::smin, {rel, b_.getInt64(size - 1)});
-          u->multi.push_back(rel);
+          // index - start as unsigned: negative values compare >= size.
+          rel[d] = b_.CreateSub(m[d], starts[d]);
+          inside = b_.CreateAnd(inside, b_.CreateICmpULT(rel[d], b_.getInt64(udims[d])));
         }
-        llvm::Value* x = Value(update, u);
-        return b_.CreateSelect(inside, x, base);
+        // A constant on the other edge and the operand read after the
+        // join: a phi of two loads would be folded into one load of a
+        // selected address (a gather).
+        llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(ComputeType(rt.dtype())), [&] {
+          Index* u = NewIndex(udims);
+          u->multi = rel;
+          return Value(update, u);
+        });
+        return b_.CreateSelect(inside, x, Value(operand, idx));
       }
       case OpCode::kReverse: {
         const ir::Value* operand = op.operand(0);
@@ -688,10 +696,33 @@ class Emitter {
     return starts;
   }
 
+  // `inside ? then() : otherwise` where then() is emitted in a block of its
+  // own that runs only when `inside` holds (its loads may be out of bounds
+  // otherwise). The loop vectorizer if-converts such blocks with masked
+  // loads. Values computed in the block are dropped from the cache: they do
+  // not dominate what follows.
+  llvm::Value* Guarded(llvm::Value* inside, llvm::Value* otherwise, const std::function<llvm::Value*()>& then) {
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    llvm::BasicBlock* in = llvm::BasicBlock::Create(ctx_, "guarded", function_);
+    llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx_, "join", function_);
+    b_.CreateCondBr(inside, in, join);
+    b_.SetInsertPoint(in);
+    const auto saved = cache_;
+    llvm::Value* x = then();
+    cache_ = saved;
+    llvm::BasicBlock* in_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* phi = b_.CreatePHI(x->getType(), 2);
+    phi->addIncoming(x, in_end);
+    phi->addIncoming(otherwise, from);
+    return phi;
+  }
+
   // pad as a select on the result index: result index r maps to operand
   // index (r - low) / (interior + 1) when that divides evenly and lies
-  // inside the operand; the padding value elsewhere. The operand is read at
-  // a clamped (in-bounds) index either way, so there are no branches.
+  // inside the operand; the padding value elsewhere. The operand is read
+  // only there (Guarded).
   llvm::Value* EmitPad(const Op& op, Index* idx) {
     const ir::Value* operand = op.operand(0);
     llvm::Value* padding = Value(op.operand(1), ScalarIndex());
@@ -699,28 +730,27 @@ class Emitter {
     const auto low = op.GetI64Array("edge_padding_low").value_or(std::vector<int64_t>{});
     const auto interior = op.GetI64Array("interior_padding").value_or(std::vector<int64_t>{});
     const std::vector<int64_t>& odims = operand->type().dims();
-    Index* o = NewIndex(odims);
     const std::vector<llvm::Value*> m = Multi(*idx);
     llvm::Value* inside = b_.getTrue();
+    std::vector<llvm::Value*> q(m.size());
     for (size_t d = 0; d < m.size(); ++d) {
       llvm::Value* t = b_.CreateSub(m[d], b_.getInt64(low[d]), "", false, true);
       const int64_t step = interior[d] + 1;
-      llvm::Value* q = t;
+      q[d] = t;
       if (step != 1) {
-        // t < 0 is outside anyway; divide a non-negative value.
-        llvm::Value* tn = Intrinsic(llvm::Intrinsic::smax, {t, b_.getInt64(0)});
-        q = b_.CreateUDiv(tn, b_.getInt64(step));
-        inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateURem(tn, b_.getInt64(step)), b_.getInt64(0)));
+        // t < 0 is outside anyway (unsigned: huge, so q >= dim below).
+        q[d] = b_.CreateUDiv(t, b_.getInt64(step));
+        inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateURem(t, b_.getInt64(step)), b_.getInt64(0)));
       }
-      // t >= 0 and q < dim.
+      // 0 <= t and q < dim: t < 0 is a huge unsigned value.
       inside = b_.CreateAnd(inside, b_.CreateICmpSGE(t, b_.getInt64(0)));
-      inside = b_.CreateAnd(inside, b_.CreateICmpSLT(q, b_.getInt64(odims[d])));
-      q = Intrinsic(llvm::Intrinsic::smax, {q, b_.getInt64(0)});
-      q = Intrinsic(llvm::Intrinsic::smin, {q, b_.getInt64(odims[d] - 1)});
-      o->multi.push_back(q);
+      inside = b_.CreateAnd(inside, b_.CreateICmpULT(q[d], b_.getInt64(odims[d])));
     }
-    llvm::Value* x = Value(operand, o);
-    return b_.CreateSelect(inside, x, padding);
+    return Guarded(inside, padding, [&] {
+      Index* o = NewIndex(odims);
+      o->multi = q;
+      return Value(operand, o);
+    });
   }
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
@@ -1294,6 +1324,7 @@ class Emitter {
   std::unordered_set<const Op*> fused_;
   std::unordered_map<const ir::Value*, llvm::Value*> params_;
   std::unordered_map<const ir::Value*, llvm::Value*> scalars_;
+  std::unordered_map<const ir::Value*, llvm::Value*> preloaded_;  // 0-d inputs
   std::vector<llvm::Value*> outputs_;
   std::deque<Index> indices_;
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;

@@ -42,6 +42,8 @@ bool IsSupportedDType(DType t) {
     case DType::kBF16:
     case DType::kF32:
     case DType::kF64:
+    case DType::kC64:
+    case DType::kC128:
       return true;
     default:
       return false;
@@ -55,6 +57,18 @@ bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64 || IsHalf(t); }
 bool IsInt(DType t) { return ir::IsInteger(t); }
 bool IsPredT(DType t) { return t == DType::kPred; }
+bool IsCplx(DType t) { return ir::IsComplex(t); }
+
+bool HasComplexType(const Op& op) {
+  for (const ir::Value* v : op.operands()) {
+    if (v->type().is_tensor() && IsCplx(v->type().dtype())) return true;
+  }
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const ir::Type& t = op.result(i)->type();
+    if (t.is_tensor() && IsCplx(t.dtype())) return true;
+  }
+  return false;
+}
 
 bool AllTensorTypesSupported(const Op& op) {
   for (const ir::Value* v : op.operands()) {
@@ -74,7 +88,29 @@ bool ScalarOpSupported(const Op& op) {
   if (op.num_results() != 1) return false;
   const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
                                         : op.result(0)->type().dtype();
+  if (HasComplexType(op)) {
+    // Complex values: the ops whose results jit/eval computes exactly in
+    // the component type (add / subtract in double round once into f32 as
+    // f32 arithmetic does). multiply / divide (long double, C99 infinity
+    // recovery), abs and the transcendentals stay on the fallback.
+    switch (op.code()) {
+      case OpCode::kAdd:
+      case OpCode::kSubtract:
+      case OpCode::kNegate:
+      case OpCode::kSelect:
+      case OpCode::kReal:
+      case OpCode::kImag:
+      case OpCode::kComplex:
+      case OpCode::kConvert:
+        return true;
+      default:
+        return false;
+    }
+  }
   switch (op.code()) {
+    case OpCode::kReal:
+    case OpCode::kImag:
+      return IsF(t);
     case OpCode::kAdd:
     case OpCode::kMultiply:
     case OpCode::kMaximum:
@@ -181,7 +217,7 @@ bool IsFusibleOp(const Op& op) {
     case OpCode::kConstant:
       return IsSplatConstant(op) && AllTensorTypesSupported(op);
     case OpCode::kIota:
-      return AllTensorTypesSupported(op);
+      return AllTensorTypesSupported(op) && !HasComplexType(op);
     case OpCode::kBroadcastInDim:
     case OpCode::kReshape:
     case OpCode::kTranspose:
@@ -210,7 +246,7 @@ bool IsCheapToDuplicate(const Op& op) {
 
 bool IsEmittableReduce(const Op& op) {
   if (op.code() != OpCode::kReduce || op.num_regions() != 1) return false;
-  if (!AllTensorTypesSupported(op)) return false;
+  if (!AllTensorTypesSupported(op) || HasComplexType(op)) return false;
   const size_t n = op.num_results();
   if (n == 0 || op.num_operands() != 2 * n) return false;
   const ir::Region& r = op.region(0);
@@ -338,8 +374,12 @@ class Emitter {
  private:
   // ---- Types ---------------------------------------------------------------
 
+  // complex<f32> / complex<f64> compute as <2 x float> / <2 x double>
+  // (real, imaginary), the layout of their storage.
   llvm::Type* ComputeType(DType t) {
     switch (t) {
+      case DType::kC64: return llvm::FixedVectorType::get(b_.getFloatTy(), 2);
+      case DType::kC128: return llvm::FixedVectorType::get(b_.getDoubleTy(), 2);
       case DType::kPred: return b_.getInt1Ty();
       case DType::kF16:
       case DType::kBF16:
@@ -468,7 +508,9 @@ class Emitter {
     llvm::Value* ptr = params_.at(v);
     llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
     llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
-    llvm::Value* x = b_.CreateLoad(StorageType(t), addr);
+    // Complex elements are aligned to their component only.
+    llvm::Value* x = IsCplx(t) ? b_.CreateAlignedLoad(StorageType(t), addr, llvm::Align(ir::StorageBytes(t) / 2))
+                               : b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
     if (IsHalf(t)) x = HalfToFloat(x, t);
     return x;
@@ -477,7 +519,12 @@ class Emitter {
   void Store(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) {
     if (t == DType::kPred) x = b_.CreateZExt(x, b_.getInt8Ty());
     if (IsHalf(t)) x = FloatToHalf(x, t);
-    b_.CreateStore(x, b_.CreateInBoundsGEP(StorageType(t), ptr, offset));
+    llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
+    if (IsCplx(t)) {
+      b_.CreateAlignedStore(x, addr, llvm::Align(ir::StorageBytes(t) / 2));
+      return;
+    }
+    b_.CreateStore(x, addr);
   }
 
   llvm::Value* Value(const ir::Value* v, Index* idx) {
@@ -509,6 +556,18 @@ class Emitter {
     const auto& dense = op.attr("value")->as<ir::DenseElementsAttr>();
     const DType t = dense.type.dtype();
     const uint8_t* p = dense.data->data();
+    if (t == DType::kC64) {
+      float f[2];
+      std::memcpy(f, p, 8);
+      return llvm::ConstantVector::get({llvm::ConstantFP::get(b_.getFloatTy(), f[0]),
+                                        llvm::ConstantFP::get(b_.getFloatTy(), f[1])});
+    }
+    if (t == DType::kC128) {
+      double d[2];
+      std::memcpy(d, p, 16);
+      return llvm::ConstantVector::get({llvm::ConstantFP::get(b_.getDoubleTy(), d[0]),
+                                        llvm::ConstantFP::get(b_.getDoubleTy(), d[1])});
+    }
     uint64_t bits = 0;
     std::memcpy(&bits, p, static_cast<size_t>(ir::StorageBytes(t)));
     switch (t) {
@@ -849,6 +908,21 @@ class Emitter {
 
   llvm::Value* Convert(llvm::Value* x, DType from, DType to) {
     if (from == to) return x;
+    if (IsCplx(from) && IsCplx(to)) {
+      // Each part rounded once (jit/eval: double -> float per part).
+      return to == DType::kC128 ? b_.CreateFPExt(x, ComputeType(to)) : b_.CreateFPTrunc(x, ComputeType(to));
+    }
+    if (IsCplx(from)) {
+      // Into a real type: the real part, as that part's own convert.
+      return Convert(b_.CreateExtractElement(x, uint64_t{0}), ir::ComplexComponent(from), to);
+    }
+    if (IsCplx(to)) {
+      // Into the component type, imaginary part 0.
+      const DType c = ir::ComplexComponent(to);
+      llvm::Value* re = Convert(x, from, c);
+      llvm::Value* z = llvm::Constant::getNullValue(ComputeType(to));
+      return b_.CreateInsertElement(z, re, uint64_t{0});
+    }
     llvm::Type* tt = ComputeType(to);
     if (IsPredT(from)) {
       return IsF(to) ? b_.CreateUIToFP(x, tt) : b_.CreateZExt(x, tt);
@@ -932,11 +1006,11 @@ class Emitter {
     auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(x[0]->getType(), static_cast<uint64_t>(v), true); };
     switch (op.code()) {
       case OpCode::kAdd:
-        if (IsF(t)) return b_.CreateFAdd(x[0], x[1]);
+        if (IsF(t) || IsCplx(t)) return b_.CreateFAdd(x[0], x[1]);
         if (IsPredT(t)) return b_.CreateOr(x[0], x[1]);
         return b_.CreateAdd(x[0], x[1]);
       case OpCode::kSubtract:
-        return IsF(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
+        return IsF(t) || IsCplx(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
       case OpCode::kMultiply:
         if (IsF(t)) return b_.CreateFMul(x[0], x[1]);
         if (IsPredT(t)) return b_.CreateAnd(x[0], x[1]);
@@ -965,7 +1039,17 @@ class Emitter {
       case OpCode::kOr: return b_.CreateOr(x[0], x[1]);
       case OpCode::kXor: return b_.CreateXor(x[0], x[1]);
       case OpCode::kNot: return b_.CreateNot(x[0]);
-      case OpCode::kNegate: return IsF(t) ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
+      case OpCode::kNegate: return IsF(t) || IsCplx(t) ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
+      // real / imag: a complex operand's part; of a float, itself / +0.
+      case OpCode::kReal:
+        return IsCplx(t) ? b_.CreateExtractElement(x[0], uint64_t{0}) : x[0];
+      case OpCode::kImag:
+        return IsCplx(t) ? b_.CreateExtractElement(x[0], uint64_t{1}) : fconst(0);
+      case OpCode::kComplex: {
+        llvm::Value* z = llvm::UndefValue::get(ComputeType(rt));
+        z = b_.CreateInsertElement(z, x[0], uint64_t{0});
+        return b_.CreateInsertElement(z, x[1], uint64_t{1});
+      }
       case OpCode::kAbs:
         if (IsF(t)) return Intrinsic(llvm::Intrinsic::fabs, {x[0]});
         if (!is_signed) return x[0];

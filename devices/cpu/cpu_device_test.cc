@@ -626,5 +626,36 @@ func.func @main(%a: tensor<8xf64>, %b: tensor<8xf64>, %k: tensor<i32>, %p: tenso
   }
 }
 
+
+TEST(CpuDeviceTest, PadAndDynamicSliceFuseIntoReductions) {
+  // The guarded reads of pad / dynamic_update_slice inside a reduce's
+  // nested loops, and a dynamic_slice producer of a reduce.
+  const std::string text = R"(
+func.func @main(%x: tensor<3x5xf32>, %u: tensor<2x2xf32>, %i: tensor<i64>) -> (tensor<7xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = stablehlo.pad %x, %one, low = [2, -1], high = [2, 3], interior = [0, 1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<7x11xf32>
+  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [1] : (tensor<7x11xf32>, tensor<f32>) -> tensor<7xf32>
+  %d = stablehlo.dynamic_update_slice %x, %u, %i, %i : (tensor<3x5xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>) -> tensor<3x5xf32>
+  %1 = stablehlo.reduce(%d init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>
+  %s = stablehlo.dynamic_slice %x, %i, %i, sizes = [3, 2] : (tensor<3x5xf32>, tensor<i64>, tensor<i64>) -> tensor<3x2xf32>
+  %2 = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [1] : (tensor<3x2xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0, %1, %2 : tensor<7xf32>, tensor<3xf32>, tensor<3xf32>
+}
+)";
+  std::vector<double> x;
+  for (int k = 0; k < 15; ++k) x.push_back(std::cos(k * 1.3) * 10);
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  EXPECT_EQ(stats.kernels, 3);  // each producer inside its reduce
+  for (int64_t i : {0, 1, 4, -3}) {
+    SCOPED_TRACE(i);
+    ExpectLikeInterpreter(text, {RuntimeValue(Shaped(Floats(ir::DType::kF32, x), {3, 5})),
+                                 RuntimeValue(Shaped(Floats(ir::DType::kF32, {100, 200, -300, 400}), {2, 2})),
+                                 RuntimeValue(ScalarInt(ir::DType::kS64, i))});
+  }
+}
+
 }  // namespace
 }  // namespace jitd::cpu

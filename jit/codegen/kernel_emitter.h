@@ -19,8 +19,10 @@
 // answers, float -> int converts saturate (NaN -> 0), maximum / minimum
 // propagate NaN and order -0 below +0, compare honours TOTALORDER.
 // Transcendentals call libm names that LLVM maps to libmvec when it
-// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64
-// (others are left to the caller's fallback); converts into f16 / bf16 round
+// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64,
+// and complex<f32> / complex<f64> for the ops jit/eval computes exactly
+// (add, subtract, negate, select, real, imag, complex, convert, index maps);
+// others are left to the caller's fallback. Converts into f16 / bf16 round
 // once, as jit/eval does.
 #ifndef JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 #define JITD_JIT_CODEGEN_KERNEL_EMITTER_H_

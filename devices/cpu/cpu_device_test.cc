@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <complex>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -654,6 +656,53 @@ func.func @main(%x: tensor<3x5xf32>, %u: tensor<2x2xf32>, %i: tensor<i64>) -> (t
     ExpectLikeInterpreter(text, {RuntimeValue(Shaped(Floats(ir::DType::kF32, x), {3, 5})),
                                  RuntimeValue(Shaped(Floats(ir::DType::kF32, {100, 200, -300, 400}), {2, 2})),
                                  RuntimeValue(ScalarInt(ir::DType::kS64, i))});
+  }
+}
+
+
+TEST(CpuDeviceTest, ComplexMultiplyIsTheInterpretersLongDoubleProduct) {
+  // Rounding (random-ish parts; complex<f32> rounds long double -> double
+  // -> float like jit/eval), overflow, and C99 Annex G's infinity recovery
+  // when both parts come out NaN.
+  const double inf = INFINITY, nan = std::nan("");
+  std::vector<double> a = {inf, nan, 1e300, 1e200, inf, 0.0, 3e38, -0.0, inf, nan, 1e308, 1.0};
+  std::vector<double> b = {nan, nan, 1e300, 1e200, inf, inf, 3e38, 0.0, 0.0, 1.0, 1e308, -inf};
+  std::vector<double> c = {1.0, inf, 1e300, 1e200, inf, 0.0, 3e38, inf, 0.0, 0.0, 1e308, nan};
+  std::vector<double> d = {2.0, 0.0, -1e300, 1e200, -inf, inf, -3e38, nan, 0.0, inf, -1e308, 2.0};
+  for (int k = 0; k < 52; ++k) {
+    a.push_back(std::sin(k * 0.91) * std::exp(k % 7));
+    b.push_back(std::cos(k * 1.37) / 3);
+    c.push_back(std::sin(k * 2.11 + 1) * 1e3);
+    d.push_back(1.0 / (k + 1.5));
+  }
+  const std::string text = R"(
+func.func @main(%a: tensor<64xf64>, %b: tensor<64xf64>, %c: tensor<64xf64>, %d: tensor<64xf64>) -> (tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>) {
+  %x = stablehlo.complex %a, %b : tensor<64xcomplex<f64>>
+  %y = stablehlo.complex %c, %d : tensor<64xcomplex<f64>>
+  %0 = stablehlo.multiply %x, %y : tensor<64xcomplex<f64>>
+  %x32 = stablehlo.convert %x : (tensor<64xcomplex<f64>>) -> tensor<64xcomplex<f32>>
+  %y32 = stablehlo.convert %y : (tensor<64xcomplex<f64>>) -> tensor<64xcomplex<f32>>
+  %1 = stablehlo.multiply %x32, %y32 : tensor<64xcomplex<f32>>
+  return %0, %1 : tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>
+}
+)";
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  const std::vector<RuntimeValue> args = {
+      RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+      RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))};
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> got = RunOn(Device(), text, args);
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    for (int64_t e = 0; e < 64; ++e) {
+      const std::complex<double> x = got[r].literal().GetComplex(e), y = want[r].literal().GetComplex(e);
+      for (auto [p, q] : {std::pair{x.real(), y.real()}, std::pair{x.imag(), y.imag()}}) {
+        if (std::isnan(p) && std::isnan(q)) continue;
+        EXPECT_EQ(std::bit_cast<uint64_t>(p), std::bit_cast<uint64_t>(q))
+            << "result " << r << " element " << e << ": " << p << " vs " << q;
+      }
+    }
   }
 }
 

@@ -91,9 +91,16 @@ bool ScalarOpSupported(const Op& op) {
   if (HasComplexType(op)) {
     // Complex values: the ops whose results jit/eval computes exactly in
     // the component type (add / subtract in double round once into f32 as
-    // f32 arithmetic does). multiply / divide (long double, C99 infinity
-    // recovery), abs and the transcendentals stay on the fallback.
+    // f32 arithmetic does), and multiply in x87 extended precision as
+    // jit/eval's long double (ComplexMultiply). divide (libgcc's scaled
+    // algorithm), abs and the transcendentals stay on the fallback.
     switch (op.code()) {
+      case OpCode::kMultiply:
+#if defined(__x86_64__) || defined(__i386__)
+        return true;  // long double is x87 extended precision (x86_fp80)
+#else
+        return false;
+#endif
       case OpCode::kAdd:
       case OpCode::kSubtract:
       case OpCode::kNegate:
@@ -814,6 +821,72 @@ class Emitter {
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
 
+  // jit/eval multiplies std::complex<long double>: (ac - bd, ad + bc) in x87
+  // extended precision, with C99 Annex G's recovery of infinities when
+  // both parts come out NaN (libgcc's __mulxc3), then narrowed to double
+  // and, for complex<f32>, to float. The same here on x86_fp80 (scalar x87
+  // code: bit for bit, not vectorized).
+  llvm::Value* ComplexMultiply(llvm::Value* x, llvm::Value* y, DType t) {
+    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
+    auto part = [&](llvm::Value* z, uint64_t i) { return b_.CreateFPExt(b_.CreateExtractElement(z, i), ext); };
+    llvm::Value* a = part(x, 0);
+    llvm::Value* b = part(x, 1);
+    llvm::Value* c = part(y, 0);
+    llvm::Value* d = part(y, 1);
+    auto fc = [&](double v) { return llvm::ConstantFP::get(ext, v); };
+    auto is_nan = [&](llvm::Value* v) { return b_.CreateFCmpUNO(v, v); };
+    auto is_inf = [&](llvm::Value* v) { return b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, {v}), fc(INFINITY)); };
+    auto copysign = [&](llvm::Value* mag, llvm::Value* sign) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::copysign, {ext}, {mag, sign});
+    };
+    auto product = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* d) {
+      return std::pair{b_.CreateFSub(b_.CreateFMul(a, c), b_.CreateFMul(b, d)),
+                       b_.CreateFAdd(b_.CreateFMul(a, d), b_.CreateFMul(b, c))};
+    };
+    llvm::Value* ac = b_.CreateFMul(a, c);
+    llvm::Value* bd = b_.CreateFMul(b, d);
+    llvm::Value* ad = b_.CreateFMul(a, d);
+    llvm::Value* bc = b_.CreateFMul(b, c);
+    llvm::Value* re = b_.CreateFSub(ac, bd);
+    llvm::Value* im = b_.CreateFAdd(ad, bc);
+    // Recovery (only used when both parts are NaN).
+    auto box = [&](llvm::Value* v) { return copysign(b_.CreateSelect(is_inf(v), fc(1), fc(0)), v); };
+    auto zero_nan = [&](llvm::Value* v) { return b_.CreateSelect(is_nan(v), copysign(fc(0), v), v); };
+    llvm::Value* z_inf = b_.CreateOr(is_inf(a), is_inf(b));
+    llvm::Value* a1 = b_.CreateSelect(z_inf, box(a), a);
+    llvm::Value* b1 = b_.CreateSelect(z_inf, box(b), b);
+    llvm::Value* c1 = b_.CreateSelect(z_inf, zero_nan(c), c);
+    llvm::Value* d1 = b_.CreateSelect(z_inf, zero_nan(d), d);
+    llvm::Value* w_inf = b_.CreateOr(is_inf(c1), is_inf(d1));
+    llvm::Value* c2 = b_.CreateSelect(w_inf, box(c1), c1);
+    llvm::Value* d2 = b_.CreateSelect(w_inf, box(d1), d1);
+    llvm::Value* a2 = b_.CreateSelect(w_inf, zero_nan(a1), a1);
+    llvm::Value* b2 = b_.CreateSelect(w_inf, zero_nan(b1), b1);
+    llvm::Value* recalc = b_.CreateOr(z_inf, w_inf);
+    llvm::Value* overflow = b_.CreateAnd(
+        b_.CreateNot(recalc),
+        b_.CreateOr(b_.CreateOr(is_inf(ac), is_inf(bd)), b_.CreateOr(is_inf(ad), is_inf(bc))));
+    llvm::Value* a3 = b_.CreateSelect(overflow, zero_nan(a2), a2);
+    llvm::Value* b3 = b_.CreateSelect(overflow, zero_nan(b2), b2);
+    llvm::Value* c3 = b_.CreateSelect(overflow, zero_nan(c2), c2);
+    llvm::Value* d3 = b_.CreateSelect(overflow, zero_nan(d2), d2);
+    recalc = b_.CreateOr(recalc, overflow);
+    auto [re2, im2] = product(a3, b3, c3, d3);
+    re2 = b_.CreateFMul(fc(INFINITY), re2);
+    im2 = b_.CreateFMul(fc(INFINITY), im2);
+    llvm::Value* use = b_.CreateAnd(b_.CreateAnd(is_nan(re), is_nan(im)), recalc);
+    re = b_.CreateSelect(use, re2, re);
+    im = b_.CreateSelect(use, im2, im);
+    // Narrowed as jit/eval does: to double, then (complex<f32>) to float.
+    auto narrow = [&](llvm::Value* v) {
+      v = b_.CreateFPTrunc(v, b_.getDoubleTy());
+      return t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
+    };
+    llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
+    z = b_.CreateInsertElement(z, narrow(re), uint64_t{0});
+    return b_.CreateInsertElement(z, narrow(im), uint64_t{1});
+  }
+
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
     return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
   }
@@ -1012,6 +1085,7 @@ class Emitter {
       case OpCode::kSubtract:
         return IsF(t) || IsCplx(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
       case OpCode::kMultiply:
+        if (IsCplx(t)) return ComplexMultiply(x[0], x[1], t);
         if (IsF(t)) return b_.CreateFMul(x[0], x[1]);
         if (IsPredT(t)) return b_.CreateAnd(x[0], x[1]);
         return b_.CreateMul(x[0], x[1]);

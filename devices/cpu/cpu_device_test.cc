@@ -706,5 +706,43 @@ func.func @main(%a: tensor<64xf64>, %b: tensor<64xf64>, %c: tensor<64xf64>, %d: 
   }
 }
 
+
+TEST(CpuDeviceTest, ComplexCompareAndAbsMatchTheInterpreter) {
+  // compare: both parts equal (NaN never, -0 == +0), lexicographic order;
+  // abs: hypotl in long double, narrowed through double (no overflow for
+  // 1e308 parts in complex<f64>, inf for 3e38 parts in complex<f32>).
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> a = {1, 1, -0.0, nan, 2, 1e308, 3e38, inf, 1, 5, 0x1p-1074, 3};
+  const std::vector<double> b = {2, 2, 0.0, 1, -1, 1e308, 3e38, nan, 3, 5, 0x1p-1074, 4};
+  const std::vector<double> c = {1, 1, 0.0, nan, 2, 1e308, 3e38, 1, 1, 4, 0.0, 3};
+  const std::vector<double> d = {2, 3, -0.0, 1, -2, -1e308, 3e38, nan, 2, 9, 0x1p-1074, 4};
+  std::string outs, types, body;
+  int k = 0;
+  for (const char* dir : {"EQ", "NE", "GE", "GT", "LE", "LT"}) {
+    for (const char* t : {"f64", "f32"}) {
+      const std::string x = std::string("%x") + t, y = std::string("%y") + t;
+      body += "  %r" + std::to_string(k) + " = stablehlo.compare " + dir + ", " + x + ", " + y +
+              ", FLOAT : (tensor<12xcomplex<" + t + ">>, tensor<12xcomplex<" + t + ">>) -> tensor<12xi1>\n";
+      outs += (k ? ", %r" : "%r") + std::to_string(k);
+      types += (k ? ", " : "") + std::string("tensor<12xi1>");
+      ++k;
+    }
+  }
+  const std::string text = R"(
+func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>, %c: tensor<12xf64>, %d: tensor<12xf64>) -> ()" + types + R"(, tensor<12xf64>, tensor<12xf32>) {
+  %xf64 = stablehlo.complex %a, %b : tensor<12xcomplex<f64>>
+  %yf64 = stablehlo.complex %c, %d : tensor<12xcomplex<f64>>
+  %xf32 = stablehlo.convert %xf64 : (tensor<12xcomplex<f64>>) -> tensor<12xcomplex<f32>>
+  %yf32 = stablehlo.convert %yf64 : (tensor<12xcomplex<f64>>) -> tensor<12xcomplex<f32>>
+)" + body + R"(  %abs64 = stablehlo.abs %xf64 : (tensor<12xcomplex<f64>>) -> tensor<12xf64>
+  %abs32 = stablehlo.abs %xf32 : (tensor<12xcomplex<f32>>) -> tensor<12xf32>
+  return )" + outs + ", %abs64, %abs32 : " + types + R"(, tensor<12xf64>, tensor<12xf32>
+}
+)";
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+                               RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))});
+}
+
 }  // namespace
 }  // namespace jitd::cpu

@@ -96,11 +96,13 @@ bool ScalarOpSupported(const Op& op) {
     // algorithm), abs and the transcendentals stay on the fallback.
     switch (op.code()) {
       case OpCode::kMultiply:
+      case OpCode::kAbs:  // hypotl
 #if defined(__x86_64__) || defined(__i386__)
         return true;  // long double is x87 extended precision (x86_fp80)
 #else
         return false;
 #endif
+      case OpCode::kCompare:  // lexicographic, as jit/eval's CompareComplex
       case OpCode::kAdd:
       case OpCode::kSubtract:
       case OpCode::kNegate:
@@ -821,6 +823,26 @@ class Emitter {
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
 
+  // |z| as jit/eval: hypotl of the parts in long double, narrowed to
+  // double and then to the component type.
+  llvm::Value* ComplexAbs(llvm::Value* z, DType t) {
+    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
+    llvm::Value* re = b_.CreateFPExt(b_.CreateExtractElement(z, uint64_t{0}), ext);
+    llvm::Value* im = b_.CreateFPExt(b_.CreateExtractElement(z, uint64_t{1}), ext);
+    llvm::FunctionCallee callee =
+        module_.getOrInsertFunction("hypotl", llvm::FunctionType::get(ext, {ext, ext}, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* call = b_.CreateCall(callee, {re, im});
+    call->setDoesNotAccessMemory();
+    call->addFnAttr(llvm::Attribute::NoBuiltin);
+    llvm::Value* r = b_.CreateFPTrunc(call, b_.getDoubleTy());
+    return t == DType::kC64 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
+  }
+
   // jit/eval multiplies std::complex<long double>: (ac - bd, ad + bc) in x87
   // extended precision, with C99 Annex G's recovery of infinities when
   // both parts come out NaN (libgcc's __mulxc3), then narrowed to double
@@ -1027,6 +1049,24 @@ class Emitter {
     const DType t = op.operand(0)->type().dtype();
     const ir::EnumAttr* dir_attr = op.GetEnum("comparison_direction");
     const std::string dir = dir_attr ? dir_attr->value : "";
+    if (IsCplx(t)) {
+      // jit/eval's CompareComplex: equality of both parts; order
+      // lexicographic on (real, imag); compare_type does not matter.
+      llvm::Value* ar = b_.CreateExtractElement(a, uint64_t{0});
+      llvm::Value* ai = b_.CreateExtractElement(a, uint64_t{1});
+      llvm::Value* br = b_.CreateExtractElement(b, uint64_t{0});
+      llvm::Value* bi = b_.CreateExtractElement(b, uint64_t{1});
+      llvm::Value* req = b_.CreateFCmpOEQ(ar, br);
+      llvm::Value* eq = b_.CreateAnd(req, b_.CreateFCmpOEQ(ai, bi));
+      llvm::Value* gt = b_.CreateSelect(req, b_.CreateFCmpOGT(ai, bi), b_.CreateFCmpOGT(ar, br));
+      llvm::Value* lt = b_.CreateSelect(req, b_.CreateFCmpOLT(ai, bi), b_.CreateFCmpOLT(ar, br));
+      if (dir == "EQ") return eq;
+      if (dir == "NE") return b_.CreateNot(eq);
+      if (dir == "GE") return b_.CreateOr(gt, eq);
+      if (dir == "GT") return gt;
+      if (dir == "LE") return b_.CreateOr(lt, eq);
+      return lt;
+    }
     std::string type = IsF(t) ? "FLOAT" : ir::IsSignedInt(t) ? "SIGNED" : "UNSIGNED";
     if (const ir::EnumAttr* ct = op.GetEnum("compare_type")) type = ct->value;
     using P = llvm::CmpInst::Predicate;
@@ -1125,6 +1165,7 @@ class Emitter {
         return b_.CreateInsertElement(z, x[1], uint64_t{1});
       }
       case OpCode::kAbs:
+        if (IsCplx(t)) return ComplexAbs(x[0], t);
         if (IsF(t)) return Intrinsic(llvm::Intrinsic::fabs, {x[0]});
         if (!is_signed) return x[0];
         return b_.CreateSelect(b_.CreateICmpSLT(x[0], iconst(0)), b_.CreateNeg(x[0]), x[0]);

@@ -38,6 +38,8 @@ struct RunArgs {
   uint64_t resource_seed = 0;        // fill of dense_resource placeholders
   std::string output_dir;            // write result_<i>.npy there
   double timeout_seconds = 0;        // execution deadline; 0 = none
+  std::string dump_dir;              // write the compile's dumps there
+  bool profile = false;              // print where the execution's time went
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

@@ -660,30 +660,33 @@ func.func @main(%x: tensor<3x5xf32>, %u: tensor<2x2xf32>, %i: tensor<i64>) -> (t
 }
 
 
-TEST(CpuDeviceTest, ComplexMultiplyIsTheInterpretersLongDoubleProduct) {
+TEST(CpuDeviceTest, ComplexMultiplyAndDivideAreTheInterpretersLongDoubleOps) {
   // Rounding (random-ish parts; complex<f32> rounds long double -> double
-  // -> float like jit/eval), overflow, and C99 Annex G's infinity recovery
-  // when both parts come out NaN.
+  // -> float like jit/eval), overflow, C99 Annex G's infinity recovery
+  // when both parts come out NaN, division by zero / infinity and the
+  // scaling of huge and tiny divisors (__divxc3).
   const double inf = INFINITY, nan = std::nan("");
-  std::vector<double> a = {inf, nan, 1e300, 1e200, inf, 0.0, 3e38, -0.0, inf, nan, 1e308, 1.0};
-  std::vector<double> b = {nan, nan, 1e300, 1e200, inf, inf, 3e38, 0.0, 0.0, 1.0, 1e308, -inf};
-  std::vector<double> c = {1.0, inf, 1e300, 1e200, inf, 0.0, 3e38, inf, 0.0, 0.0, 1e308, nan};
-  std::vector<double> d = {2.0, 0.0, -1e300, 1e200, -inf, inf, -3e38, nan, 0.0, inf, -1e308, 2.0};
-  for (int k = 0; k < 52; ++k) {
+  std::vector<double> a = {inf, nan, 1e300, 1e200, inf, 0.0, 3e38, -0.0, inf, nan, 1e308, 1.0, 1.0, 5e-324, 1e-300};
+  std::vector<double> b = {nan, nan, 1e300, 1e200, inf, inf, 3e38, 0.0, 0.0, 1.0, 1e308, -inf, 2.0, 0.0, 3.0};
+  std::vector<double> c = {1.0, inf, 1e300, 1e200, inf, 0.0, 3e38, inf, 0.0, 0.0, 1e308, nan, 0.0, 1e-310, 1e300};
+  std::vector<double> d = {2.0, 0.0, -1e300, 1e200, -inf, inf, -3e38, nan, 0.0, inf, -1e308, 2.0, 0.0, 1e-320, -1e-300};
+  for (int k = 0; k < 49; ++k) {
     a.push_back(std::sin(k * 0.91) * std::exp(k % 7));
     b.push_back(std::cos(k * 1.37) / 3);
     c.push_back(std::sin(k * 2.11 + 1) * 1e3);
     d.push_back(1.0 / (k + 1.5));
   }
   const std::string text = R"(
-func.func @main(%a: tensor<64xf64>, %b: tensor<64xf64>, %c: tensor<64xf64>, %d: tensor<64xf64>) -> (tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>) {
+func.func @main(%a: tensor<64xf64>, %b: tensor<64xf64>, %c: tensor<64xf64>, %d: tensor<64xf64>) -> (tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>, tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>) {
   %x = stablehlo.complex %a, %b : tensor<64xcomplex<f64>>
   %y = stablehlo.complex %c, %d : tensor<64xcomplex<f64>>
   %0 = stablehlo.multiply %x, %y : tensor<64xcomplex<f64>>
   %x32 = stablehlo.convert %x : (tensor<64xcomplex<f64>>) -> tensor<64xcomplex<f32>>
   %y32 = stablehlo.convert %y : (tensor<64xcomplex<f64>>) -> tensor<64xcomplex<f32>>
   %1 = stablehlo.multiply %x32, %y32 : tensor<64xcomplex<f32>>
-  return %0, %1 : tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>
+  %2 = stablehlo.divide %x, %y : tensor<64xcomplex<f64>>
+  %3 = stablehlo.divide %x32, %y32 : tensor<64xcomplex<f32>>
+  return %0, %1, %2, %3 : tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>, tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>
 }
 )";
   EXPECT_EQ(StatsOf(text).fallback_ops, 0);

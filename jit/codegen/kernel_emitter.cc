@@ -91,11 +91,12 @@ bool ScalarOpSupported(const Op& op) {
   if (HasComplexType(op)) {
     // Complex values: the ops whose results jit/eval computes exactly in
     // the component type (add / subtract in double round once into f32 as
-    // f32 arithmetic does), and multiply in x87 extended precision as
-    // jit/eval's long double (ComplexMultiply). divide (libgcc's scaled
-    // algorithm), abs and the transcendentals stay on the fallback.
+    // f32 arithmetic does), and multiply / divide / abs in x87 extended
+    // precision as jit/eval's long double (ComplexMultiply, ComplexDivide,
+    // ComplexAbs). The transcendentals stay on the fallback.
     switch (op.code()) {
       case OpCode::kMultiply:
+      case OpCode::kDivide:  // libgcc's __divxc3, as jit/eval
       case OpCode::kAbs:  // hypotl
 #if defined(__x86_64__) || defined(__i386__)
         return true;  // long double is x87 extended precision (x86_fp80)
@@ -843,6 +844,33 @@ class Emitter {
     return t == DType::kC64 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
   }
 
+  // jit/eval divides std::complex<long double>, which the compiler turns
+  // into a call of the runtime's __divxc3 (libgcc_s here; jitd imports it,
+  // so the JIT resolves it in the process): the same call, then narrowed
+  // to double and, for complex<f32>, to float. A complex long double comes
+  // back in x87 st0 / st1: { x86_fp80, x86_fp80 } in LLVM, as clang emits.
+  llvm::Value* ComplexDivide(llvm::Value* x, llvm::Value* y, DType t) {
+    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
+    auto part = [&](llvm::Value* z, uint64_t i) { return b_.CreateFPExt(b_.CreateExtractElement(z, i), ext); };
+    llvm::StructType* pair = llvm::StructType::get(ctx_, {ext, ext});
+    llvm::FunctionCallee callee =
+        module_.getOrInsertFunction("__divxc3", llvm::FunctionType::get(pair, {ext, ext, ext, ext}, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* q = b_.CreateCall(callee, {part(x, 0), part(x, 1), part(y, 0), part(y, 1)});
+    q->setDoesNotAccessMemory();
+    auto narrow = [&](llvm::Value* v) {
+      v = b_.CreateFPTrunc(v, b_.getDoubleTy());
+      return t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
+    };
+    llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
+    z = b_.CreateInsertElement(z, narrow(b_.CreateExtractValue(q, 0)), uint64_t{0});
+    return b_.CreateInsertElement(z, narrow(b_.CreateExtractValue(q, 1)), uint64_t{1});
+  }
+
   // jit/eval multiplies std::complex<long double>: (ac - bd, ad + bc) in x87
   // extended precision, with C99 Annex G's recovery of infinities when
   // both parts come out NaN (libgcc's __mulxc3), then narrowed to double
@@ -1130,6 +1158,7 @@ class Emitter {
         if (IsPredT(t)) return b_.CreateAnd(x[0], x[1]);
         return b_.CreateMul(x[0], x[1]);
       case OpCode::kDivide: {
+        if (IsCplx(t)) return ComplexDivide(x[0], x[1], t);
         if (IsF(t)) return b_.CreateFDiv(x[0], x[1]);
         llvm::Value* zero = b_.CreateICmpEQ(x[1], iconst(0));
         llvm::Value* minus_one = is_signed ? b_.CreateICmpEQ(x[1], iconst(-1)) : b_.getFalse();

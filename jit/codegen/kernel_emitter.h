@@ -22,7 +22,7 @@
 // vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64,
 // and complex<f32> / complex<f64> for the ops jit/eval computes exactly
 // (add, subtract, negate, select, real, imag, complex, convert, index maps;
-// multiply, abs and compare as jit/eval's long double / hypotl code);
+// multiply, divide, abs and compare as jit/eval's long double code);
 // others are left to the caller's fallback. Converts into f16 / bf16 round
 // once, as jit/eval does.
 #ifndef JITD_JIT_CODEGEN_KERNEL_EMITTER_H_

@@ -4,9 +4,9 @@
 #include "jit/codegen/kernel_emitter.h"
 
 #include <deque>
-#include <optional>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 

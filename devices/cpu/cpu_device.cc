@@ -947,6 +947,16 @@ class CpuExecutableImpl final : public CpuExecutable {
     return results;
   }
 
+  bool runs_on_buffers() const override {
+    for (const ir::Type& t : argument_types()) {
+      if (!t.is_tensor()) return false;
+    }
+    for (const ir::Type& t : result_types()) {
+      if (!t.is_tensor()) return false;
+    }
+    return true;
+  }
+
   Status Run(std::span<const void* const> args, std::span<void* const> results,
              const ExecuteOptions& options) const override {
     for (const ir::Type& t : argument_types()) {

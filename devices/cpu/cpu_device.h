@@ -65,8 +65,8 @@ class CpuExecutable : public devices::Executable {
   // receives result j's (sized by result_types()); results must not overlap
   // arguments or each other. Only for programs whose arguments and results
   // are all tensors. Zero copies on the way in and out.
-  virtual Status Run(std::span<const void* const> args, std::span<void* const> results,
-                     const devices::ExecuteOptions& options) const = 0;
+  Status Run(std::span<const void* const> args, std::span<void* const> results,
+             const devices::ExecuteOptions& options) const override = 0;
   virtual const CpuProgramStats& stats() const = 0;
 };
 

@@ -141,6 +141,9 @@ struct Program {
   std::vector<std::string> comparator_names;
   std::vector<std::unique_ptr<CompiledComparator>> comparator_slots;
   bool compile_comparators = true;  // CpuDeviceOptions::compile_sort_comparators
+  // Per kernel: the ops it computes (of its first use), for profiles and
+  // the "kernels.txt" dump.
+  std::vector<std::string> kernel_descriptions;
   CpuProgramStats stats;
 
   // Arenas of finished runs, reused (first touch of fresh pages is costly).
@@ -164,6 +167,27 @@ void* ExecState::Ptr(BufferRef r) const {
     }
     default: return nullptr;
   }
+}
+
+// "reduce <- exponential, subtract @12:5": the root op, the other ops the
+// kernel computes (distinct, in order, constants left out) and where the root
+// is in the source.
+std::string DescribeKernel(const codegen::KernelSpec& spec) {
+  auto short_name = [](const ir::Op& op) {
+    std::string name(op.name());
+    if (name.rfind("stablehlo.", 0) == 0) name.erase(0, 10);
+    return name;
+  };
+  std::string out = short_name(*spec.root);
+  std::vector<std::string> others;
+  for (const ir::Op* op : spec.fused) {
+    if (op == spec.root || op->code() == ir::OpCode::kConstant) continue;
+    std::string name = short_name(*op);
+    if (std::find(others.begin(), others.end(), name) == others.end()) others.push_back(name);
+  }
+  for (size_t i = 0; i < others.size(); ++i) out += (i == 0 ? " <- " : ", ") + others[i];
+  if (spec.root->loc().line != 0) out += " @" + spec.root->loc().ToString();
+  return out;
 }
 
 // ---- Thunks -----------------------------------------------------------------
@@ -716,8 +740,12 @@ class Planner {
       }
       it->second = {p_.kernel_names.size(), info};
       p_.kernel_names.push_back(spec.name);
+      p_.kernel_descriptions.push_back(DescribeKernel(spec));
       // A split reduction's phase 2 follows its phase 1.
-      if (info.split_chunks > 0) p_.kernel_names.push_back(codegen::CombineSymbol(spec.name));
+      if (info.split_chunks > 0) {
+        p_.kernel_names.push_back(codegen::CombineSymbol(spec.name));
+        p_.kernel_descriptions.push_back("(combine of " + spec.name + ")");
+      }
       ++p_.stats.unique_kernels;
     }
     const auto& [kernel, info] = it->second;
@@ -1071,6 +1099,13 @@ class CpuExecutableImpl final : public CpuExecutable {
       for (const auto& [label, e] : profile_data) {
         options.profile->push_back({label, e.second, static_cast<int64_t>(e.first * 1e9)});
       }
+      // "kernel jitd_k3" -> "kernel jitd_k3 reduce <- exponential, ... @12:5".
+      for (devices::ProfileEntry& row : *options.profile) {
+        constexpr std::string_view kKernel = "kernel jitd_k";
+        if (row.name.rfind(kKernel, 0) != 0) continue;
+        const size_t k = static_cast<size_t>(std::atoll(row.name.c_str() + kKernel.size()));
+        if (k < p_->kernel_descriptions.size()) row.name += " " + p_->kernel_descriptions[k];
+      }
       devices::SortProfile(*options.profile);
     }
     if (profile_to_stderr) {
@@ -1149,6 +1184,13 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     Planner planner(*program, object ? nullptr : llvm_module.get());
     JITD_RETURN_IF_ERROR(planner.Plan());
     JITD_RETURN_IF_ERROR(MaterializeConstants(*program));
+    if (dumps) {
+      std::string listing;
+      for (size_t k = 0; k < program->kernel_names.size(); ++k) {
+        listing += program->kernel_names[k] + " " + program->kernel_descriptions[k] + "\n";
+      }
+      dumps->push_back({"kernels.txt", std::move(listing)});
+    }
     program->stats.codegen_seconds = Seconds(start);
     const auto llvm_start = std::chrono::steady_clock::now();
     std::vector<std::string> symbols = program->kernel_names;

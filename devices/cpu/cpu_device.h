@@ -82,7 +82,8 @@ class CpuDevice final : public devices::Device {
 
   using devices::Device::Compile;
   std::string_view name() const override { return "cpu"; }
-  // Dumps (CompileOptions::dumps): "llvm.ll" (as generated), "llvm.opt.ll"
+  // Dumps (CompileOptions::dumps): "kernels.txt" (each kernel with the ops
+  // it computes), "llvm.ll" (as generated), "llvm.opt.ll"
   // (after O2) and "asm.s" — none for a program without kernels.
   StatusOr<std::unique_ptr<devices::Executable>> Compile(
       std::shared_ptr<const ir::Module> module,

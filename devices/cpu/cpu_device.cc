@@ -689,9 +689,10 @@ class Planner {
       }
 #ifdef JITD_CPU_HAVE_LIBRARY
       if (IsLibraryCandidate(op.code())) {
-        JITD_ASSIGN_OR_RETURN(LibraryOpOptions library_options, LibraryOptions(op));
+        const LibraryOpOptions library_options = LibraryOptions(op);
         auto library = CreateLibraryOp(op, library_options);
         if (library.ok() && *library) {
+          if (library_options.compiled_comparator) ++p_.stats.compiled_comparators;
           std::vector<BufferRef> in, out;
           for (const ir::Value* v : op.operands()) {
             JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
@@ -769,10 +770,10 @@ class Planner {
   // A sort's comparator compiled into the program's module (codegen::
   // EmitComparator), called through a slot Build fills once the code is
   // linked; a serialized program's object file holds the symbol. Comparators
-  // codegen cannot compile, or all
-  // when CpuDeviceOptions::compile_sort_comparators is off, stay with the
+  // codegen cannot compile (or all of them, when
+  // CpuDeviceOptions::compile_sort_comparators is off) stay with the
   // library's interpreted region.
-  StatusOr<LibraryOpOptions> LibraryOptions(const Op& op) {
+  LibraryOpOptions LibraryOptions(const Op& op) {
     LibraryOpOptions options;
     if (op.code() != OpCode::kSort || !p_.compile_comparators || !codegen::IsEmittableComparator(op)) {
       return options;
@@ -785,7 +786,6 @@ class Planner {
     }
     p_.comparator_names.push_back(name);
     p_.comparator_slots.push_back(std::make_unique<CompiledComparator>(nullptr));
-    ++p_.stats.compiled_comparators;
     options.compiled_comparator = p_.comparator_slots.back().get();
     return options;
   }

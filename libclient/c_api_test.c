@@ -465,9 +465,9 @@ static void test_infeed_outfeed(jitd_client_t* client) {
   /* Buffer variants. */
   xs[0] = 5;
   xs[1] = 6;
-  CHECK_OK(jitd_client_transfer_buffer_to_infeed(client, "interpreter", x));
+  CHECK_OK(jitd_client_transfer_buffer_to_infeed(client, NULL, x));
   CHECK_OK(jitd_executable_execute(exe, &x, 1, &y, 1, NULL));
-  CHECK_OK(jitd_client_transfer_from_outfeed_to_buffer(client, "interpreter", x, 1000));
+  CHECK_OK(jitd_client_transfer_from_outfeed_to_buffer(client, NULL, x, 1000));
   CHECK(xs[0] == 10 && xs[1] == 12);
   jitd_buffer_destroy(x);
   jitd_buffer_destroy(y);

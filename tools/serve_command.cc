@@ -7,6 +7,7 @@
 
 #include "daemon/instance.h"
 #include "daemon/server.h"
+#include "devices/device.h"
 #include "jit/cache/disk_cache.h"
 #include "tools/cli_util.h"
 
@@ -86,6 +87,12 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
       ->check(CLI::PositiveNumber)
       ->envname("JITD_DISK_CACHE_BYTES")
       ->capture_default_str();
+  cmd->add_option("--default-device", args.default_device,
+                  "Device for compiles that name none (cpu: the JIT; interpreter: the "
+                  "reference evaluator)")
+      ->check(CLI::IsMember(devices::DeviceNames()))
+      ->envname("JITD_DEFAULT_DEVICE")
+      ->capture_default_str();
   cmd->add_option("--log-level", args.log_level, "error, info or debug")
       ->check(CLI::IsMember({"error", "info", "debug"}))
       ->capture_default_str();
@@ -102,6 +109,7 @@ int RunServe(const ServeArgs& args) {
   instance_options.memory_cache_bytes = args.memory_cache_bytes;
   instance_options.disk_cache_max_bytes = args.disk_cache_bytes;
   instance_options.execute_slots = args.execute_slots;
+  instance_options.default_device = args.default_device;
   if (!args.no_disk_cache) {
     if (!args.cache_dir.empty()) {
       instance_options.disk_cache_dir = args.cache_dir;

@@ -17,6 +17,7 @@ struct ServeArgs {
   bool no_disk_cache = false;
   uint64_t segment_bytes = uint64_t{64} << 20;
   std::string log_level = "info";  // error | info | debug
+  std::string default_device = "cpu";  // for compiles that name no device
   // Who may connect besides the daemon's own user.
   std::vector<uint32_t> allow_uids;
   std::vector<uint32_t> allow_gids;

@@ -355,7 +355,9 @@ int RunFeedProgram(const std::string& socket, int ready_fd, std::chrono::microse
   options.timeout = 30s;
   auto c = Client::Connect(socket, options);
   if (!c.ok()) return 1;
-  auto exe = (*c)->Compile(kFeedProgram);
+  client::CompileOptions compile_options;
+  compile_options.device = "interpreter";  // the feeds below name it
+  auto exe = (*c)->Compile(kFeedProgram, compile_options);
   if (!exe.ok()) return 2;
   auto x = (*c)->AllocateBuffer(kF32x2);
   auto y = (*c)->AllocateBuffer(kF32x2);

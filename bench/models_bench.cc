@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,7 +92,8 @@ void BM_Model(benchmark::State& state, const std::string& name) {
     return;
   }
   const auto& stats = exe.stats();
-  std::fprintf(stderr,
+  static std::set<std::string> printed;  // once per case (the library re-runs cases)
+  if (printed.insert(name + std::to_string(threads)).second) std::fprintf(stderr,
                "%s threads:%d: %lld ops in %lld kernels, %lld library, %lld fallback; arena %.1f MB\n",
                name.c_str(), threads, static_cast<long long>(stats.kernel_ops),
                static_cast<long long>(stats.kernels), static_cast<long long>(stats.library_ops),

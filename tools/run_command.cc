@@ -419,6 +419,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   cmd->add_option("--resource-seed", args.resource_seed,
                   "Seed for the data of dense_resource placeholders")
       ->capture_default_str();
+  cmd->add_option("--resource-fill", args.resource_fill,
+                  "Distribution of that data: uniform ([-1, 1)) or weights (kernels scaled "
+                  "by fan-in, vectors in [0.5, 1.5): valid batch-norm variances); "
+                  "--in-process only")
+      ->check(CLI::IsMember({"uniform", "weights"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", args.output_dir, "Write result_<i>.npy files to DIR")
       ->type_name("DIR");
   cmd->add_option("--timeout", args.timeout_seconds, "Seconds the execution may take (0: no limit)")
@@ -520,6 +526,12 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   // 4. Execute.
   devices::ExecuteOptions options;
   options.resource_fill_seed = args.resource_seed;
+  StatusOr<eval::RandomFill> fill = eval::ParseRandomFill(args.resource_fill);
+  if (!fill.ok()) {
+    PrintError(fill.status().message());
+    return kExitUsageOrIo;
+  }
+  options.resource_fill = *fill;
   const Clock::time_point execute_start = Clock::now();
   if (args.timeout_seconds > 0) {
     options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
@@ -704,6 +716,11 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
 
 int RunRun(const RunArgs& args) {
   std::unique_ptr<devices::Device> device;  // --in-process only
+  if (!args.in_process && args.resource_fill != "uniform") {
+    PrintError("--resource-fill=" + args.resource_fill +
+               " needs --in-process (the daemon's protocol carries the fill seed only)");
+    return kExitUsageOrIo;
+  }
   if (args.in_process) {
     StatusOr<std::unique_ptr<devices::Device>> created = devices::CreateDevice(args.device);
     if (!created.ok()) {

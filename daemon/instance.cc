@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "devices/compile.h"
 #include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
@@ -193,7 +194,7 @@ cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec
 
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text,
-    std::string_view blob, std::string* serialized, bool flatbuffer_module) {
+    std::string_view blob, std::string* serialized, const BuildOptions& build_options) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
   const Clock::time_point start = Clock::now();
   std::unique_ptr<devices::Executable> executable;
@@ -205,12 +206,14 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   }
   if (!executable) {
     StatusOr<std::unique_ptr<ir::Module>> module =
-        flatbuffer_module ? frontend::ModuleFromFlatBuffer(std::span<const uint8_t>(
+        build_options.flatbuffer_module ? frontend::ModuleFromFlatBuffer(std::span<const uint8_t>(
                                 reinterpret_cast<const uint8_t*>(text.data()), text.size()))
                           : frontend::ParseModule(text);
     if (!module.ok()) return module.status();
-    std::shared_ptr<const ir::Module> shared = std::move(module).value();
-    JITD_ASSIGN_OR_RETURN(executable, device->Compile(std::move(shared)));
+    devices::ProgramCompileOptions compile_options;
+    compile_options.dumps = build_options.dumps;
+    JITD_ASSIGN_OR_RETURN(executable,
+                          devices::CompileProgram(*device, std::move(module).value(), compile_options));
     if (serialized) {
       StatusOr<std::string> bytes = device->Serialize(*executable);
       if (bytes.ok()) *serialized = std::move(bytes).value();
@@ -223,6 +226,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   program->result_types = executable->result_types();
   program->executable = std::move(executable);
   program->program_text = std::move(text);
+  program->profile = build_options.profile;
   compile_latency_.Record(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
@@ -235,10 +239,14 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   const cache::Fingerprint fingerprint = cache::Fingerprint::Of(parts);
   bool from_disk = false;
   std::string explain;
+  std::vector<devices::CompileDump> dumps;
+  const BuildOptions build_options{spec.flatbuffer_module, spec.profile,
+                                   spec.dumps ? &dumps : nullptr};
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     std::string text(program_text);
     std::string cached_blob;
-    if (disk_cache_ != nullptr) {
+    // A compile for dumps compiles even when the disk has the program.
+    if (disk_cache_ != nullptr && !spec.dumps) {
       StatusOr<std::optional<cache::DiskEntry>> entry = disk_cache_->Get(parts);
       std::string_view cached_text, blob;
       if (entry.ok() && entry->has_value()) OpenPayload((*entry)->payload, &cached_text, &blob);
@@ -253,7 +261,7 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
     std::string serialized;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
         Build(fingerprint, parts.device, std::move(text), cached_blob,
-              disk_cache_ != nullptr && !from_disk ? &serialized : nullptr, spec.flatbuffer_module);
+              disk_cache_ != nullptr && !from_disk ? &serialized : nullptr, build_options);
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();
@@ -279,8 +287,18 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
     case cache::CacheSource::kJoined: outcome.source = "joined"; break;
     case cache::CacheSource::kComputed: outcome.source = from_disk ? "disk" : "compiled"; break;
   }
+  if (spec.dumps && lookup.source != cache::CacheSource::kComputed) {
+    // The cache had it (or another session was compiling it): compile once
+    // more, for the dumps, and hand out that executable; the cache keeps its own.
+    JITD_ASSIGN_OR_RETURN(outcome.program, Build(fingerprint, parts.device,
+                                                 std::string(program_text), {}, nullptr,
+                                                 build_options));
+    ++compiles_;
+    outcome.source = "compiled";
+  }
   outcome.cache_hit = outcome.source != "compiled";
   outcome.explain = std::move(explain);
+  outcome.dumps = std::move(dumps);
   outcome.compile_micros = MicrosSince(start);
   return outcome;
 }
@@ -347,7 +365,9 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
     computed = true;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
         Build(fingerprint, entry->parts.device, std::string(cached_text), cached_blob, nullptr,
-              entry->parts.options.find(kFlatBufferFormatOption) != std::string::npos);
+              BuildOptions{
+                  entry->parts.options.find(kFlatBufferFormatOption) != std::string::npos,
+                  entry->parts.options.rfind("profile=1", 0) == 0, nullptr});
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();

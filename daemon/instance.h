@@ -75,6 +75,8 @@ struct CompiledProgram {
   std::shared_ptr<const devices::Executable> executable;
   std::vector<ir::Type> argument_types;
   std::vector<ir::Type> result_types;
+  // Compiled with CompileSpec::profile: every execute reports its profile.
+  bool profile = false;
 };
 
 // Compile options as the daemon canonicalizes them. Plain value.
@@ -82,6 +84,10 @@ struct CompileSpec {
   std::string device;            // empty = InstanceOptions::default_device
   std::string argument_shapes;   // canonical text, "" when the client gave none
   bool profile = false;
+  // Collect the compile's dumps (CompileOutcome::dumps). A program in the
+  // cache has none to give, so such a compile always compiles (its result
+  // is not cached again); not part of the cache key.
+  bool dumps = false;
   // The program is a FlatBuffers module (ipc/module.fbs), not StableHLO
   // text; part of the cache key.
   bool flatbuffer_module = false;
@@ -99,6 +105,8 @@ struct CompileOutcome {
   // On a compile from text: what differs from the nearest disk entry
   // (empty when there is no disk cache or nothing near).
   std::string explain;
+  // With CompileSpec::dumps: the compile's dumps (devices/compile.h).
+  std::vector<devices::CompileDump> dumps;
 };
 
 // Daemon-wide counters, a snapshot. Plain value.
@@ -201,11 +209,18 @@ class Instance {
   // non-empty and the device accepts it. `serialized` (may be null)
   // receives Device::Serialize of a freshly compiled executable, when the
   // device has one.
+  // `dumps` (may be null) receives the compile's dumps (devices/compile.h);
+  // none when the executable came from `blob`.
+  struct BuildOptions {
+    bool flatbuffer_module = false;
+    bool profile = false;
+    std::vector<devices::CompileDump>* dumps = nullptr;
+  };
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::Fingerprint& fingerprint,
                                                          const std::string& device,
                                                          std::string text, std::string_view blob,
                                                          std::string* serialized,
-                                                         bool flatbuffer_module = false);
+                                                         const BuildOptions& build_options);
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
 
   InstanceOptions options_;

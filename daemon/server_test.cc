@@ -384,6 +384,81 @@ TEST_F(ServerTest, ResourceSeedFillsDenseResources) {
   EXPECT_NE(*a, *c);
 }
 
+// CompileOptions::dump_dir: the daemon sends the dumps, this library writes
+// the files; the cpu device's include every pass, LLVM IR and assembly.
+TEST_F(ServerTest, DumpDirGetsEveryDumpOfACpuCompile) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  client::CompileOptions options;
+  options.device = "cpu";
+  options.dump_dir = dir_ + "/dumps/softmax";
+  auto exe = (*client)->Compile(testing::kSoftmax, options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  ASSERT_GE(exe->dumps.size(), 6u);
+  for (const auto& [name, bytes] : exe->dumps) {
+    const std::string path = options.dump_dir + "/" + name;
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    EXPECT_EQ(std::filesystem::file_size(path), bytes) << path;
+  }
+  for (const char* name : {"000-input.mlir", "001-inline.mlir", "optimized.mlir", "llvm.ll",
+                           "llvm.opt.ll", "asm.s"}) {
+    EXPECT_TRUE(std::filesystem::exists(options.dump_dir + "/" + name)) << name;
+  }
+  // Read once: the library took them all.
+  EXPECT_EQ((*client)->ReadDump(exe->handle, 0, exe->dumps[0].second).status().code(),
+            StatusCode::kNotFound);
+  // The same program without dumps is a cache hit now.
+  options.dump_dir.clear();
+  auto again = (*client)->Compile(testing::kSoftmax, options);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->cache_hit);
+  EXPECT_TRUE(again->dumps.empty());
+  // A dump_dir that cannot be made is an error naming it, and leaves no
+  // executable behind.
+  options.dump_dir = "/proc/no/such/dir";
+  auto bad = (*client)->Compile(testing::kSoftmax, options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/proc/no/such/dir"), std::string::npos)
+      << bad.status().message();
+}
+
+// CompileOptions::profile: each execute reports its rows, on both devices.
+TEST_F(ServerTest, ProfiledProgramsReportRowsWithEveryExecute) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  for (const char* device : {"interpreter", "cpu"}) {
+    SCOPED_TRACE(device);
+    for (bool profile : {false, true}) {
+      client::CompileOptions options;
+      options.device = device;
+      options.profile = profile;
+      auto exe = (*client)->Compile(testing::kSoftmax, options);
+      ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+      auto arg = (*client)->AllocateBuffer(exe->arguments[0]);
+      auto out = (*client)->AllocateBuffer(exe->results[0]);
+      ASSERT_TRUE(arg.ok() && out.ok());
+      std::memcpy(arg->data.data(), testing::kSoftmaxInput, sizeof(testing::kSoftmaxInput));
+      const uint64_t args[] = {arg->handle};
+      const uint64_t outs[] = {out->handle};
+      auto timing = (*client)->Execute(exe->handle, args, outs);
+      ASSERT_TRUE(timing.ok()) << timing.status().ToString();
+      EXPECT_EQ(timing->profile_omitted, 0u);
+      if (!profile) {
+        EXPECT_TRUE(timing->profile.empty());
+        continue;
+      }
+      ASSERT_FALSE(timing->profile.empty());
+      for (const auto& row : timing->profile) {
+        EXPECT_FALSE(row.name.empty());
+        EXPECT_GE(row.count, 1u);
+      }
+      float result[8];
+      std::memcpy(result, out->data.data(), sizeof(result));
+      EXPECT_NEAR(result[3], 0.6439143f, 1e-5);
+    }
+  }
+}
+
 TEST(ServerQuotaTest, CompileTimeLimitAnswersDeadlineExceededAndCompilesOn) {
   ServerOptions options;
   options.session.max_compile_time = std::chrono::milliseconds(1);

@@ -21,6 +21,13 @@ uint64_t Micros(Clock::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
 }
 
+// Unread compile dumps the daemon keeps per client.
+constexpr uint64_t kMaxDumpBytes = uint64_t{256} << 20;
+// Profile rows per execute reply, and bytes per row name: 256 rows of
+// names up to 120 bytes stay well inside a 64 KiB reply slot.
+constexpr size_t kMaxProfileRows = 256;
+constexpr size_t kMaxProfileNameBytes = 120;
+
 // The largest program text a client may send (bounded by its heap anyway).
 constexpr uint64_t kMaxProgramBytes = uint64_t{1} << 30;
 // A request deadline longer than this (~31 years) is taken as this, so that
@@ -261,6 +268,7 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
 
     case wire::Request_ReleaseRequest: {
       const uint64_t handle = request->request_as_ReleaseRequest()->executable();
+      DropDumps(handle);
       if (executables_.erase(handle) == 0) {
         return Reply(id, NotFound("Release: no executable " + std::to_string(handle) +
                                   " in this session"));
@@ -282,6 +290,9 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
     case wire::Request_TransferToInfeedRequest:
     case wire::Request_TransferFromOutfeedRequest:
       return HandleFeed(id, *request);
+
+    case wire::Request_ReadDumpRequest:
+      return HandleReadDump(id, request->request_as_ReadDumpRequest());
 
     default:
       return Reply(id, InvalidArgument("unknown request type " +
@@ -326,6 +337,17 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
   if (const wire::CompileOptions* options = compile->options()) {
     if (options->device()) spec.device = options->device()->str();
     spec.profile = options->profile();
+    spec.dumps = options->dumps();
+    if (options->dump_dir() && options->dump_dir()->size() != 0) {
+      return Reply(id, InvalidArgument(
+                           "Compile: options.dump_dir is set, but the daemon writes no files for "
+                           "clients; ask for dumps (options.dumps) and write them yourself "
+                           "(the client library does: CompileOptions.dump_dir)"));
+    }
+  }
+  if (spec.dumps && compile->program() == nullptr) {
+    return Reply(id, InvalidArgument("Compile: dumps need the program text (a compile by "
+                                     "fingerprint does not compile)"));
   }
   std::vector<ir::Type> declared;
   if (compile->argument_shapes()) {
@@ -354,10 +376,13 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
     auto shared_text = std::make_shared<std::vector<uint8_t>>(std::move(text).value());
     // A memory hit answers here; only a possible compile goes to the
     // compile threads under the time limit.
-    if (std::optional<CompileOutcome> hit = instance_->CompileFromMemory(
-            std::string_view(reinterpret_cast<const char*>(shared_text->data()),
-                             shared_text->size()),
-            spec)) {
+    std::optional<CompileOutcome> hit;
+    if (!spec.dumps) {
+      hit = instance_->CompileFromMemory(
+          std::string_view(reinterpret_cast<const char*>(shared_text->data()), shared_text->size()),
+          spec);
+    }
+    if (hit) {
       outcome = std::move(*hit);
     } else {
       outcome = run_limited([instance = instance_, shared_text, spec] {
@@ -406,16 +431,37 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
     }
     results.push_back(*shape);
   }
+  uint64_t new_dump_bytes = 0;
+  for (const devices::CompileDump& dump : outcome->dumps) new_dump_bytes += dump.text.size();
+  if (dump_bytes_ + new_dump_bytes > kMaxDumpBytes) {
+    return Reply(id, ResourceExhausted(
+                         "Compile: this compile's dumps (" + std::to_string(new_dump_bytes) +
+                         " bytes) and this client's unread ones (" + std::to_string(dump_bytes_) +
+                         ") exceed the daemon's " + std::to_string(kMaxDumpBytes) +
+                         " bytes per client; read or release the earlier ones first"));
+  }
   const uint64_t handle = next_handle_++;
   executables_[handle] = outcome->program;
   PublishCounts();
+  std::vector<flatbuffers::Offset<wire::DumpInfo>> dump_infos;
+  for (const devices::CompileDump& dump : outcome->dumps) {
+    dump_infos.push_back(wire::CreateDumpInfo(fbb, fbb.CreateString(dump.name), dump.text.size()));
+  }
+  if (!outcome->dumps.empty()) {
+    dump_bytes_ += new_dump_bytes;
+    std::vector<UnreadDump>& unread = dumps_[handle];
+    for (devices::CompileDump& dump : outcome->dumps) unread.push_back({std::move(dump), false});
+  }
   auto fingerprint = fbb.CreateVector(FingerprintBytes(program.fingerprint));
   auto argument_vector = fbb.CreateVector(arguments);
   auto result_vector = fbb.CreateVector(results);
   auto explain = fbb.CreateString(outcome->explain);
+  auto dump_vector = spec.dumps ? fbb.CreateVector(dump_infos)
+                                : flatbuffers::Offset<flatbuffers::Vector<
+                                      flatbuffers::Offset<wire::DumpInfo>>>();
   auto body = wire::CreateCompileReply(fbb, handle, fingerprint, outcome->cache_hit,
                                        outcome->compile_micros, argument_vector, result_vector,
-                                       explain);
+                                       explain, dump_vector);
   return Reply(id, Status::Ok(), wire::ReplyBody_CompileReply, body.Union());
 }
 
@@ -569,6 +615,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                                      deadline, &stop_);
     });
   };
+  if (program.profile) options.profile = &profile_;
   const Clock::time_point run_start = Clock::now();
   options.deadline = run_start + budget;
   StatusOr<std::vector<eval::RuntimeValue>> results = program.executable->Execute(args, options);
@@ -623,7 +670,23 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   const Clock::time_point end = Clock::now();
   auto timing = wire::CreateTiming(fbb, Micros(run_start - start), Micros(run_end - run_start),
                                    Micros(end - start));
-  auto body = wire::CreateExecuteReply(fbb, result_vector, timing);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::ProfileRow>>> profile_rows;
+  uint64_t profile_omitted = 0;
+  if (program.profile) {
+    // Bounded so the reply fits its ring slot whatever the program.
+    const size_t kept = std::min(profile_.size(), kMaxProfileRows);
+    std::vector<flatbuffers::Offset<wire::ProfileRow>> rows;
+    rows.reserve(kept);
+    for (size_t i = 0; i < kept; ++i) {
+      const devices::ProfileEntry& row = profile_[i];
+      rows.push_back(wire::CreateProfileRow(
+          fbb, fbb.CreateString(row.name.substr(0, kMaxProfileNameBytes)),
+          static_cast<uint64_t>(row.count), static_cast<uint64_t>(row.nanos)));
+    }
+    profile_omitted = profile_.size() - kept;
+    profile_rows = fbb.CreateVector(rows);
+  }
+  auto body = wire::CreateExecuteReply(fbb, result_vector, timing, profile_rows, profile_omitted);
   instance_->RecordExecuteLatency(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()));
   return Reply(id, Status::Ok(), wire::ReplyBody_ExecuteReply, body.Union());
@@ -737,6 +800,46 @@ std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMes
   if (!src.empty()) std::memcpy(out->data(), src.data(), src.size());
   auto body = wire::CreateTransferFromOutfeedReply(fbb);
   return Reply(id, Status::Ok(), wire::ReplyBody_TransferFromOutfeedReply, body.Union());
+}
+
+void Session::DropDumps(uint64_t handle) {
+  auto it = dumps_.find(handle);
+  if (it == dumps_.end()) return;
+  for (const UnreadDump& unread : it->second) dump_bytes_ -= unread.dump.text.size();
+  dumps_.erase(it);
+}
+
+std::span<const uint8_t> Session::HandleReadDump(uint64_t id, const wire::ReadDumpRequest* read) {
+  const uint64_t handle = read->executable();
+  auto it = dumps_.find(handle);
+  if (it == dumps_.end()) {
+    return Reply(id, NotFound("ReadDump: executable " + std::to_string(handle) +
+                              " has no unread dumps (compile it with options.dumps)"));
+  }
+  std::vector<UnreadDump>& dumps = it->second;
+  if (read->index() >= dumps.size()) {
+    return Reply(id, InvalidArgument("ReadDump: index " + std::to_string(read->index()) +
+                                     " is out of range (the compile made " +
+                                     std::to_string(dumps.size()) + " dumps)"));
+  }
+  UnreadDump& unread = dumps[read->index()];
+  const std::string where =
+      "ReadDump: dump " + std::to_string(read->index()) + " ('" + unread.dump.name + "')";
+  if (unread.read) return Reply(id, NotFound(where + " was read already (each is read once)"));
+  std::string& text = unread.dump.text;
+  if (read->data() == nullptr || read->data()->length() != text.size()) {
+    return Reply(id, InvalidArgument(where + " has " + std::to_string(text.size()) +
+                                     " bytes; data must be a heap range of exactly that length"));
+  }
+  StatusOr<std::span<uint8_t>> out =
+      segment_->HeapBytes(RingHeapRef{read->data()->offset(), read->data()->length()});
+  if (!out.ok()) return Reply(id, InvalidArgument("ReadDump: data: " + out.status().message()));
+  if (!text.empty()) std::memcpy(out->data(), text.data(), text.size());
+  dump_bytes_ -= text.size();
+  std::string().swap(text);  // read once: the daemon's copy goes
+  unread.read = true;
+  auto body = wire::CreateReadDumpReply(fbb_);
+  return Reply(id, Status::Ok(), wire::ReplyBody_ReadDumpReply, body.Union());
 }
 
 }  // namespace jitd::daemon

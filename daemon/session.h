@@ -141,6 +141,8 @@ class Session {
   std::span<const uint8_t> HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
                                          std::chrono::steady_clock::time_point start);
   void PublishCounts();
+  std::span<const uint8_t> HandleReadDump(uint64_t id, const wire::ReadDumpRequest* read);
+  void DropDumps(uint64_t handle);
   // TransferToInfeed / TransferFromOutfeed (session.cc), built in fbb_.
   std::span<const uint8_t> HandleFeed(uint64_t id, const wire::RequestMessage& request);
 
@@ -157,6 +159,15 @@ class Session {
   std::unordered_map<uint64_t, Buffer> buffers_;
   uint64_t buffer_bytes_ = 0;  // sum of buffers_' lengths
   std::shared_ptr<PendingCompile> abandoned_compile_;  // one past max_compile_time
+  // Unread dumps of compiles with CompileOptions.dumps, by executable handle
+  // (a read empties its slot), and their total size.
+  struct UnreadDump {
+    devices::CompileDump dump;
+    bool read = false;
+  };
+  std::unordered_map<uint64_t, std::vector<UnreadDump>> dumps_;
+  uint64_t dump_bytes_ = 0;
+  std::vector<devices::ProfileEntry> profile_;  // scratch for profiled executes
   flatbuffers::FlatBufferBuilder fbb_{1024};
   std::vector<uint8_t> aligned_;  // scratch for misaligned messages
   std::vector<eval::RuntimeValue> args_;  // scratch for Execute's arguments

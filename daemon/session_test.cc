@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "daemon/test_programs.h"
 
 namespace jitd::daemon {
 namespace {
@@ -294,6 +295,85 @@ TEST_F(SessionTest, ExecuteTimeQuota) {
   // A request's own shorter deadline is its own, not the quota.
   EXPECT_EQ(execute(1000), wire::StatusCode_DEADLINE_EXCEEDED);
   EXPECT_EQ(LastMessage().find("max_execute_time"), std::string::npos) << LastMessage();
+}
+
+// Compile options: the daemon writes no files for clients, and keeps a
+// compile's dumps until each is read once or the executable is released.
+TEST_F(SessionTest, DumpDirOnTheWireIsRefused) {
+  const std::string text(testing::kSoftmax);
+  auto ref = client_segment_->Allocate(text.size());
+  ASSERT_TRUE(ref.ok());
+  std::memcpy(client_segment_->HeapBytes(*ref)->data(), text.data(), text.size());
+  flatbuffers::FlatBufferBuilder fbb;
+  wire::HeapRef program(ref->offset, text.size());
+  auto options = wire::CreateCompileOptions(fbb, 0, fbb.CreateString("/tmp/somewhere"));
+  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0, 0,
+                                         options);
+  EXPECT_EQ(Send(fbb, wire::Request_CompileRequest, body.Union()),
+            wire::StatusCode_INVALID_ARGUMENT);
+  EXPECT_NE(LastMessage().find("dump_dir"), std::string::npos) << LastMessage();
+  EXPECT_EQ(session_->num_executables(), 0u);
+}
+
+TEST_F(SessionTest, DumpsAreListedThenReadOnce) {
+  const std::string text(testing::kSoftmax);
+  auto ref = client_segment_->Allocate(text.size());
+  ASSERT_TRUE(ref.ok());
+  std::memcpy(client_segment_->HeapBytes(*ref)->data(), text.data(), text.size());
+  auto compile = [&](bool dumps) {
+    flatbuffers::FlatBufferBuilder fbb;
+    wire::HeapRef program(ref->offset, text.size());
+    auto options = wire::CreateCompileOptions(fbb, 0, 0, false, dumps);
+    auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
+                                           0, options);
+    return Send(fbb, wire::Request_CompileRequest, body.Union());
+  };
+  ASSERT_EQ(compile(true), wire::StatusCode_OK) << LastMessage();
+  const wire::CompileReply* reply = (*ipc::VerifyReply(reply_))->body_as_CompileReply();
+  const uint64_t handle = reply->executable();
+  EXPECT_FALSE(reply->cache_hit());
+  ASSERT_NE(reply->dumps(), nullptr);
+  ASSERT_EQ(reply->dumps()->size(), 2u);  // the interpreter: no passes, no code
+  EXPECT_EQ(reply->dumps()->Get(0)->name()->str(), "000-input.mlir");
+  EXPECT_EQ(reply->dumps()->Get(1)->name()->str(), "optimized.mlir");
+  const uint64_t bytes = reply->dumps()->Get(0)->bytes();
+  ASSERT_GT(bytes, 0u);
+
+  auto read = [&](uint64_t exe, uint32_t index, uint64_t length, uint64_t* offset) {
+    auto block = client_segment_->Allocate(std::max<uint64_t>(length, 1));
+    EXPECT_TRUE(block.ok());
+    *offset = block->offset;
+    flatbuffers::FlatBufferBuilder fbb;
+    wire::HeapRef data(block->offset, length);
+    auto body = wire::CreateReadDumpRequest(fbb, exe, index, &data);
+    return Send(fbb, wire::Request_ReadDumpRequest, body.Union());
+  };
+  uint64_t offset = 0;
+  EXPECT_EQ(read(handle, 0, bytes + 1, &offset), wire::StatusCode_INVALID_ARGUMENT);
+  EXPECT_NE(LastMessage().find("000-input.mlir"), std::string::npos) << LastMessage();
+  EXPECT_EQ(read(handle, 2, bytes, &offset), wire::StatusCode_INVALID_ARGUMENT);
+  EXPECT_EQ(read(handle + 100, 0, bytes, &offset), wire::StatusCode_NOT_FOUND);
+  ASSERT_EQ(read(handle, 0, bytes, &offset), wire::StatusCode_OK) << LastMessage();
+  const std::string dumped(
+      reinterpret_cast<const char*>(client_segment_->HeapBytes({offset, bytes})->data()), bytes);
+  EXPECT_NE(dumped.find("stablehlo.exponential"), std::string::npos) << dumped;
+  EXPECT_EQ(read(handle, 0, bytes, &offset), wire::StatusCode_NOT_FOUND);
+  EXPECT_NE(LastMessage().find("read already"), std::string::npos) << LastMessage();
+
+  // The program is cached now; a compile for dumps still compiles (and a
+  // plain one hits). Release drops the unread dumps.
+  ASSERT_EQ(compile(false), wire::StatusCode_OK);
+  EXPECT_TRUE((*ipc::VerifyReply(reply_))->body_as_CompileReply()->cache_hit());
+  EXPECT_EQ((*ipc::VerifyReply(reply_))->body_as_CompileReply()->dumps(), nullptr);
+  ASSERT_EQ(compile(true), wire::StatusCode_OK);
+  reply = (*ipc::VerifyReply(reply_))->body_as_CompileReply();
+  EXPECT_FALSE(reply->cache_hit());
+  ASSERT_EQ(reply->dumps()->size(), 2u);
+  const uint64_t second = reply->executable();
+  flatbuffers::FlatBufferBuilder fbb;
+  auto release = wire::CreateReleaseRequest(fbb, second);
+  ASSERT_EQ(Send(fbb, wire::Request_ReleaseRequest, release.Union()), wire::StatusCode_OK);
+  EXPECT_EQ(read(second, 1, bytes, &offset), wire::StatusCode_NOT_FOUND);
 }
 
 }  // namespace

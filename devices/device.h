@@ -10,6 +10,7 @@
 #ifndef JITD_DEVICES_DEVICE_H_
 #define JITD_DEVICES_DEVICE_H_
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -24,6 +25,32 @@
 
 namespace jitd::devices {
 
+// One text a compile produced for its dumps: the program before and after
+// each jit/passes pass ("000-input.mlir", "001-inline.mlir", ...,
+// "optimized.mlir"), and the device's own ("llvm.ll", "asm.s", ...). Names
+// are file names (no '/'), unique within one compile. Plain value.
+struct CompileDump {
+  std::string name;
+  std::string text;
+};
+
+// Options of Device::Compile. Plain value.
+struct CompileOptions {
+  // When set, the device appends its dumps (the pass dumps come from
+  // CompileProgram, devices/compile.h).
+  std::vector<CompileDump>* dumps = nullptr;
+};
+
+// Where the time of one execution went: one row per op (interpreter) or per
+// kernel / library call (compiled devices), summed over its runs. Rows of
+// ops with regions (while, if, case, call) include the time of their
+// bodies, whose ops have rows of their own. Plain value.
+struct ProfileEntry {
+  std::string name;
+  int64_t count = 0;  // runs during this execution
+  int64_t nanos = 0;  // their total wall time
+};
+
 struct ExecuteOptions {
   // Execution fails with DEADLINE_EXCEEDED past this point.
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -35,7 +62,19 @@ struct ExecuteOptions {
   // eval::EvalOptions); unset = those ops fail with UNIMPLEMENTED.
   decltype(eval::EvalOptions::infeed) infeed;
   decltype(eval::EvalOptions::outfeed) outfeed;
+  // When set: cleared, then filled with this execution's profile, the
+  // slowest rows first (see ProfileEntry). Costs a clock read per op or
+  // kernel.
+  std::vector<ProfileEntry>* profile = nullptr;
 };
+
+// Sorts `rows` slowest first (ties by name): the order devices hand a
+// profile back in. Inline: devices/cpu uses it (see ToEvalOptions).
+inline void SortProfile(std::vector<ProfileEntry>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const ProfileEntry& a, const ProfileEntry& b) {
+    return a.nanos != b.nanos ? a.nanos > b.nanos : a.name < b.name;
+  });
+}
 
 // The evaluator options that carry out `options` (deadline, resource fill,
 // infeed/outfeed hooks): for the interpreter and for ops other devices hand
@@ -68,8 +107,15 @@ class Device {
   virtual std::string_view name() const = 0;
   // Verifies `module` and prepares its entry function (@main, or the only
   // public function) for execution.
-  virtual StatusOr<std::unique_ptr<Executable>> Compile(
-      std::shared_ptr<const ir::Module> module) const = 0;
+  virtual StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const ir::Module> module,
+                                                        const CompileOptions& options) const = 0;
+  StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const ir::Module> module) const {
+    return Compile(std::move(module), CompileOptions{});
+  }
+  // The jit/passes pipeline (passes::AddPipeline's spec) that CompileProgram
+  // runs in front of Compile; "" = none (the interpreter evaluates the
+  // program as written).
+  virtual std::string_view pipeline() const { return ""; }
 
   // Bytes from which Deserialize rebuilds `executable` (compiled by this
   // device) without generating code again: what the disk cache stores.

@@ -24,7 +24,8 @@ namespace jitd::ipc {
 // Grows with compatible schema additions (see protocol.fbs).
 // 2: TransferToInfeed / TransferFromOutfeed.
 // 3: PERMISSION_DENIED; ExecuteRequest.resource_seed and .result_data.
-inline constexpr uint32_t kProtocolVersion = 3;
+// 4: CompileOptions.dumps, CompileReply.dumps, ReadDump; ExecuteReply.profile.
+inline constexpr uint32_t kProtocolVersion = 4;
 
 // Verifier limits: a message is small; anything deeper or larger is hostile.
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

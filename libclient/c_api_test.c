@@ -474,6 +474,52 @@ static void test_infeed_outfeed(jitd_client_t* client) {
   jitd_executable_release(exe);
 }
 
+/* Version 6: profiles and dump directories. */
+static void test_profile_and_dumps(jitd_client_t* client, const char* dump_dir) {
+  jitd_compile_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.device = "cpu";
+  options.profile = 1;
+  options.dump_dir = dump_dir;
+  jitd_executable_t* exe = NULL;
+  CHECK_OK(jitd_client_compile(client, kSoftmax, strlen(kSoftmax), &options, &exe));
+  CHECK(jitd_executable_cache_hit(exe) == 0);
+  char path[512];
+  const char* names[] = {"000-input.mlir", "optimized.mlir", "llvm.ll", "asm.s"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+    snprintf(path, sizeof(path), "%s/%s", dump_dir, names[i]);
+    FILE* f = fopen(path, "r");
+    CHECK(f != NULL);
+    fclose(f);
+  }
+  CHECK(jitd_executable_profile_size(exe) == 0); /* no execute yet */
+  const int64_t dims[2] = {2, 4};
+  jitd_buffer_t* arg = NULL;
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, dims, 2, &arg));
+  memcpy(jitd_buffer_data(arg), kInput, sizeof(kInput));
+  jitd_buffer_t* results[1] = {NULL};
+  CHECK_OK(jitd_executable_execute_ex(exe, &arg, 1, results, 1, NULL, NULL));
+  const size_t rows = jitd_executable_profile_size(exe);
+  CHECK(rows > 0);
+  CHECK(jitd_executable_profile_omitted(exe) == 0);
+  uint64_t previous = UINT64_MAX;
+  for (size_t i = 0; i < rows; ++i) {
+    const char* name = NULL;
+    uint64_t count = 0, nanos = 0;
+    CHECK_OK(jitd_executable_profile_row(exe, i, &name, &count, &nanos));
+    CHECK(name != NULL && name[0] != '\0' && count >= 1 && nanos <= previous);
+    previous = nanos;
+  }
+  const char* name = NULL;
+  uint64_t count = 0, nanos = 0;
+  CHECK_CODE(jitd_executable_profile_row(exe, rows, &name, &count, &nanos), JITD_INVALID_ARGUMENT);
+  CHECK_CODE(jitd_executable_profile_row(exe, 0, NULL, &count, &nanos), JITD_INVALID_ARGUMENT);
+  jitd_buffer_destroy(results[0]);
+  jitd_buffer_destroy(arg);
+  jitd_executable_release(exe);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s SOCKET_PATH AUTOSTART_SOCKET_PATH\n", argv[0]);
@@ -492,6 +538,11 @@ int main(int argc, char** argv) {
   test_stats(client);
   test_execute_ex(client);
   test_infeed_outfeed(client);
+  {
+    char dump_dir[512];
+    snprintf(dump_dir, sizeof(dump_dir), "%s.dumps", g_socket);
+    test_profile_and_dumps(client, dump_dir);
+  }
   jitd_client_close(client);
   test_start_daemon_if_missing();
   printf("jitd_c_api_test: all checks passed\n");

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "ipc/fd_passing.h"
@@ -326,11 +328,73 @@ StatusOr<Executable> Client::CompileLocked(std::span<const uint8_t> request, uin
     for (const wire::TensorShape* s : *compiled->results()) out.results.push_back(FromWire(s));
   }
   if (compiled->explain()) out.explain = compiled->explain()->str();
+  if (compiled->dumps()) {
+    for (const wire::DumpInfo* dump : *compiled->dumps()) {
+      out.dumps.emplace_back(dump->name() ? dump->name()->str() : std::string(), dump->bytes());
+    }
+  }
   return out;
 }
 
 StatusOr<Executable> Client::Compile(std::string_view program_text,
                                      const CompileOptions& options) {
+  JITD_ASSIGN_OR_RETURN(Executable executable, CompileText(program_text, options));
+  if (options.dump_dir.empty()) return executable;
+  Status written = WriteDumps(executable, options.dump_dir);
+  if (!written.ok()) {
+    (void)Release(executable.handle);
+    return written;
+  }
+  return executable;
+}
+
+Status Client::WriteDumps(Executable& executable, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgument("dump_dir '" + dir + "': cannot create it: " + ec.message());
+  for (size_t i = 0; i < executable.dumps.size(); ++i) {
+    const auto& [name, bytes] = executable.dumps[i];
+    // The names come from the daemon: never let one leave the directory.
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      return Internal("the daemon sent a dump named '" + name + "'");
+    }
+    JITD_ASSIGN_OR_RETURN(std::string text,
+                          ReadDump(executable.handle, static_cast<uint32_t>(i), bytes));
+    const std::string path = dir + "/" + name;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) return InvalidArgument("dump_dir: cannot write '" + path + "'");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::string> Client::ReadDump(uint64_t executable, uint32_t index, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block, segment_->Allocate(std::max<uint64_t>(bytes, 1)));
+  block.length = bytes;
+  flatbuffers::FlatBufferBuilder fbb(128);
+  wire::HeapRef data(block.offset, block.length);
+  auto body = wire::CreateReadDumpRequest(fbb, executable, index, &data);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_ReadDumpRequest,
+                                                        body.Union()));
+  StatusOr<Reply> reply = CallLocked(request, id);
+  if (!reply.ok()) {
+    // After a timeout the daemon may still write the block: leave it.
+    if (reply.status().code() != StatusCode::kDeadlineExceeded) (void)segment_->Deallocate(block);
+    return reply.status();
+  }
+  StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block);
+  std::string text;
+  if (span.ok()) text.assign(reinterpret_cast<const char*>(span->data()), span->size());
+  (void)segment_->Deallocate(block);
+  if (!span.ok()) return span.status();
+  return text;
+}
+
+StatusOr<Executable> Client::CompileText(std::string_view program_text,
+                                         const CompileOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block,
                         segment_->Allocate(std::max<uint64_t>(program_text.size(), 1)));
@@ -346,7 +410,8 @@ StatusOr<Executable> Client::Compile(std::string_view program_text,
   for (const TensorShape& s : options.argument_shapes) shapes.push_back(ToWire(fbb, s));
   auto shape_vector = options.argument_shapes.empty() ? 0 : fbb.CreateVector(shapes);
   auto compile_options = wire::CreateCompileOptions(fbb, fbb.CreateString(options.device), 0,
-                                                    options.profile);
+                                                    options.profile,
+                                                    options.dumps || !options.dump_dir.empty());
   wire::HeapRef program(block.offset, block.length);
   auto body = wire::CreateCompileRequest(fbb,
                                          options.flatbuffer_module
@@ -471,6 +536,13 @@ StatusOr<Timing> Client::ExecuteLocked(uint64_t executable, std::span<const uint
     timing.execute_micros = t->execute_micros();
     timing.total_micros = t->total_micros();
   }
+  if (executed->profile()) {
+    for (const wire::ProfileRow* row : *executed->profile()) {
+      timing.profile.push_back(
+          {row->name() ? row->name()->str() : std::string(), row->count(), row->nanos()});
+    }
+  }
+  timing.profile_omitted = executed->profile_omitted();
   if (out_handles != nullptr) *out_handles = ipc::ReadVector(executed->results());
   return timing;
 }

@@ -91,7 +91,18 @@ struct ExecuteOptions {
 // Options of Compile. Plain value.
 struct CompileOptions {
   std::string device;                       // empty = the daemon's default
+  // Every execute of the program reports where its time went
+  // (Timing::profile). Part of the cache key.
   bool profile = false;
+  // Ask the daemon for the compile's dumps (devices/compile.h: the program
+  // before and after each pass, "optimized.mlir", the device's LLVM IR and
+  // assembly); Executable::dumps lists them and ReadDump fetches each. Such
+  // a compile always compiles (a cached program has no dumps to give).
+  bool dumps = false;
+  // When non-empty: dumps as above, all read at once and written by this
+  // library as files into this directory (created if missing); the daemon
+  // itself never writes files for clients.
+  std::string dump_dir;
   std::vector<TensorShape> argument_shapes;  // optional; checked by the daemon
   // The program's bytes are a FlatBuffers module (ipc/module.fbs, what the
   // builder makes) instead of StableHLO text.
@@ -107,6 +118,8 @@ struct Executable {
   std::vector<TensorShape> arguments;
   std::vector<TensorShape> results;
   std::string explain;  // on a miss: what differs from the nearest cached entry
+  // With CompileOptions::dumps: the compile's dumps (name, bytes), unread.
+  std::vector<std::pair<std::string, uint64_t>> dumps;
 };
 
 // A buffer in the shared heap. `data` is shared memory: the daemon reads it
@@ -122,6 +135,16 @@ struct Timing {
   uint64_t queue_micros = 0;    // request popped -> execution start (argument copy-in)
   uint64_t execute_micros = 0;  // the device's run
   uint64_t total_micros = 0;    // request popped -> reply built
+  // Programs compiled with CompileOptions::profile: rows (an op, or a kernel
+  // / library call) slowest first, and how many rows the daemon left out to
+  // keep its reply small.
+  struct ProfileRow {
+    std::string name;
+    uint64_t count = 0;
+    uint64_t nanos = 0;
+  };
+  std::vector<ProfileRow> profile;
+  uint64_t profile_omitted = 0;
 };
 
 class Client {
@@ -165,8 +188,11 @@ class Client {
                                             std::span<const TensorShape> result_shapes,
                                             const ExecuteOptions& options,
                                             std::vector<Buffer>* out_results);
-  // Drops an executable handle.
+  // Drops an executable handle (and its unread dumps).
   Status Release(uint64_t executable);
+  // Dump `index` of `executable` (compiled with CompileOptions::dumps). Each
+  // dump can be read once: the daemon drops its copy.
+  StatusOr<std::string> ReadDump(uint64_t executable, uint32_t index, uint64_t bytes);
 
   // Infeed / outfeed (daemon/feed_queues.h). `device` empty = the daemon's
   // default device; one replica (0). TransferToInfeed queues a copy of
@@ -216,6 +242,9 @@ class Client {
   Status FeedLocked(bool infeed, const std::string& device, const TensorShape& shape,
                     ipc::RingHeapRef block, std::chrono::milliseconds timeout);
   StatusOr<Executable> CompileLocked(std::span<const uint8_t> request, uint64_t id);
+  StatusOr<Executable> CompileText(std::string_view program_text, const CompileOptions& options);
+  // Reads every dump of `executable` into files in `dir`.
+  Status WriteDumps(Executable& executable, const std::string& dir);
   StatusOr<Timing> ExecuteLocked(uint64_t executable, std::span<const uint64_t> arguments,
                                  std::span<const uint64_t> results,
                                  std::span<const ipc::RingHeapRef> result_blocks,

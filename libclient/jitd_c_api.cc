@@ -16,6 +16,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
@@ -46,6 +47,10 @@ struct jitd_buffer {
 struct jitd_executable {
   std::shared_ptr<jitd::client::Client> client;  // keeps the connection alive
   jitd::client::Executable executable;
+  // The latest profiled execute's rows (jitd_executable_profile_row).
+  mutable std::mutex profile_mu;
+  std::vector<jitd::client::Timing::ProfileRow> profile;
+  uint64_t profile_omitted = 0;
 };
 
 namespace {
@@ -206,6 +211,32 @@ Status CollectBuffers(const jitd_executable& exe, jitd_buffer_t* const* buffers,
   return Status::Ok();
 }
 
+// Keeps a profiled execute's rows on the executable.
+void KeepProfile(jitd_executable_t& executable, jitd::client::Timing& timing) {
+  if (timing.profile.empty() && timing.profile_omitted == 0) return;
+  std::lock_guard<std::mutex> lock(executable.profile_mu);
+  executable.profile = std::move(timing.profile);
+  executable.profile_omitted = timing.profile_omitted;
+}
+
+// The compile options a C caller set (fields past its struct_size keep
+// their defaults).
+Status FromCCompileOptions(const jitd_compile_options_t* options,
+                           jitd::client::CompileOptions* out) {
+  if (options == nullptr) return Status::Ok();
+  JITD_RETURN_IF_ERROR(CheckStructSize("jitd_compile_options_t", options->struct_size,
+                                       JITD_COMPILE_OPTIONS_STRUCT_SIZE));
+  if (options->device != nullptr) out->device = options->device;
+  if (options->struct_size >= JITD_STRUCT_SIZE(jitd_compile_options_t, profile)) {
+    out->profile = options->profile != 0;
+  }
+  if (options->struct_size >= JITD_STRUCT_SIZE(jitd_compile_options_t, dump_dir) &&
+      options->dump_dir != nullptr) {
+    out->dump_dir = options->dump_dir;
+  }
+  return Status::Ok();
+}
+
 // Fills the fields of `out` (may be NULL) that fit in its struct_size.
 void FillTiming(const jitd::client::Timing& timing, jitd_execute_timing_t* out) {
   if (out == nullptr) return;
@@ -249,7 +280,10 @@ Status NewExecutable(const std::shared_ptr<Client>& client,
   JITD_RETURN_IF_ERROR(compiled.status());
   const uint64_t handle = compiled->handle;
   try {
-    *out_executable = new jitd_executable{client, std::move(compiled).value()};
+    auto* made = new jitd_executable;
+    made->client = client;
+    made->executable = std::move(compiled).value();
+    *out_executable = made;
   } catch (...) {
     (void)client->Release(handle);
     throw;
@@ -364,11 +398,7 @@ jitd_status_t* jitd_client_compile(jitd_client_t* client, const char* text, size
   if (out_executable == nullptr) return Invalid("jitd_client_compile: out_executable is NULL");
   return Guard([&]() -> Status {
     jitd::client::CompileOptions compile_options;
-    if (options != nullptr) {
-      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_compile_options_t", options->struct_size,
-                                           JITD_COMPILE_OPTIONS_STRUCT_SIZE));
-      if (options->device != nullptr) compile_options.device = options->device;
-    }
+    JITD_RETURN_IF_ERROR(FromCCompileOptions(options, &compile_options));
     return NewExecutable(client->client,
                          client->client->Compile(std::string_view(text, length), compile_options),
                          out_executable);
@@ -516,6 +546,7 @@ jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
       for (size_t i = 0; i < num_results; ++i) results[i] = slots[i];
     }
     FillTiming(timing, out_timing_or_null);
+    KeepProfile(*executable, timing);
     return Status::Ok();
   });
 }
@@ -554,6 +585,7 @@ jitd_status_t* jitd_executable_execute_with_deadline(jitd_executable_t* executab
                           executable->client->Execute(executable->executable.handle,
                                                       arg_handles, result_handles, deadline));
     FillTiming(timing, out_timing_or_null);
+    KeepProfile(*executable, timing);
     return Status::Ok();
   });
 }
@@ -659,11 +691,7 @@ jitd_status_t* CompileModuleBytes(jitd_client_t* client, const uint8_t* bytes, s
   return Guard([&]() -> Status {
     jitd::client::CompileOptions compile_options;
     compile_options.flatbuffer_module = true;
-    if (options != nullptr) {
-      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_compile_options_t", options->struct_size,
-                                           JITD_COMPILE_OPTIONS_STRUCT_SIZE));
-      if (options->device != nullptr) compile_options.device = options->device;
-    }
+    JITD_RETURN_IF_ERROR(FromCCompileOptions(options, &compile_options));
     return NewExecutable(
         client->client,
         client->client->Compile(std::string_view(reinterpret_cast<const char*>(bytes), size),
@@ -691,4 +719,36 @@ jitd_status_t* jitd_client_compile_computation(jitd_client_t* client,
   const std::vector<uint8_t>& bytes = computation->computation->module_bytes();
   return CompileModuleBytes(client, bytes.data(), bytes.size(), options, out_executable,
                             "jitd_client_compile_computation");
+}
+
+size_t jitd_executable_profile_size(const jitd_executable_t* executable) {
+  if (executable == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(executable->profile_mu);
+  return executable->profile.size();
+}
+
+jitd_status_t* jitd_executable_profile_row(const jitd_executable_t* executable, size_t index,
+                                           const char** out_name, uint64_t* out_count,
+                                           uint64_t* out_nanos) {
+  if (executable == nullptr) return Invalid("jitd_executable_profile_row: executable is NULL");
+  if (out_name == nullptr || out_count == nullptr || out_nanos == nullptr) {
+    return Invalid("jitd_executable_profile_row: an out parameter is NULL");
+  }
+  std::lock_guard<std::mutex> lock(executable->profile_mu);
+  if (index >= executable->profile.size()) {
+    return Invalid("jitd_executable_profile_row: index " + std::to_string(index) +
+                   " is out of range (the latest profile has " +
+                   std::to_string(executable->profile.size()) + " rows)");
+  }
+  const jitd::client::Timing::ProfileRow& row = executable->profile[index];
+  *out_name = row.name.c_str();
+  *out_count = row.count;
+  *out_nanos = row.nanos;
+  return nullptr;
+}
+
+uint64_t jitd_executable_profile_omitted(const jitd_executable_t* executable) {
+  if (executable == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(executable->profile_mu);
+  return executable->profile_omitted;
 }

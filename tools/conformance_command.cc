@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "devices/compile.h"
 #include "devices/device.h"
 #include "jit/passes/pass_manager.h"
 #include "tools/conformance/runner.h"
@@ -78,8 +79,9 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
                   "Known failures, one file name per line: only others fail the run")
       ->type_name("FILE");
   cmd->add_option("--pipeline", args.pipeline,
-                  "Run compiler passes (`default` or PASS,PASS,...) on every module, verifying "
-                  "after each, before the device compiles it")
+                  "Compiler passes (`default`, PASS,PASS,..., or `none`) run on every module, "
+                  "verifying after each, before the device compiles it; default: the device's "
+                  "own (none for the interpreter, `default` for cpu)")
       ->type_name("PASSES");
   cmd->add_option("PATH", args.paths, "Files, or directories searched for *.mlir")
       ->required();
@@ -108,10 +110,15 @@ int RunConformance(const ConformanceArgs& args) {
   }
   conformance::RunnerOptions options;
   options.jobs = args.jobs;
-  options.pipeline = args.pipeline;
-  if (!options.pipeline.empty()) {
+  if (args.pipeline == "none") {
+    options.pipeline = "";
+  } else if (!args.pipeline.empty()) {
+    options.pipeline = args.pipeline;
+  }
+  const std::string pipeline = devices::EffectivePipeline(**device, {.pipeline = options.pipeline});
+  if (!pipeline.empty()) {
     passes::PassManager probe;
-    if (Status s = passes::AddPipeline(probe, options.pipeline); !s.ok()) {
+    if (Status s = passes::AddPipeline(probe, pipeline); !s.ok()) {
       std::fprintf(stderr, "jitd conformance: --pipeline: %s\n", s.message().c_str());
       return 2;
     }
@@ -161,7 +168,7 @@ int RunConformance(const ConformanceArgs& args) {
     std::printf("%zu failures not in %s\n", unexpected, args.expected_failures_path.c_str());
   }
   std::printf("device %s%s%s, %zu files, %.1f s wall with %d jobs\n", args.device.c_str(),
-              args.pipeline.empty() ? "" : " after passes ", args.pipeline.c_str(), files->size(),
+              pipeline.empty() ? "" : " after passes ", pipeline.c_str(), files->size(),
               wall, args.jobs);
   std::printf("%zu passed, %zu failed, 0 skipped\n", passed, results.size() - passed);
   std::fflush(stdout);

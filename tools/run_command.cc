@@ -17,12 +17,14 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <thread>
 
 #include "base/status.h"
 #include "daemon/server.h"
 #include "daemon/wire_types.h"
+#include "devices/compile.h"
 #include "devices/device.h"
 #include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
@@ -30,6 +32,7 @@
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
 #include "libclient/client.h"
+#include "devices/compile.h"
 #include "devices/cpu/cpu_device.h"
 #include "libclient/launcher.h"
 #include "tools/conformance/checks.h"
@@ -427,6 +430,14 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output_dir, "Write result_<i>.npy files to DIR")
       ->type_name("DIR");
+  cmd->add_option("--dump-dir", args.dump_dir,
+                  "Write the compile's dumps to DIR: the program before (000-input.mlir) and "
+                  "after each compiler pass, optimized.mlir, and the device's LLVM IR and "
+                  "assembly (a compile for dumps always compiles)")
+      ->type_name("DIR");
+  cmd->add_flag("--profile", args.profile,
+                "Print where the execution's time went: per op (interpreter) or per kernel / "
+                "library call (cpu)");
   cmd->add_option("--timeout", args.timeout_seconds, "Seconds the execution may take (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -489,18 +500,62 @@ std::string MicrosText(double micros) {
   return s;
 }
 
+// The profile rows, slowest first, to stderr.
+void PrintProfile(std::span<const devices::ProfileEntry> rows, uint64_t omitted) {
+  constexpr size_t kShown = 40;
+  std::fprintf(stderr, "profile (slowest first; rows of while/if/case include their bodies):\n");
+  for (size_t i = 0; i < rows.size() && i < kShown; ++i) {
+    std::fprintf(stderr, "  %12.3f ms  x%-6lld  %s\n", static_cast<double>(rows[i].nanos) / 1e6,
+                 static_cast<long long>(rows[i].count), rows[i].name.c_str());
+  }
+  const uint64_t more = omitted + (rows.size() > kShown ? rows.size() - kShown : 0);
+  if (more > 0) std::fprintf(stderr, "  (%llu more rows)\n", static_cast<unsigned long long>(more));
+}
+
+Status WriteDumpFiles(const std::string& dir, const std::vector<devices::CompileDump>& dumps) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgument("--dump-dir '" + dir + "': " + ec.message());
+  for (const devices::CompileDump& dump : dumps) {
+    const std::string path = dir + "/" + dump.name;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << dump.text;
+    out.close();
+    if (!out) return InvalidArgument("--dump-dir: cannot write '" + path + "'");
+  }
+  return Status::Ok();
+}
+
 int RunInProcess(const RunArgs& args, const devices::Device& device,
-                 const std::shared_ptr<const ir::Module>& module, const ir::Function& entry,
+                 const std::shared_ptr<ir::Module>& module, const ir::Function& entry,
                  size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
                  Clock::duration parse_time) {
+  // Arguments first: the compiler's passes rewrite the module in place.
+  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
+  if (!arguments.ok()) {
+    PrintError(arguments.status().message());
+    return kExitUsageOrIo;
+  }
+
   // 2. Compile.
   const Clock::time_point compile_start = Clock::now();
-  StatusOr<std::unique_ptr<devices::Executable>> executable = device.Compile(module);
+  std::vector<devices::CompileDump> dumps;
+  devices::ProgramCompileOptions compile_options;
+  if (!args.dump_dir.empty()) compile_options.dumps = &dumps;
+  StatusOr<std::unique_ptr<devices::Executable>> executable =
+      devices::CompileProgram(device, module, compile_options);
   if (!executable.ok()) {
     PrintError(WithFileName(args.path, executable.status().message()));
     return kExitProgram;
   }
   const Clock::duration compile_time = Clock::now() - compile_start;
+  if (!args.dump_dir.empty()) {
+    if (Status written = WriteDumpFiles(args.dump_dir, dumps); !written.ok()) {
+      PrintError(written.message());
+      return kExitUsageOrIo;
+    }
+    std::fprintf(stderr, "dumps: %zu files in %s\n", dumps.size(), args.dump_dir.c_str());
+  }
   if (const auto* cpu = dynamic_cast<const cpu::CpuExecutable*>(executable->get())) {
     const cpu::CpuProgramStats& s = cpu->stats();
     std::fprintf(stderr,
@@ -516,14 +571,7 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
     }
   }
 
-  // 3. Arguments.
-  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
-  if (!arguments.ok()) {
-    PrintError(arguments.status().message());
-    return kExitUsageOrIo;
-  }
-
-  // 4. Execute.
+  // 3. Execute.
   devices::ExecuteOptions options;
   options.resource_fill_seed = args.resource_seed;
   StatusOr<eval::RandomFill> fill = eval::ParseRandomFill(args.resource_fill);
@@ -532,6 +580,8 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
     return kExitUsageOrIo;
   }
   options.resource_fill = *fill;
+  std::vector<devices::ProfileEntry> profile;
+  if (args.profile) options.profile = &profile;
   const Clock::time_point execute_start = Clock::now();
   if (args.timeout_seconds > 0) {
     options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
@@ -544,6 +594,7 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
     PrintError(WithFileName(args.path, TimeoutMessage(args, results.status())));
     return kExitProgram;
   }
+  if (args.profile) PrintProfile(profile, 0);
 
   // 5. Report: the program's own results, then its checks.
   const double execute_us = std::chrono::duration<double, std::micro>(execute_time).count();
@@ -591,6 +642,8 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   }
   client::CompileOptions compile_options;
   compile_options.device = args.device;
+  compile_options.dump_dir = args.dump_dir;
+  compile_options.profile = args.profile;
   for (size_t i = 0; i < arguments->size(); ++i) {
     const eval::RuntimeValue& value = (*arguments)[i];
     if (!value.is_tensor()) {
@@ -677,6 +730,17 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   if (!timing.ok()) {
     PrintError(WithFileName(args.path, TimeoutMessage(args, timing.status())));
     return kExitProgram;
+  }
+  if (!args.dump_dir.empty()) {
+    std::fprintf(stderr, "dumps: %zu files in %s\n", executable->dumps.size(),
+                 args.dump_dir.c_str());
+  }
+  if (args.profile) {
+    std::vector<devices::ProfileEntry> rows;
+    for (const client::Timing::ProfileRow& row : timing->profile) {
+      rows.push_back({row.name, static_cast<int64_t>(row.count), static_cast<int64_t>(row.nanos)});
+    }
+    PrintProfile(rows, timing->profile_omitted);
   }
   std::vector<eval::RuntimeValue> results;
   for (const client::Buffer& buffer : result_buffers) {
@@ -777,12 +841,12 @@ int RunRun(const RunArgs& args) {
     PrintError(WithFileName(args.path, checks.status().message()));
     return kExitProgram;
   }
-  std::shared_ptr<const ir::Module> module = std::move(mutable_module);
   const Clock::duration parse_time = Clock::now() - parse_start;
 
   if (args.in_process) {
-    return RunInProcess(args, *device, module, *entry, num_results, *checks, parse_time);
+    return RunInProcess(args, *device, mutable_module, *entry, num_results, *checks, parse_time);
   }
+  std::shared_ptr<const ir::Module> module = std::move(mutable_module);
   // The source padded with newlines so its lines keep their numbers.
   const int first_line = pieces[module_index].first_line;
   const std::string source_text = std::string(static_cast<size_t>(std::max(first_line - 1, 0)), '\n') +

@@ -39,6 +39,8 @@ struct RunArgs {
   std::string resource_fill = "uniform";  // their distribution (eval::RandomFill)
   std::string output_dir;            // write result_<i>.npy there
   double timeout_seconds = 0;        // execution deadline; 0 = none
+  std::string dump_dir;              // write the compile's dumps there
+  bool profile = false;              // print where the execution's time went
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

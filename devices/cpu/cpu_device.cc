@@ -987,11 +987,18 @@ class CpuExecutableImpl final : public CpuExecutable {
         state.boxed[static_cast<size_t>(p_->arg_refs[i].index)] = boxed_args[i];
       }
     }
-    static const bool profile = std::getenv("JITD_CPU_PROFILE") != nullptr;
+    static const bool profile_to_stderr = std::getenv("JITD_CPU_PROFILE") != nullptr;
     std::map<std::string, std::pair<double, int64_t>> profile_data;
-    if (profile) state.profile = &profile_data;
+    if (profile_to_stderr || options.profile) state.profile = &profile_data;
     Status status = RunSequence(p_->thunks, state);
-    if (profile) {
+    if (options.profile) {
+      options.profile->clear();
+      for (const auto& [label, e] : profile_data) {
+        options.profile->push_back({label, e.second, static_cast<int64_t>(e.first * 1e9)});
+      }
+      devices::SortProfile(*options.profile);
+    }
+    if (profile_to_stderr) {
       std::vector<std::pair<double, std::string>> rows;
       double total = 0;
       for (const auto& [label, e] : profile_data) {
@@ -1050,7 +1057,8 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
 
   // Plans (and with `emit`, generates code for) a verified module.
   StatusOr<std::shared_ptr<Program>> Build(std::shared_ptr<const ir::Module> module,
-                                           const std::string* object) const {
+                                           const std::string* object,
+                                           std::vector<devices::CompileDump>* dumps = nullptr) const {
     const auto start = std::chrono::steady_clock::now();
     auto program = std::make_shared<Program>();
     program->device = shared_from_this();
@@ -1072,9 +1080,15 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
       if (object) {
         JITD_ASSIGN_OR_RETURN(program->code, jit->AddObject(*object, program->kernel_names));
       } else {
+        LlvmDumps llvm_dumps;
         JITD_ASSIGN_OR_RETURN(program->code,
                               jit->AddModule(std::move(llvm_module), std::move(context),
-                                             program->kernel_names));
+                                             program->kernel_names, dumps ? &llvm_dumps : nullptr));
+        if (dumps) {
+          dumps->push_back({"llvm.ll", std::move(llvm_dumps.ir)});
+          dumps->push_back({"llvm.opt.ll", std::move(llvm_dumps.optimized_ir)});
+          dumps->push_back({"asm.s", std::move(llvm_dumps.assembly)});
+        }
       }
     }
     program->stats.llvm_seconds = Seconds(llvm_start);
@@ -1105,9 +1119,10 @@ CpuDevice::~CpuDevice() = default;
 int CpuDevice::num_threads() const { return impl_->pool->num_threads(); }
 
 StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Compile(
-    std::shared_ptr<const ir::Module> module) const {
+    std::shared_ptr<const ir::Module> module, const devices::CompileOptions& options) const {
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
-  JITD_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, impl_->Build(std::move(module), nullptr));
+  JITD_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
+                        impl_->Build(std::move(module), nullptr, options.dumps));
   return std::unique_ptr<devices::Executable>(new CpuExecutableImpl(std::move(program)));
 }
 

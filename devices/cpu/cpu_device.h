@@ -13,6 +13,11 @@
 // All kernels of a program live in ONE LLVM module (one O2 compile).
 // Temporaries share one arena per execution, packed by liveness.
 //
+// Profiles (ExecuteOptions::profile): one row per thunk label ("kernel
+// jitd_k3", "library stablehlo.dot_general", "fallback stablehlo.pad", ...);
+// JITD_CPU_PROFILE=1 in the environment also prints the top rows of every
+// execution to stderr.
+//
 // Thread safety: a CpuDevice may compile from several threads; an executable
 // may run from several threads at once (each run takes its own arena).
 // Lifetime: executables keep their device's JIT and pool alive.
@@ -70,9 +75,15 @@ class CpuDevice final : public devices::Device {
   static StatusOr<std::unique_ptr<CpuDevice>> Create(const CpuDeviceOptions& options = {});
   ~CpuDevice() override;
 
+  using devices::Device::Compile;
   std::string_view name() const override { return "cpu"; }
+  // Dumps (CompileOptions::dumps): "llvm.ll" (as generated), "llvm.opt.ll"
+  // (after O2) and "asm.s" — none for a program without kernels.
   StatusOr<std::unique_ptr<devices::Executable>> Compile(
-      std::shared_ptr<const ir::Module> module) const override;
+      std::shared_ptr<const ir::Module> module,
+      const devices::CompileOptions& options) const override;
+  // jit/passes' default pipeline runs in front of code generation.
+  std::string_view pipeline() const override { return "default"; }
 
   // Bytes that rebuild `executable` (one this device compiled) without code
   // generation: the program text, the host's CPU features and the object

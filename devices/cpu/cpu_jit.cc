@@ -101,27 +101,48 @@ struct CpuJit::State : public llvm::ObjectCache {
   }
   std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
 
-  void Dump(const llvm::Module& m, const std::string& suffix) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(options.dump_dir + "/" + m.getModuleIdentifier() + suffix, ec);
-    if (!ec) m.print(os, nullptr);
+  // Modules whose texts a compile asked for (AddModule's `dumps`), by id.
+  std::mutex dumps_mu;
+  std::map<std::string, LlvmDumps*> dump_requests;
+
+  static std::string Print(const llvm::Module& m) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m.print(os, nullptr);
+    return text;
   }
 
   // The assembly of the optimized module (a copy goes through the target's
   // code generator a second time; only when dumping).
-  void DumpAssembly(const llvm::Module& m) {
+  std::string Assembly(const llvm::Module& m) {
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(options.dump_dir + "/" + m.getModuleIdentifier() + ".s", ec);
-    if (ec) return;
+    llvm::SmallString<0> text;
+    llvm::raw_svector_ostream os(text);
     llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) return;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+      return "; the target cannot emit assembly\n";
+    }
     pm.run(*copy);
+    return std::string(text.str());
+  }
+
+  static void WriteFile(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec) os << text;
   }
 
   void Optimize(llvm::Module& m) {
     std::lock_guard<std::mutex> lock(opt_mu);
-    if (!options.dump_dir.empty()) Dump(m, ".ll");
+    LlvmDumps* requested = nullptr;
+    {
+      std::lock_guard<std::mutex> dumps_lock(dumps_mu);
+      auto it = dump_requests.find(m.getModuleIdentifier());
+      if (it != dump_requests.end()) requested = it->second;
+    }
+    LlvmDumps local;
+    LlvmDumps* dumps = requested ? requested : !options.dump_dir.empty() ? &local : nullptr;
+    if (dumps) dumps->ir = Print(m);
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -150,9 +171,15 @@ struct CpuJit::State : public llvm::ObjectCache {
       std::fprintf(stderr, "cpu jit: optimized %s in %.1f ms\n", m.getModuleIdentifier().c_str(),
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
+    if (dumps) {
+      dumps->optimized_ir = Print(m);
+      dumps->assembly = Assembly(m);
+    }
     if (!options.dump_dir.empty()) {
-      Dump(m, ".opt.ll");
-      DumpAssembly(m);
+      const std::string base = options.dump_dir + "/" + m.getModuleIdentifier();
+      WriteFile(base + ".ll", dumps->ir);
+      WriteFile(base + ".opt.ll", dumps->optimized_ir);
+      WriteFile(base + ".s", dumps->assembly);
     }
   }
 };
@@ -243,10 +270,25 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::Resolve(std::function<void()> release
 
 StatusOr<std::unique_ptr<JitCode>> CpuJit::AddModule(std::unique_ptr<llvm::Module> module,
                                                      std::unique_ptr<llvm::LLVMContext> context,
-                                                     const std::vector<std::string>& symbols) {
+                                                     const std::vector<std::string>& symbols,
+                                                     LlvmDumps* dumps) {
   const uint64_t n = state_->counter.fetch_add(1);
   const std::string id = "jitd_program_" + std::to_string(n);
   module->setModuleIdentifier(id);
+  if (dumps) {
+    std::lock_guard<std::mutex> lock(state_->dumps_mu);
+    state_->dump_requests[id] = dumps;
+  }
+  // Optimisation runs in the lookup below, on this thread (ORC materializes
+  // on lookup); the request is withdrawn whatever happens.
+  struct Withdraw {
+    State* state;
+    const std::string& id;
+    ~Withdraw() {
+      std::lock_guard<std::mutex> lock(state->dumps_mu);
+      state->dump_requests.erase(id);
+    }
+  } withdraw{state_.get(), id};
   auto jd = jit_->createJITDylib(id);
   if (!jd) return FromLlvm(jd.takeError(), "cannot create a JITDylib");
   jd->addToLinkOrder(jit_->getMainJITDylib());

@@ -46,6 +46,14 @@ class JitCode {
   std::string object_;
 };
 
+// One program's LLVM texts, collected by AddModule when asked: the module as
+// generated, after optimisation, and the assembly the JIT compiled it to.
+struct LlvmDumps {
+  std::string ir;
+  std::string optimized_ir;
+  std::string assembly;
+};
+
 struct CpuJitOptions {
   // Written after optimisation when non-empty (the compile option dumps).
   std::string dump_dir;
@@ -64,10 +72,11 @@ class CpuJit {
   std::unique_ptr<llvm::Module> NewModule(const std::string& name, llvm::LLVMContext& context) const;
 
   // Optimizes and compiles `module` (which owns nothing but its context's
-  // use) and resolves `symbols` in order.
+  // use) and resolves `symbols` in order; fills `dumps` when given.
   StatusOr<std::unique_ptr<JitCode>> AddModule(std::unique_ptr<llvm::Module> module,
                                                std::unique_ptr<llvm::LLVMContext> context,
-                                               const std::vector<std::string>& symbols);
+                                               const std::vector<std::string>& symbols,
+                                               LlvmDumps* dumps = nullptr);
   // Links an object file produced by AddModule (JitCode::object) and
   // resolves `symbols`.
   StatusOr<std::unique_ptr<JitCode>> AddObject(const std::string& object,

@@ -13,9 +13,17 @@ class InterpreterExecutable final : public Executable {
 
   StatusOr<std::vector<eval::RuntimeValue>> Execute(
       std::span<const eval::RuntimeValue> args, const ExecuteOptions& options) const override {
-    return eval::EvaluateFunction(*module_, *entry_,
-                                  std::vector<eval::RuntimeValue>(args.begin(), args.end()),
-                                  ToEvalOptions(options));
+    eval::EvalOptions eval_options = ToEvalOptions(options);
+    std::map<std::string, std::pair<int64_t, int64_t>> rows;
+    if (options.profile) eval_options.op_profile = &rows;
+    auto results = eval::EvaluateFunction(
+        *module_, *entry_, std::vector<eval::RuntimeValue>(args.begin(), args.end()), eval_options);
+    if (options.profile) {
+      options.profile->clear();
+      for (const auto& [name, row] : rows) options.profile->push_back({name, row.first, row.second});
+      SortProfile(*options.profile);
+    }
+    return results;
   }
   const std::vector<ir::Type>& argument_types() const override { return entry_->arg_types(); }
   const std::vector<ir::Type>& result_types() const override { return entry_->result_types(); }
@@ -28,7 +36,7 @@ class InterpreterExecutable final : public Executable {
 }  // namespace
 
 StatusOr<std::unique_ptr<Executable>> InterpreterDevice::Compile(
-    std::shared_ptr<const ir::Module> module) const {
+    std::shared_ptr<const ir::Module> module, const CompileOptions&) const {
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
   const ir::Function* entry = module->EntryFunction();
   if (!entry) {

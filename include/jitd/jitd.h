@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 5
+#define JITD_API_VERSION 6
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -200,6 +200,17 @@ typedef struct jitd_compile_options_t {
   size_t struct_size; /* JITD_COMPILE_OPTIONS_STRUCT_SIZE or more */
   /* Device name ("interpreter", ...); NULL or "" = the daemon's default. */
   const char* device;
+  /* Nonzero: every execute of the program reports where its time went (see
+   * jitd_executable_profile_row). Part of the cache key. Since version 6. */
+  int profile;
+  /* Non-NULL and non-empty: the compile's dumps are written as files into
+   * this directory (created if missing) before the call returns: the
+   * program before ("000-input.mlir") and after each compiler pass
+   * ("NNN-<pass>.mlir"), "optimized.mlir", and the device's own (the cpu
+   * device: "llvm.ll", "llvm.opt.ll", "asm.s"). The daemon sends them; this
+   * library writes them. Such a compile always compiles (a cached program
+   * has no dumps). Since version 6. */
+  const char* dump_dir;
 } jitd_compile_options_t;
 #define JITD_COMPILE_OPTIONS_STRUCT_SIZE \
   JITD_STRUCT_SIZE(jitd_compile_options_t, device)
@@ -290,6 +301,20 @@ JITD_API jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable
 /* Drops the executable handle here and in the daemon (the daemon's cache
  * keeps the compiled program); NULL is a no-op. */
 JITD_API void jitd_executable_release(jitd_executable_t* executable);
+
+/* The profile of the latest successful execute of `executable` (compiled
+ * with jitd_compile_options_t.profile): rows slowest first, each an op
+ * (interpreter) or a kernel / library call (cpu) with its runs and their
+ * total nanoseconds. Rows of ops with regions (while, if, ...) include
+ * their bodies. 0 rows when not profiled (or for NULL). *out_name is
+ * borrowed until the next execute of this executable. INVALID_ARGUMENT for
+ * an index out of range. Since version 6. */
+JITD_API size_t jitd_executable_profile_size(const jitd_executable_t* executable);
+JITD_API jitd_status_t* jitd_executable_profile_row(const jitd_executable_t* executable,
+                                                    size_t index, const char** out_name,
+                                                    uint64_t* out_count, uint64_t* out_nanos);
+/* Rows the daemon left out of that profile to keep its reply small. */
+JITD_API uint64_t jitd_executable_profile_omitted(const jitd_executable_t* executable);
 
 /* As jitd_executable_execute, with a deadline for this execution in
  * microseconds (0 = the daemon's default; the daemon cuts it to its

@@ -219,7 +219,16 @@ class Evaluator {
         return out;
       }
       JITD_RETURN_IF_ERROR(CheckDeadline(op));
+      const auto start = options_.op_profile ? std::chrono::steady_clock::now()
+                                             : std::chrono::steady_clock::time_point();
       JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> results, EvalOp(op));
+      if (options_.op_profile) {
+        auto& row = (*options_.op_profile)[std::string(op.name())];
+        ++row.first;
+        row.second += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+      }
       if (results.size() != op.num_results()) {
         return Internal(op.loc().ToString() + ": '" + std::string(op.name()) + "' produced " +
                         std::to_string(results.size()) + " values for " +

@@ -11,9 +11,9 @@
 #include <mutex>
 #include <thread>
 
+#include "devices/compile.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
-#include "jit/passes/pass_manager.h"
 #include "tools/conformance/checks.h"
 
 namespace jitd::conformance {
@@ -83,14 +83,10 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
     return fail(OutcomeForStatus(checks.status(), Outcome::kVerifyError),
                 checks.status().message());
   }
-  if (!options.pipeline.empty()) {
-    passes::PassManager manager;
-    manager.set_verify_each(true);
-    Status s = passes::AddPipeline(manager, options.pipeline);
-    if (s.ok()) s = manager.Run(*module);
-    if (!s.ok()) return fail(Outcome::kVerifyError, "pipeline '" + options.pipeline + "': " + s.message());
-  }
-  auto executable = device.Compile(module);
+  devices::ProgramCompileOptions compile_options;
+  compile_options.pipeline = options.pipeline;
+  compile_options.verify_each = true;
+  auto executable = devices::CompileProgram(device, module, compile_options);
   if (!executable.ok()) {
     return fail(OutcomeForStatus(executable.status(), Outcome::kVerifyError),
                 executable.status().message());

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,11 +43,12 @@ struct CaseResult {
 struct RunnerOptions {
   int jobs = 1;
   double timeout_seconds = 120;  // per case
-  // When set, the compiler passes to run (jit/passes AddPipeline spec:
-  // "default" or "inline,cse,..."), with verification after each, on every
-  // module after its checks are hoisted and before the device compiles it.
-  // A pass failure is reported as a verify failure naming the pass.
-  std::string pipeline;
+  // The compiler passes to run (jit/passes AddPipeline spec: "default",
+  // "inline,cse,...", or "" for none), with verification after each, on every
+  // module after its checks are hoisted, as part of devices::CompileProgram;
+  // unset = the device's own pipeline (what the daemon runs). A pass failure
+  // is reported as a verify failure naming the pass.
+  std::optional<std::string> pipeline;
 };
 
 // Files named directly, and every *.mlir below named directories, sorted.

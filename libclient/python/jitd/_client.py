@@ -14,6 +14,10 @@ daemon frees everything a connection held when it closes.
 
 import ctypes
 import json
+import os
+import re
+import shutil
+import tempfile
 import threading
 import warnings
 
@@ -86,11 +90,55 @@ class _Connection(object):
             self.handle = None
 
 
-def _compile_options_struct(device):
+def _compile_options_struct(device, profile=False, dump_dir=None):
     opts = _lib.CompileOptions()
     opts.struct_size = ctypes.sizeof(_lib.CompileOptions)
     opts.device = device.encode()
+    opts.profile = 1 if profile else 0
+    opts.dump_dir = dump_dir.encode() if dump_dir else None
     return opts
+
+
+# Dump file names (devices/compile.h): "000-input.mlir" is the program as
+# given, "NNN-<pass>.mlir" the program after pass NNN, "optimized.mlir" what
+# the device compiled, and the rest the device's own (LLVM IR, assembly).
+_PASS_DUMP = re.compile(r"^\d{3}-")
+
+
+def _dump_destinations(options):
+    """[(directory, predicate on dump file names)] that `options` asks for."""
+    if options is None:
+        return []
+    wanted = []
+    for field, keep in (
+            ("dump_unoptimized_hlo_proto_to", lambda n: n == "000-input.mlir"),
+            ("dump_per_pass_hlo_proto_to", lambda n: bool(_PASS_DUMP.match(n))),
+            ("dump_optimized_hlo_proto_to", lambda n: not _PASS_DUMP.match(n)),
+            ("dump_dir", lambda n: True)):
+        directory = getattr(options, field, None)
+        if directory:
+            wanted.append((os.fspath(directory), keep))
+    return wanted
+
+
+def _compile_with_options(client, compile_options, compile_fn):
+    """Runs compile_fn(opts_struct) -> executable handle with the C options
+    `compile_options` asks for, then copies the dumps it asked for into
+    their directories."""
+    wanted = _dump_destinations(compile_options)
+    profile = bool(getattr(compile_options, "hlo_profile", False))
+    staging = tempfile.mkdtemp(prefix="jitd-dumps-") if wanted else None
+    try:
+        handle = compile_fn(_compile_options_struct(client.device, profile, staging))
+        for directory, keep in wanted:
+            os.makedirs(directory, exist_ok=True)
+            for name in sorted(os.listdir(staging)):
+                if keep(name):
+                    shutil.copyfile(os.path.join(staging, name), os.path.join(directory, name))
+        return handle
+    finally:
+        if staging:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 class Client(object):
@@ -164,10 +212,13 @@ class Client(object):
         replica_count = _check_compile_options(compile_options)
         if isinstance(text, str):
             text = text.encode("utf-8")
-        exe = ctypes.c_void_p()
-        opts = _compile_options_struct(self.device)
-        _lib.check(_lib.fn("jitd_client_compile")(self._conn.drain(), text, len(text),
-                                                  ctypes.byref(opts), ctypes.byref(exe)))
+
+        def compile_fn(opts):
+            exe = ctypes.c_void_p()
+            _lib.check(_lib.fn("jitd_client_compile")(self._conn.drain(), text, len(text),
+                                                      ctypes.byref(opts), ctypes.byref(exe)))
+            return exe
+        exe = _compile_with_options(self, compile_options, compile_fn)
         executable = LocalExecutable(self, exe, result_is_tuple=None)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
@@ -176,10 +227,13 @@ class Client(object):
     def _compile_computation(self, computation, argument_shapes, compile_options,
                              result_is_tuple):
         replica_count = _check_compile_options(compile_options)
-        exe = ctypes.c_void_p()
-        opts = _compile_options_struct(self.device)
-        _lib.check(_lib.fn("jitd_client_compile_computation")(
-            self._conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
+
+        def compile_fn(opts):
+            exe = ctypes.c_void_p()
+            _lib.check(_lib.fn("jitd_client_compile_computation")(
+                self._conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
+            return exe
+        exe = _compile_with_options(self, compile_options, compile_fn)
         executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
@@ -291,15 +345,26 @@ def compile_stablehlo(text, argument_shapes=(), compile_options=None, client=Non
 
 
 class CompileOptions(object):
-    """xla_client's CompileOptions. jitd has no HLO dumps or HLO profiles:
-    setting a dump_* field or hlo_profile raises JitdNotImplementedError at
-    Compile naming the field. replica_count must be 1."""
+    """xla_client's CompileOptions, mapped to jitd's compile dumps and
+    profiles. The dump_* fields name directories (created if missing) that
+    get StableHLO text (.mlir), not HLO protos:
+      dump_unoptimized_hlo_proto_to: 000-input.mlir, the program as given;
+      dump_per_pass_hlo_proto_to: NNN-<pass>.mlir, the program after each
+        compiler pass (none on the interpreter, which runs no passes);
+      dump_optimized_hlo_proto_to: optimized.mlir, what the device compiled,
+        plus the device's own (cpu: llvm.ll, llvm.opt.ll, asm.s);
+      dump_dir (jitd's): all of them.
+    A compile with dumps always compiles (a cached program has none).
+    hlo_profile: every Execute of the program fills
+    LocalExecutable.last_profile. generate_hlo_graph is not supported
+    (JitdNotImplementedError). replica_count must be 1."""
 
     def __init__(self):
         self.generate_hlo_graph = None
         self.dump_optimized_hlo_proto_to = None
         self.dump_unoptimized_hlo_proto_to = None
         self.dump_per_pass_hlo_proto_to = None
+        self.dump_dir = None
         self.hlo_profile = False
         self.replica_count = 1
 
@@ -307,18 +372,11 @@ class CompileOptions(object):
 def _check_compile_options(options):
     if options is None:
         return 1
-    for field in ("dump_optimized_hlo_proto_to", "dump_unoptimized_hlo_proto_to",
-                  "dump_per_pass_hlo_proto_to", "generate_hlo_graph"):
-        value = getattr(options, field, None)
-        if value:
-            raise JitdNotImplementedError(
-                "CompileOptions.%s=%r: the jitd daemon writes no IR dumps yet (its compile "
-                "request has a dump_dir field that no device honours); unset it"
-                % (field, value))
-    if getattr(options, "hlo_profile", False):
+    value = getattr(options, "generate_hlo_graph", None)
+    if value:
         raise JitdNotImplementedError(
-            "CompileOptions.hlo_profile=True: the jitd daemon reports no per-op profile yet; "
-            "the execute timing (LocalExecutable.last_timing) is what there is")
+            "CompileOptions.generate_hlo_graph=%r: jitd draws no graphs; the dump_* "
+            "fields give the program's text before, during and after compilation" % (value,))
     replicas = getattr(options, "replica_count", 1)
     if replicas is None:
         replicas = 1
@@ -439,6 +497,11 @@ class LocalExecutable(object):
         self._result_is_tuple = (len(self.result_shapes) != 1 if result_is_tuple is None
                                  else result_is_tuple)
         self.last_timing = None
+        # With CompileOptions.hlo_profile: the latest Execute's rows, slowest
+        # first: {"name": op or kernel, "count": runs, "nanos": total time};
+        # rows of while/if/case include their bodies.
+        self.last_profile = None
+        self.last_profile_omitted = 0
         self.replica_count = 1
 
     def __del__(self):
@@ -506,7 +569,21 @@ class LocalExecutable(object):
         self.last_timing = {"queue_micros": timing.queue_micros,
                             "execute_micros": timing.execute_micros,
                             "total_micros": timing.total_micros}
+        self._read_profile()
         return results
+
+    def _read_profile(self):
+        """last_profile from the C executable (compiled with hlo_profile)."""
+        L = _lib.fn
+        rows = []
+        for i in range(L("jitd_executable_profile_size")(self._handle)):
+            name, count, nanos = ctypes.c_char_p(), ctypes.c_uint64(), ctypes.c_uint64()
+            _lib.check(L("jitd_executable_profile_row")(self._handle, i, ctypes.byref(name),
+                                                        ctypes.byref(count), ctypes.byref(nanos)))
+            rows.append({"name": name.value.decode("utf-8", "replace"), "count": count.value,
+                         "nanos": nanos.value})
+        self.last_profile = rows if rows else None
+        self.last_profile_omitted = int(L("jitd_executable_profile_omitted")(self._handle))
 
     def _pack(self, values):
         return tuple(values) if self._result_is_tuple else values[0]

@@ -37,7 +37,8 @@ class ClientOptions(ctypes.Structure):
 
 
 class CompileOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p)]
+    _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p),
+                ("profile", ctypes.c_int), ("dump_dir", ctypes.c_char_p)]
 
 
 class DotDimensionNumbers(ctypes.Structure):
@@ -127,6 +128,11 @@ _CORE = {
                                          ctypes.POINTER(I64P)]),
     "jitd_executable_execute": (P, [P, PP, SZ, PP, SZ, ctypes.POINTER(ExecuteTiming)]),
     "jitd_executable_release": (None, [P]),
+    # Profiles (C API version 6).
+    "jitd_executable_profile_size": (SZ, [P]),
+    "jitd_executable_profile_row": (P, [P, SZ, ctypes.POINTER(S), ctypes.POINTER(U64),
+                                        ctypes.POINTER(U64)]),
+    "jitd_executable_profile_omitted": (U64, [P]),
 }
 
 # Infeed/outfeed and execute deadlines (C API version 3).

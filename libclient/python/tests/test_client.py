@@ -113,23 +113,58 @@ class TestCompileStablehlo(object):
 
 
 class TestCompileOptions(object):
-    @pytest.mark.parametrize("field", ["dump_optimized_hlo_proto_to",
-                                       "dump_unoptimized_hlo_proto_to",
-                                       "dump_per_pass_hlo_proto_to"])
-    def test_dumps_are_refused_by_name(self, client, field):
+    def test_dumps_go_to_the_directories_each_field_names(self, client, tmp_path):
         options = jitd.CompileOptions()
-        setattr(options, field, "/tmp/somewhere")
+        options.dump_unoptimized_hlo_proto_to = str(tmp_path / "unoptimized")
+        options.dump_per_pass_hlo_proto_to = tmp_path / "per_pass"  # a PathLike works too
+        options.dump_optimized_hlo_proto_to = str(tmp_path / "optimized")
+        exe = client.compile_stablehlo(ADD_ONE, compile_options=options)
+        assert not exe.cache_hit  # a compile for dumps always compiles
+        assert_strict(exe.Execute([np.array([1, 2, 3], np.float32)]),
+                      np.array([2, 3, 4], np.float32))
+        assert os.listdir(tmp_path / "unoptimized") == ["000-input.mlir"]
+        text = (tmp_path / "unoptimized" / "000-input.mlir").read_text()
+        assert "stablehlo.add" in text
+        optimized = sorted(os.listdir(tmp_path / "optimized"))
+        assert "optimized.mlir" in optimized
+        per_pass = sorted(os.listdir(tmp_path / "per_pass"))
+        if client.platform == "cpu":
+            # The cpu device runs the compiler passes and generates code.
+            assert per_pass[0] == "000-input.mlir" and per_pass[1] == "001-inline.mlir"
+            assert {"llvm.ll", "llvm.opt.ll", "asm.s"} <= set(optimized)
+        else:
+            assert per_pass == ["000-input.mlir"]  # the interpreter runs no passes
+
+    def test_dump_dir_gets_everything(self, client, tmp_path):
+        options = jitd.CompileOptions()
+        options.dump_dir = str(tmp_path)
+        client.compile_stablehlo(ADD_ONE, compile_options=options)
+        names = set(os.listdir(tmp_path))
+        assert {"000-input.mlir", "optimized.mlir"} <= names
+
+    def test_generate_hlo_graph_is_refused(self, client):
+        options = jitd.CompileOptions()
+        options.generate_hlo_graph = "add"
         with pytest.raises(NotImplementedError) as e:
             client.compile_stablehlo(ADD_ONE, compile_options=options)
-        assert field in str(e.value)
+        assert "generate_hlo_graph" in str(e.value)
         assert e.value.code == jitd.StatusCode.UNIMPLEMENTED
 
-    def test_hlo_profile_is_refused(self, client):
+    def test_hlo_profile_fills_last_profile(self, client):
+        plain = client.compile_stablehlo(ADD_ONE)
+        plain.Execute([np.array([1, 2, 3], np.float32)])
+        assert plain.last_profile is None
         options = jitd.CompileOptions()
         options.hlo_profile = True
-        with pytest.raises(jitd.JitdNotImplementedError) as e:
-            client.compile_stablehlo(ADD_ONE, compile_options=options)
-        assert "hlo_profile" in str(e.value)
+        exe = client.compile_stablehlo(ADD_ONE, compile_options=options)
+        exe.Execute([np.array([1, 2, 3], np.float32)])
+        rows = exe.last_profile
+        assert rows, rows
+        assert all(r["count"] >= 1 and r["name"] for r in rows)
+        assert [r["nanos"] for r in rows] == sorted((r["nanos"] for r in rows), reverse=True)
+        names = " ".join(r["name"] for r in rows)
+        assert ("stablehlo.add" in names) or ("kernel" in names), names
+        assert exe.last_profile_omitted == 0
 
     def test_replica_count(self, client):
         options = jitd.CompileOptions()

@@ -1,0 +1,45 @@
+#include "devices/compile.h"
+
+#include <cstdio>
+
+#include "jit/ir/printer.h"
+#include "jit/ir/verifier.h"
+#include "jit/passes/pass_manager.h"
+
+namespace jitd::devices {
+
+std::string EffectivePipeline(const Device& device, const ProgramCompileOptions& options) {
+  return options.pipeline ? *options.pipeline : std::string(device.pipeline());
+}
+
+StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
+                                                     std::shared_ptr<ir::Module> module,
+                                                     const ProgramCompileOptions& options) {
+  JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
+  const std::string pipeline = EffectivePipeline(device, options);
+  std::vector<CompileDump>* dumps = options.dumps;
+  if (pipeline.empty()) {
+    if (dumps) dumps->push_back({"000-input.mlir", ir::PrintModule(*module)});
+  } else {
+    passes::PassManager manager;
+    manager.set_verify_each(options.verify_each);
+    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, pipeline));
+    if (dumps) {
+      manager.SetDumpHook([dumps](int index, std::string_view pass_name, const ir::Module& m) {
+        char prefix[16];
+        std::snprintf(prefix, sizeof prefix, "%03d-", index);
+        dumps->push_back({prefix + std::string(pass_name) + ".mlir", ir::PrintModule(m)});
+        return Status::Ok();
+      });
+    }
+    if (Status s = manager.Run(*module); !s.ok()) {
+      return Status(s.code(), "compiler pipeline '" + pipeline + "': " + s.message());
+    }
+  }
+  if (dumps) dumps->push_back({"optimized.mlir", ir::PrintModule(*module)});
+  CompileOptions device_options;
+  device_options.dumps = dumps;
+  return device.Compile(std::shared_ptr<const ir::Module>(std::move(module)), device_options);
+}
+
+}  // namespace jitd::devices

@@ -1,0 +1,43 @@
+// CompileProgram: what every compile-cache miss runs — verify, the device's
+// jit/passes pipeline (Device::pipeline, or one the caller names), then the
+// device's code generation — collecting the compile's dumps on request.
+//
+// Dumps, in order: "000-input.mlir" (the program as given), one
+// "NNN-<pass>.mlir" per pass (the program after pass NNN; none when no
+// pipeline runs), "optimized.mlir" (what the device compiles), then the
+// device's own (the cpu device: "llvm.ll", "llvm.opt.ll", "asm.s").
+#ifndef JITD_DEVICES_COMPILE_H_
+#define JITD_DEVICES_COMPILE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "devices/device.h"
+#include "jit/ir/module.h"
+
+namespace jitd::devices {
+
+struct ProgramCompileOptions {
+  // The pipeline (passes::AddPipeline's spec: "default", "inline,cse", or ""
+  // for none); unset = the device's.
+  std::optional<std::string> pipeline;
+  // Re-verify after every pass (a failure names the pass).
+  bool verify_each = false;
+  // Where the dumps go; none when null.
+  std::vector<CompileDump>* dumps = nullptr;
+};
+
+// `module` is rewritten in place by the passes (the executable keeps it).
+StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
+                                                     std::shared_ptr<ir::Module> module,
+                                                     const ProgramCompileOptions& options = {});
+
+// The pipeline CompileProgram runs for `options` on `device`.
+std::string EffectivePipeline(const Device& device, const ProgramCompileOptions& options);
+
+}  // namespace jitd::devices
+
+#endif  // JITD_DEVICES_COMPILE_H_

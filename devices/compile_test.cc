@@ -1,0 +1,146 @@
+#include "devices/compile.h"
+
+#include <gtest/gtest.h>
+
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices {
+namespace {
+
+// A call (inlined by the pipeline), a constant subexpression (folded) and
+// real work for a kernel.
+constexpr std::string_view kProgram = R"(
+func.func private @scale(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %two = stablehlo.constant dense<2.0> : tensor<4xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %c = stablehlo.add %two, %one : tensor<4xf32>
+  %y = stablehlo.multiply %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = func.call @scale(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %t = stablehlo.tanh %r : tensor<4xf32>
+  return %t : tensor<4xf32>
+})";
+
+std::shared_ptr<ir::Module> Parse(std::string_view text) {
+  auto m = frontend::ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return std::shared_ptr<ir::Module>(std::move(m).value());
+}
+
+std::vector<std::string> Names(const std::vector<CompileDump>& dumps) {
+  std::vector<std::string> names;
+  for (const CompileDump& d : dumps) names.push_back(d.name);
+  return names;
+}
+
+std::vector<eval::RuntimeValue> Args() {
+  ir::Literal arg = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {4}));
+  for (int i = 0; i < 4; ++i) arg.SetDouble(i, 0.1 * i);
+  std::vector<eval::RuntimeValue> args;
+  args.emplace_back(std::move(arg));
+  return args;
+}
+
+TEST(CompileProgramTest, InterpreterRunsNoPassesAndDumpsInputAndOutput) {
+  auto device = CreateDevice("interpreter");
+  ASSERT_TRUE(device.ok());
+  std::vector<CompileDump> dumps;
+  auto exe = CompileProgram(**device, Parse(kProgram), {.pipeline = std::nullopt, .dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(Names(dumps), (std::vector<std::string>{"000-input.mlir", "optimized.mlir"}));
+  EXPECT_EQ(dumps[0].text, dumps[1].text);
+  EXPECT_NE(dumps[0].text.find("call @scale"), std::string::npos) << dumps[0].text;
+}
+
+TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
+  auto device = CreateDevice("cpu");
+  ASSERT_TRUE(device.ok());
+  EXPECT_EQ((*device)->pipeline(), "default");
+  std::vector<CompileDump> dumps;
+  auto exe = CompileProgram(**device, Parse(kProgram), {.pipeline = std::nullopt, .dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  const std::vector<std::string> names = Names(dumps);
+  ASSERT_GE(names.size(), 6u);
+  EXPECT_EQ(names[0], "000-input.mlir");
+  EXPECT_EQ(names[1], "001-inline.mlir");
+  // Then one dump per pass, numbered in order, then the device's.
+  const size_t optimized = names.size() - 4;
+  for (size_t i = 1; i < optimized; ++i) {
+    char prefix[8];
+    std::snprintf(prefix, sizeof prefix, "%03zu-", i);
+    EXPECT_EQ(names[i].rfind(prefix, 0), 0u) << names[i];
+  }
+  EXPECT_EQ(names[optimized], "optimized.mlir");
+  EXPECT_EQ(names[optimized + 1], "llvm.ll");
+  EXPECT_EQ(names[optimized + 2], "llvm.opt.ll");
+  EXPECT_EQ(names[optimized + 3], "asm.s");
+  // The passes ran: the call is inlined and 2 + 1 folded.
+  const std::string& final_text = dumps[optimized].text;
+  EXPECT_EQ(final_text.find("call @"), std::string::npos) << final_text;
+  EXPECT_NE(final_text.find("3.000000e+00"), std::string::npos) << final_text;
+  EXPECT_NE(dumps[optimized + 1].text.find("define"), std::string::npos);
+  EXPECT_FALSE(dumps[optimized + 3].text.empty());
+
+  // And the compiled program computes tanh(3x).
+  auto out = (*exe)->Execute(Args(), {});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NEAR((*out)[0].literal().GetDouble(3), std::tanh(3 * 0.3f), 1e-6);
+}
+
+TEST(CompileProgramTest, PipelineOverrideAndBadPipelineName) {
+  auto device = CreateDevice("cpu");
+  ASSERT_TRUE(device.ok());
+  std::vector<CompileDump> dumps;
+  auto exe = CompileProgram(**device, Parse(kProgram), {.pipeline = "", .dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(Names(dumps)[1], "optimized.mlir");
+  EXPECT_NE(dumps[1].text.find("call @"), std::string::npos);
+
+  auto bad = CompileProgram(**device, Parse(kProgram), {.pipeline = "inline,no-such-pass"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no-such-pass"), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(CompileProgramTest, InvalidModuleIsAnErrorBeforeAnyPass) {
+  auto device = CreateDevice("cpu");
+  ASSERT_TRUE(device.ok());
+  auto exe = CompileProgram(**device, Parse(R"(
+func.func @main(%a: tensor<2xi32>) -> tensor<3xi32> {
+  return %a : tensor<2xi32>
+})"));
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().code(), StatusCode::kInvalidArgument) << exe.status().ToString();
+}
+
+// Both devices report where an execution's time went when asked, and only
+// then.
+TEST(CompileProgramTest, ProfilesNameOpsOrKernels) {
+  for (const char* name : {"interpreter", "cpu"}) {
+    SCOPED_TRACE(name);
+    auto device = CreateDevice(name);
+    ASSERT_TRUE(device.ok());
+    auto exe = CompileProgram(**device, Parse(kProgram));
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    std::vector<ProfileEntry> profile = {{"stale", 1, 1}};
+    ExecuteOptions options;
+    options.profile = &profile;
+    auto out = (*exe)->Execute(Args(), options);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_FALSE(profile.empty());
+    bool tanh_or_kernel = false;
+    for (size_t i = 0; i < profile.size(); ++i) {
+      EXPECT_NE(profile[i].name, "stale");
+      EXPECT_GE(profile[i].count, 1);
+      if (i > 0) EXPECT_GE(profile[i - 1].nanos, profile[i].nanos);
+      tanh_or_kernel |= profile[i].name == "stablehlo.tanh" ||
+                        profile[i].name.rfind("kernel ", 0) == 0;
+    }
+    EXPECT_TRUE(tanh_or_kernel) << profile[0].name;
+  }
+}
+
+}  // namespace
+}  // namespace jitd::devices

@@ -21,8 +21,11 @@ reports each; the fastest is the figure to compare with:
 
 Run with Debian's python (torch 1.13):
   /usr/bin/python3 bench/peers/models_peer.py [--repeats 30] [--threads 1 2]
-Prints one line per (model, variant, threads): median milliseconds per
-inference after warm-up, and the min.
+Prints one line per (model, variant, threads): median and min wall-clock
+milliseconds per inference after warm-up, and the median process CPU time
+(all threads). Set OPENBLAS_NUM_THREADS (and OPENBLAS_CORETYPE) as for
+jitd_models_bench: torch's matmuls and convolutions here go through the
+same Debian OpenBLAS.
 """
 import argparse
 import copy
@@ -169,18 +172,23 @@ def to_channels_last(model):
 # ---------------------------------------------------------------- timing
 
 def median_ms(fn, repeats, warmup):
+    """Median and min wall-clock ms per call, and the median process CPU ms
+    (all threads: on a loaded machine the 1-thread CPU time is the steadier
+    figure)."""
     for _ in range(warmup):
         fn()
-    times = []
+    times, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times), min(times)
+        cpu.append((time.process_time() - start_cpu) * 1e3)
+    return statistics.median(times), min(times), statistics.median(cpu)
 
 
-def report(name, threads, med, low):
-    print(f"torch {name:42s} threads:{threads}  median {med:9.2f} ms  min {low:9.2f} ms", flush=True)
+def report(name, threads, med, low, cpu):
+    print(f"torch {name:42s} threads:{threads}  median {med:9.2f} ms  min {low:9.2f} ms  "
+          f"cpu median {cpu:9.2f} ms", flush=True)
 
 
 def main():

@@ -11,6 +11,15 @@
 //                           time is the median over every 10th corpus file
 //   compile/corpus_median_with_kernels   the same among the files that
 //                           generate code (the others compile in µs)
+//   pad/{kernel/threads:N,fallback,memcpy_floor}   4096x4096 f32 padded by
+//                           one on every side: the compiled kernel, the
+//                           interpreter's op as the FallbackThunk ran it
+//                           before (operands copied into literals,
+//                           eval::EvaluateOp, result copied out), and a
+//                           memcpy of the result's bytes
+//   dynamic_update_slice/{kernel/threads:N,fallback,memcpy_floor}   a
+//                           1024x1024 update into 4096x4096 f32 at runtime
+//                           starts (the result is a full copy + update)
 // Bytes per second count bytes read + written, as STREAM does.
 // Reproduce: see BENCHMARKS.md.
 #include <benchmark/benchmark.h>
@@ -28,6 +37,7 @@
 #include <vector>
 
 #include "devices/cpu/cpu_device.h"
+#include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
 
@@ -242,6 +252,124 @@ void BM_CompileCorpusMedianWithKernels(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileCorpusMedianWithKernels)->Name("compile/corpus_median_with_kernels")
     ->Unit(benchmark::kMillisecond);
+
+// ---- pad and dynamic_update_slice: kernel vs the fallback path ------------
+
+const char* kPad = R"(
+func.func @main(%x: tensor<4096x4096xf32>, %p: tensor<f32>) -> tensor<4098x4098xf32> {
+  %0 = stablehlo.pad %x, %p, low = [1, 1], high = [1, 1], interior = [0, 0] : (tensor<4096x4096xf32>, tensor<f32>) -> tensor<4098x4098xf32>
+  return %0 : tensor<4098x4098xf32>
+}
+)";
+
+const char* kDynamicUpdateSlice = R"(
+func.func @main(%x: tensor<4096x4096xf32>, %u: tensor<1024x1024xf32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<4096x4096xf32> {
+  %0 = stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<4096x4096xf32>, tensor<1024x1024xf32>, tensor<i32>, tensor<i32>) -> tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
+}
+)";
+
+constexpr int64_t kSide = 4096;
+constexpr int64_t kPadBytes = kSide * kSide * 4 + (kSide + 2) * (kSide + 2) * 4;
+constexpr int64_t kDusBytes = 2 * kSide * kSide * 4 + 1024 * 1024 * 4;
+
+// The program's arguments: random f32 tensors, start indices 1000 and 2000.
+std::vector<std::vector<uint8_t>> ProgramArgs(const cpu::CpuExecutable& exe) {
+  std::vector<std::vector<uint8_t>> args;
+  for (size_t i = 0; i < exe.argument_types().size(); ++i) {
+    const ir::Type& t = exe.argument_types()[i];
+    std::vector<uint8_t> bytes(static_cast<size_t>(t.byte_size()));
+    if (t.dtype() == ir::DType::kF32) {
+      const std::vector<float> f = RandomFloats(t.num_elements(), 10 + static_cast<unsigned>(i));
+      std::memcpy(bytes.data(), f.data(), bytes.size());
+    } else {
+      const int32_t start = i == 2 ? 1000 : 2000;
+      std::memcpy(bytes.data(), &start, 4);
+    }
+    args.push_back(std::move(bytes));
+  }
+  return args;
+}
+
+void RunKernel(benchmark::State& state, const char* text, int64_t bytes_per_run) {
+  auto device = MakeDevice(static_cast<int>(state.range(0)));
+  auto exe = device ? CompileCpu(*device, text) : nullptr;
+  if (!exe || exe->stats().fallback_ops != 0 || exe->stats().kernels != 1) {
+    state.SkipWithError("compile failed or not one kernel");
+    return;
+  }
+  const std::vector<std::vector<uint8_t>> args = ProgramArgs(*exe);
+  std::vector<uint8_t> out(static_cast<size_t>(exe->result_types()[0].byte_size()));
+  std::vector<const void*> arg_ptrs;
+  for (const auto& a : args) arg_ptrs.push_back(a.data());
+  void* results[] = {out.data()};
+  for (auto _ : state) {
+    Status s = exe->Run(arg_ptrs, results, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * bytes_per_run);
+}
+
+// What FallbackThunk does for the program's one op: each operand's bytes
+// copied into a literal, eval::EvaluateOp, the result copied into the
+// output buffer.
+void RunFallback(benchmark::State& state, const char* text, int64_t bytes_per_run) {
+  auto module = Parse(text);
+  auto device = MakeDevice(1);
+  auto exe = device && module ? CompileCpu(*device, text) : nullptr;
+  if (!exe) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  const ir::Op* op = module->EntryFunction()->entry()->ops().front().get();
+  const std::vector<std::vector<uint8_t>> args = ProgramArgs(*exe);
+  std::vector<const ir::Value*> values(op->operands().begin(), op->operands().end());
+  std::vector<uint8_t> out(static_cast<size_t>(op->result(0)->type().byte_size()));
+  for (auto _ : state) {
+    std::vector<eval::RuntimeValue> bindings;
+    for (size_t i = 0; i < values.size(); ++i) {
+      bindings.emplace_back(*ir::Literal::FromBytes(values[i]->type(), args[i]));
+    }
+    auto result = eval::EvaluateOp(*module, *op, values, bindings);
+    if (!result.ok()) {
+      state.SkipWithError(result.status().message().c_str());
+      return;
+    }
+    std::memcpy(out.data(), (*result)[0].literal().bytes().data(), out.size());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * bytes_per_run);
+}
+
+// The floor: one memcpy of the result's bytes (reads + writes them once).
+void RunMemcpyFloor(benchmark::State& state, int64_t result_bytes) {
+  std::vector<uint8_t> src(static_cast<size_t>(result_bytes), 1), dst(static_cast<size_t>(result_bytes), 0);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), dst.size());
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * result_bytes);
+}
+
+void BM_PadKernel(benchmark::State& state) { RunKernel(state, kPad, kPadBytes); }
+BENCHMARK(BM_PadKernel)->Name("pad/kernel")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_PadFallback(benchmark::State& state) { RunFallback(state, kPad, kPadBytes); }
+BENCHMARK(BM_PadFallback)->Name("pad/fallback")->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_PadFloor(benchmark::State& state) { RunMemcpyFloor(state, (kSide + 2) * (kSide + 2) * 4); }
+BENCHMARK(BM_PadFloor)->Name("pad/memcpy_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_DusKernel(benchmark::State& state) { RunKernel(state, kDynamicUpdateSlice, kDusBytes); }
+BENCHMARK(BM_DusKernel)->Name("dynamic_update_slice/kernel")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_DusFallback(benchmark::State& state) { RunFallback(state, kDynamicUpdateSlice, kDusBytes); }
+BENCHMARK(BM_DusFallback)->Name("dynamic_update_slice/fallback")->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_DusFloor(benchmark::State& state) { RunMemcpyFloor(state, kSide * kSide * 4); }
+BENCHMARK(BM_DusFloor)->Name("dynamic_update_slice/memcpy_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace jitd

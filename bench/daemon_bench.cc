@@ -213,6 +213,55 @@ double TimeMicros(const std::function<void()>& f) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
+// y = a + b over n f32 on the cpu device through the daemon: what a large
+// execute costs beyond the arithmetic. Counters: p50 of the round trip, the
+// daemon's own execute time (Timing::execute_micros), and the floor of moving
+// the bytes once — a + b + y through memcpy, measured in the same loop.
+void BM_ExecuteLarge(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const std::string text = "func.func public @main(%a: tensor<" + std::to_string(n) +
+                           "xf32>, %b: tensor<" + std::to_string(n) + "xf32>) -> tensor<" +
+                           std::to_string(n) + "xf32> {\n  %0 = stablehlo.add %a, %b : tensor<" +
+                           std::to_string(n) + "xf32>\n  return %0 : tensor<" + std::to_string(n) +
+                           "xf32>\n}\n";
+  std::unique_ptr<Client> c = Connect();
+  client::CompileOptions options;
+  options.device = "cpu";
+  StatusOr<client::Executable> e = c->Compile(text, options);
+  if (!e.ok()) Die("compile: " + e.status().ToString());
+  client::TensorShape shape{wire::ElementType_F32, {n}};
+  std::vector<uint64_t> args, results;
+  for (int i = 0; i < 3; ++i) {
+    StatusOr<client::Buffer> b = c->AllocateBuffer(shape);
+    if (!b.ok()) Die("buffer: " + b.status().ToString());
+    std::memset(b->data.data(), 0, b->data.size());
+    (i < 2 ? args : results).push_back(b->handle);
+  }
+  std::vector<float> src_a(static_cast<size_t>(n), 1.f), src_b(static_cast<size_t>(n), 2.f),
+      dst(static_cast<size_t>(n));
+  std::vector<double> micros, daemon_micros, floor_micros;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    StatusOr<client::Timing> t = c->Execute(e->handle, args, results);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    if (!t.ok()) Die("execute: " + t.status().ToString());
+    micros.push_back(us);
+    daemon_micros.push_back(static_cast<double>(t->execute_micros));
+    state.SetIterationTime(us * 1e-6);
+    floor_micros.push_back(TimeMicros([&] {
+      std::memcpy(dst.data(), src_a.data(), dst.size() * sizeof(float));
+      std::memcpy(dst.data(), src_b.data(), dst.size() * sizeof(float));
+      std::memcpy(src_a.data(), dst.data(), dst.size() * sizeof(float));
+    }));
+  }
+  state.counters["p50_us"] = Percentile(micros, 0.50);
+  state.counters["device_p50_us"] = Percentile(daemon_micros, 0.50);
+  state.counters["memcpy3_p50_us"] = Percentile(floor_micros, 0.50);
+  state.counters["MB"] = static_cast<double>(n) * 4 / 1e6;
+}
+BENCHMARK(BM_ExecuteLarge)->Name("execute/cpu_add_f32")->Arg(1 << 10)->Arg(1 << 16)
+    ->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Iterations(60);
+
 // state.range(0): 0 = tiny program, 1 = pt_bert.mlir; state.range(1):
 // 0 = the interpreter (compile = parse + verify), 1 = the CPU JIT (compile =
 // parse, plan, LLVM codegen).

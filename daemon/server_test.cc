@@ -384,6 +384,68 @@ TEST_F(ServerTest, ResourceSeedFillsDenseResources) {
   EXPECT_NE(*a, *c);
 }
 
+// The cpu device runs on private copies of the shared buffers (no literals):
+// several arguments and results of other sizes, an empty tensor, results in
+// registered buffers and library-allocated ones, and repeated runs that reuse
+// the copies with other sizes.
+TEST_F(ServerTest, CpuExecutesOnBufferCopies) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  constexpr char kProgram[] = R"(
+func.func @main(%a: tensor<5xf32>, %b: tensor<0xi32>, %c: tensor<2x3xi64>)
+    -> (tensor<5xf32>, tensor<3x2xi64>, tensor<0xi32>) {
+  %0 = stablehlo.multiply %a, %a : tensor<5xf32>
+  %1 = stablehlo.transpose %c, dims = [1, 0] : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  return %0, %1, %b : tensor<5xf32>, tensor<3x2xi64>, tensor<0xi32>
+})";
+  client::CompileOptions options;
+  options.device = "cpu";
+  auto exe = (*client)->Compile(kProgram, options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<uint64_t> args;
+  std::vector<client::Buffer> arg_buffers;
+  for (const client::TensorShape& shape : exe->arguments) {
+    auto b = (*client)->AllocateBuffer(shape);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    args.push_back(b->handle);
+    arg_buffers.push_back(*b);
+  }
+  for (int round = 0; round < 3; ++round) {
+    const float a[5] = {1.f + round, 2, 3, 4, 5};
+    std::memcpy(arg_buffers[0].data.data(), a, sizeof(a));
+    const int64_t c[6] = {0, 1, 2, 3, 4, 5 + round};
+    std::memcpy(arg_buffers[2].data.data(), c, sizeof(c));
+    std::vector<client::Buffer> results;
+    auto timing = (*client)->ExecuteAllocatingResults(exe->handle, args, exe->results, {}, &results);
+    ASSERT_TRUE(timing.ok()) << timing.status().ToString();
+    ASSERT_EQ(results.size(), 3u);
+    float squares[5];
+    std::memcpy(squares, results[0].data.data(), sizeof(squares));
+    EXPECT_EQ(squares[0], (1.f + round) * (1.f + round));
+    EXPECT_EQ(squares[4], 25.f);
+    int64_t t[6];
+    std::memcpy(t, results[1].data.data(), sizeof(t));
+    EXPECT_EQ(t[0], 0);
+    EXPECT_EQ(t[1], 3);
+    EXPECT_EQ(t[5], 5 + round);
+    EXPECT_EQ(results[2].data.size(), 0u);
+    for (const client::Buffer& r : results) EXPECT_TRUE((*client)->DestroyBuffer(r.handle).ok());
+  }
+  // The same client, a program of other sizes: the copies grow.
+  auto big = (*client)->Compile(testing::kSoftmax, options);
+  ASSERT_TRUE(big.ok()) << big.status().ToString();
+  auto arg = (*client)->AllocateBuffer(big->arguments[0]);
+  auto out = (*client)->AllocateBuffer(big->results[0]);
+  ASSERT_TRUE(arg.ok() && out.ok());
+  std::memcpy(arg->data.data(), testing::kSoftmaxInput, sizeof(testing::kSoftmaxInput));
+  const uint64_t big_args[] = {arg->handle};
+  const uint64_t big_outs[] = {out->handle};
+  ASSERT_TRUE((*client)->Execute(big->handle, big_args, big_outs).ok());
+  float result[8];
+  std::memcpy(result, out->data.data(), sizeof(result));
+  EXPECT_NEAR(result[3], 0.6439143f, 1e-5);
+}
+
 // CompileOptions::dump_dir: the daemon sends the dumps, this library writes
 // the files; the cpu device's include every pass, LLVM IR and assembly.
 TEST_F(ServerTest, DumpDirGetsEveryDumpOfACpuCompile) {

@@ -556,6 +556,16 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   }
   std::vector<eval::RuntimeValue>& args = args_;
   args.clear();
+  // Executables that run on raw buffers (the cpu device) get the arguments
+  // copied into daemon-private scratch and write their results there: one
+  // memcpy each way and no allocation per call. Private because the client
+  // may write its shared memory at any time, and a program must not see its
+  // inputs (indices, sort keys) change under it.
+  const bool on_buffers = program.executable->runs_on_buffers();
+  if (on_buffers) {
+    scratch_ptrs_.assign(num_args + num_outputs, nullptr);
+    if (scratch_.size() < num_args + num_outputs) scratch_.resize(num_args + num_outputs);
+  }
   for (size_t i = 0; i < num_args; ++i) {
     auto it = buffers_.find(ipc::ReadVectorElement(*execute->arguments(), i));
     if (it == buffers_.end()) {
@@ -566,6 +576,14 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
       return Reply(id, InvalidArgument("Execute: argument " + std::to_string(i) + " must be " +
                                        program.argument_types[i].ToString() +
                                        ", its buffer is " + it->second.type.ToString()));
+    }
+    if (on_buffers) {
+      StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(it->second.ref);
+      if (!bytes.ok()) return Reply(id, Internal("Execute: " + bytes.status().message()));
+      uint8_t* copy = scratch_[i].Reserve(bytes->size());
+      if (!bytes->empty()) std::memcpy(copy, bytes->data(), bytes->size());
+      scratch_ptrs_[i] = copy;
+      continue;
     }
     StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(it->second.ref);
     if (!bytes.ok()) return Reply(id, Internal("Execute: " + bytes.status().message()));
@@ -618,27 +636,47 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   if (program.profile) options.profile = &profile_;
   const Clock::time_point run_start = Clock::now();
   options.deadline = run_start + budget;
-  StatusOr<std::vector<eval::RuntimeValue>> results = program.executable->Execute(args, options);
+  StatusOr<std::vector<eval::RuntimeValue>> results = std::vector<eval::RuntimeValue>();
+  Status run_status;
+  if (on_buffers) {
+    for (size_t j = 0; j < num_outputs; ++j) {
+      scratch_ptrs_[num_args + j] = scratch_[num_args + j].Reserve(outputs[j].length);
+    }
+    run_status = program.executable->Run(
+        std::span<const void* const>(scratch_ptrs_.data(), num_args),
+        std::span<void* const>(scratch_ptrs_.data() + num_args, num_outputs), options);
+  } else {
+    results = program.executable->Execute(args, options);
+    run_status = results.status();
+  }
   const Clock::time_point run_end = Clock::now();
   turn.reset();
   args.clear();
   BumpSingleWriter(counters_->execute_micros, Micros(run_end - run_start));
-  instance_->CountExecute(results.ok());
-  if (!results.ok()) {
-    if (quota_bound && results.status().code() == StatusCode::kDeadlineExceeded) {
+  instance_->CountExecute(run_status.ok());
+  if (!run_status.ok()) {
+    if (quota_bound && run_status.code() == StatusCode::kDeadlineExceeded) {
       return Reply(id, Status(StatusCode::kDeadlineExceeded,
                               "Execute: ran past this client's execution time limit "
                               "(max_execute_time) of " +
                                   std::to_string(options_.max_execute_time.count()) +
-                                  " ms: " + results.status().message()));
+                                  " ms: " + run_status.message()));
     }
-    return Reply(id, results.status());
+    return Reply(id, run_status);
   }
-  if (results->size() != num_outputs) {
+  for (size_t j = 0; on_buffers && j < num_outputs; ++j) {
+    StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(outputs[j]);
+    if (!out.ok()) {
+      return Reply(id, Internal("Execute: result buffer " + std::to_string(j) +
+                                " is out of the heap"));
+    }
+    if (!out->empty()) std::memcpy(out->data(), scratch_ptrs_[num_args + j], out->size());
+  }
+  if (!on_buffers && results->size() != num_outputs) {
     return Reply(id, Internal("Execute: the program produced " + std::to_string(results->size()) +
                               " results"));
   }
-  for (size_t i = 0; i < num_outputs; ++i) {
+  for (size_t i = 0; !on_buffers && i < num_outputs; ++i) {
     const eval::RuntimeValue& value = (*results)[i];
     if (!value.is_tensor() || !(value.literal().type() == program.result_types[i])) {
       return Reply(id, Internal("Execute: result " + std::to_string(i) + " has type " +

@@ -24,10 +24,12 @@
 #ifndef JITD_DAEMON_SESSION_H_
 #define JITD_DAEMON_SESSION_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -171,6 +173,27 @@ class Session {
   flatbuffers::FlatBufferBuilder fbb_{1024};
   std::vector<uint8_t> aligned_;  // scratch for misaligned messages
   std::vector<eval::RuntimeValue> args_;  // scratch for Execute's arguments
+  // Private copies of arguments and results for executables that run on
+  // raw buffers, reused across executes (grown, never shrunk: at most what
+  // this client's buffers hold, max_buffer_bytes).
+  struct ScratchBuffer {
+    struct Free {
+      void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
+    };
+    std::unique_ptr<uint8_t[], Free> data;
+    size_t capacity = 0;
+    // At least `bytes` (64-byte aligned; contents unspecified).
+    uint8_t* Reserve(size_t bytes) {
+      if (bytes > capacity || !data) {
+        data.reset(static_cast<uint8_t*>(::operator new[](std::max<size_t>(bytes, 64),
+                                                          std::align_val_t(64))));
+        capacity = std::max<size_t>(bytes, 64);
+      }
+      return data.get();
+    }
+  };
+  std::vector<ScratchBuffer> scratch_;
+  std::vector<void*> scratch_ptrs_;
   const std::shared_ptr<ClientCounters> counters_;
   // This client's key at the execute gate: its pid once known, else a key
   // of its own (session ids with the top bit set never collide with pids).

@@ -66,22 +66,26 @@ TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
   EXPECT_EQ(names[0], "000-input.mlir");
   EXPECT_EQ(names[1], "001-inline.mlir");
   // Then one dump per pass, numbered in order, then the device's.
-  const size_t optimized = names.size() - 4;
+  const size_t optimized = names.size() - 5;
   for (size_t i = 1; i < optimized; ++i) {
     char prefix[8];
     std::snprintf(prefix, sizeof prefix, "%03zu-", i);
     EXPECT_EQ(names[i].rfind(prefix, 0), 0u) << names[i];
   }
   EXPECT_EQ(names[optimized], "optimized.mlir");
-  EXPECT_EQ(names[optimized + 1], "llvm.ll");
-  EXPECT_EQ(names[optimized + 2], "llvm.opt.ll");
-  EXPECT_EQ(names[optimized + 3], "asm.s");
+  EXPECT_EQ(names[optimized + 1], "kernels.txt");
+  EXPECT_EQ(names[optimized + 2], "llvm.ll");
+  EXPECT_EQ(names[optimized + 3], "llvm.opt.ll");
+  EXPECT_EQ(names[optimized + 4], "asm.s");
+  // Each kernel with the ops it computes and where its root is.
+  EXPECT_NE(dumps[optimized + 1].text.find("jitd_k0 tanh <- multiply @"), std::string::npos)
+      << dumps[optimized + 1].text;
   // The passes ran: the call is inlined and 2 + 1 folded.
   const std::string& final_text = dumps[optimized].text;
   EXPECT_EQ(final_text.find("call @"), std::string::npos) << final_text;
   EXPECT_NE(final_text.find("3.000000e+00"), std::string::npos) << final_text;
-  EXPECT_NE(dumps[optimized + 1].text.find("define"), std::string::npos);
-  EXPECT_FALSE(dumps[optimized + 3].text.empty());
+  EXPECT_NE(dumps[optimized + 2].text.find("define"), std::string::npos);
+  EXPECT_FALSE(dumps[optimized + 4].text.empty());
 
   // And the compiled program computes tanh(3x).
   auto out = (*exe)->Execute(Args(), {});
@@ -136,7 +140,7 @@ TEST(CompileProgramTest, ProfilesNameOpsOrKernels) {
       EXPECT_GE(profile[i].count, 1);
       if (i > 0) EXPECT_GE(profile[i - 1].nanos, profile[i].nanos);
       tanh_or_kernel |= profile[i].name == "stablehlo.tanh" ||
-                        profile[i].name.rfind("kernel ", 0) == 0;
+                        profile[i].name.rfind("kernel jitd_k0 tanh <- multiply @", 0) == 0;
     }
     EXPECT_TRUE(tanh_or_kernel) << profile[0].name;
   }

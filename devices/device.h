@@ -96,6 +96,17 @@ class Executable {
   // Runs the entry function. Arguments and results are host values.
   virtual StatusOr<std::vector<eval::RuntimeValue>> Execute(
       std::span<const eval::RuntimeValue> args, const ExecuteOptions& options) const = 0;
+  // Whether Run works: the executable computes on dense buffers directly
+  // (all arguments and results are tensors, and the device can).
+  virtual bool runs_on_buffers() const { return false; }
+  // Runs the entry function on raw buffers: args[i] holds argument i's dense
+  // row-major bytes, results[j] receives result j's (sized by
+  // result_types()); results must not overlap arguments or each other. No
+  // copies in or out. UNIMPLEMENTED unless runs_on_buffers().
+  virtual Status Run(std::span<const void* const> args, std::span<void* const> results,
+                     const ExecuteOptions& options) const {
+    return Unimplemented("this executable does not run on raw buffers");
+  }
   // The entry function's signature.
   virtual const std::vector<ir::Type>& argument_types() const = 0;
   virtual const std::vector<ir::Type>& result_types() const = 0;

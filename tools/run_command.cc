@@ -31,6 +31,7 @@
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/pass_manager.h"
 #include "libclient/client.h"
 #include "devices/compile.h"
 #include "devices/cpu/cpu_device.h"
@@ -435,6 +436,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                   "after each compiler pass, optimized.mlir, and the device's LLVM IR and "
                   "assembly (a compile for dumps always compiles)")
       ->type_name("DIR");
+  cmd->add_option("--pipeline", args.pipeline,
+                  "With --in-process: the compiler passes to run (`default`, PASS,PASS,..., or "
+                  "`none`) instead of the device's own")
+      ->type_name("PASSES");
   cmd->add_flag("--profile", args.profile,
                 "Print where the execution's time went: per op (interpreter) or per kernel / "
                 "library call (cpu)");
@@ -542,6 +547,11 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   std::vector<devices::CompileDump> dumps;
   devices::ProgramCompileOptions compile_options;
   if (!args.dump_dir.empty()) compile_options.dumps = &dumps;
+  if (args.pipeline == "none") {
+    compile_options.pipeline = "";
+  } else if (!args.pipeline.empty()) {
+    compile_options.pipeline = args.pipeline;
+  }
   StatusOr<std::unique_ptr<devices::Executable>> executable =
       devices::CompileProgram(device, module, compile_options);
   if (!executable.ok()) {
@@ -779,6 +789,17 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
 }  // namespace
 
 int RunRun(const RunArgs& args) {
+  if (!args.pipeline.empty() && !args.in_process) {
+    PrintError("--pipeline needs --in-process (the daemon runs each device's own pipeline)");
+    return kExitUsageOrIo;
+  }
+  if (!args.pipeline.empty() && args.pipeline != "none") {
+    passes::PassManager probe;
+    if (Status s = passes::AddPipeline(probe, args.pipeline); !s.ok()) {
+      PrintError("--pipeline: " + s.message());
+      return kExitUsageOrIo;
+    }
+  }
   std::unique_ptr<devices::Device> device;  // --in-process only
   if (!args.in_process && args.resource_fill != "uniform") {
     PrintError("--resource-fill=" + args.resource_fill +

@@ -41,6 +41,7 @@ struct RunArgs {
   double timeout_seconds = 0;        // execution deadline; 0 = none
   std::string dump_dir;              // write the compile's dumps there
   bool profile = false;              // print where the execution's time went
+  std::string pipeline;              // --in-process: passes instead of the device's
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

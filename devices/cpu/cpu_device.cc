@@ -133,6 +133,9 @@ struct Program {
   std::vector<BufferRef> result_refs;
   ThunkSequence thunks;
   std::vector<std::string> kernel_names;
+  // Per kernel: the ops it computes (of its first use), for profiles and
+  // the "kernels.txt" dump.
+  std::vector<std::string> kernel_descriptions;
   CpuProgramStats stats;
 
   // Arenas of finished runs, reused (first touch of fresh pages is costly).
@@ -157,6 +160,27 @@ void* ExecState::Ptr(BufferRef r) const {
     }
     default: return nullptr;
   }
+}
+
+// "reduce <- exponential, subtract @12:5": the root op, the other ops the
+// kernel computes (distinct, in order, constants left out) and where the root
+// is in the source.
+std::string DescribeKernel(const codegen::KernelSpec& spec) {
+  auto short_name = [](const ir::Op& op) {
+    std::string name(op.name());
+    if (name.rfind("stablehlo.", 0) == 0) name.erase(0, 10);
+    return name;
+  };
+  std::string out = short_name(*spec.root);
+  std::vector<std::string> others;
+  for (const ir::Op* op : spec.fused) {
+    if (op == spec.root || op->code() == ir::OpCode::kConstant) continue;
+    std::string name = short_name(*op);
+    if (std::find(others.begin(), others.end(), name) == others.end()) others.push_back(name);
+  }
+  for (size_t i = 0; i < others.size(); ++i) out += (i == 0 ? " <- " : ", ") + others[i];
+  if (spec.root->loc().line != 0) out += " @" + spec.root->loc().ToString();
+  return out;
 }
 
 // ---- Thunks -----------------------------------------------------------------
@@ -682,6 +706,7 @@ class Planner {
       }
       it->second = {p_.kernel_names.size(), info};
       p_.kernel_names.push_back(spec.name);
+      p_.kernel_descriptions.push_back(DescribeKernel(spec));
     }
     const auto& [kernel, info] = it->second;
     const int64_t min_chunk =
@@ -950,6 +975,16 @@ class CpuExecutableImpl final : public CpuExecutable {
     return results;
   }
 
+  bool runs_on_buffers() const override {
+    for (const ir::Type& t : argument_types()) {
+      if (!t.is_tensor()) return false;
+    }
+    for (const ir::Type& t : result_types()) {
+      if (!t.is_tensor()) return false;
+    }
+    return true;
+  }
+
   Status Run(std::span<const void* const> args, std::span<void* const> results,
              const ExecuteOptions& options) const override {
     for (const ir::Type& t : argument_types()) {
@@ -995,6 +1030,13 @@ class CpuExecutableImpl final : public CpuExecutable {
       options.profile->clear();
       for (const auto& [label, e] : profile_data) {
         options.profile->push_back({label, e.second, static_cast<int64_t>(e.first * 1e9)});
+      }
+      // "kernel jitd_k3" -> "kernel jitd_k3 reduce <- exponential, ... @12:5".
+      for (devices::ProfileEntry& row : *options.profile) {
+        constexpr std::string_view kKernel = "kernel jitd_k";
+        if (row.name.rfind(kKernel, 0) != 0) continue;
+        const size_t k = static_cast<size_t>(std::atoll(row.name.c_str() + kKernel.size()));
+        if (k < p_->kernel_descriptions.size()) row.name += " " + p_->kernel_descriptions[k];
       }
       devices::SortProfile(*options.profile);
     }
@@ -1073,6 +1115,13 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     Planner planner(*program, object ? nullptr : llvm_module.get());
     JITD_RETURN_IF_ERROR(planner.Plan());
     JITD_RETURN_IF_ERROR(MaterializeConstants(*program));
+    if (dumps) {
+      std::string listing;
+      for (size_t k = 0; k < program->kernel_names.size(); ++k) {
+        listing += program->kernel_names[k] + " " + program->kernel_descriptions[k] + "\n";
+      }
+      dumps->push_back({"kernels.txt", std::move(listing)});
+    }
     program->stats.unique_kernels = static_cast<int64_t>(program->kernel_names.size());
     program->stats.codegen_seconds = Seconds(start);
     const auto llvm_start = std::chrono::steady_clock::now();

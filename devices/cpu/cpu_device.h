@@ -65,8 +65,8 @@ class CpuExecutable : public devices::Executable {
   // receives result j's (sized by result_types()); results must not overlap
   // arguments or each other. Only for programs whose arguments and results
   // are all tensors. Zero copies on the way in and out.
-  virtual Status Run(std::span<const void* const> args, std::span<void* const> results,
-                     const devices::ExecuteOptions& options) const = 0;
+  Status Run(std::span<const void* const> args, std::span<void* const> results,
+             const devices::ExecuteOptions& options) const override = 0;
   virtual const CpuProgramStats& stats() const = 0;
 };
 
@@ -77,7 +77,8 @@ class CpuDevice final : public devices::Device {
 
   using devices::Device::Compile;
   std::string_view name() const override { return "cpu"; }
-  // Dumps (CompileOptions::dumps): "llvm.ll" (as generated), "llvm.opt.ll"
+  // Dumps (CompileOptions::dumps): "kernels.txt" (each kernel with the ops
+  // it computes), "llvm.ll" (as generated), "llvm.opt.ll"
   // (after O2) and "asm.s" — none for a program without kernels.
   StatusOr<std::unique_ptr<devices::Executable>> Compile(
       std::shared_ptr<const ir::Module> module,

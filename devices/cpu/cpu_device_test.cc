@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <complex>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -245,8 +248,8 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
 
 TEST(CpuDeviceTest, ControlFlowAndFallback) {
   // A loop whose body swaps two state values and calls a function; then a
-  // sort (the runtime library), a concatenate (a kernel) and a pad (the
-  // interpreter fallback: no kernel emitter for it yet).
+  // sort (the runtime library), a concatenate and a pad (kernels) and a
+  // reduce_precision (the interpreter fallback: no kernel emitter for it).
   const std::string text = R"(
 func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -275,7 +278,8 @@ func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10
   %cat = stablehlo.concatenate %sorted, %r#2, dim = 0 : (tensor<5xf32>, tensor<5xf32>) -> tensor<10xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %pad = stablehlo.pad %sel, %zero, low = [1], high = [2], interior = [1] : (tensor<5xf32>, tensor<f32>) -> tensor<12xf32>
-  return %r#0, %cat, %pad, %sel : tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>
+  %rp = stablehlo.reduce_precision %pad, format = e5m2 : tensor<12xf32>
+  return %r#0, %cat, %rp, %sel : tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>
 }
 func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   %0 = stablehlo.add %v, %v : tensor<5xf32>
@@ -287,7 +291,7 @@ func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   auto exe = Device().Compile(Parse(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
-  EXPECT_EQ(stats.fallback_ops, 1);  // the pad
+  EXPECT_EQ(stats.fallback_ops, 1);  // the reduce_precision
   EXPECT_EQ(stats.library_ops, 1);   // the sort
   EXPECT_GE(stats.control_ops, 3);   // while, call, if
 }
@@ -393,6 +397,354 @@ TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
                                                   RuntimeValue(Floats(ir::DType::kF32, {1, 2, 3}))},
                         {});
   EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+}
+
+
+// ---- pad, dynamic_slice, dynamic_update_slice and converts into f16/bf16
+// as kernels (no fallback), bit for bit against the interpreter.
+
+const CpuProgramStats& StatsOf(const std::string& text) {
+  static std::vector<std::unique_ptr<devices::Executable>>* keep =
+      new std::vector<std::unique_ptr<devices::Executable>>();
+  auto exe = Device().Compile(Parse(text));
+  EXPECT_TRUE(exe.ok()) << exe.status().message();
+  keep->push_back(std::move(*exe));
+  return static_cast<const CpuExecutable&>(*keep->back()).stats();
+}
+
+ir::Literal Shaped(ir::Literal lit, std::vector<int64_t> dims) {
+  return *ir::Literal::FromBytes(ir::Type::Tensor(lit.dtype(), std::move(dims)),
+                                 std::vector<uint8_t>(lit.bytes().begin(), lit.bytes().end()));
+}
+
+ir::Literal ScalarInt(ir::DType t, int64_t v) {
+  ir::Literal lit = *ir::Literal::Create(ir::Type::Scalar(t));
+  lit.SetBits(0, static_cast<uint64_t>(v));  // the low bits: ui64 max from -1
+  return lit;
+}
+
+TEST(CpuDeviceTest, PadIsAFusedIndexMap) {
+  // Negative edge padding (dropping elements), interior padding, both at
+  // once, an exp producer and a multiply consumer fused into the pads.
+  const std::string text = R"(
+func.func @main(%x: tensor<3x4xf32>, %p: tensor<f32>) -> (tensor<8x6xf32>, tensor<2x9xf32>, tensor<2xi8>, tensor<4x3xf32>, tensor<0x4xf32>) {
+  %e = stablehlo.exponential %x : tensor<3x4xf32>
+  %0 = stablehlo.pad %e, %p, low = [1, -2], high = [2, 1], interior = [1, 1] : (tensor<3x4xf32>, tensor<f32>) -> tensor<8x6xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<8x6xf32>
+  %2 = stablehlo.pad %x, %p, low = [-1, 3], high = [0, -4], interior = [0, 2] : (tensor<3x4xf32>, tensor<f32>) -> tensor<2x9xf32>
+  %c = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi8>
+  %m = stablehlo.constant dense<-5> : tensor<i8>
+  %3 = stablehlo.pad %c, %m, low = [-3], high = [2], interior = [0] : (tensor<3xi8>, tensor<i8>) -> tensor<2xi8>
+  %z = stablehlo.constant dense<0.0> : tensor<0x3xf32>
+  %4 = stablehlo.pad %z, %p, low = [1, 0], high = [3, 0], interior = [5, 0] : (tensor<0x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+  %5 = stablehlo.pad %x, %p, low = [-2, 0], high = [-1, 0], interior = [0, 0] : (tensor<3x4xf32>, tensor<f32>) -> tensor<0x4xf32>
+  return %1, %2, %3, %4, %5 : tensor<8x6xf32>, tensor<2x9xf32>, tensor<2xi8>, tensor<4x3xf32>, tensor<0x4xf32>
+}
+)";
+  std::vector<double> x;
+  for (int i = 0; i < 12; ++i) x.push_back(0.3 * i - 1.7);
+  ExpectLikeInterpreter(text, {RuntimeValue(Shaped(Floats(ir::DType::kF32, x), {3, 4})),
+                               RuntimeValue(Shaped(Floats(ir::DType::kF32, {-9.5}), {}))});
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  EXPECT_EQ(stats.kernels, 5);  // exp and multiply fused into the first pad
+}
+
+std::string DynamicSlices(const std::string& it) {
+  const std::string s = "tensor<" + it + ">";
+  return R"(
+func.func @main(%x: tensor<4x5xi32>, %u: tensor<2x3xi32>, %i: )" + s + ", %j: " + s + R"() -> (tensor<2x3xi32>, tensor<4x5xi32>, tensor<0x5xi32>, tensor<4x5xi32>, tensor<4x5xi32>) {
+  %0 = stablehlo.dynamic_slice %x, %i, %j, sizes = [2, 3] : (tensor<4x5xi32>, )" + s + ", " + s + R"() -> tensor<2x3xi32>
+  %1 = stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<4x5xi32>, tensor<2x3xi32>, )" + s + ", " + s + R"() -> tensor<4x5xi32>
+  %2 = stablehlo.dynamic_slice %x, %i, %j, sizes = [0, 5] : (tensor<4x5xi32>, )" + s + ", " + s + R"() -> tensor<0x5xi32>
+  %e = stablehlo.constant dense<0> : tensor<0x2xi32>
+  %3 = stablehlo.dynamic_update_slice %x, %e, %i, %j : (tensor<4x5xi32>, tensor<0x2xi32>, )" + s + ", " + s + R"() -> tensor<4x5xi32>
+  %n = stablehlo.negate %u : tensor<2x3xi32>
+  %4 = stablehlo.dynamic_update_slice %x, %n, %j, %i : (tensor<4x5xi32>, tensor<2x3xi32>, )" + s + ", " + s + R"() -> tensor<4x5xi32>
+  %5 = stablehlo.add %4, %x : tensor<4x5xi32>
+  return %0, %1, %2, %3, %5 : tensor<2x3xi32>, tensor<4x5xi32>, tensor<0x5xi32>, tensor<4x5xi32>, tensor<4x5xi32>
+}
+)";
+}
+
+TEST(CpuDeviceTest, DynamicSlicesClampStartsOfEveryIndexType) {
+  std::vector<int64_t> x, u;
+  for (int i = 0; i < 20; ++i) x.push_back(i + 100);
+  for (int i = 0; i < 6; ++i) u.push_back(-i - 1);
+  const RuntimeValue xv(Shaped(Ints(ir::DType::kS32, x), {4, 5}));
+  const RuntimeValue uv(Shaped(Ints(ir::DType::kS32, u), {2, 3}));
+  const std::vector<std::pair<const char*, ir::DType>> types = {
+      {"i8", ir::DType::kS8},  {"i16", ir::DType::kS16}, {"i32", ir::DType::kS32}, {"i64", ir::DType::kS64},
+      {"ui8", ir::DType::kU8}, {"ui16", ir::DType::kU16}, {"ui32", ir::DType::kU32}, {"ui64", ir::DType::kU64}};
+  // In range, negative (huge when unsigned), past the end, the extremes.
+  const std::vector<std::pair<int64_t, int64_t>> starts = {
+      {1, 2}, {0, 0}, {2, 2}, {-1, 1}, {3, -7}, {100, 200}, {-128, 127},
+      {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}, {-1, -1}};
+  for (const auto& [name, t] : types) {
+    SCOPED_TRACE(name);
+    const std::string text = DynamicSlices(name);
+    const CpuProgramStats& stats = StatsOf(text);
+    EXPECT_EQ(stats.fallback_ops, 0);
+    EXPECT_EQ(stats.kernels, 5);  // negate and add fused into the last update
+    for (const auto& [i, j] : starts) {
+      SCOPED_TRACE(std::to_string(i) + ", " + std::to_string(j));
+      ExpectLikeInterpreter(text, {xv, uv, RuntimeValue(ScalarInt(t, i)), RuntimeValue(ScalarInt(t, j))});
+    }
+  }
+}
+
+TEST(CpuDeviceTest, ConvertIntoHalfTypesRoundsOnce) {
+  // Values where rounding through f32 first (double rounding) differs from
+  // one rounding: 1 + 2^-11 + 2^-40 is just above an f16 tie, f32 drops
+  // the 2^-40 and makes it a tie (which goes to even, 1.0). Likewise for
+  // bf16 (1 + 2^-8 + 2^-30) and for integers above 2^24 into bf16.
+  const double nan = std::nan(""), inf = INFINITY;
+  const std::vector<double> f = {1 + 0x1p-11 + 0x1p-40, -(1 + 0x1p-11 + 0x1p-40), 1 + 0x1p-8 + 0x1p-30,
+                                 -(1 + 0x1p-8 + 0x1p-30), 1 + 0x1p-11, 65519.99, 65520, 1e300, -1e300,
+                                 nan, -nan, inf, -inf, 0x1p-25, 0x1p-25 + 0x1p-60, -0x1p-25 - 0x1p-70,
+                                 1e-320, -0.0, 0x1p-133 + 0x1p-150, 3.4028235677973366e38, 1.0 / 3};
+  const int64_t n = static_cast<int64_t>(f.size());
+  const std::vector<int64_t> ints = {16842753, -16842753, (int64_t{1} << 24) + (int64_t{1} << 16),
+                                     65519, 65520, -65520, 2049, 2051,
+                                     std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                                     -1, 0, (int64_t{1} << 40) + (int64_t{1} << 32) + 1,
+                                     std::numeric_limits<int32_t>::min(), 0x7FFFFFFF, 0x00FFFFFF,
+                                     0x01000003, 0x7F7FFFFF, 0x12345678, 1 << 30, -3};
+  const int64_t m = static_cast<int64_t>(ints.size());
+  const std::string fn = std::to_string(n), im = std::to_string(m);
+  const std::string text = R"(
+func.func @main(%x: tensor<)" + fn + R"(xf64>, %i: tensor<)" + im + R"(xi64>) -> (tensor<)" + fn + R"(xf16>, tensor<)" + fn + R"(xbf16>, tensor<)" + im + R"(xf16>, tensor<)" + im + R"(xbf16>, tensor<)" + im + R"(xbf16>, tensor<)" + im + R"(xbf16>, tensor<)" + im + R"(xf16>, tensor<)" + fn + R"(xbf16>) {
+  %0 = stablehlo.convert %x : (tensor<)" + fn + R"(xf64>) -> tensor<)" + fn + R"(xf16>
+  %1 = stablehlo.convert %x : (tensor<)" + fn + R"(xf64>) -> tensor<)" + fn + R"(xbf16>
+  %2 = stablehlo.convert %i : (tensor<)" + im + R"(xi64>) -> tensor<)" + im + R"(xf16>
+  %3 = stablehlo.convert %i : (tensor<)" + im + R"(xi64>) -> tensor<)" + im + R"(xbf16>
+  %i32 = stablehlo.convert %i : (tensor<)" + im + R"(xi64>) -> tensor<)" + im + R"(xi32>
+  %4 = stablehlo.convert %i32 : (tensor<)" + im + R"(xi32>) -> tensor<)" + im + R"(xbf16>
+  %u64 = stablehlo.convert %i : (tensor<)" + im + R"(xi64>) -> tensor<)" + im + R"(xui64>
+  %5 = stablehlo.convert %u64 : (tensor<)" + im + R"(xui64>) -> tensor<)" + im + R"(xbf16>
+  %u32 = stablehlo.convert %i : (tensor<)" + im + R"(xi64>) -> tensor<)" + im + R"(xui32>
+  %6 = stablehlo.convert %u32 : (tensor<)" + im + R"(xui32>) -> tensor<)" + im + R"(xf16>
+  %h = stablehlo.convert %x : (tensor<)" + fn + R"(xf64>) -> tensor<)" + fn + R"(xf32>
+  %7 = stablehlo.convert %h : (tensor<)" + fn + R"(xf32>) -> tensor<)" + fn + R"(xbf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<)" + fn + R"(xf16>, tensor<)" + fn + R"(xbf16>, tensor<)" + im + R"(xf16>, tensor<)" + im + R"(xbf16>, tensor<)" + im + R"(xbf16>, tensor<)" + im + R"(xbf16>, tensor<)" + im + R"(xf16>, tensor<)" + fn + R"(xbf16>
+}
+)";
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  const std::vector<RuntimeValue> args = {RuntimeValue(Floats(ir::DType::kF64, f)),
+                                          RuntimeValue(Ints(ir::DType::kS64, ints))};
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> got = RunOn(Device(), text, args);
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    // Exact bits, NaN included (both write the canonical quiet NaN).
+    for (int64_t e = 0; e < got[r].literal().num_elements(); ++e) {
+      EXPECT_EQ(got[r].literal().GetBits(e), want[r].literal().GetBits(e)) << "result " << r << " element " << e;
+    }
+  }
+  // Independent of the interpreter: the correctly rounded bits.
+  EXPECT_EQ(got[0].literal().GetBits(0), 0x3C01u);  // f16 1 + 2^-10
+  EXPECT_EQ(got[1].literal().GetBits(2), 0x3F81u);  // bf16 1 + 2^-7
+  EXPECT_EQ(got[3].literal().GetBits(0), 0x4B81u);  // bf16 2^24 + 2^17
+  EXPECT_EQ(got[4].literal().GetBits(0), 0x4B81u);
+  EXPECT_EQ(got[0].literal().GetBits(9), 0x7E00u);  // canonical NaN
+}
+
+
+TEST(CpuDeviceTest, WideRowsTakeTheVectorizedPadAndUpdatePaths) {
+  // Rows long enough for the vectorized loops (masked loads at the edges
+  // of the operand / update window), odd sizes for the remainder loops.
+  const std::string text = R"(
+func.func @main(%x: tensor<5x67xf32>, %u: tensor<3x37xf32>, %i: tensor<ui32>, %j: tensor<ui32>) -> (tensor<7x73xf32>, tensor<5x67xf32>, tensor<5x133xf32>) {
+  %p = stablehlo.constant dense<-2.5> : tensor<f32>
+  %0 = stablehlo.pad %x, %p, low = [1, -3], high = [1, 9], interior = [0, 0] : (tensor<5x67xf32>, tensor<f32>) -> tensor<7x73xf32>
+  %1 = stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<5x67xf32>, tensor<3x37xf32>, tensor<ui32>, tensor<ui32>) -> tensor<5x67xf32>
+  %2 = stablehlo.pad %x, %p, low = [0, 0], high = [0, 0], interior = [0, 1] : (tensor<5x67xf32>, tensor<f32>) -> tensor<5x133xf32>
+  return %0, %1, %2 : tensor<7x73xf32>, tensor<5x67xf32>, tensor<5x133xf32>
+}
+)";
+  std::vector<double> x, u;
+  for (int k = 0; k < 5 * 67; ++k) x.push_back(std::sin(k * 0.37));
+  for (int k = 0; k < 3 * 37; ++k) u.push_back(100 + k);
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  for (const auto& [i, j] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 13}, {2, 30}, {7, 31}, {3, -4}}) {
+    SCOPED_TRACE(std::to_string(i) + ", " + std::to_string(j));
+    ExpectLikeInterpreter(text, {RuntimeValue(Shaped(Floats(ir::DType::kF32, x), {5, 67})),
+                                 RuntimeValue(Shaped(Floats(ir::DType::kF32, u), {3, 37})),
+                                 RuntimeValue(ScalarInt(ir::DType::kU32, i)), RuntimeValue(ScalarInt(ir::DType::kU32, j))});
+  }
+}
+
+
+TEST(CpuDeviceTest, ComplexElementwiseKernelsMatchTheInterpreterBitForBit) {
+  // add / subtract / negate / real / imag / complex / convert / select and
+  // index maps (pad, dynamic_update_slice, broadcast, reverse) on
+  // complex<f32> and complex<f64>, fused; edge values: -0, inf, overflow of
+  // the sum, subnormals, values that round when narrowed to complex<f32>.
+  const std::string text = R"(
+func.func @main(%a: tensor<8xf64>, %b: tensor<8xf64>, %k: tensor<i32>, %p: tensor<8xi1>) -> (tensor<8xcomplex<f64>>, tensor<8xcomplex<f32>>, tensor<8xf32>, tensor<8xf64>, tensor<11xcomplex<f32>>, tensor<8xcomplex<f64>>, tensor<8xi32>, tensor<8xbf16>, tensor<8xcomplex<f32>>) {
+  %z = stablehlo.complex %a, %b : tensor<8xcomplex<f64>>
+  %w = stablehlo.complex %b, %a : tensor<8xcomplex<f64>>
+  %s = stablehlo.add %z, %w : tensor<8xcomplex<f64>>
+  %d = stablehlo.subtract %s, %z : tensor<8xcomplex<f64>>
+  %n = stablehlo.negate %d : tensor<8xcomplex<f64>>
+  %c = stablehlo.convert %n : (tensor<8xcomplex<f64>>) -> tensor<8xcomplex<f32>>
+  %c2 = stablehlo.add %c, %c : tensor<8xcomplex<f32>>
+  %re = stablehlo.real %c2 : (tensor<8xcomplex<f32>>) -> tensor<8xf32>
+  %im = stablehlo.imag %z : (tensor<8xcomplex<f64>>) -> tensor<8xf64>
+  %pv = stablehlo.constant dense<(1.5, -2.0)> : tensor<complex<f32>>
+  %pad = stablehlo.pad %c2, %pv, low = [2], high = [1], interior = [0] : (tensor<8xcomplex<f32>>, tensor<complex<f32>>) -> tensor<11xcomplex<f32>>
+  %u = stablehlo.slice %w [0:3] : (tensor<8xcomplex<f64>>) -> tensor<3xcomplex<f64>>
+  %dus = stablehlo.dynamic_update_slice %z, %u, %k : (tensor<8xcomplex<f64>>, tensor<3xcomplex<f64>>, tensor<i32>) -> tensor<8xcomplex<f64>>
+  %toi = stablehlo.convert %z : (tensor<8xcomplex<f64>>) -> tensor<8xi32>
+  %tob = stablehlo.convert %z : (tensor<8xcomplex<f64>>) -> tensor<8xbf16>
+  %fc = stablehlo.convert %re : (tensor<8xf32>) -> tensor<8xcomplex<f32>>
+  %rv = stablehlo.reverse %c, dims = [0] : tensor<8xcomplex<f32>>
+  %sel = stablehlo.select %p, %fc, %rv : tensor<8xi1>, tensor<8xcomplex<f32>>
+  return %s, %c, %re, %im, %pad, %dus, %toi, %tob, %sel : tensor<8xcomplex<f64>>, tensor<8xcomplex<f32>>, tensor<8xf32>, tensor<8xf64>, tensor<11xcomplex<f32>>, tensor<8xcomplex<f64>>, tensor<8xi32>, tensor<8xbf16>, tensor<8xcomplex<f32>>
+}
+)";
+  const double inf = INFINITY;
+  const std::vector<double> a = {1.0 / 3, -0.0, inf, 1e308, 4.9e-324, 3.4028235677973366e38, -7.25, 1e-40};
+  const std::vector<double> b = {2.0 / 3, 0.0, -1.0, 1e308, -4.9e-324, 1 + 0x1p-30, 1e10, -3e9};
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  for (int64_t k : {0, 3, 7, -2}) {
+    SCOPED_TRACE(k);
+    const std::vector<RuntimeValue> args = {
+        RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+        RuntimeValue(ScalarInt(ir::DType::kS32, k)),
+        RuntimeValue(Ints(ir::DType::kPred, {1, 0, 1, 1, 0, 0, 1, 0}))};
+    devices::InterpreterDevice interpreter;
+    const std::vector<RuntimeValue> got = RunOn(Device(), text, args);
+    const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t r = 0; r < got.size(); ++r) {
+      // Bytes equal; the one NaN (inf - inf) is the same default NaN on
+      // both, computed in the same IEEE operation.
+      const auto x = got[r].literal().bytes(), y = want[r].literal().bytes();
+      EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << "result " << r;
+    }
+  }
+}
+
+
+TEST(CpuDeviceTest, PadAndDynamicSliceFuseIntoReductions) {
+  // The guarded reads of pad / dynamic_update_slice inside a reduce's
+  // nested loops, and a dynamic_slice producer of a reduce.
+  const std::string text = R"(
+func.func @main(%x: tensor<3x5xf32>, %u: tensor<2x2xf32>, %i: tensor<i64>) -> (tensor<7xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = stablehlo.pad %x, %one, low = [2, -1], high = [2, 3], interior = [0, 1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<7x11xf32>
+  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [1] : (tensor<7x11xf32>, tensor<f32>) -> tensor<7xf32>
+  %d = stablehlo.dynamic_update_slice %x, %u, %i, %i : (tensor<3x5xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>) -> tensor<3x5xf32>
+  %1 = stablehlo.reduce(%d init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>
+  %s = stablehlo.dynamic_slice %x, %i, %i, sizes = [3, 2] : (tensor<3x5xf32>, tensor<i64>, tensor<i64>) -> tensor<3x2xf32>
+  %2 = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [1] : (tensor<3x2xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0, %1, %2 : tensor<7xf32>, tensor<3xf32>, tensor<3xf32>
+}
+)";
+  std::vector<double> x;
+  for (int k = 0; k < 15; ++k) x.push_back(std::cos(k * 1.3) * 10);
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  EXPECT_EQ(stats.kernels, 3);  // each producer inside its reduce
+  for (int64_t i : {0, 1, 4, -3}) {
+    SCOPED_TRACE(i);
+    ExpectLikeInterpreter(text, {RuntimeValue(Shaped(Floats(ir::DType::kF32, x), {3, 5})),
+                                 RuntimeValue(Shaped(Floats(ir::DType::kF32, {100, 200, -300, 400}), {2, 2})),
+                                 RuntimeValue(ScalarInt(ir::DType::kS64, i))});
+  }
+}
+
+
+TEST(CpuDeviceTest, ComplexMultiplyAndDivideAreTheInterpretersLongDoubleOps) {
+  // Rounding (random-ish parts; complex<f32> rounds long double -> double
+  // -> float like jit/eval), overflow, C99 Annex G's infinity recovery
+  // when both parts come out NaN, division by zero / infinity and the
+  // scaling of huge and tiny divisors (__divxc3).
+  const double inf = INFINITY, nan = std::nan("");
+  std::vector<double> a = {inf, nan, 1e300, 1e200, inf, 0.0, 3e38, -0.0, inf, nan, 1e308, 1.0, 1.0, 5e-324, 1e-300};
+  std::vector<double> b = {nan, nan, 1e300, 1e200, inf, inf, 3e38, 0.0, 0.0, 1.0, 1e308, -inf, 2.0, 0.0, 3.0};
+  std::vector<double> c = {1.0, inf, 1e300, 1e200, inf, 0.0, 3e38, inf, 0.0, 0.0, 1e308, nan, 0.0, 1e-310, 1e300};
+  std::vector<double> d = {2.0, 0.0, -1e300, 1e200, -inf, inf, -3e38, nan, 0.0, inf, -1e308, 2.0, 0.0, 1e-320, -1e-300};
+  for (int k = 0; k < 49; ++k) {
+    a.push_back(std::sin(k * 0.91) * std::exp(k % 7));
+    b.push_back(std::cos(k * 1.37) / 3);
+    c.push_back(std::sin(k * 2.11 + 1) * 1e3);
+    d.push_back(1.0 / (k + 1.5));
+  }
+  const std::string text = R"(
+func.func @main(%a: tensor<64xf64>, %b: tensor<64xf64>, %c: tensor<64xf64>, %d: tensor<64xf64>) -> (tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>, tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>) {
+  %x = stablehlo.complex %a, %b : tensor<64xcomplex<f64>>
+  %y = stablehlo.complex %c, %d : tensor<64xcomplex<f64>>
+  %0 = stablehlo.multiply %x, %y : tensor<64xcomplex<f64>>
+  %x32 = stablehlo.convert %x : (tensor<64xcomplex<f64>>) -> tensor<64xcomplex<f32>>
+  %y32 = stablehlo.convert %y : (tensor<64xcomplex<f64>>) -> tensor<64xcomplex<f32>>
+  %1 = stablehlo.multiply %x32, %y32 : tensor<64xcomplex<f32>>
+  %2 = stablehlo.divide %x, %y : tensor<64xcomplex<f64>>
+  %3 = stablehlo.divide %x32, %y32 : tensor<64xcomplex<f32>>
+  return %0, %1, %2, %3 : tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>, tensor<64xcomplex<f64>>, tensor<64xcomplex<f32>>
+}
+)";
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  const std::vector<RuntimeValue> args = {
+      RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+      RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))};
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> got = RunOn(Device(), text, args);
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    for (int64_t e = 0; e < 64; ++e) {
+      const std::complex<double> x = got[r].literal().GetComplex(e), y = want[r].literal().GetComplex(e);
+      for (auto [p, q] : {std::pair{x.real(), y.real()}, std::pair{x.imag(), y.imag()}}) {
+        if (std::isnan(p) && std::isnan(q)) continue;
+        EXPECT_EQ(std::bit_cast<uint64_t>(p), std::bit_cast<uint64_t>(q))
+            << "result " << r << " element " << e << ": " << p << " vs " << q;
+      }
+    }
+  }
+}
+
+
+TEST(CpuDeviceTest, ComplexCompareAndAbsMatchTheInterpreter) {
+  // compare: both parts equal (NaN never, -0 == +0), lexicographic order;
+  // abs: hypotl in long double, narrowed through double (no overflow for
+  // 1e308 parts in complex<f64>, inf for 3e38 parts in complex<f32>).
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> a = {1, 1, -0.0, nan, 2, 1e308, 3e38, inf, 1, 5, 0x1p-1074, 3};
+  const std::vector<double> b = {2, 2, 0.0, 1, -1, 1e308, 3e38, nan, 3, 5, 0x1p-1074, 4};
+  const std::vector<double> c = {1, 1, 0.0, nan, 2, 1e308, 3e38, 1, 1, 4, 0.0, 3};
+  const std::vector<double> d = {2, 3, -0.0, 1, -2, -1e308, 3e38, nan, 2, 9, 0x1p-1074, 4};
+  std::string outs, types, body;
+  int k = 0;
+  for (const char* dir : {"EQ", "NE", "GE", "GT", "LE", "LT"}) {
+    for (const char* t : {"f64", "f32"}) {
+      const std::string x = std::string("%x") + t, y = std::string("%y") + t;
+      body += "  %r" + std::to_string(k) + " = stablehlo.compare " + dir + ", " + x + ", " + y +
+              ", FLOAT : (tensor<12xcomplex<" + t + ">>, tensor<12xcomplex<" + t + ">>) -> tensor<12xi1>\n";
+      outs += (k ? ", %r" : "%r") + std::to_string(k);
+      types += (k ? ", " : "") + std::string("tensor<12xi1>");
+      ++k;
+    }
+  }
+  const std::string text = R"(
+func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>, %c: tensor<12xf64>, %d: tensor<12xf64>) -> ()" + types + R"(, tensor<12xf64>, tensor<12xf32>) {
+  %xf64 = stablehlo.complex %a, %b : tensor<12xcomplex<f64>>
+  %yf64 = stablehlo.complex %c, %d : tensor<12xcomplex<f64>>
+  %xf32 = stablehlo.convert %xf64 : (tensor<12xcomplex<f64>>) -> tensor<12xcomplex<f32>>
+  %yf32 = stablehlo.convert %yf64 : (tensor<12xcomplex<f64>>) -> tensor<12xcomplex<f32>>
+)" + body + R"(  %abs64 = stablehlo.abs %xf64 : (tensor<12xcomplex<f64>>) -> tensor<12xf64>
+  %abs32 = stablehlo.abs %xf32 : (tensor<12xcomplex<f32>>) -> tensor<12xf32>
+  return )" + outs + ", %abs64, %abs32 : " + types + R"(, tensor<12xf64>, tensor<12xf32>
+}
+)";
+  EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+  ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+                               RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))});
 }
 
 }  // namespace

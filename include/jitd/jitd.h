@@ -207,9 +207,9 @@ typedef struct jitd_compile_options_t {
    * this directory (created if missing) before the call returns: the
    * program before ("000-input.mlir") and after each compiler pass
    * ("NNN-<pass>.mlir"), "optimized.mlir", and the device's own (the cpu
-   * device: "llvm.ll", "llvm.opt.ll", "asm.s"). The daemon sends them; this
-   * library writes them. Such a compile always compiles (a cached program
-   * has no dumps). Since version 6. */
+   * device: "kernels.txt", "llvm.ll", "llvm.opt.ll", "asm.s"). The daemon
+   * sends them; this library writes them. Such a compile always compiles (a
+   * cached program has no dumps). Since version 6. */
   const char* dump_dir;
 } jitd_compile_options_t;
 #define JITD_COMPILE_OPTIONS_STRUCT_SIZE \

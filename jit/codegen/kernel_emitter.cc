@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,6 +42,8 @@ bool IsSupportedDType(DType t) {
     case DType::kBF16:
     case DType::kF32:
     case DType::kF64:
+    case DType::kC64:
+    case DType::kC128:
       return true;
     default:
       return false;
@@ -54,6 +57,18 @@ bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64 || IsHalf(t); }
 bool IsInt(DType t) { return ir::IsInteger(t); }
 bool IsPredT(DType t) { return t == DType::kPred; }
+bool IsCplx(DType t) { return ir::IsComplex(t); }
+
+bool HasComplexType(const Op& op) {
+  for (const ir::Value* v : op.operands()) {
+    if (v->type().is_tensor() && IsCplx(v->type().dtype())) return true;
+  }
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const ir::Type& t = op.result(i)->type();
+    if (t.is_tensor() && IsCplx(t.dtype())) return true;
+  }
+  return false;
+}
 
 bool AllTensorTypesSupported(const Op& op) {
   for (const ir::Value* v : op.operands()) {
@@ -73,7 +88,39 @@ bool ScalarOpSupported(const Op& op) {
   if (op.num_results() != 1) return false;
   const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
                                         : op.result(0)->type().dtype();
+  if (HasComplexType(op)) {
+    // Complex values: the ops whose results jit/eval computes exactly in
+    // the component type (add / subtract in double round once into f32 as
+    // f32 arithmetic does), and multiply / divide / abs in x87 extended
+    // precision as jit/eval's long double (ComplexMultiply, ComplexDivide,
+    // ComplexAbs). The transcendentals stay on the fallback.
+    switch (op.code()) {
+      case OpCode::kMultiply:
+      case OpCode::kDivide:  // libgcc's __divxc3, as jit/eval
+      case OpCode::kAbs:  // hypotl
+#if defined(__x86_64__) || defined(__i386__)
+        return true;  // long double is x87 extended precision (x86_fp80)
+#else
+        return false;
+#endif
+      case OpCode::kCompare:  // lexicographic, as jit/eval's CompareComplex
+      case OpCode::kAdd:
+      case OpCode::kSubtract:
+      case OpCode::kNegate:
+      case OpCode::kSelect:
+      case OpCode::kReal:
+      case OpCode::kImag:
+      case OpCode::kComplex:
+      case OpCode::kConvert:
+        return true;
+      default:
+        return false;
+    }
+  }
   switch (op.code()) {
+    case OpCode::kReal:
+    case OpCode::kImag:
+      return IsF(t);
     case OpCode::kAdd:
     case OpCode::kMultiply:
     case OpCode::kMaximum:
@@ -82,15 +129,10 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kClamp:
     case OpCode::kCompare:
       return true;
-    case OpCode::kConvert: {
-      // Into f16 / bf16 only from values f32 holds exactly (no double
-      // rounding through f32): pred, <= 16-bit integers, f16, bf16, f32 is
-      // rounded once.
-      const DType r = op.result(0)->type().dtype();
-      if (!IsHalf(r)) return true;
-      return IsPredT(t) || IsHalf(t) || t == DType::kF32 ||
-             (IsInt(t) && ir::BitWidth(t) <= 16);
-    }
+    case OpCode::kConvert:
+      // Into f16 / bf16 from f64 and wide integers: rounded to odd in f32
+      // first, then once to the narrow type (see Convert).
+      return true;
     case OpCode::kSubtract:
     case OpCode::kDivide:
     case OpCode::kRemainder:
@@ -152,6 +194,22 @@ bool ScalarOpSupported(const Op& op) {
   }
 }
 
+// Pad attributes small enough that the emitter's int64 index arithmetic
+// (result index - low, operand index * (interior + 1)) cannot overflow;
+// absurd ones stay on the fallback, which computes in 128 bits.
+bool PadAttributesInRange(const Op& op) {
+  constexpr int64_t kLimit = int64_t{1} << 40;
+  const size_t rank = static_cast<size_t>(op.operand(0)->type().rank());
+  for (const char* name : {"edge_padding_low", "edge_padding_high", "interior_padding"}) {
+    const std::optional<std::vector<int64_t>> v = op.GetI64Array(name);
+    if (!v || v->size() != rank) return false;
+    for (int64_t x : *v) {
+      if (x <= -kLimit || x >= kLimit) return false;
+    }
+  }
+  return true;
+}
+
 bool IsSplatConstant(const Op& op) {
   if (op.code() != OpCode::kConstant) return false;
   const ir::Attribute* value = op.attr("value");
@@ -169,13 +227,19 @@ bool IsFusibleOp(const Op& op) {
     case OpCode::kConstant:
       return IsSplatConstant(op) && AllTensorTypesSupported(op);
     case OpCode::kIota:
-      return AllTensorTypesSupported(op);
+      return AllTensorTypesSupported(op) && !HasComplexType(op);
     case OpCode::kBroadcastInDim:
     case OpCode::kReshape:
     case OpCode::kTranspose:
     case OpCode::kSlice:
     case OpCode::kReverse:
     case OpCode::kConcatenate:
+      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
+    case OpCode::kPad:
+      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() == 2 &&
+             PadAttributesInRange(op);
+    case OpCode::kDynamicSlice:
+    case OpCode::kDynamicUpdateSlice:
       return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
     default:
       return ScalarOpSupported(op);
@@ -192,7 +256,7 @@ bool IsCheapToDuplicate(const Op& op) {
 
 bool IsEmittableReduce(const Op& op) {
   if (op.code() != OpCode::kReduce || op.num_regions() != 1) return false;
-  if (!AllTensorTypesSupported(op)) return false;
+  if (!AllTensorTypesSupported(op) || HasComplexType(op)) return false;
   const size_t n = op.num_results();
   if (n == 0 || op.num_operands() != 2 * n) return false;
   const ir::Region& r = op.region(0);
@@ -220,6 +284,9 @@ bool IsEmittableReduce(const Op& op) {
       case OpCode::kSlice:
       case OpCode::kReverse:
       case OpCode::kConcatenate:
+      case OpCode::kPad:
+      case OpCode::kDynamicSlice:
+      case OpCode::kDynamicUpdateSlice:
         return false;
       default:
         break;
@@ -268,6 +335,11 @@ class Emitter {
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx_, "entry", body);
     b_.SetInsertPoint(entry);
     for (size_t i = 0; i < spec_.inputs.size(); ++i) params_[spec_.inputs[i]] = body->getArg(static_cast<unsigned>(i));
+    // 0-d inputs (scalars, start indices, padding values) are read once
+    // here, before any loop.
+    for (const ir::Value* v : spec_.inputs) {
+      if (v->type().rank() == 0) preloaded_[v] = Load(v, ScalarIndex());
+    }
     for (size_t i = 0; i < root.num_results(); ++i) {
       outputs_.push_back(body->getArg(static_cast<unsigned>(spec_.inputs.size() + i)));
     }
@@ -312,8 +384,12 @@ class Emitter {
  private:
   // ---- Types ---------------------------------------------------------------
 
+  // complex<f32> / complex<f64> compute as <2 x float> / <2 x double>
+  // (real, imaginary), the layout of their storage.
   llvm::Type* ComputeType(DType t) {
     switch (t) {
+      case DType::kC64: return llvm::FixedVectorType::get(b_.getFloatTy(), 2);
+      case DType::kC128: return llvm::FixedVectorType::get(b_.getDoubleTy(), 2);
       case DType::kPred: return b_.getInt1Ty();
       case DType::kF16:
       case DType::kBF16:
@@ -437,11 +513,14 @@ class Emitter {
   // ---- Values --------------------------------------------------------------
 
   llvm::Value* Load(const ir::Value* v, Index* idx) {
+    if (auto it = preloaded_.find(v); it != preloaded_.end()) return it->second;
     const DType t = v->type().dtype();
     llvm::Value* ptr = params_.at(v);
     llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
     llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
-    llvm::Value* x = b_.CreateLoad(StorageType(t), addr);
+    // Complex elements are aligned to their component only.
+    llvm::Value* x = IsCplx(t) ? b_.CreateAlignedLoad(StorageType(t), addr, llvm::Align(ir::StorageBytes(t) / 2))
+                               : b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
     if (IsHalf(t)) x = HalfToFloat(x, t);
     return x;
@@ -450,7 +529,12 @@ class Emitter {
   void Store(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) {
     if (t == DType::kPred) x = b_.CreateZExt(x, b_.getInt8Ty());
     if (IsHalf(t)) x = FloatToHalf(x, t);
-    b_.CreateStore(x, b_.CreateInBoundsGEP(StorageType(t), ptr, offset));
+    llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
+    if (IsCplx(t)) {
+      b_.CreateAlignedStore(x, addr, llvm::Align(ir::StorageBytes(t) / 2));
+      return;
+    }
+    b_.CreateStore(x, addr);
   }
 
   llvm::Value* Value(const ir::Value* v, Index* idx) {
@@ -482,6 +566,18 @@ class Emitter {
     const auto& dense = op.attr("value")->as<ir::DenseElementsAttr>();
     const DType t = dense.type.dtype();
     const uint8_t* p = dense.data->data();
+    if (t == DType::kC64) {
+      float f[2];
+      std::memcpy(f, p, 8);
+      return llvm::ConstantVector::get({llvm::ConstantFP::get(b_.getFloatTy(), f[0]),
+                                        llvm::ConstantFP::get(b_.getFloatTy(), f[1])});
+    }
+    if (t == DType::kC128) {
+      double d[2];
+      std::memcpy(d, p, 16);
+      return llvm::ConstantVector::get({llvm::ConstantFP::get(b_.getDoubleTy(), d[0]),
+                                        llvm::ConstantFP::get(b_.getDoubleTy(), d[1])});
+    }
     uint64_t bits = 0;
     std::memcpy(&bits, p, static_cast<size_t>(ir::StorageBytes(t)));
     switch (t) {
@@ -585,6 +681,45 @@ class Emitter {
         }
         return result;
       }
+      case OpCode::kPad:
+        return EmitPad(op, idx);
+      case OpCode::kDynamicSlice: {
+        // operand[clamped start + result index]: always in bounds.
+        const ir::Value* operand = op.operand(0);
+        const std::vector<int64_t>& odims = operand->type().dims();
+        const std::vector<llvm::Value*> starts = ClampedStarts(op, 1, odims, rt.dims());
+        Index* o = NewIndex(odims);
+        const auto& m = Multi(*idx);
+        for (size_t d = 0; d < m.size(); ++d) o->multi.push_back(b_.CreateAdd(m[d], starts[d], "", true, true));
+        return Value(operand, o);
+      }
+      case OpCode::kDynamicUpdateSlice: {
+        // update[index - start] inside the update's window, operand[index]
+        // elsewhere; the update is only read inside (a guarded block the
+        // vectorizer turns into masked loads).
+        const ir::Value* operand = op.operand(0);
+        const ir::Value* update = op.operand(1);
+        const std::vector<int64_t>& udims = update->type().dims();
+        if (update->type().num_elements() == 0) return Value(operand, idx);
+        const std::vector<llvm::Value*> starts = ClampedStarts(op, 2, rt.dims(), udims);
+        const std::vector<llvm::Value*> m = Multi(*idx);
+        llvm::Value* inside = b_.getTrue();
+        std::vector<llvm::Value*> rel(m.size());
+        for (size_t d = 0; d < m.size(); ++d) {
+          // index - start as unsigned: negative values compare >= size.
+          rel[d] = b_.CreateSub(m[d], starts[d]);
+          inside = b_.CreateAnd(inside, b_.CreateICmpULT(rel[d], b_.getInt64(udims[d])));
+        }
+        // A constant on the other edge and the operand read after the
+        // join: a phi of two loads would be folded into one load of a
+        // selected address (a gather).
+        llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(ComputeType(rt.dtype())), [&] {
+          Index* u = NewIndex(udims);
+          u->multi = rel;
+          return Value(update, u);
+        });
+        return b_.CreateSelect(inside, x, Value(operand, idx));
+      }
       case OpCode::kReverse: {
         const ir::Value* operand = op.operand(0);
         const auto dims = op.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
@@ -606,7 +741,201 @@ class Emitter {
     return Scalar(op, operands);
   }
 
+  // The start indices of dynamic_slice / dynamic_update_slice (operands
+  // first.., 0-d integers of any width and signedness) as i64 clamped to
+  // [0, dims[d] - sizes[d]] (jit/eval's ClampedStarts): unsigned values
+  // above INT64_MAX clamp to the top, not around to negative.
+  std::vector<llvm::Value*> ClampedStarts(const Op& op, size_t first, const std::vector<int64_t>& dims,
+                                          const std::vector<int64_t>& sizes) {
+    std::vector<llvm::Value*> starts;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const ir::Value* v = op.operand(first + d);
+      const DType t = v->type().dtype();
+      llvm::Value* hi = b_.getInt64(dims[d] - sizes[d]);
+      llvm::Value* s = Value(v, ScalarIndex());
+      if (ir::IsUnsignedInt(t)) {
+        s = b_.CreateZExtOrTrunc(s, i64_);
+        s = Intrinsic(llvm::Intrinsic::umin, {s, hi});
+      } else {
+        s = b_.CreateSExtOrTrunc(s, i64_);
+        s = Intrinsic(llvm::Intrinsic::smin, {Intrinsic(llvm::Intrinsic::smax, {s, b_.getInt64(0)}), hi});
+      }
+      starts.push_back(s);
+    }
+    return starts;
+  }
+
+  // `inside ? then() : otherwise` where then() is emitted in a block of its
+  // own that runs only when `inside` holds (its loads may be out of bounds
+  // otherwise). The loop vectorizer if-converts such blocks with masked
+  // loads. Values computed in the block are dropped from the cache: they do
+  // not dominate what follows.
+  llvm::Value* Guarded(llvm::Value* inside, llvm::Value* otherwise, const std::function<llvm::Value*()>& then) {
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    llvm::BasicBlock* in = llvm::BasicBlock::Create(ctx_, "guarded", function_);
+    llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx_, "join", function_);
+    b_.CreateCondBr(inside, in, join);
+    b_.SetInsertPoint(in);
+    const auto saved = cache_;
+    llvm::Value* x = then();
+    cache_ = saved;
+    llvm::BasicBlock* in_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* phi = b_.CreatePHI(x->getType(), 2);
+    phi->addIncoming(x, in_end);
+    phi->addIncoming(otherwise, from);
+    return phi;
+  }
+
+  // pad as a select on the result index: result index r maps to operand
+  // index (r - low) / (interior + 1) when that divides evenly and lies
+  // inside the operand; the padding value elsewhere. The operand is read
+  // only there (Guarded).
+  llvm::Value* EmitPad(const Op& op, Index* idx) {
+    const ir::Value* operand = op.operand(0);
+    llvm::Value* padding = Value(op.operand(1), ScalarIndex());
+    if (operand->type().num_elements() == 0) return padding;
+    const auto low = op.GetI64Array("edge_padding_low").value_or(std::vector<int64_t>{});
+    const auto interior = op.GetI64Array("interior_padding").value_or(std::vector<int64_t>{});
+    const std::vector<int64_t>& odims = operand->type().dims();
+    const std::vector<llvm::Value*> m = Multi(*idx);
+    llvm::Value* inside = b_.getTrue();
+    std::vector<llvm::Value*> q(m.size());
+    for (size_t d = 0; d < m.size(); ++d) {
+      llvm::Value* t = b_.CreateSub(m[d], b_.getInt64(low[d]), "", false, true);
+      const int64_t step = interior[d] + 1;
+      q[d] = t;
+      if (step != 1) {
+        // t < 0 is outside anyway (unsigned: huge, so q >= dim below).
+        q[d] = b_.CreateUDiv(t, b_.getInt64(step));
+        inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateURem(t, b_.getInt64(step)), b_.getInt64(0)));
+      }
+      // 0 <= t and q < dim: t < 0 is a huge unsigned value.
+      inside = b_.CreateAnd(inside, b_.CreateICmpSGE(t, b_.getInt64(0)));
+      inside = b_.CreateAnd(inside, b_.CreateICmpULT(q[d], b_.getInt64(odims[d])));
+    }
+    return Guarded(inside, padding, [&] {
+      Index* o = NewIndex(odims);
+      o->multi = q;
+      return Value(operand, o);
+    });
+  }
+
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
+
+  // |z| as jit/eval: hypotl of the parts in long double, narrowed to
+  // double and then to the component type.
+  llvm::Value* ComplexAbs(llvm::Value* z, DType t) {
+    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
+    llvm::Value* re = b_.CreateFPExt(b_.CreateExtractElement(z, uint64_t{0}), ext);
+    llvm::Value* im = b_.CreateFPExt(b_.CreateExtractElement(z, uint64_t{1}), ext);
+    llvm::FunctionCallee callee =
+        module_.getOrInsertFunction("hypotl", llvm::FunctionType::get(ext, {ext, ext}, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* call = b_.CreateCall(callee, {re, im});
+    call->setDoesNotAccessMemory();
+    call->addFnAttr(llvm::Attribute::NoBuiltin);
+    llvm::Value* r = b_.CreateFPTrunc(call, b_.getDoubleTy());
+    return t == DType::kC64 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
+  }
+
+  // jit/eval divides std::complex<long double>, which the compiler turns
+  // into a call of the runtime's __divxc3 (libgcc_s here; jitd imports it,
+  // so the JIT resolves it in the process): the same call, then narrowed
+  // to double and, for complex<f32>, to float. A complex long double comes
+  // back in x87 st0 / st1: { x86_fp80, x86_fp80 } in LLVM, as clang emits.
+  llvm::Value* ComplexDivide(llvm::Value* x, llvm::Value* y, DType t) {
+    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
+    auto part = [&](llvm::Value* z, uint64_t i) { return b_.CreateFPExt(b_.CreateExtractElement(z, i), ext); };
+    llvm::StructType* pair = llvm::StructType::get(ctx_, {ext, ext});
+    llvm::FunctionCallee callee =
+        module_.getOrInsertFunction("__divxc3", llvm::FunctionType::get(pair, {ext, ext, ext, ext}, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* q = b_.CreateCall(callee, {part(x, 0), part(x, 1), part(y, 0), part(y, 1)});
+    q->setDoesNotAccessMemory();
+    auto narrow = [&](llvm::Value* v) {
+      v = b_.CreateFPTrunc(v, b_.getDoubleTy());
+      return t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
+    };
+    llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
+    z = b_.CreateInsertElement(z, narrow(b_.CreateExtractValue(q, 0)), uint64_t{0});
+    return b_.CreateInsertElement(z, narrow(b_.CreateExtractValue(q, 1)), uint64_t{1});
+  }
+
+  // jit/eval multiplies std::complex<long double>: (ac - bd, ad + bc) in x87
+  // extended precision, with C99 Annex G's recovery of infinities when
+  // both parts come out NaN (libgcc's __mulxc3), then narrowed to double
+  // and, for complex<f32>, to float. The same here on x86_fp80 (scalar x87
+  // code: bit for bit, not vectorized).
+  llvm::Value* ComplexMultiply(llvm::Value* x, llvm::Value* y, DType t) {
+    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
+    auto part = [&](llvm::Value* z, uint64_t i) { return b_.CreateFPExt(b_.CreateExtractElement(z, i), ext); };
+    llvm::Value* a = part(x, 0);
+    llvm::Value* b = part(x, 1);
+    llvm::Value* c = part(y, 0);
+    llvm::Value* d = part(y, 1);
+    auto fc = [&](double v) { return llvm::ConstantFP::get(ext, v); };
+    auto is_nan = [&](llvm::Value* v) { return b_.CreateFCmpUNO(v, v); };
+    auto is_inf = [&](llvm::Value* v) { return b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, {v}), fc(INFINITY)); };
+    auto copysign = [&](llvm::Value* mag, llvm::Value* sign) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::copysign, {ext}, {mag, sign});
+    };
+    auto product = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* d) {
+      return std::pair{b_.CreateFSub(b_.CreateFMul(a, c), b_.CreateFMul(b, d)),
+                       b_.CreateFAdd(b_.CreateFMul(a, d), b_.CreateFMul(b, c))};
+    };
+    llvm::Value* ac = b_.CreateFMul(a, c);
+    llvm::Value* bd = b_.CreateFMul(b, d);
+    llvm::Value* ad = b_.CreateFMul(a, d);
+    llvm::Value* bc = b_.CreateFMul(b, c);
+    llvm::Value* re = b_.CreateFSub(ac, bd);
+    llvm::Value* im = b_.CreateFAdd(ad, bc);
+    // Recovery (only used when both parts are NaN).
+    auto box = [&](llvm::Value* v) { return copysign(b_.CreateSelect(is_inf(v), fc(1), fc(0)), v); };
+    auto zero_nan = [&](llvm::Value* v) { return b_.CreateSelect(is_nan(v), copysign(fc(0), v), v); };
+    llvm::Value* z_inf = b_.CreateOr(is_inf(a), is_inf(b));
+    llvm::Value* a1 = b_.CreateSelect(z_inf, box(a), a);
+    llvm::Value* b1 = b_.CreateSelect(z_inf, box(b), b);
+    llvm::Value* c1 = b_.CreateSelect(z_inf, zero_nan(c), c);
+    llvm::Value* d1 = b_.CreateSelect(z_inf, zero_nan(d), d);
+    llvm::Value* w_inf = b_.CreateOr(is_inf(c1), is_inf(d1));
+    llvm::Value* c2 = b_.CreateSelect(w_inf, box(c1), c1);
+    llvm::Value* d2 = b_.CreateSelect(w_inf, box(d1), d1);
+    llvm::Value* a2 = b_.CreateSelect(w_inf, zero_nan(a1), a1);
+    llvm::Value* b2 = b_.CreateSelect(w_inf, zero_nan(b1), b1);
+    llvm::Value* recalc = b_.CreateOr(z_inf, w_inf);
+    llvm::Value* overflow = b_.CreateAnd(
+        b_.CreateNot(recalc),
+        b_.CreateOr(b_.CreateOr(is_inf(ac), is_inf(bd)), b_.CreateOr(is_inf(ad), is_inf(bc))));
+    llvm::Value* a3 = b_.CreateSelect(overflow, zero_nan(a2), a2);
+    llvm::Value* b3 = b_.CreateSelect(overflow, zero_nan(b2), b2);
+    llvm::Value* c3 = b_.CreateSelect(overflow, zero_nan(c2), c2);
+    llvm::Value* d3 = b_.CreateSelect(overflow, zero_nan(d2), d2);
+    recalc = b_.CreateOr(recalc, overflow);
+    auto [re2, im2] = product(a3, b3, c3, d3);
+    re2 = b_.CreateFMul(fc(INFINITY), re2);
+    im2 = b_.CreateFMul(fc(INFINITY), im2);
+    llvm::Value* use = b_.CreateAnd(b_.CreateAnd(is_nan(re), is_nan(im)), recalc);
+    re = b_.CreateSelect(use, re2, re);
+    im = b_.CreateSelect(use, im2, im);
+    // Narrowed as jit/eval does: to double, then (complex<f32>) to float.
+    auto narrow = [&](llvm::Value* v) {
+      v = b_.CreateFPTrunc(v, b_.getDoubleTy());
+      return t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
+    };
+    llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
+    z = b_.CreateInsertElement(z, narrow(re), uint64_t{0});
+    return b_.CreateInsertElement(z, narrow(im), uint64_t{1});
+  }
 
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
     return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
@@ -656,21 +985,88 @@ class Emitter {
     return ir::IsSignedInt(t) ? Intrinsic(llvm::Intrinsic::smin, {a, b}) : Intrinsic(llvm::Intrinsic::umin, {a, b});
   }
 
+  // f64 -> f32 rounded to odd (truncated toward zero, the last bit set when
+  // inexact; beyond FLT_MAX: FLT_MAX). f32 keeps 24 bits, more than
+  // p + 2 for f16 (11) and bf16 (8), so rounding this once more to nearest
+  // even gives the correctly rounded f16 / bf16 value: one rounding, as
+  // jit/eval's EncodeFloat from double. NaN becomes the canonical quiet NaN
+  // (jit/eval's NanBits). f32 subnormals keep >= 2 bits below f16's and
+  // bf16's subnormal steps too.
+  llvm::Value* DoubleToFloatRoundToOdd(llvm::Value* x) {
+    llvm::Value* f = b_.CreateFPTrunc(x, b_.getFloatTy());
+    llvm::Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
+    llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+    // Rounded away from zero (|f| > |x|, overflow to inf included): step
+    // one ulp back toward zero (sign-magnitude: bits - 1).
+    llvm::Value* away = b_.CreateFCmpOGT(Intrinsic(llvm::Intrinsic::fabs, {back}),
+                                         Intrinsic(llvm::Intrinsic::fabs, {x}));
+    bits = b_.CreateSelect(away, b_.CreateSub(bits, b_.getInt32(1)), bits);
+    llvm::Value* inexact = b_.CreateFCmpUNE(back, x);
+    bits = b_.CreateSelect(inexact, b_.CreateOr(bits, b_.getInt32(1)), bits);
+    llvm::Value* r = b_.CreateBitCast(bits, b_.getFloatTy());
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantFP::getQNaN(b_.getFloatTy()), r);
+  }
+
+  // A 32- or 64-bit integer -> f32 rounded to odd (see above): the
+  // magnitude's top 24 bits, the last one ORed with any dropped bit.
+  llvm::Value* IntToFloatRoundToOdd(llvm::Value* x, bool is_signed) {
+    llvm::Type* it = x->getType();
+    llvm::Value* negative = is_signed ? b_.CreateICmpSLT(x, llvm::ConstantInt::get(it, 0)) : b_.getFalse();
+    llvm::Value* mag = b_.CreateSelect(negative, b_.CreateNeg(x), x);  // INT_MIN: 2^(w-1) unsigned
+    mag = b_.CreateZExt(mag, i64_);
+    llvm::Value* lz = b_.CreateIntrinsic(llvm::Intrinsic::ctlz, {i64_}, {mag, b_.getFalse()});
+    // drop = max(64 - lz - 24, 0)
+    llvm::Value* drop = Intrinsic(llvm::Intrinsic::smax, {b_.CreateSub(b_.getInt64(40), lz), b_.getInt64(0)});
+    llvm::Value* kept = b_.CreateLShr(mag, drop);
+    llvm::Value* mask = b_.CreateSub(b_.CreateShl(b_.getInt64(1), drop), b_.getInt64(1));
+    llvm::Value* sticky = b_.CreateICmpNE(b_.CreateAnd(mag, mask), b_.getInt64(0));
+    kept = b_.CreateOr(kept, b_.CreateZExt(sticky, i64_));
+    // kept < 2^24 converts exactly; scaling by 2^drop (<= 2^40) is exact.
+    llvm::Value* f = b_.CreateUIToFP(kept, b_.getFloatTy());
+    llvm::Value* scale = b_.CreateBitCast(
+        b_.CreateShl(b_.CreateTrunc(b_.CreateAdd(drop, b_.getInt64(127)), b_.getInt32Ty()), 23), b_.getFloatTy());
+    f = b_.CreateFMul(f, scale);
+    return b_.CreateSelect(negative, b_.CreateFNeg(f), f);
+  }
+
   llvm::Value* Convert(llvm::Value* x, DType from, DType to) {
     if (from == to) return x;
+    if (IsCplx(from) && IsCplx(to)) {
+      // Each part rounded once (jit/eval: double -> float per part).
+      return to == DType::kC128 ? b_.CreateFPExt(x, ComputeType(to)) : b_.CreateFPTrunc(x, ComputeType(to));
+    }
+    if (IsCplx(from)) {
+      // Into a real type: the real part, as that part's own convert.
+      return Convert(b_.CreateExtractElement(x, uint64_t{0}), ir::ComplexComponent(from), to);
+    }
+    if (IsCplx(to)) {
+      // Into the component type, imaginary part 0.
+      const DType c = ir::ComplexComponent(to);
+      llvm::Value* re = Convert(x, from, c);
+      llvm::Value* z = llvm::Constant::getNullValue(ComputeType(to));
+      return b_.CreateInsertElement(z, re, uint64_t{0});
+    }
     llvm::Type* tt = ComputeType(to);
     if (IsPredT(from)) {
       return IsF(to) ? b_.CreateUIToFP(x, tt) : b_.CreateZExt(x, tt);
     }
     if (IsInt(from)) {
       if (IsPredT(to)) return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+      // Integers f32 does not hold exactly into f16 / bf16: one rounding.
+      if (IsHalf(to) && ir::BitWidth(from) > 24) return IntToFloatRoundToOdd(x, ir::IsSignedInt(from));
       if (IsF(to)) return ir::IsSignedInt(from) ? b_.CreateSIToFP(x, tt) : b_.CreateUIToFP(x, tt);
       return ir::IsSignedInt(from) ? b_.CreateSExtOrTrunc(x, tt) : b_.CreateZExtOrTrunc(x, tt);
     }
     // from a float
     if (IsPredT(to)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    if (IsHalf(to)) {
+      // jit/eval rounds every conversion into f16 / bf16 once from the
+      // double value and writes NaN as the canonical quiet NaN.
+      if (from == DType::kF64) return DoubleToFloatRoundToOdd(x);
+      return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantFP::getQNaN(b_.getFloatTy()), x);
+    }
     if (IsF(to)) {
-      if (x->getType() == tt) return x;  // f16/bf16/f32 among themselves: RoundTo follows
+      if (x->getType() == tt) return x;  // f16/bf16 -> f32: exact
       return x->getType()->isFloatTy() ? b_.CreateFPExt(x, tt) : b_.CreateFPTrunc(x, tt);
     }
     return b_.CreateIntrinsic(ir::IsSignedInt(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
@@ -681,6 +1077,24 @@ class Emitter {
     const DType t = op.operand(0)->type().dtype();
     const ir::EnumAttr* dir_attr = op.GetEnum("comparison_direction");
     const std::string dir = dir_attr ? dir_attr->value : "";
+    if (IsCplx(t)) {
+      // jit/eval's CompareComplex: equality of both parts; order
+      // lexicographic on (real, imag); compare_type does not matter.
+      llvm::Value* ar = b_.CreateExtractElement(a, uint64_t{0});
+      llvm::Value* ai = b_.CreateExtractElement(a, uint64_t{1});
+      llvm::Value* br = b_.CreateExtractElement(b, uint64_t{0});
+      llvm::Value* bi = b_.CreateExtractElement(b, uint64_t{1});
+      llvm::Value* req = b_.CreateFCmpOEQ(ar, br);
+      llvm::Value* eq = b_.CreateAnd(req, b_.CreateFCmpOEQ(ai, bi));
+      llvm::Value* gt = b_.CreateSelect(req, b_.CreateFCmpOGT(ai, bi), b_.CreateFCmpOGT(ar, br));
+      llvm::Value* lt = b_.CreateSelect(req, b_.CreateFCmpOLT(ai, bi), b_.CreateFCmpOLT(ar, br));
+      if (dir == "EQ") return eq;
+      if (dir == "NE") return b_.CreateNot(eq);
+      if (dir == "GE") return b_.CreateOr(gt, eq);
+      if (dir == "GT") return gt;
+      if (dir == "LE") return b_.CreateOr(lt, eq);
+      return lt;
+    }
     std::string type = IsF(t) ? "FLOAT" : ir::IsSignedInt(t) ? "SIGNED" : "UNSIGNED";
     if (const ir::EnumAttr* ct = op.GetEnum("compare_type")) type = ct->value;
     using P = llvm::CmpInst::Predicate;
@@ -733,16 +1147,18 @@ class Emitter {
     auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(x[0]->getType(), static_cast<uint64_t>(v), true); };
     switch (op.code()) {
       case OpCode::kAdd:
-        if (IsF(t)) return b_.CreateFAdd(x[0], x[1]);
+        if (IsF(t) || IsCplx(t)) return b_.CreateFAdd(x[0], x[1]);
         if (IsPredT(t)) return b_.CreateOr(x[0], x[1]);
         return b_.CreateAdd(x[0], x[1]);
       case OpCode::kSubtract:
-        return IsF(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
+        return IsF(t) || IsCplx(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
       case OpCode::kMultiply:
+        if (IsCplx(t)) return ComplexMultiply(x[0], x[1], t);
         if (IsF(t)) return b_.CreateFMul(x[0], x[1]);
         if (IsPredT(t)) return b_.CreateAnd(x[0], x[1]);
         return b_.CreateMul(x[0], x[1]);
       case OpCode::kDivide: {
+        if (IsCplx(t)) return ComplexDivide(x[0], x[1], t);
         if (IsF(t)) return b_.CreateFDiv(x[0], x[1]);
         llvm::Value* zero = b_.CreateICmpEQ(x[1], iconst(0));
         llvm::Value* minus_one = is_signed ? b_.CreateICmpEQ(x[1], iconst(-1)) : b_.getFalse();
@@ -766,8 +1182,19 @@ class Emitter {
       case OpCode::kOr: return b_.CreateOr(x[0], x[1]);
       case OpCode::kXor: return b_.CreateXor(x[0], x[1]);
       case OpCode::kNot: return b_.CreateNot(x[0]);
-      case OpCode::kNegate: return IsF(t) ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
+      case OpCode::kNegate: return IsF(t) || IsCplx(t) ? b_.CreateFNeg(x[0]) : b_.CreateNeg(x[0]);
+      // real / imag: a complex operand's part; of a float, itself / +0.
+      case OpCode::kReal:
+        return IsCplx(t) ? b_.CreateExtractElement(x[0], uint64_t{0}) : x[0];
+      case OpCode::kImag:
+        return IsCplx(t) ? b_.CreateExtractElement(x[0], uint64_t{1}) : fconst(0);
+      case OpCode::kComplex: {
+        llvm::Value* z = llvm::UndefValue::get(ComputeType(rt));
+        z = b_.CreateInsertElement(z, x[0], uint64_t{0});
+        return b_.CreateInsertElement(z, x[1], uint64_t{1});
+      }
       case OpCode::kAbs:
+        if (IsCplx(t)) return ComplexAbs(x[0], t);
         if (IsF(t)) return Intrinsic(llvm::Intrinsic::fabs, {x[0]});
         if (!is_signed) return x[0];
         return b_.CreateSelect(b_.CreateICmpSLT(x[0], iconst(0)), b_.CreateNeg(x[0]), x[0]);
@@ -884,6 +1311,9 @@ class Emitter {
         case OpCode::kSlice:
         case OpCode::kReverse:
         case OpCode::kConcatenate:
+        case OpCode::kPad:
+        case OpCode::kDynamicSlice:
+        case OpCode::kDynamicUpdateSlice:
           return false;
         case OpCode::kBroadcastInDim: {
           if (op->operand(0)->type().num_elements() == 1) break;
@@ -1122,6 +1552,7 @@ class Emitter {
   std::unordered_set<const Op*> fused_;
   std::unordered_map<const ir::Value*, llvm::Value*> params_;
   std::unordered_map<const ir::Value*, llvm::Value*> scalars_;
+  std::unordered_map<const ir::Value*, llvm::Value*> preloaded_;  // 0-d inputs
   std::vector<llvm::Value*> outputs_;
   std::deque<Index> indices_;
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;

@@ -2,8 +2,10 @@
 // KernelThunks; the NVPTX backend can share the element emission later).
 //
 // A kernel computes the results of one root op — an elementwise op (index
-// maps such as broadcast_in_dim / reshape / transpose / slice / iota
-// included) or a reduce — together with the producers fused into it, reading
+// maps such as broadcast_in_dim / reshape / transpose / slice / iota / pad /
+// dynamic_slice / dynamic_update_slice included; dynamic start indices are
+// read at run time and clamped as the spec says) or a reduce — together
+// with the producers fused into it, reading
 // every other value from a buffer. Its LLVM signature is
 //
 //   void NAME(void** buffers, int64_t begin, int64_t end)
@@ -17,8 +19,12 @@
 // answers, float -> int converts saturate (NaN -> 0), maximum / minimum
 // propagate NaN and order -0 below +0, compare honours TOTALORDER.
 // Transcendentals call libm names that LLVM maps to libmvec when it
-// vectorizes. Element types: pred, 8..64-bit integers, f32, f64 (others are
-// left to the caller's fallback).
+// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64,
+// and complex<f32> / complex<f64> for the ops jit/eval computes exactly
+// (add, subtract, negate, select, real, imag, complex, convert, index maps;
+// multiply, divide, abs and compare as jit/eval's long double code);
+// others are left to the caller's fallback. Converts into f16 / bf16 round
+// once, as jit/eval does.
 #ifndef JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 #define JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 

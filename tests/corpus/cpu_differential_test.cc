@@ -264,6 +264,7 @@ TEST_P(CpuDifferentialTest, MatchesInterpreter) {
       totals.sum.library_ops += s.library_ops;
       totals.sum.control_ops += s.control_ops;
       totals.sum.kernels += s.kernels;
+      for (const auto& [name, count] : s.fallback_by_op) totals.sum.fallback_by_op[name] += count;
     }
     auto got = (*cpu_exe)->Execute(args, options);
     ASSERT_TRUE(got.ok()) << got.status().message();
@@ -294,6 +295,11 @@ class PrintTotals : public ::testing::Environment {
                 static_cast<long long>(s.kernels), ops ? 100.0 * s.kernel_ops / ops : 0.0,
                 static_cast<long long>(s.library_ops), static_cast<long long>(s.fallback_ops),
                 ops ? 100.0 * s.fallback_ops / ops : 0.0, static_cast<long long>(s.control_ops));
+    std::printf("cpu fallback ops:");
+    for (const auto& [name, count] : s.fallback_by_op) {
+      std::printf(" %s x%lld", name.c_str(), static_cast<long long>(count));
+    }
+    std::printf("\n");
   }
 };
 const auto* const kPrintTotals = ::testing::AddGlobalTestEnvironment(new PrintTotals);

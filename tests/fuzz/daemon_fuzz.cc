@@ -142,7 +142,8 @@ void Hello(SeedWriter& w) {
   w.Message(fbb, wire::Request_Hello, wire::CreateHello(fbb, ipc::kProtocolVersion, name).Union());
 }
 
-void Compile(SeedWriter& w, uint64_t length, std::vector<wire::ElementType> shapes = {}) {
+void Compile(SeedWriter& w, uint64_t length, std::vector<wire::ElementType> shapes = {},
+             bool dumps = false, bool profile = false, const char* dump_dir = nullptr) {
   flatbuffers::FlatBufferBuilder fbb;
   wire::HeapRef program(kTextOffset, length);
   std::vector<flatbuffers::Offset<wire::TensorShape>> shape_offsets;
@@ -152,7 +153,8 @@ void Compile(SeedWriter& w, uint64_t length, std::vector<wire::ElementType> shap
   }
   auto shape_vector = shapes.empty() ? 0 : fbb.CreateVector(shape_offsets);
   auto device = fbb.CreateString("interpreter");
-  auto options = wire::CreateCompileOptions(fbb, device);
+  auto dir = dump_dir ? fbb.CreateString(dump_dir) : 0;
+  auto options = wire::CreateCompileOptions(fbb, device, dir, profile, dumps);
   auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
                                          shape_vector, options);
   w.Message(fbb, wire::Request_CompileRequest, body.Union());
@@ -284,6 +286,32 @@ void WriteSeeds(const std::string& dir) {
     Feed(w, false, "", 0, kBufferOffset, 12, 1000);
     Execute(w, 1, {2}, {3});
     Feed(w, false, "", 0, kBufferOffset, 16, 1000);
+    seeds.push_back(w.bytes());
+  }
+  {  // Compile options: dumps read (in and out of range, twice, wrong
+     // sizes), a refused dump_dir, a profiled execute, reads after release.
+    SeedWriter w;
+    w.HeapText(kAdd);
+    Compile(w, add_len, {}, /*dumps=*/true, /*profile=*/true);
+    Compile(w, add_len, {}, false, false, "/tmp/fuzz-dumps");
+    auto read = [&](uint64_t exe, uint32_t index, uint64_t offset, uint64_t bytes) {
+      flatbuffers::FlatBufferBuilder fbb;
+      wire::HeapRef data(offset, bytes);
+      w.Message(fbb, wire::Request_ReadDumpRequest,
+                wire::CreateReadDumpRequest(fbb, exe, index, &data).Union());
+    };
+    read(1, 0, kBufferOffset, 64);
+    read(1, 0, kBufferOffset, 1);
+    read(1, 1, uint64_t{1} << 40, 64);
+    read(1, 7, kBufferOffset, 64);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 16, 16);
+    Execute(w, 1, {2, 2}, {3});
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_ReleaseRequest, wire::CreateReleaseRequest(fbb, 1).Union());
+    }
+    read(1, 0, kBufferOffset, 64);
     seeds.push_back(w.bytes());
   }
   for (size_t i = 0; i < seeds.size(); ++i) {

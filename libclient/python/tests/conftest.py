@@ -41,7 +41,7 @@ def daemon():
     proc = subprocess.Popen([_jitd_bin(), "serve", "--socket", socket_path, "--no-disk-cache",
                              "--log-level", "error"])
     try:
-        deadline = time.time() + 10
+        deadline = time.time() + 60  # a loaded CI machine starts processes slowly
         while not os.path.exists(socket_path):
             if proc.poll() is not None:
                 raise RuntimeError("jitd serve exited with %d at start" % proc.returncode)

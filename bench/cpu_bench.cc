@@ -3,6 +3,15 @@
 //   elementwise/threads:N   y = tanh(a*x + b) * c over 16M f32 (one fused
 //                           kernel; a, b, c scalar arguments)
 //   reduce_sum/threads:N    sum of 16M f32 to a scalar
+//   reduce_sum_rows/threads:N  8 rows of 2M f32 each to 8 sums (few outputs,
+//                           long extents: a split reduction)
+//   sort/KIND/comparator:C/threads:T  stablehlo.sort of 1M f32 (KIND f32) or of 1M f32
+//                           keys carrying 1M i32 values (KIND kv) with the
+//                           corpus's total-order comparator; C = 1: compiled
+//                           with the program, 0: interpreted (jit/eval);
+//                           T threads
+//   sort_floor/KIND         std::sort (f32) / std::stable_sort of key-value
+//                           pairs (kv) of the same data: the floor
 //   triad/threads:N         a STREAM triad kernel compiled by the same JIT
 //                           (the bandwidth reference measured in-process)
 //   compile/tiny            cold compile (plan + LLVM O2 + machine code) of
@@ -33,6 +42,7 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +80,48 @@ func.func @main(%x: tensor<16777216xf32>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 )";
+
+const char* kReduceRows = R"(
+func.func @main(%x: tensor<8x2097152xf32>) -> tensor<8xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x2097152xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+
+constexpr int64_t kSortN = int64_t{1} << 20;
+
+// The corpus's f32 comparator (sort_float32_*.mlir): -0 as +0, every NaN as
+// one NaN, then TOTALORDER less-than.
+#define JITD_SORT_KEY_COMPARE                                                                      \
+  "    %z = stablehlo.constant dense<0.0> : tensor<f32>\n"                                         \
+  "    %nan = stablehlo.constant dense<0x7FC00000> : tensor<f32>\n"                                \
+  "    %az = stablehlo.compare EQ, %a, %z, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"     \
+  "    %a1 = stablehlo.select %az, %z, %a : tensor<i1>, tensor<f32>\n"                             \
+  "    %an = stablehlo.compare NE, %a, %a, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"     \
+  "    %a2 = stablehlo.select %an, %nan, %a1 : tensor<i1>, tensor<f32>\n"                          \
+  "    %bz = stablehlo.compare EQ, %b, %z, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"     \
+  "    %b1 = stablehlo.select %bz, %z, %b : tensor<i1>, tensor<f32>\n"                             \
+  "    %bn = stablehlo.compare NE, %b, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"     \
+  "    %b2 = stablehlo.select %bn, %nan, %b1 : tensor<i1>, tensor<f32>\n"                          \
+  "    %lt = stablehlo.compare LT, %a2, %b2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>\n" \
+  "    stablehlo.return %lt : tensor<i1>\n"
+
+const char* kSortF32 =
+    "func.func @main(%k: tensor<1048576xf32>) -> tensor<1048576xf32> {\n"
+    "  %r = \"stablehlo.sort\"(%k) <{dimension = 0 : i64}> ({\n"
+    "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n" JITD_SORT_KEY_COMPARE
+    "  }) : (tensor<1048576xf32>) -> tensor<1048576xf32>\n"
+    "  return %r : tensor<1048576xf32>\n"
+    "}\n";
+
+const char* kSortKv =
+    "func.func @main(%k: tensor<1048576xf32>, %v: tensor<1048576xi32>) -> (tensor<1048576xf32>, tensor<1048576xi32>) {\n"
+    "  %r:2 = \"stablehlo.sort\"(%k, %v) <{dimension = 0 : i64, is_stable = true}> ({\n"
+    "  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):\n" JITD_SORT_KEY_COMPARE
+    "  }) : (tensor<1048576xf32>, tensor<1048576xi32>) -> (tensor<1048576xf32>, tensor<1048576xi32>)\n"
+    "  return %r#0, %r#1 : tensor<1048576xf32>, tensor<1048576xi32>\n"
+    "}\n";
 
 const char* kTriad = R"(
 func.func @main(%b: tensor<16777216xf32>, %c: tensor<16777216xf32>, %s: tensor<f32>) -> tensor<16777216xf32> {
@@ -162,6 +214,104 @@ void BM_ReduceSum(benchmark::State& state) {
 }
 BENCHMARK(BM_ReduceSum)->Name("reduce_sum")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ReduceRows(benchmark::State& state) {
+  auto device = MakeDevice(static_cast<int>(state.range(0)));
+  auto exe = device ? CompileCpu(*device, kReduceRows) : nullptr;
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<float> x = RandomFloats(kN, 5), sums(8);
+  const void* args[] = {x.data()};
+  void* results[] = {sums.data()};
+  for (auto _ : state) {
+    Status s = exe->Run(args, results, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(sums.data());
+  }
+  state.SetBytesProcessed(state.iterations() * kN * 4);
+}
+BENCHMARK(BM_ReduceRows)->Name("reduce_sum_rows")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// range(0): compiled comparator; range(1): threads (a 1-d sort is one
+// slice, merged in parallel when the comparator is compiled).
+void SortLoop(benchmark::State& state, const char* text, bool kv) {
+  cpu::CpuDeviceOptions options;
+  options.num_threads = static_cast<int>(state.range(1));
+  options.compile_sort_comparators = state.range(0) != 0;
+  auto device = cpu::CpuDevice::Create(options);
+  auto exe = device.ok() ? CompileCpu(**device, text) : nullptr;
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  if (exe->stats().compiled_comparators != state.range(0)) {
+    state.SkipWithError("comparator not compiled as asked");
+    return;
+  }
+  std::vector<float> keys = RandomFloats(kSortN, 6), sorted(static_cast<size_t>(kSortN));
+  std::vector<int32_t> values(static_cast<size_t>(kSortN)), values_out(static_cast<size_t>(kSortN));
+  for (int64_t i = 0; i < kSortN; ++i) values[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  const void* args[] = {keys.data(), values.data()};
+  void* results[] = {sorted.data(), values_out.data()};
+  for (auto _ : state) {
+    Status s = exe->Run(std::span<const void* const>(args, kv ? 2 : 1),
+                        std::span<void* const>(results, kv ? 2 : 1), {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(sorted.data());
+  }
+  if (!std::is_sorted(sorted.begin(), sorted.end())) state.SkipWithError("not sorted");
+  state.SetItemsProcessed(state.iterations() * kSortN);
+}
+
+// The interpreted comparator takes about a minute per 1M sort: one
+// iteration each.
+void BM_SortF32(benchmark::State& state) { SortLoop(state, kSortF32, false); }
+BENCHMARK(BM_SortF32)->Name("sort/f32")->ArgNames({"comparator", "threads"})->Args({1, 1})->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SortF32)->Name("sort/f32")->ArgNames({"comparator", "threads"})->Args({0, 1})->Iterations(1)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SortKv(benchmark::State& state) { SortLoop(state, kSortKv, true); }
+BENCHMARK(BM_SortKv)->Name("sort/kv")->ArgNames({"comparator", "threads"})->Args({1, 1})->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SortKv)->Name("sort/kv")->ArgNames({"comparator", "threads"})->Args({0, 1})->Iterations(1)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The floors: the same data through the standard library (copying the
+// input in each iteration, as the sort's result buffer is fresh too).
+void BM_SortFloorF32(benchmark::State& state) {
+  const std::vector<float> keys = RandomFloats(kSortN, 6);
+  std::vector<float> v;
+  for (auto _ : state) {
+    v = keys;
+    std::sort(v.begin(), v.end());
+    benchmark::DoNotOptimize(v.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kSortN);
+}
+BENCHMARK(BM_SortFloorF32)->Name("sort_floor/f32")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SortFloorKv(benchmark::State& state) {
+  const std::vector<float> keys = RandomFloats(kSortN, 6);
+  std::vector<std::pair<float, int32_t>> pairs(static_cast<size_t>(kSortN)), v;
+  for (int64_t i = 0; i < kSortN; ++i) pairs[static_cast<size_t>(i)] = {keys[static_cast<size_t>(i)], static_cast<int32_t>(i)};
+  for (auto _ : state) {
+    v = pairs;
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    benchmark::DoNotOptimize(v.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kSortN);
+}
+BENCHMARK(BM_SortFloorKv)->Name("sort_floor/kv")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Triad(benchmark::State& state) {
   auto device = MakeDevice(static_cast<int>(state.range(0)));

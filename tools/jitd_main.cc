@@ -32,6 +32,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/status.h"
+#include "devices/cpu/runtime/blas_core.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
@@ -246,6 +247,10 @@ int Main(int argc, char** argv) {
 }  // namespace jitd::tools
 
 int main(int argc, char** argv) {
+  // Before anything else (no threads yet): OpenBLAS picked its kernels when
+  // it loaded; restart with better ones when it fell back to generic SSE3
+  // kernels on this CPU (devices/cpu/runtime/blas_core.h).
+  jitd::cpu::RestartWithBetterBlasCore(argv);
   try {
     return jitd::tools::Main(argc, argv);
   } catch (const std::bad_alloc&) {

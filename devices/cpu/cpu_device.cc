@@ -116,6 +116,9 @@ Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
   return Status::Ok();
 }
 
+// A JIT-compiled sort comparator (codegen::EmitComparator).
+using CompiledComparator = ComparatorFn;
+
 // The immutable result of compilation, shared by the executable's runs.
 struct Program {
   // Keeps the device's JIT (which owns the code) alive as long as any
@@ -133,6 +136,11 @@ struct Program {
   std::vector<BufferRef> result_refs;
   ThunkSequence thunks;
   std::vector<std::string> kernel_names;
+  // Compiled sort comparators: symbols (resolved after kernel_names) and
+  // the slots their LibraryOps call through, filled once the code is linked.
+  std::vector<std::string> comparator_names;
+  std::vector<std::unique_ptr<CompiledComparator>> comparator_slots;
+  bool compile_comparators = true;  // CpuDeviceOptions::compile_sort_comparators
   // Per kernel: the ops it computes (of its first use), for profiles and
   // the "kernels.txt" dump.
   std::vector<std::string> kernel_descriptions;
@@ -189,6 +197,13 @@ class KernelThunk final : public Thunk {
  public:
   KernelThunk(size_t kernel, std::vector<BufferRef> params, int64_t work_items, int64_t min_chunk)
       : kernel_(kernel), params_(std::move(params)), work_items_(work_items), min_chunk_(min_chunk) {}
+  // A split reduction's second phase: kernel `combine` over `items` (its
+  // first phase, `kernel`, wrote the partials buffer, the last param).
+  void SetCombine(size_t combine, int64_t items, int64_t min_chunk) {
+    combine_ = combine;
+    combine_items_ = items;
+    combine_min_chunk_ = min_chunk;
+  }
   Status Run(ExecState& state) const override {
     using Fn = void (*)(void**, int64_t, int64_t);
     auto fn = reinterpret_cast<Fn>(state.program.code->addresses()[kernel_]);
@@ -202,6 +217,11 @@ class KernelThunk final : public Thunk {
     for (size_t i = 0; i < params_.size(); ++i) p[i] = state.Ptr(params_[i]);
     state.program.pool->ParallelFor(work_items_, min_chunk_,
                                     [fn, p](int64_t b, int64_t e) { fn(p, b, e); });
+    if (combine_items_ > 0) {
+      auto combine = reinterpret_cast<Fn>(state.program.code->addresses()[combine_]);
+      state.program.pool->ParallelFor(combine_items_, combine_min_chunk_,
+                                      [combine, p](int64_t b, int64_t e) { combine(p, b, e); });
+    }
     return Status::Ok();
   }
   std::string label() const override { return "kernel jitd_k" + std::to_string(kernel_); }
@@ -211,6 +231,9 @@ class KernelThunk final : public Thunk {
   std::vector<BufferRef> params_;
   int64_t work_items_;
   int64_t min_chunk_;
+  size_t combine_ = 0;
+  int64_t combine_items_ = 0;  // 0: not a split reduction
+  int64_t combine_min_chunk_ = 1;
 };
 
 // Reads a value for the interpreter.
@@ -538,6 +561,17 @@ class Planner {
     return {BufferRef::Kind::kTemp, static_cast<int32_t>(temps_.size() - 1)};
   }
 
+  // Scratch used within one thunk (a split reduction's partials).
+  BufferRef NewScratch(int64_t bytes) {
+    Temp t;
+    t.bytes = std::max<int64_t>(bytes, 1);
+    t.def = pos_;
+    t.last_use = pos_;
+    t.depth = open_.size();
+    temps_.push_back(t);
+    return {BufferRef::Kind::kTemp, static_cast<int32_t>(temps_.size() - 1)};
+  }
+
   // The buffer for result `v` of an op planned at this level.
   BufferRef NewResult(const ir::Value* v) {
     auto it = output_of_.find(v);
@@ -656,8 +690,10 @@ class Planner {
       }
 #ifdef JITD_CPU_HAVE_LIBRARY
       if (IsLibraryCandidate(op.code())) {
-        auto library = CreateLibraryOp(op);
+        const LibraryOpOptions library_options = LibraryOptions(op);
+        auto library = CreateLibraryOp(op, library_options);
         if (library.ok() && *library) {
+          if (library_options.compiled_comparator) ++p_.stats.compiled_comparators;
           std::vector<BufferRef> in, out;
           for (const ir::Value* v : op.operands()) {
             JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
@@ -707,17 +743,52 @@ class Planner {
       it->second = {p_.kernel_names.size(), info};
       p_.kernel_names.push_back(spec.name);
       p_.kernel_descriptions.push_back(DescribeKernel(spec));
+      // A split reduction's phase 2 follows its phase 1.
+      if (info.split_chunks > 0) {
+        p_.kernel_names.push_back(codegen::CombineSymbol(spec.name));
+        p_.kernel_descriptions.push_back("(combine of " + spec.name + ")");
+      }
+      ++p_.stats.unique_kernels;
     }
     const auto& [kernel, info] = it->second;
+    if (info.split_chunks > 0) params.push_back(NewScratch(info.partial_bytes));
     const int64_t min_chunk =
         std::max<int64_t>(1, kMinParallelBytes / std::max<int64_t>(1, info.bytes_per_item));
-    plan.thunks.push_back(
-        std::make_unique<KernelThunk>(kernel, std::move(params), info.work_items, min_chunk));
+    auto thunk = std::make_unique<KernelThunk>(kernel, std::move(params), info.work_items, min_chunk);
+    if (info.split_chunks > 0) {
+      const int64_t combine_bytes = std::max<int64_t>(1, info.partial_bytes / std::max<int64_t>(1, info.combine_items));
+      thunk->SetCombine(kernel + 1, info.combine_items, std::max<int64_t>(1, kMinParallelBytes / combine_bytes));
+      ++p_.stats.split_reductions;
+    }
+    plan.thunks.push_back(std::move(thunk));
     ++p_.stats.kernels;
     for (const Op* op : spec.fused) {
       if (op->code() != OpCode::kConstant) ++p_.stats.kernel_ops;
     }
     return Status::Ok();
+  }
+
+  // A sort's comparator compiled into the program's module (codegen::
+  // EmitComparator), called through a slot Build fills once the code is
+  // linked; a serialized program's object file holds the symbol. Comparators
+  // codegen cannot compile (or all of them, when
+  // CpuDeviceOptions::compile_sort_comparators is off) stay with the
+  // library's interpreted region.
+  LibraryOpOptions LibraryOptions(const Op& op) {
+    LibraryOpOptions options;
+    if (op.code() != OpCode::kSort || !p_.compile_comparators || !codegen::IsEmittableComparator(op)) {
+      return options;
+    }
+    const std::string name = "jitd_cmp" + std::to_string(p_.comparator_names.size());
+    // Emitted on both paths (into a scratch module when loading), so a
+    // comparator codegen rejects is rejected alike and the symbol lists match.
+    if (!codegen::EmitComparator(llvm_module_ ? *llvm_module_ : *scratch_module(), op, name).ok()) {
+      return options;
+    }
+    p_.comparator_names.push_back(name);
+    p_.comparator_slots.push_back(std::make_unique<CompiledComparator>(nullptr));
+    options.compiled_comparator = p_.comparator_slots.back().get();
+    return options;
   }
 
   // Planning without emission still needs KernelInfo: emit into a module
@@ -1106,6 +1177,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     program->device = shared_from_this();
     program->module = std::move(module);
     program->pool = pool;
+    program->compile_comparators = options.compile_sort_comparators;
     program->entry = program->module->EntryFunction();
     if (!program->entry) {
       return InvalidArgument("module has no entry function (@main, or exactly one public function)");
@@ -1122,22 +1194,27 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
       }
       dumps->push_back({"kernels.txt", std::move(listing)});
     }
-    program->stats.unique_kernels = static_cast<int64_t>(program->kernel_names.size());
     program->stats.codegen_seconds = Seconds(start);
     const auto llvm_start = std::chrono::steady_clock::now();
-    if (!program->kernel_names.empty()) {
+    std::vector<std::string> symbols = program->kernel_names;
+    symbols.insert(symbols.end(), program->comparator_names.begin(), program->comparator_names.end());
+    if (!symbols.empty()) {
       if (object) {
-        JITD_ASSIGN_OR_RETURN(program->code, jit->AddObject(*object, program->kernel_names));
+        JITD_ASSIGN_OR_RETURN(program->code, jit->AddObject(*object, symbols));
       } else {
         LlvmDumps llvm_dumps;
         JITD_ASSIGN_OR_RETURN(program->code,
-                              jit->AddModule(std::move(llvm_module), std::move(context),
-                                             program->kernel_names, dumps ? &llvm_dumps : nullptr));
+                              jit->AddModule(std::move(llvm_module), std::move(context), symbols,
+                                             dumps ? &llvm_dumps : nullptr));
         if (dumps) {
           dumps->push_back({"llvm.ll", std::move(llvm_dumps.ir)});
           dumps->push_back({"llvm.opt.ll", std::move(llvm_dumps.optimized_ir)});
           dumps->push_back({"asm.s", std::move(llvm_dumps.assembly)});
         }
+      }
+      for (size_t i = 0; i < program->comparator_slots.size(); ++i) {
+        *program->comparator_slots[i] = reinterpret_cast<CompiledComparator>(
+            program->code->addresses()[program->kernel_names.size() + i]);
       }
     }
     program->stats.llvm_seconds = Seconds(llvm_start);

@@ -40,6 +40,9 @@ struct CpuDeviceOptions {
   // before (<id>.ll) and after (<id>.opt.ll) optimisation and its assembly
   // (<id>.s) go to this existing directory.
   std::string dump_dir;
+  // Sort comparators compiled with the program's kernels (false: the
+  // runtime library interprets them; for benchmarks and tests).
+  bool compile_sort_comparators = true;
 };
 
 // How much of a program runs as generated code. Op counts are over the ops
@@ -51,12 +54,14 @@ struct CpuProgramStats {
   int64_t fallback_ops = 0;   // ops run by the interpreter (FallbackThunk)
   int64_t control_ops = 0;    // while / if / case / call
   int64_t kernels = 0;        // KernelThunks
-  int64_t unique_kernels = 0; // LLVM functions (equal kernels are shared)
+  int64_t unique_kernels = 0; // kernels emitted (equal kernels are shared)
   int64_t arena_bytes = 0;    // temporaries, after buffer reuse
   int64_t unshared_bytes = 0; // temporaries without reuse (for comparison)
   std::map<std::string, int64_t> fallback_by_op;  // op name -> count
   double codegen_seconds = 0; // plan + LLVM IR emission
   double llvm_seconds = 0;    // optimisation + machine code
+  int64_t split_reductions = 0;      // KernelThunks reducing in two phases
+  int64_t compiled_comparators = 0;  // sort comparators compiled (not interpreted)
 };
 
 class CpuExecutable : public devices::Executable {

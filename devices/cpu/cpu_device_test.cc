@@ -400,6 +400,205 @@ TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
 }
 
 
+const CpuExecutable& AsCpu(const devices::Executable& exe) { return static_cast<const CpuExecutable&>(exe); }
+
+std::unique_ptr<CpuDevice> DeviceWith(int threads, bool compile_comparators = true) {
+  CpuDeviceOptions options;
+  options.num_threads = threads;
+  options.compile_sort_comparators = compile_comparators;
+  return CpuDevice::Create(options).value();
+}
+
+ir::Literal Tensor(ir::DType t, const std::vector<int64_t>& dims) {
+  return *ir::Literal::Create(ir::Type::Tensor(t, dims));
+}
+
+// Reductions with few outputs and long extents run as per-chunk partials
+// plus a combine: exact ones (integers, maximum / minimum, pred) equal the
+// interpreter bit for bit, on any thread count.
+TEST(CpuDeviceTest, SplitReductionsMatchInterpreter) {
+  struct Case {
+    std::string text;
+    std::vector<RuntimeValue> args;
+  };
+  std::vector<Case> cases;
+  {  // i32 sum with wrap-around and a non-identity init from an argument.
+    ir::Literal x = Tensor(ir::DType::kS32, {3, 100000});
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.SetInt(i, (i * 2654435761LL) % 2000000000 - 1000000000);
+    ir::Literal init = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kS32));
+    init.SetInt(0, 5);
+    cases.push_back({R"(
+func.func @main(%x: tensor<3x100000xi32>, %i: tensor<i32>) -> tensor<3xi32> {
+  %0 = stablehlo.reduce(%x init: %i) applies stablehlo.add across dimensions = [1] : (tensor<3x100000xi32>, tensor<i32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+})", {RuntimeValue(x), RuntimeValue(init)}});
+  }
+  {  // f32 maximum over two reduced dims around a kept one, with a fused
+     // producer, NaN in one output's slice and -0 / +0 ties.
+    ir::Literal x = Tensor(ir::DType::kF32, {300, 2, 400});
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, std::sin(i * 0.37) * 100);
+    x.SetDouble(2 * 400 * 123 + 400 + 17, std::nan(""));  // output 1
+    cases.push_back({R"(
+func.func @main(%x: tensor<300x2x400xf32>) -> tensor<2xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %n = stablehlo.negate %x : tensor<300x2x400xf32>
+  %0 = stablehlo.reduce(%n init: %ninf) applies stablehlo.maximum across dimensions = [0, 2] : (tensor<300x2x400xf32>, tensor<f32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})", {RuntimeValue(x)}});
+    ir::Literal z = Tensor(ir::DType::kF32, {70000});
+    for (int64_t i = 0; i < z.num_elements(); ++i) z.SetDouble(i, i % 2 ? -0.0 : 0.0);
+    cases.push_back({R"(
+func.func @main(%x: tensor<70000xf32>) -> (tensor<f32>, tensor<f32>) {
+  %pz = stablehlo.constant dense<0.0> : tensor<f32>
+  %nz = stablehlo.constant dense<-0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %nz) applies stablehlo.maximum across dimensions = [0] : (tensor<70000xf32>, tensor<f32>) -> tensor<f32>
+  %1 = stablehlo.reduce(%x init: %pz) applies stablehlo.minimum across dimensions = [0] : (tensor<70000xf32>, tensor<f32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+})", {RuntimeValue(z)}});
+  }
+  {  // ui8 minimum, i64 multiply and pred and over 3-d inputs.
+    ir::Literal u = Tensor(ir::DType::kU8, {4, 256, 300});
+    for (int64_t i = 0; i < u.num_elements(); ++i) u.SetInt(i, 17 + (i * 7919) % 200);
+    u.SetInt(3 * 256 * 300 + 5000, 3);
+    ir::Literal m = Tensor(ir::DType::kS64, {2, 40000});
+    for (int64_t i = 0; i < m.num_elements(); ++i) m.SetInt(i, i % 5 == 0 ? 3 : (i % 7 == 0 ? -1 : 1));
+    ir::Literal p = Tensor(ir::DType::kPred, {5, 80000});
+    for (int64_t i = 0; i < p.num_elements(); ++i) p.SetInt(i, i != 2 * 80000 + 79999);
+    cases.push_back({R"(
+func.func @main(%u: tensor<4x256x300xui8>, %m: tensor<2x40000xi64>, %p: tensor<5x80000xi1>) -> (tensor<4xui8>, tensor<2xi64>, tensor<5xi1>) {
+  %umax = stablehlo.constant dense<250> : tensor<ui8>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %0 = stablehlo.reduce(%u init: %umax) applies stablehlo.minimum across dimensions = [1, 2] : (tensor<4x256x300xui8>, tensor<ui8>) -> tensor<4xui8>
+  %1 = stablehlo.reduce(%m init: %one) applies stablehlo.multiply across dimensions = [1] : (tensor<2x40000xi64>, tensor<i64>) -> tensor<2xi64>
+  %2 = stablehlo.reduce(%p init: %t) applies stablehlo.and across dimensions = [1] : (tensor<5x80000xi1>, tensor<i1>) -> tensor<5xi1>
+  return %0, %1, %2 : tensor<4xui8>, tensor<2xi64>, tensor<5xi1>
+})", {RuntimeValue(u), RuntimeValue(m), RuntimeValue(p)}});
+  }
+  devices::InterpreterDevice interpreter;
+  auto one = DeviceWith(1), three = DeviceWith(3);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto exe = one->Compile(Parse(c.text));
+    ASSERT_TRUE(exe.ok()) << exe.status().message();
+    EXPECT_GE(AsCpu(**exe).stats().split_reductions, 1);
+    const auto reference = RunOn(interpreter, c.text, c.args);
+    ExpectSameValues(RunOn(*one, c.text, c.args), reference);
+    ExpectSameValues(RunOn(*three, c.text, c.args), reference);
+  }
+}
+
+// A split float sum is reassociated (chunk partials combined in ascending
+// order): the same bytes on any thread count, close to the exact sum.
+TEST(CpuDeviceTest, SplitFloatSumIsIndependentOfThreadCount) {
+  const std::string text = R"(
+func.func @main(%x: tensor<3000001xf32>) -> tensor<f32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<3000001xf32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+})";
+  ir::Literal x = Tensor(ir::DType::kF32, {3000001});
+  double exact = 0;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    x.SetDouble(i, std::cos(i * 0.001) + 0.25);
+    exact += x.GetDouble(i);
+  }
+  const std::vector<RuntimeValue> args = {RuntimeValue(x)};
+  const auto reference = RunOn(*DeviceWith(1), text, args);
+  ASSERT_EQ(reference.size(), 1u);
+  for (int threads : {2, 3, 5}) ExpectSameValues(RunOn(*DeviceWith(threads), text, args), reference);
+  EXPECT_NEAR(reference[0].literal().GetDouble(0), exact, 1e-5 * std::abs(exact));
+}
+
+// Descending by key (NaN above +inf, -0 == +0 as in the corpus's
+// comparators), ties by the second operand ascending; the third operand is
+// carried along.
+const char* kCustomSort = R"(
+func.func @main(%k: tensor<37x500xf32>, %v: tensor<37x500xi32>, %w: tensor<37x500xf64>) -> (tensor<37x500xf32>, tensor<37x500xi32>, tensor<37x500xf64>) {
+  %r:3 = "stablehlo.sort"(%k, %v, %w) <{dimension = 1 : i64, is_stable = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>, %e: tensor<f64>, %f: tensor<f64>):
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %nan = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %az = stablehlo.compare EQ, %a, %z, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %a1 = stablehlo.select %az, %z, %a : tensor<i1>, tensor<f32>
+    %an = stablehlo.compare NE, %a, %a, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %a2 = stablehlo.select %an, %nan, %a1 : tensor<i1>, tensor<f32>
+    %bz = stablehlo.compare EQ, %b, %z, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %b1 = stablehlo.select %bz, %z, %b : tensor<i1>, tensor<f32>
+    %bn = stablehlo.compare NE, %b, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %b2 = stablehlo.select %bn, %nan, %b1 : tensor<i1>, tensor<f32>
+    %gt = stablehlo.compare GT, %a2, %b2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %a2, %b2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %lt = stablehlo.compare LT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %tie = stablehlo.and %eq, %lt : tensor<i1>
+    %res = stablehlo.or %gt, %tie : tensor<i1>
+    stablehlo.return %res : tensor<i1>
+  }) : (tensor<37x500xf32>, tensor<37x500xi32>, tensor<37x500xf64>) -> (tensor<37x500xf32>, tensor<37x500xi32>, tensor<37x500xf64>)
+  return %r#0, %r#1, %r#2 : tensor<37x500xf32>, tensor<37x500xi32>, tensor<37x500xf64>
+})";
+
+std::vector<RuntimeValue> CustomSortArgs() {
+  ir::Literal k = Tensor(ir::DType::kF32, {37, 500}), v = Tensor(ir::DType::kS32, {37, 500}),
+              w = Tensor(ir::DType::kF64, {37, 500});
+  const double specials[] = {std::nan(""), -std::nan(""), INFINITY, -INFINITY, 0.0, -0.0};
+  for (int64_t i = 0; i < k.num_elements(); ++i) {
+    k.SetDouble(i, i % 11 == 0 ? specials[(i / 11) % 6] : static_cast<double>((i * 7) % 13) - 6);
+    v.SetInt(i, (i * 31) % 17 - 8);
+    w.SetDouble(i, i * 0.5);
+  }
+  return {RuntimeValue(k), RuntimeValue(v), RuntimeValue(w)};
+}
+
+TEST(CpuDeviceTest, SortComparatorIsCompiledAndMatchesInterpreter) {
+  const auto args = CustomSortArgs();
+  devices::InterpreterDevice interpreter;
+  const auto reference = RunOn(interpreter, kCustomSort, args);
+  auto exe = Device().Compile(Parse(kCustomSort));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  EXPECT_EQ(AsCpu(**exe).stats().compiled_comparators, 1);
+  auto out = (*exe)->Execute(args, {});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ExpectSameValues(*out, reference);
+
+  // The interpreted comparator gives the same permutation.
+  auto interpreted = DeviceWith(2, /*compile_comparators=*/false);
+  auto exe2 = interpreted->Compile(Parse(kCustomSort));
+  ASSERT_TRUE(exe2.ok());
+  EXPECT_EQ(AsCpu(**exe2).stats().compiled_comparators, 0);
+  ExpectSameValues(RunOn(*interpreted, kCustomSort, args), reference);
+
+  // Loaded from its serialized form (object code, no codegen), the
+  // comparator symbol resolves and sorts the same.
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(AsCpu(**loaded).stats().compiled_comparators, 1);
+  auto out2 = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(out2.ok()) << out2.status().message();
+  ExpectSameValues(*out2, reference);
+}
+
+TEST(CpuDeviceTest, SortComparatorCodegenCannotHandleStaysInterpreted) {
+  // A rank-0 reshape in the comparator: not compiled, still correct.
+  const std::string text = R"(
+func.func @main(%k: tensor<64xi32>) -> tensor<64xi32> {
+  %r = "stablehlo.sort"(%k) <{dimension = 0 : i64}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %a1 = stablehlo.reshape %a : (tensor<i32>) -> tensor<i32>
+    %lt = stablehlo.compare GT, %a1, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<64xi32>) -> tensor<64xi32>
+  return %r : tensor<64xi32>
+})";
+  ir::Literal k = Tensor(ir::DType::kS32, {64});
+  for (int64_t i = 0; i < 64; ++i) k.SetInt(i, (i * 37) % 23 - 11);
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  EXPECT_EQ(AsCpu(**exe).stats().compiled_comparators, 0);
+  ExpectLikeInterpreter(text, {RuntimeValue(k)});
+}
+
 // ---- pad, dynamic_slice, dynamic_update_slice and converts into f16/bf16
 // as kernels (no fallback), bit for bit against the interpreter.
 

@@ -36,49 +36,45 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
                              const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk));
-  const int64_t chunks = std::min<int64_t>(num_threads_, max_chunks);
-  if (chunks <= 1) {
+  const int64_t threads = std::min<int64_t>(num_threads_, max_chunks);
+  if (threads <= 1) {
     fn(0, n);
     return;
   }
-  std::atomic<int64_t> pending{chunks - 1};
-  std::mutex done_mu;
-  std::condition_variable done_cv;
-  auto bounds = [&](int64_t c) { return std::make_pair(n * c / chunks, n * (c + 1) / chunks); };
+  // Chunks are claimed from a counter, several per thread: a helper that is
+  // descheduled (a loaded machine) holds up one small chunk, not a 1/T share.
+  struct Shared {
+    std::atomic<int64_t> next{0};
+    int64_t chunks = 0, n = 0;
+    const std::function<void(int64_t, int64_t)>* fn = nullptr;
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t done = 0;  // chunks finished, under mu
+  };
+  auto shared = std::make_shared<Shared>();
+  shared->chunks = std::min<int64_t>(max_chunks, threads * kChunksPerThread);
+  shared->n = n;
+  shared->fn = &fn;
+  // Runs chunks until none is left. A helper that starts after the last
+  // chunk was claimed touches only `shared` (fn may be gone by then).
+  auto work = [](Shared& s) {
+    int64_t finished = 0;
+    for (int64_t c; (c = s.next.fetch_add(1)) < s.chunks; ++finished) {
+      (*s.fn)(s.n * c / s.chunks, s.n * (c + 1) / s.chunks);
+    }
+    if (finished == 0) return;
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.done += finished;
+    if (s.done == s.chunks) s.cv.notify_all();
+  };
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (int64_t c = 1; c < chunks; ++c) {
-      tasks_.emplace_back([&, c] {
-        auto [b, e] = bounds(c);
-        fn(b, e);
-        // Decrement under the lock: the caller's frame (pending, done_mu,
-        // done_cv) stays alive until it has taken the lock once more.
-        std::lock_guard<std::mutex> l(done_mu);
-        if (pending.fetch_sub(1) == 1) done_cv.notify_one();
-      });
-    }
+    for (int64_t t = 1; t < threads; ++t) tasks_.emplace_back([shared, work] { work(*shared); });
   }
   cv_.notify_all();
-  auto [b, e] = bounds(0);
-  fn(b, e);
-  // Help with queued work (ours or others') instead of sleeping at once.
-  while (pending.load() > 0) {
-    std::function<void()> task;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!tasks_.empty()) {
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-    }
-    if (task) {
-      task();
-      continue;
-    }
-    std::unique_lock<std::mutex> l(done_mu);
-    done_cv.wait(l, [&] { return pending.load() == 0; });
-  }
-  std::lock_guard<std::mutex> l(done_mu);  // the last worker has let go
+  work(*shared);
+  std::unique_lock<std::mutex> lock(shared->mu);
+  shared->cv.wait(lock, [&] { return shared->done == shared->chunks; });
 }
 
 }  // namespace jitd::cpu

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,9 +28,14 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
-  // Splits [0, n) into at most num_threads() chunks of at least `min_chunk`
-  // items and runs fn(begin, end) on each, one on the calling thread.
+  // Splits [0, n) into chunks of at least `min_chunk` items (up to
+  // kChunksPerThread per thread) and runs fn(begin, end) on each, on the
+  // calling thread and up to num_threads() - 1 workers, which claim chunks
+  // as they come free. Returns when every chunk ran. Callers must not depend
+  // on where chunks begin and end.
   void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
+
+  static constexpr int64_t kChunksPerThread = 8;
 
  private:
   void WorkerLoop();

@@ -3,6 +3,7 @@
 // fused producers backwards through their index maps.
 #include "jit/codegen/kernel_emitter.h"
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/eval/fold.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
@@ -314,16 +316,101 @@ class Emitter {
   }
 
   StatusOr<KernelInfo> Emit() {
-    // void body(ptr noalias p0, ..., i64 begin, i64 end), always inlined
-    // into void NAME(ptr buffers, i64 begin, i64 end).
     const Op& root = *spec_.root;
     const size_t num_params = spec_.inputs.size() + root.num_results();
+    KernelInfo info;
+    if (root.code() == OpCode::kReduce) {
+      if (std::optional<Split> split = PlanSplit()) {
+        // Phase 1 and 2 share the buffers, the partials appended last.
+        JITD_RETURN_IF_ERROR(EmitFunction(spec_.name, num_params + 1, [&](llvm::Value* b, llvm::Value* e) {
+          return EmitReducePartials(*split, b, e, info);
+        }));
+        JITD_RETURN_IF_ERROR(EmitFunction(CombineSymbol(spec_.name), num_params + 1,
+                                          [&](llvm::Value* b, llvm::Value* e) {
+                                            return EmitReduceCombine(*split, b, e);
+                                          }));
+        return info;
+      }
+      JITD_RETURN_IF_ERROR(EmitFunction(spec_.name, num_params, [&](llvm::Value* b, llvm::Value* e) {
+        return EmitReduce(b, e, info);
+      }));
+      return info;
+    }
+    JITD_RETURN_IF_ERROR(EmitFunction(spec_.name, num_params, [&](llvm::Value* b, llvm::Value* e) {
+      return EmitElementwise(b, e, info);
+    }));
+    return info;
+  }
+
+  // `i8 NAME(ptr lhs, ptr rhs)` for the sort root's comparator region (see
+  // EmitComparator in the header).
+  Status EmitComparatorFunction() {
+    const Op& sort = *spec_.root;
+    const ir::Block& block = sort.region(0).block(0);
+    auto* type = llvm::FunctionType::get(b_.getInt8Ty(), {b_.getPtrTy(), b_.getPtrTy()}, false);
+    llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(llvm::Attribute::WillReturn);
+    fn->setOnlyReadsMemory();
+    function_ = fn;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    for (size_t i = 0; i < sort.num_operands(); ++i) {
+      const DType t = sort.operand(i)->type().dtype();
+      for (unsigned side = 0; side < 2; ++side) {
+        llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), fn->getArg(side), i);
+        llvm::Value* element = b_.CreateLoad(b_.getPtrTy(), slot);
+        scalars_[block.arg(2 * i + side)] = LoadElement(element, t, b_.getInt64(0));
+      }
+    }
+    auto scalar = [&](const ir::Value* v) -> llvm::Value* {
+      if (auto it = scalars_.find(v); it != scalars_.end()) return it->second;
+      if (const Op* def = v->defining_op(); def && def->code() == OpCode::kConstant) return SplatConstant(*def);
+      Fail("comparator value defined outside the region");
+      return llvm::UndefValue::get(ComputeType(v->type().dtype()));
+    };
+    bool returned = false;
+    for (const auto& op : block.ops()) {
+      if (op->code() == OpCode::kReturn) {
+        b_.CreateRet(b_.CreateZExt(scalar(op->operand(0)), b_.getInt8Ty()));
+        returned = true;
+        break;
+      }
+      std::vector<llvm::Value*> operands;
+      for (const ir::Value* v : op->operands()) operands.push_back(scalar(v));
+      scalars_[op->result(0)] = op->code() == OpCode::kConstant ? SplatConstant(*op) : Scalar(*op, operands);
+    }
+    if (!returned) Fail("comparator has no return");
+    if (!status_.ok()) return status_;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (llvm::verifyFunction(*fn, &os)) {
+      return Internal("codegen produced an invalid comparator for 'stablehlo.sort' at " +
+                      sort.loc().ToString() + ": " + os.str());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // void NAME.body(ptr noalias p0, ..., i64 begin, i64 end), always inlined
+  // into void NAME(ptr buffers, i64 begin, i64 end). Parameters: the spec's
+  // inputs, the root's outputs, then (num_params beyond those) the partials
+  // of a split reduction. `fill` emits the body's loops.
+  Status EmitFunction(const std::string& name, size_t num_params,
+                      const std::function<Status(llvm::Value*, llvm::Value*)>& fill) {
+    const Op& root = *spec_.root;
+    params_.clear();
+    scalars_.clear();
+    outputs_.clear();
+    cache_.clear();
+    indices_.clear();
+    preloaded_.clear();  // values of the previous function (a split reduction's phase 1)
+    partial_ = nullptr;
     std::vector<llvm::Type*> body_params(num_params, b_.getPtrTy());
     body_params.push_back(i64_);
     body_params.push_back(i64_);
     auto* body_type = llvm::FunctionType::get(b_.getVoidTy(), body_params, false);
     llvm::Function* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage,
-                                                  spec_.name + ".body", module_);
+                                                  name + ".body", module_);
     body->addFnAttr(llvm::Attribute::AlwaysInline);
     body->addFnAttr(llvm::Attribute::NoUnwind);
     body->addFnAttr("prefer-vector-width", "512");
@@ -343,22 +430,18 @@ class Emitter {
     for (size_t i = 0; i < root.num_results(); ++i) {
       outputs_.push_back(body->getArg(static_cast<unsigned>(spec_.inputs.size() + i)));
     }
+    const size_t fixed = spec_.inputs.size() + root.num_results();
+    if (num_params > fixed) partial_ = body->getArg(static_cast<unsigned>(fixed));
     llvm::Value* begin = body->getArg(static_cast<unsigned>(num_params));
     llvm::Value* end = body->getArg(static_cast<unsigned>(num_params + 1));
 
-    KernelInfo info;
-    if (root.code() == OpCode::kReduce) {
-      JITD_RETURN_IF_ERROR(EmitReduce(begin, end, info));
-    } else {
-      JITD_RETURN_IF_ERROR(EmitElementwise(begin, end, info));
-    }
+    JITD_RETURN_IF_ERROR(fill(begin, end));
     if (!status_.ok()) return status_;
     b_.CreateRetVoid();
 
     // The entry point.
     auto* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64_, i64_}, false);
-    llvm::Function* fn =
-        llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
+    llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     fn->addFnAttr("prefer-vector-width", "512");
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
@@ -378,10 +461,9 @@ class Emitter {
       return Internal("codegen produced invalid LLVM IR for '" + std::string(root.name()) +
                       "' at " + root.loc().ToString() + ": " + os.str());
     }
-    return info;
+    return Status::Ok();
   }
 
- private:
   // ---- Types ---------------------------------------------------------------
 
   // complex<f32> / complex<f64> compute as <2 x float> / <2 x double>
@@ -517,6 +599,17 @@ class Emitter {
     const DType t = v->type().dtype();
     llvm::Value* ptr = params_.at(v);
     llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
+    llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
+    // Complex elements are aligned to their component only.
+    llvm::Value* x = IsCplx(t) ? b_.CreateAlignedLoad(StorageType(t), addr, llvm::Align(ir::StorageBytes(t) / 2))
+                               : b_.CreateLoad(StorageType(t), addr);
+    if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
+    if (IsHalf(t)) x = HalfToFloat(x, t);
+    return x;
+  }
+
+  // Element `offset` of a buffer of `t` at `ptr`, in its compute type.
+  llvm::Value* LoadElement(llvm::Value* ptr, DType t, llvm::Value* offset) {
     llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
     // Complex elements are aligned to their component only.
     llvm::Value* x = IsCplx(t) ? b_.CreateAlignedLoad(StorageType(t), addr, llvm::Align(ir::StorageBytes(t) / 2))
@@ -1543,6 +1636,174 @@ class Emitter {
     return Status::Ok();
   }
 
+  // ---- Split reductions (kernel_emitter.h: kSplitChunkElements) -----------
+
+  struct Split {
+    eval::FoldOp fold;
+    std::vector<int64_t> reduced_dims;  // ascending
+    size_t level = 0;     // reduced_dims[level] is cut into blocks
+    int64_t block = 1;    // its elements per chunk
+    int64_t blocks = 1;   // ceil(its size / block)
+    int64_t inner = 1;    // elements of the reduced dimensions after it
+    int64_t chunks = 1;   // per output: (reduced dims before it) * blocks
+    int64_t outputs = 1;
+  };
+
+  // A chunk is one index of the reduced dimensions before `level`, a block
+  // of `level`, and all of the reduced dimensions after it: the innermost
+  // `level` whose suffix of reduced dimensions holds kSplitChunkElements.
+  // Depends on the shape only.
+  std::optional<Split> PlanSplit() const {
+    const Op& root = *spec_.root;
+    if (root.num_results() != 1) return std::nullopt;
+    const DType t = root.result(0)->type().dtype();
+    const std::optional<eval::FoldOp> fold = eval::RecognizeFold(root, 0, t);
+    if (!fold) return std::nullopt;
+    const bool sum_or_product = *fold == eval::FoldOp::kAdd || *fold == eval::FoldOp::kMultiply;
+    if (IsHalf(t) && sum_or_product) return std::nullopt;  // rounded per step: not reassociated
+    Split s;
+    s.fold = *fold;
+    s.outputs = root.result(0)->type().num_elements();
+    if (s.outputs < 1 || s.outputs > kSplitMaxOutputs) return std::nullopt;
+    const std::vector<int64_t>& in_dims = root.operand(0)->type().dims();
+    std::vector<int64_t> red = root.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
+    std::sort(red.begin(), red.end());
+    if (red.empty()) return std::nullopt;
+    int64_t extent = 1;
+    for (int64_t d : red) extent *= in_dims[static_cast<size_t>(d)];
+    if (extent < 2 * kSplitChunkElements) return std::nullopt;
+    s.reduced_dims = red;
+    auto size = [&](size_t level) { return in_dims[static_cast<size_t>(red[level])]; };
+    s.level = red.size() - 1;
+    while (s.level > 0 && s.inner * size(s.level) < kSplitChunkElements) {
+      s.inner *= size(s.level);
+      --s.level;
+    }
+    s.block = std::min(size(s.level), (kSplitChunkElements + s.inner - 1) / s.inner);
+    s.blocks = (size(s.level) + s.block - 1) / s.block;
+    s.chunks = s.blocks;
+    for (size_t l = 0; l < s.level; ++l) s.chunks *= size(l);
+    if (s.chunks < 2) return std::nullopt;
+    return s;
+  }
+
+  // The fold's identity in `t`'s compute type: chunks start from it.
+  llvm::Value* FoldIdentity(eval::FoldOp fold, DType t) {
+    llvm::Type* ty = ComputeType(t);
+    if (IsF(t)) {
+      switch (fold) {
+        case eval::FoldOp::kAdd: return llvm::ConstantFP::getNegativeZero(ty);  // -0 + x == x
+        case eval::FoldOp::kMultiply: return llvm::ConstantFP::get(ty, 1.0);
+        case eval::FoldOp::kMaximum: return llvm::ConstantFP::getInfinity(ty, /*Negative=*/true);
+        default: return llvm::ConstantFP::getInfinity(ty, /*Negative=*/false);  // minimum
+      }
+    }
+    const unsigned w = ty->getIntegerBitWidth();
+    const bool is_signed = ir::IsSignedInt(t);
+    switch (fold) {
+      case eval::FoldOp::kMultiply: return llvm::ConstantInt::get(ty, 1);  // i1: and
+      case eval::FoldOp::kAnd: return llvm::ConstantInt::get(ty, llvm::APInt::getAllOnes(w));
+      case eval::FoldOp::kMaximum:
+        return llvm::ConstantInt::get(ty, is_signed ? llvm::APInt::getSignedMinValue(w) : llvm::APInt::getMinValue(w));
+      case eval::FoldOp::kMinimum:
+        return llvm::ConstantInt::get(ty, is_signed ? llvm::APInt::getSignedMaxValue(w) : llvm::APInt::getMaxValue(w));
+      default: return llvm::ConstantInt::get(ty, 0);  // add (i1: or), or, xor
+    }
+  }
+
+  // Phase 1: work item c * outputs + o folds chunk c of output o.
+  Status EmitReducePartials(const Split& s, llvm::Value* begin, llvm::Value* end, KernelInfo& info) {
+    const Op& root = *spec_.root;
+    const DType t = root.result(0)->type().dtype();
+    const std::vector<int64_t>& in_dims = root.operand(0)->type().dims();
+    const ir::Type& out_type = root.result(0)->type();
+    std::vector<bool> is_reduced(in_dims.size(), false);
+    for (int64_t d : s.reduced_dims) is_reduced[static_cast<size_t>(d)] = true;
+    const ir::Block& body = root.region(0).block(0);
+    info.work_items = s.outputs * s.chunks;
+    info.bytes_per_item = BytesPerItem() * s.block * s.inner;
+    info.split_chunks = s.chunks;
+    info.combine_items = s.outputs;
+    info.partial_bytes = s.outputs * s.chunks * ir::StorageBytes(t);
+    const bool reassociate = IsF(t) && (s.fold == eval::FoldOp::kAdd || s.fold == eval::FoldOp::kMultiply);
+    info.reassociates = reassociate;
+    auto dim_size = [&](size_t level) { return in_dims[static_cast<size_t>(s.reduced_dims[level])]; };
+
+    EmitLoop(begin, end, {}, [&](llvm::Value* item, const std::vector<llvm::Value*>&) {
+      indices_.clear();
+      cache_.clear();
+      llvm::Value* o = b_.CreateURem(item, b_.getInt64(s.outputs));
+      llvm::Value* c = b_.CreateUDiv(item, b_.getInt64(s.outputs));
+      llvm::Value* blk = b_.CreateURem(c, b_.getInt64(s.blocks));
+      llvm::Value* outer = b_.CreateUDiv(c, b_.getInt64(s.blocks));
+      Index* out_idx = NewIndex(out_type.dims());
+      out_idx->linear = o;
+      std::vector<llvm::Value*> out_multi = Multi(*out_idx);
+      std::vector<llvm::Value*> in_multi(in_dims.size(), nullptr);
+      size_t kept = 0;
+      for (size_t d = 0; d < in_dims.size(); ++d) {
+        if (!is_reduced[d]) in_multi[d] = out_multi[kept++];
+      }
+      // Reduced dimensions before `level`: row-major digits of `outer`.
+      for (size_t l = s.level; l-- > 0;) {
+        const size_t d = static_cast<size_t>(s.reduced_dims[l]);
+        in_multi[d] = l == 0 ? outer : b_.CreateURem(outer, b_.getInt64(in_dims[d]));
+        if (l > 0) outer = b_.CreateUDiv(outer, b_.getInt64(in_dims[d]));
+      }
+      llvm::Value* lo = b_.CreateMul(blk, b_.getInt64(s.block));
+      llvm::Value* hi = b_.CreateAdd(lo, b_.getInt64(s.block));
+      hi = b_.CreateSelect(b_.CreateICmpSLT(hi, b_.getInt64(dim_size(s.level))), hi,
+                           b_.getInt64(dim_size(s.level)));
+      std::function<std::vector<llvm::Value*>(size_t, const std::vector<llvm::Value*>&)> nest =
+          [&](size_t level, const std::vector<llvm::Value*>& carried) -> std::vector<llvm::Value*> {
+        const size_t d = static_cast<size_t>(s.reduced_dims[level]);
+        llvm::Value* from = level == s.level ? lo : b_.getInt64(0);
+        llvm::Value* to = level == s.level ? hi : b_.getInt64(in_dims[d]);
+        return EmitLoop(from, to, carried, [&](llvm::Value* i, const std::vector<llvm::Value*>& acc) {
+          in_multi[d] = i;
+          if (level + 1 < s.reduced_dims.size()) return nest(level + 1, acc);
+          cache_.clear();
+          Index* idx = NewIndex(in_dims);
+          idx->multi = in_multi;
+          std::vector<llvm::Value*> x = {Value(root.operand(0), idx)};
+          llvm::FastMathFlags saved = b_.getFastMathFlags();
+          if (reassociate) {
+            llvm::FastMathFlags fmf;
+            fmf.setAllowReassoc();
+            b_.setFastMathFlags(fmf);
+          }
+          std::vector<llvm::Value*> next = ReduceBody(body, acc, x);
+          b_.setFastMathFlags(saved);
+          return next;
+        });
+      };
+      std::vector<llvm::Value*> acc = nest(s.level, {FoldIdentity(s.fold, t)});
+      Store(acc[0], t, partial_, item);
+      return std::vector<llvm::Value*>{};
+    });
+    return Status::Ok();
+  }
+
+  // Phase 2: out[o] = init folded with the partials in ascending chunk order.
+  Status EmitReduceCombine(const Split& s, llvm::Value* begin, llvm::Value* end) {
+    const Op& root = *spec_.root;
+    const DType t = root.result(0)->type().dtype();
+    const ir::Block& body = root.region(0).block(0);
+    EmitLoop(begin, end, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+      indices_.clear();
+      cache_.clear();
+      std::vector<llvm::Value*> init = {Value(root.operand(1), ScalarIndex())};
+      std::vector<llvm::Value*> acc =
+          EmitLoop(b_.getInt64(0), b_.getInt64(s.chunks), init, [&](llvm::Value* c, const std::vector<llvm::Value*>& a) {
+            llvm::Value* item = b_.CreateAdd(b_.CreateMul(c, b_.getInt64(s.outputs)), o);
+            return ReduceBody(body, a, {LoadElement(partial_, t, item)});
+          });
+      Store(acc[0], t, outputs_[0], o);
+      return std::vector<llvm::Value*>{};
+    });
+    return Status::Ok();
+  }
+
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
@@ -1554,6 +1815,7 @@ class Emitter {
   std::unordered_map<const ir::Value*, llvm::Value*> scalars_;
   std::unordered_map<const ir::Value*, llvm::Value*> preloaded_;  // 0-d inputs
   std::vector<llvm::Value*> outputs_;
+  llvm::Value* partial_ = nullptr;  // a split reduction's partials
   std::deque<Index> indices_;
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;
   Status status_ = Status::Ok();
@@ -1625,6 +1887,69 @@ std::string KernelKey(const KernelSpec& spec) {
 StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec) {
   Emitter emitter(module, spec);
   return emitter.Emit();
+}
+
+bool IsEmittableComparator(const Op& sort) {
+  if (sort.code() != OpCode::kSort || sort.num_regions() != 1 || sort.num_operands() == 0) return false;
+  const ir::Region& region = sort.region(0);
+  if (region.num_blocks() != 1) return false;
+  const ir::Block& block = region.block(0);
+  if (block.num_args() != 2 * sort.num_operands()) return false;
+  std::unordered_set<const ir::Value*> defined;
+  for (size_t i = 0; i < block.num_args(); ++i) {
+    const ir::Type& t = block.arg(i)->type();
+    const ir::Type& operand = sort.operand(i / 2)->type();
+    if (!t.is_tensor() || t.rank() != 0 || !operand.is_tensor() || t.dtype() != operand.dtype() ||
+        !IsSupportedDType(t.dtype())) {
+      return false;
+    }
+    defined.insert(block.arg(i));
+  }
+  auto known = [&](const ir::Value* v) {
+    if (defined.count(v)) return true;
+    const Op* def = v->defining_op();  // a splat constant outside the region
+    return def && def->code() == OpCode::kConstant && IsFusibleOp(*def) && v->type().rank() == 0;
+  };
+  for (const auto& op : block.ops()) {
+    if (op->code() == OpCode::kReturn) {
+      return op.get() == block.ops().back().get() && op->num_operands() == 1 && known(op->operand(0)) &&
+             op->operand(0)->type().is_tensor() && op->operand(0)->type().rank() == 0 &&
+             op->operand(0)->type().dtype() == DType::kPred;
+    }
+    if (!IsFusibleOp(*op) || op->num_results() != 1 || op->result(0)->type().rank() != 0) return false;
+    switch (op->code()) {
+      case OpCode::kIota:
+      case OpCode::kBroadcastInDim:
+      case OpCode::kReshape:
+      case OpCode::kTranspose:
+      case OpCode::kSlice:
+      case OpCode::kReverse:
+      case OpCode::kConcatenate:
+        return false;
+      default:
+        break;
+    }
+    for (const ir::Value* v : op->operands()) {
+      if (!known(v)) return false;
+    }
+    defined.insert(op->result(0));
+  }
+  return false;
+}
+
+Status EmitComparator(llvm::Module& module, const Op& sort, const std::string& name) {
+  if (!IsEmittableComparator(sort)) {
+    return Unimplemented(sort.loc().ToString() + ": 'stablehlo.sort' op comparator cannot be compiled");
+  }
+  KernelSpec spec;
+  spec.name = name;
+  spec.root = &sort;
+  Emitter emitter(module, spec);
+  Status status = emitter.EmitComparatorFunction();
+  if (!status.ok()) {
+    if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code
+  }
+  return status;
 }
 
 }  // namespace jitd::codegen

@@ -61,7 +61,20 @@ struct KernelInfo {
   int64_t work_items = 0;      // the kernel's [begin, end) covers [0, work_items)
   int64_t bytes_per_item = 0;  // rough memory traffic per item (for splitting)
   bool reassociates = false;   // float reduction vectorized with partial sums
+  // Split reductions (a reduce with few outputs and a long reduced extent,
+  // see kSplitChunkElements): the kernel then takes one more buffer after
+  // its outputs, `partial_bytes` of scratch, and runs in two phases.
+  // Phase 1, NAME over [0, work_items): item c * outputs + o folds chunk c
+  // of output o's reduced elements (from the fold's identity) into
+  // partial[item]. Phase 2, NAME_combine over [0, combine_items = outputs):
+  // out[o] = init, then folded with partial[c * outputs + o] for ascending c.
+  int64_t split_chunks = 0;    // chunks per output; 0 = not split
+  int64_t partial_bytes = 0;
+  int64_t combine_items = 0;
 };
+
+// The phase-2 symbol of a split reduction kernel named `kernel`.
+inline std::string CombineSymbol(const std::string& kernel) { return kernel + "_combine"; }
 
 // A structural key: two specs with equal keys compute the same function of
 // their inputs (same ops, types, attributes and wiring), so one emitted
@@ -76,6 +89,28 @@ StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec);
 // sums (the spec leaves the order open; shorter ones keep the interpreter's
 // left-to-right order bit for bit).
 inline constexpr int64_t kReassociateMinExtent = 1024;
+
+// Split reductions: a single-result reduce whose body jit/eval/fold.h's
+// RecognizeFold accepts, with at most kSplitMaxOutputs outputs and a reduced
+// extent of at least 2 * kSplitChunkElements, is cut into chunks of about
+// kSplitChunkElements reduced elements (by shape only, so the result never
+// depends on the thread count). Integer / pred folds and float maximum /
+// minimum give exactly the interpreter's result; f32 / f64 sums and products
+// are reassociated (chunk partials in ascending chunk order), as every long
+// float reduction already is. f16 / bf16 sums and products are not split.
+inline constexpr int64_t kSplitChunkElements = int64_t{1} << 15;
+inline constexpr int64_t kSplitMaxOutputs = 64;
+
+// True when `sort`'s comparator region compiles: one block of scalar math
+// (IsFusibleOp ops on rank-0 values, splat constants, also ones defined
+// outside the region) on its 2N rank-0 arguments returning one i1.
+bool IsEmittableComparator(const ir::Op& sort);
+
+// Appends `i8 NAME(const void* const* lhs, const void* const* rhs)` to
+// `module`: lhs[i] / rhs[i] point at one element of sort operand i; returns
+// 1 when lhs sorts before rhs (the region's i1 result), else 0. Pure and
+// thread-safe. Errors name the op codegen could not handle.
+Status EmitComparator(llvm::Module& module, const ir::Op& sort, const std::string& name);
 
 }  // namespace jitd::codegen
 

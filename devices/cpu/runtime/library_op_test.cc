@@ -19,6 +19,7 @@
 //   computed in double, so they are within an ulp) and 1e-12 (f64).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -457,6 +458,57 @@ TEST(SortTest, CompiledComparatorOption) {
     return a > b;
   };
   ExpectMatchesInterpreter(SortText("9x40xf32", 1, "GT"), kExact, {}, 7, options);
+}
+
+// A consistent comparator as compiled code would be: descending.
+uint8_t GreaterF32(const void* const* lhs, const void* const* rhs) {
+  float a, b;
+  std::memcpy(&a, lhs[0], 4);
+  std::memcpy(&b, rhs[0], 4);
+  return a > b;
+}
+
+TEST(SortTest, LongSliceSortsInParallelWithTheSequentialComparisons) {
+  auto module = frontend::ParseModule(SortText("200003xf32", 0, "LT"));
+  ASSERT_TRUE(module.ok());
+  const ir::Op& sort = *(*module)->EntryFunction()->entry()->ops()[0];
+  std::vector<ir::Literal> operands;
+  operands.push_back(*eval::RandomLiteral(sort.operand(0)->type(), 5));
+  ParallelFor parallel_for = [&](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+    std::vector<std::thread> threads;
+    const int64_t chunk = (n + 2) / 3;
+    for (int64_t b = 0; b < n; b += chunk) {
+      threads.emplace_back([&fn, b, e = std::min(n, b + chunk)] { fn(b, e); });
+    }
+    for (auto& t : threads) t.join();
+  };
+  RunContext parallel;
+  parallel.parallel_for = &parallel_for;
+
+  // Compiled (a function pointer read through its slot): the stable order.
+  const ComparatorFn greater = &GreaterF32;
+  LibraryOpOptions compiled;
+  compiled.compiled_comparator = &greater;
+  auto out = testing::RunLibrary(sort, operands, compiled, parallel);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  std::vector<float> expected(static_cast<size_t>(operands[0].num_elements()));
+  std::memcpy(expected.data(), operands[0].bytes().data(), expected.size() * 4);
+  std::stable_sort(expected.begin(), expected.end(), [](float a, float b) { return a > b; });
+  EXPECT_EQ(std::memcmp((*out)[0].bytes().data(), expected.data(), expected.size() * 4), 0);
+
+  // An inconsistent comparator: the same permutation as the sequential sort
+  // (the same comparisons in the same order).
+  LibraryOpOptions inconsistent;
+  inconsistent.comparator = [](const void* const* lhs, const void* const* rhs) {
+    uint32_t a, b;
+    std::memcpy(&a, lhs[0], 4);
+    std::memcpy(&b, rhs[0], 4);
+    return ((a ^ b) & 4) != 0 ? a < b : (a % 7) > (b % 5);
+  };
+  auto sequential = testing::RunLibrary(sort, operands, inconsistent);
+  auto in_parallel = testing::RunLibrary(sort, operands, inconsistent, parallel);
+  ASSERT_TRUE(sequential.ok() && in_parallel.ok());
+  EXPECT_EQ((*sequential)[0], (*in_parallel)[0]);
 }
 
 TEST(SortTest, HonoursTheDeadline) {

@@ -56,6 +56,8 @@ struct ExecuteOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Fill for dense_resource constants that carry no data (elided weights).
   std::optional<uint64_t> resource_fill_seed;
+  // Their distribution (eval::RandomFill).
+  eval::RandomFill resource_fill = eval::RandomFill::kUniform;
   // Where stablehlo.infeed / stablehlo.outfeed read and write (see
   // eval::EvalOptions); unset = those ops fail with UNIMPLEMENTED.
   decltype(eval::EvalOptions::infeed) infeed;
@@ -82,6 +84,7 @@ inline eval::EvalOptions ToEvalOptions(const ExecuteOptions& options) {
   eval::EvalOptions eval_options;
   eval_options.deadline = options.deadline;
   eval_options.resource_fill_seed = options.resource_fill_seed;
+  eval_options.resource_fill = options.resource_fill;
   eval_options.infeed = options.infeed;
   eval_options.outfeed = options.outfeed;
   return eval_options;

@@ -363,6 +363,12 @@ grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" 
 expect_exit 0 "run resource via daemon, other seed" "$jitd" run --socket "$sock" --random-inputs --resource-seed=6 "$tmp/resource.mlir"
 grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" &&
   fail "run via daemon --resource-seed: another seed gave the same weights"
+expect_exit 0 "run resource, weights fill" "$jitd" run --in-process --random-inputs --resource-seed=5 --resource-fill=weights "$tmp/resource.mlir"
+grep -v '^timing' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" &&
+  fail "run --resource-fill=weights: same results as the uniform fill"
+expect_exit 2 "run resource, weights fill via daemon" "$jitd" run --socket "$sock" --resource-fill=weights "$tmp/resource.mlir"
+expect_grep "run resource, weights fill via daemon" "$tmp/err" "needs --in-process"
+expect_exit 2 "run resource, unknown fill" "$jitd" run --in-process --resource-fill=normal "$tmp/resource.mlir"
 expect_exit 0 "stats, clients and percentiles" "$jitd" stats --socket "$sock"
 expect_grep "stats, clients and percentiles" "$tmp/out" "^  execute time: p50 [0-9.]+ us, p90 [0-9.]+ us, p99 [0-9.]+ us"
 expect_grep "stats, clients and percentiles" "$tmp/out" "^  compile time: p50 [0-9.]+ us"

@@ -423,6 +423,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   cmd->add_option("--resource-seed", args.resource_seed,
                   "Seed for the data of dense_resource placeholders")
       ->capture_default_str();
+  cmd->add_option("--resource-fill", args.resource_fill,
+                  "Distribution of that data: uniform ([-1, 1)) or weights (kernels scaled "
+                  "by fan-in, vectors in [0.5, 1.5): valid batch-norm variances); "
+                  "--in-process only")
+      ->check(CLI::IsMember({"uniform", "weights"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", args.output_dir, "Write result_<i>.npy files to DIR")
       ->type_name("DIR");
   cmd->add_option("--dump-dir", args.dump_dir,
@@ -578,6 +584,12 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   // 3. Execute.
   devices::ExecuteOptions options;
   options.resource_fill_seed = args.resource_seed;
+  StatusOr<eval::RandomFill> fill = eval::ParseRandomFill(args.resource_fill);
+  if (!fill.ok()) {
+    PrintError(fill.status().message());
+    return kExitUsageOrIo;
+  }
+  options.resource_fill = *fill;
   std::vector<devices::ProfileEntry> profile;
   if (args.profile) options.profile = &profile;
   const Clock::time_point execute_start = Clock::now();
@@ -789,6 +801,11 @@ int RunRun(const RunArgs& args) {
     }
   }
   std::unique_ptr<devices::Device> device;  // --in-process only
+  if (!args.in_process && args.resource_fill != "uniform") {
+    PrintError("--resource-fill=" + args.resource_fill +
+               " needs --in-process (the daemon's protocol carries the fill seed only)");
+    return kExitUsageOrIo;
+  }
   if (args.in_process) {
     StatusOr<std::unique_ptr<devices::Device>> created = devices::CreateDevice(args.device);
     if (!created.ok()) {

@@ -151,7 +151,8 @@ struct Program {
   mutable std::vector<Arena> free_arenas;
   // Elided resources materialized per seed.
   mutable std::mutex seeded_mu;
-  mutable std::map<uint64_t, std::shared_ptr<const std::vector<ir::Literal>>> seeded;
+  mutable std::map<std::pair<uint64_t, eval::RandomFill>,
+                   std::shared_ptr<const std::vector<ir::Literal>>> seeded;  // by (seed, fill)
 };
 
 void* ExecState::Ptr(BufferRef r) const {
@@ -969,7 +970,8 @@ Status MaterializeConstants(Program& p) {
 }
 
 StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const Program& p,
-                                                                         std::optional<uint64_t> seed) {
+                                                                         std::optional<uint64_t> seed,
+                                                                         eval::RandomFill fill) {
   bool any = false;
   for (const ConstantSlot& c : p.constants) any = any || c.needs_seed;
   if (!any) return std::shared_ptr<const std::vector<ir::Literal>>();
@@ -983,11 +985,12 @@ StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const 
     }
   }
   std::lock_guard<std::mutex> lock(p.seeded_mu);
-  auto it = p.seeded.find(*seed);
+  auto it = p.seeded.find({*seed, fill});
   if (it != p.seeded.end()) return it->second;
   auto values = std::make_shared<std::vector<ir::Literal>>(p.constants.size());
   eval::EvalOptions options;
   options.resource_fill_seed = seed;
+  options.resource_fill = fill;
   for (size_t i = 0; i < p.constants.size(); ++i) {
     if (!p.constants[i].needs_seed) continue;
     JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> v,
@@ -995,7 +998,7 @@ StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const 
     (*values)[i] = std::move(v[0].literal());
   }
   if (p.seeded.size() > 4) p.seeded.clear();  // bounded
-  p.seeded[*seed] = values;
+  p.seeded[{*seed, fill}] = values;
   return std::shared_ptr<const std::vector<ir::Literal>>(values);
 }
 
@@ -1071,7 +1074,7 @@ class CpuExecutableImpl final : public CpuExecutable {
   Status RunInternal(std::span<const void* const> args, std::span<const RuntimeValue> boxed_args,
                      std::span<void* const> outputs, const ExecuteOptions& options,
                      std::vector<RuntimeValue>* boxed_out) const {
-    JITD_ASSIGN_OR_RETURN(auto seeded, SeededConstants(*p_, options.resource_fill_seed));
+    JITD_ASSIGN_OR_RETURN(auto seeded, SeededConstants(*p_, options.resource_fill_seed, options.resource_fill));
     Arena arena;
     {
       std::lock_guard<std::mutex> lock(p_->arenas_mu);

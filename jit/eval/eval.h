@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -49,6 +50,27 @@ class RuntimeValue {
   std::variant<TokenTag, ir::Literal, std::vector<RuntimeValue>> storage_;
 };
 
+// How seeded pseudo-random tensors (RandomLiteral, dense_resource fills)
+// are distributed.
+enum class RandomFill : uint8_t {
+  // Floats uniform in [-1, 1), integers in a small range (-4..4, unsigned
+  // 0..7), booleans fair. The default.
+  kUniform,
+  // Values that trained weights could hold, so that a network with elided
+  // weights computes finite, well-scaled activations instead of NaN: floats
+  // of rank >= 2 (kernels, matrices) uniform in +-sqrt(3 / fan_in), fan_in
+  // the product of all dimensions but the last (JAX's HWIO kernels and
+  // [in, out] matrices: unit variance gain per layer); floats of rank <= 1
+  // (biases, scales, batch-norm means and variances) uniform in [0.5, 1.5),
+  // positive so that variances and scales are valid. Integers and booleans
+  // as kUniform.
+  kWeights,
+};
+
+// "uniform" / "weights" (the --resource-fill spellings) and back.
+std::string_view RandomFillName(RandomFill fill);
+StatusOr<RandomFill> ParseRandomFill(std::string_view name);
+
 struct EvalOptions {
   // Largest tensor one op may produce; bigger results fail with
   // RESOURCE_EXHAUSTED instead of allocating.
@@ -59,6 +81,8 @@ struct EvalOptions {
   // dense_resource constants whose bytes the module does not carry: filled
   // with seeded pseudo-random values when set, an error otherwise.
   std::optional<uint64_t> resource_fill_seed;
+  // The distribution of those fills.
+  RandomFill resource_fill = RandomFill::kUniform;
   // Infeed and outfeed: where `stablehlo.infeed` takes its tensor results
   // from and where `stablehlo.outfeed` sends its tensor operands (the daemon
   // connects them to its per-device queues, daemon/feed_queues.h). `infeed`
@@ -98,10 +122,12 @@ StatusOr<std::vector<RuntimeValue>> EvaluateOp(const ir::Module& module, const i
                                                const EvalOptions& options = {});
 
 // Seeded pseudo-random contents for a tensor type (dense_resource fills and
-// `--random-inputs`): floats uniform in [-1, 1), integers in a small range,
-// booleans fair. Deterministic for a seed.
+// `--random-inputs`), distributed as `fill` says (by default floats uniform
+// in [-1, 1), integers in a small range, booleans fair). Deterministic for a
+// seed and fill.
 StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
-                                    int64_t max_bytes = int64_t{1} << 32);
+                                    int64_t max_bytes = int64_t{1} << 32,
+                                    RandomFill fill = RandomFill::kUniform);
 
 // Evaluates the single op `op` of `module` on `operands` (one value per
 // operand, in order), outside any function: what constant folding needs. The

@@ -1,7 +1,9 @@
 // The evaluator core: runs functions and regions op by op, implements the
 // ops that are about structure (constants, calls, control flow, tuples,
 // tokens) and dispatches everything else to the kernel table.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -29,11 +31,43 @@ constexpr int kMaxCallDepth = 256;
 
 }  // namespace
 
-StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_bytes) {
+std::string_view RandomFillName(RandomFill fill) {
+  switch (fill) {
+    case RandomFill::kUniform: return "uniform";
+    case RandomFill::kWeights: return "weights";
+  }
+  return "?";
+}
+
+StatusOr<RandomFill> ParseRandomFill(std::string_view name) {
+  for (RandomFill fill : {RandomFill::kUniform, RandomFill::kWeights}) {
+    if (name == RandomFillName(fill)) return fill;
+  }
+  return InvalidArgument("unknown random fill '" + std::string(name) +
+                         "' (expected 'uniform' or 'weights')");
+}
+
+StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_bytes,
+                                RandomFill fill) {
   JITD_ASSIGN_OR_RETURN(Literal lit, Literal::Create(type, max_bytes));
   uint64_t state = seed;
   const ir::DType dtype = type.dtype();
   const int64_t n = lit.num_elements();
+  // Floats are `offset + scale * unit` for unit uniform in [0, 1).
+  double offset = -1, scale = 2;
+  if (fill == RandomFill::kWeights) {
+    const auto& dims = type.dims();
+    if (dims.size() >= 2) {
+      int64_t fan_in = 1;
+      for (size_t d = 0; d + 1 < dims.size(); ++d) fan_in *= dims[d];
+      const double bound = std::sqrt(3.0 / static_cast<double>(std::max<int64_t>(fan_in, 1)));
+      offset = -bound;
+      scale = 2 * bound;
+    } else {
+      offset = 0.5;
+      scale = 1;
+    }
+  }
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t r = internal::SplitMix(state);
     const double unit = internal::UnitInterval(r);  // [0, 1)
@@ -44,9 +78,9 @@ StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_byt
                                              : static_cast<int64_t>(r % 9) - 4);
     } else if (ir::IsComplex(dtype)) {
       const double im = internal::UnitInterval(internal::SplitMix(state));
-      lit.SetComplex(i, {2 * unit - 1, 2 * im - 1});
+      lit.SetComplex(i, {offset + scale * unit, offset + scale * im});
     } else {
-      lit.SetDouble(i, 2 * unit - 1);
+      lit.SetDouble(i, offset + scale * unit);
     }
   }
   return lit;
@@ -348,7 +382,8 @@ class Evaluator {
     uint64_t seed = *options_.resource_fill_seed;
     for (char c : resource.handle) seed = seed * 1099511628211ull + static_cast<uint8_t>(c);
     seed += static_cast<uint64_t>(ctx.op().loc().line) << 32;
-    auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes);
+    auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes,
+                             options_.resource_fill);
     if (!lit.ok()) return ctx.Error(lit.status().message());
     return Single(std::move(lit).value());
   }

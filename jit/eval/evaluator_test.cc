@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <tuple>
 
 #include "jit/eval/testing.h"
@@ -78,6 +81,43 @@ func.func @main() -> tensor<3xf32> {
   EXPECT_TRUE(v >= -1.0 && v < 1.0);
 }
 
+
+// RandomFill::kWeights: vectors (batch-norm variances, scales) in
+// [0.5, 1.5); kernels within +-sqrt(3 / fan_in), fan_in = all dims but the
+// last; a different distribution from the default for the same seed.
+TEST(EvaluatorTest, WeightsFillIsValidForNormalisationAndScaledByFanIn) {
+  const char* text = R"(
+func.func @main() -> (tensor<64xf32>, tensor<3x3x16x8xf32>) {
+  %v = stablehlo.constant dense_resource<__elided__> : tensor<64xf32>
+  %k = stablehlo.constant dense_resource<__elided__> : tensor<3x3x16x8xf32>
+  return %v, %k : tensor<64xf32>, tensor<3x3x16x8xf32>
+})";
+  EvalOptions options;
+  options.resource_fill_seed = 42;
+  auto uniform = EvalText(text, {}, options);
+  options.resource_fill = RandomFill::kWeights;
+  auto weights = EvalText(text, {}, options);
+  ASSERT_TRUE(uniform.ok() && weights.ok());
+  EXPECT_NE((*uniform)[0].literal(), (*weights)[0].literal());
+  const ir::Literal& v = (*weights)[0].literal();
+  for (int64_t i = 0; i < v.num_elements(); ++i) {
+    EXPECT_GE(v.GetDouble(i), 0.5);
+    EXPECT_LT(v.GetDouble(i), 1.5);
+  }
+  const ir::Literal& k = (*weights)[1].literal();
+  const double bound = std::sqrt(3.0 / (3 * 3 * 16));
+  double max_abs = 0, sum = 0;
+  for (int64_t i = 0; i < k.num_elements(); ++i) {
+    max_abs = std::max(max_abs, std::fabs(k.GetDouble(i)));
+    sum += k.GetDouble(i);
+  }
+  EXPECT_LE(max_abs, bound);
+  EXPECT_GT(max_abs, 0.9 * bound);  // spans the range (1152 samples)
+  EXPECT_LT(std::fabs(sum / static_cast<double>(k.num_elements())), 0.1 * bound);  // centred
+  EXPECT_EQ(ParseRandomFill("weights").value(), RandomFill::kWeights);
+  EXPECT_EQ(RandomFillName(*ParseRandomFill("uniform")), "uniform");
+  EXPECT_FALSE(ParseRandomFill("normal").ok());
+}
 TEST(EvaluatorTest, DeadlineStopsInfiniteLoops) {
   EvalOptions options;
   options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);

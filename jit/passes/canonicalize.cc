@@ -146,6 +146,60 @@ std::vector<Value*> Simplify(Op& op, RewriteWalker& w) {
       }
       return SplatOfResult(w, op, x);
     }
+    case OpCode::kDotGeneral: {
+      // dot_general(transpose(y), z) -> dot_general(y, z) with the operand's
+      // batching and contracting dimensions mapped through the permutation
+      // (likewise for the rhs): the transposed operand is never
+      // materialized, which for weights stored [out, in] (PyTorch exports)
+      // saves a full copy of every weight matrix per run. Exact: every
+      // product is the same pair of elements and each sum runs over the
+      // contracting dimensions in the same listed order; only done when
+      // the operand's free dimensions keep their relative order, which
+      // fixes the result's dimension order.
+      const ir::StructAttr* dn = op.GetStruct("dot_dimension_numbers");
+      if (!dn || op.num_operands() != 2) return {};
+      ir::StructAttr mapped = *dn;
+      std::vector<Value*> operands = {op.operand(0), op.operand(1)};
+      bool changed = false;
+      for (size_t side = 0; side < 2; ++side) {  // both sides in one rewrite
+        const Op* def = op.operand(side)->defining_op();
+        if (!def || def->code() != OpCode::kTranspose) continue;
+        auto perm = def->GetI64Array("permutation");
+        const int64_t rank = op.operand(side)->type().rank();
+        if (!perm || static_cast<int64_t>(perm->size()) != rank) continue;
+        const std::string prefix = side == 0 ? "lhs_" : "rhs_";
+        ir::StructAttr trial = mapped;
+        std::vector<bool> used(static_cast<size_t>(rank), false);
+        bool valid = true;
+        for (ir::StructField& f : trial.fields) {
+          if (f.name != prefix + "batching_dimensions" && f.name != prefix + "contracting_dimensions") {
+            continue;
+          }
+          for (int64_t& d : f.values) {
+            if (d < 0 || d >= rank || used[static_cast<size_t>(d)]) {
+              valid = false;
+              break;
+            }
+            used[static_cast<size_t>(d)] = true;
+            d = (*perm)[static_cast<size_t>(d)];
+          }
+        }
+        int64_t last = -1;
+        for (int64_t d = 0; d < rank && valid; ++d) {
+          if (used[static_cast<size_t>(d)]) continue;
+          valid = (*perm)[static_cast<size_t>(d)] > last;  // free dimensions stay in order
+          last = (*perm)[static_cast<size_t>(d)];
+        }
+        if (!valid) continue;
+        mapped = std::move(trial);
+        operands[side] = def->operand(0);
+        changed = true;
+      }
+      if (!changed) return {};
+      ir::AttributeList attrs = op.attrs();
+      attrs.Set("dot_dimension_numbers", ir::Attribute(std::move(mapped)));
+      return Use(Emit(w, op, OpCode::kDotGeneral, std::move(operands), std::move(attrs)));
+    }
     case OpCode::kBroadcastInDim: {
       auto dims = op.GetI64Array("broadcast_dimensions");
       if (!dims) return {};

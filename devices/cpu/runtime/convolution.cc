@@ -12,6 +12,8 @@
 // products go through OpenBLAS.
 #include <algorithm>
 #include <complex>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "devices/cpu/runtime/internal/elements.h"
@@ -40,6 +42,9 @@ struct ConvPlan {
   // The patch matrix is the lhs image itself (1x1 windows over a
   // feature-last lhs with no stride, padding or dilation gaps): no im2col.
   bool patches_are_image = false;
+  // The kernel is already W ([spatial..., in, out], e.g. HWIO): used as is
+  // (after any domain conversion), without a per-run copy of the weights.
+  bool kernel_is_w = false;
 };
 
 class ConvolutionOp final : public LibraryOp {
@@ -71,15 +76,22 @@ class ConvolutionOp final : public LibraryOp {
     const T* lhs = AsDomain<T>(p_.lhs, lhs_data, lhs_storage);
     const T* kernel = AsDomain<T>(p_.kernel, kernel_data, kernel_storage);
     const int64_t kk = p_.taps * p_.k_in;
-    std::vector<T> w(static_cast<size_t>(kk * p_.k_out));
-    Permute(kernel, p_.kernel.dims(), p_.kernel_to_w, w.data());
+    std::vector<T> w_storage;
+    const T* w = kernel;
+    if (!p_.kernel_is_w) {
+      w_storage.resize(static_cast<size_t>(kk * p_.k_out));
+      Permute(kernel, p_.kernel.dims(), p_.kernel_to_w, w_storage.data());
+      w = w_storage.data();
+    }
     T* out = static_cast<T*>(result);
     if (!IsNative<T>(p_.out.dtype())) {
       out_storage.resize(static_cast<size_t>(out_count));
       out = out_storage.data();
     }
     const int64_t positions = p_.out_positions;
-    std::vector<T> patches(p_.patches_are_image ? 0 : static_cast<size_t>(positions * kk));
+    // Every element of the patch matrix is written by the gather below
+    // (no zero-initialisation: that was a memset of megabytes per run).
+    std::unique_ptr<T[]> patches(p_.patches_are_image ? nullptr : new T[static_cast<size_t>(positions * kk)]);
     std::vector<T> scratch;
     if (p_.out_layout == ConvPlan::OutLayout::kOther) {
       scratch.resize(static_cast<size_t>(positions * p_.block));
@@ -94,16 +106,18 @@ class ConvolutionOp final : public LibraryOp {
         const int64_t group = f0 / p_.out_per_feature_group;
         const int64_t batch = (f0 / p_.out_per_batch_group) * p_.batch_per_group + ob;
         const T* image = lhs + batch * p_.lhs_batch_stride + group * p_.k_in * p_.lhs_feature_stride;
-        const T* patch_matrix = p_.patches_are_image ? image : patches.data();
+        const T* patch_matrix = p_.patches_are_image ? image : patches.get();
         // im2col: row = output position, column = tap * k_in + feature.
         auto gather_rows = [&](int64_t begin, int64_t end) {
           for (int64_t pos = begin; pos < end; ++pos) {
-            T* row = patches.data() + pos * kk;
+            T* row = patches.get() + pos * kk;
             const int64_t* offsets = p_.tap_offsets.data() + pos * p_.taps;
             for (int64_t t = 0; t < p_.taps; ++t) {
               T* dst = row + t * p_.k_in;
               if (offsets[t] < 0) {
                 std::fill(dst, dst + p_.k_in, T{});
+              } else if (p_.lhs_feature_stride == 1) {  // feature-last lhs
+                std::memcpy(dst, image + offsets[t], static_cast<size_t>(p_.k_in) * sizeof(T));
               } else {
                 const T* src = image + offsets[t];
                 for (int64_t c = 0; c < p_.k_in; ++c) dst[c] = src[c * p_.lhs_feature_stride];
@@ -115,15 +129,15 @@ class ConvolutionOp final : public LibraryOp {
         T* image_out = out + ob * p_.out_batch_stride;
         switch (p_.out_layout) {
           case ConvPlan::OutLayout::kFeatureLast:  // out[pos][f] = P W
-            Gemm<T>(positions, p_.block, kk, patch_matrix, kk, false, w.data() + f0, p_.k_out,
+            Gemm<T>(positions, p_.block, kk, patch_matrix, kk, false, w + f0, p_.k_out,
                     false, image_out + f0, p_.k_out, context);
             break;
           case ConvPlan::OutLayout::kFeatureFirst:  // out[f][pos] = W^T P^T
-            Gemm<T>(p_.block, positions, kk, w.data() + f0, p_.k_out, true, patch_matrix, kk,
+            Gemm<T>(p_.block, positions, kk, w + f0, p_.k_out, true, patch_matrix, kk,
                     true, image_out + f0 * positions, positions, context);
             break;
           case ConvPlan::OutLayout::kOther:
-            Gemm<T>(positions, p_.block, kk, patch_matrix, kk, false, w.data() + f0, p_.k_out,
+            Gemm<T>(positions, p_.block, kk, patch_matrix, kk, false, w + f0, p_.k_out,
                     false, scratch.data(), p_.block, context);
             for (int64_t pos = 0; pos < positions; ++pos) {
               for (int64_t j = 0; j < p_.block; ++j) {
@@ -286,6 +300,10 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
   p.kernel_to_w = dn.kernel_spatial_dimensions;
   p.kernel_to_w.push_back(dn.kernel_input_feature_dimension);
   p.kernel_to_w.push_back(dn.kernel_output_feature_dimension);
+  p.kernel_is_w = true;
+  for (size_t i = 0; i < p.kernel_to_w.size(); ++i) {
+    p.kernel_is_w = p.kernel_is_w && p.kernel_to_w[i] == static_cast<int64_t>(i);
+  }
 
   // Output layouts the product can write in place.
   std::vector<int64_t> last = {dn.output_batch_dimension}, first = {dn.output_batch_dimension,

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -562,6 +563,46 @@ TEST(ReduceWindowTest, PoolingWithEveryWindowAttribute) {
     ExpectMatchesInterpreter(ReduceWindowText("7x6", "6x5", "i1", body,
                                               "window_dimensions = array<i64: 2, 2>"),
                              kExact);
+    // The last dimension passing through (the row-at-a-time path), bool.
+    ExpectMatchesInterpreter(ReduceWindowText("5x6x7", "3x3x7", "i1", body,
+                                              "padding = dense<[[1, 0], [0, 0], [0, 0]]> : "
+                                              "tensor<3x2xi64>, "
+                                              "window_dimensions = array<i64: 2, 2, 1>, "
+                                              "window_strides = array<i64: 2, 2, 1>"),
+                             kExact);
+  }
+  // Rank 1 with a window of 1 (the row path with no outer dimensions).
+  ExpectMatchesInterpreter(ReduceWindowText("9", "9", "f32", "stablehlo.add",
+                                            "window_dimensions = array<i64: 1>"),
+                           kExact);
+}
+
+// NaN, signed zeros and infinities through the row-at-a-time path (its
+// branch-free max / min must pick what jit/eval's fold picks).
+TEST(ReduceWindowTest, RowPathSpecialValues) {
+  const double specials[] = {std::nan(""), -0.0, 0.0, 1.0, -1.0, INFINITY, -INFINITY, 0.5, -0.0};
+  for (int zeros_only = 0; zeros_only < 2; ++zeros_only) {
+    for (std::string_view t : {"f32", "f64"}) {
+      for (std::string_view body :
+           {"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.multiply"}) {
+        SCOPED_TRACE(std::string(t) + " " + std::string(body) + (zeros_only ? " zeros" : ""));
+        const ir::DType dtype = t == "f32" ? ir::DType::kF32 : ir::DType::kF64;
+        ir::Literal a = *ir::Literal::Create(ir::Type::Tensor(dtype, {4, 3, 8}));
+        for (int64_t i = 0; i < a.num_elements(); ++i) {
+          // zeros_only: +0 in row 0 of dimension 1, -0 elsewhere (windows of
+          // mixed-sign zeros, where max / min must pick by sign).
+          a.SetDouble(i, zeros_only ? ((i / 8) % 3 == 0 ? 0.0 : -0.0) : specials[(i * 5) % 9]);
+        }
+        ir::Literal init = *ir::Literal::Create(ir::Type::Tensor(dtype, {}));
+        init.SetDouble(0, -0.0);
+        std::vector<ir::Literal> args;
+        args.push_back(std::move(a));
+        args.push_back(std::move(init));
+        ExpectMatchesInterpreter(ReduceWindowText("4x3x8", "3x2x8", t, body,
+                                                  "window_dimensions = array<i64: 2, 2, 1>"),
+                                 kExact, std::move(args));
+      }
+    }
   }
 }
 

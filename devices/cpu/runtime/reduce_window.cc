@@ -10,9 +10,12 @@
 // equals jit/eval's double arithmetic rounded once (float has more than
 // twice their precision plus two bits, so the double rounding is
 // innocuous). Integers wrap; i1 add/or and multiply/and coincide.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "devices/cpu/runtime/internal/elements.h"
@@ -22,6 +25,41 @@
 namespace jitd::cpu::internal {
 namespace {
 
+// max / min of two floats exactly as Apply computes them (NaN wins, +0
+// beats -0 for max), without branches so that row loops vectorize.
+template <bool kMax, typename V>
+inline V MaxMinStep(V l, V r) {
+  V m = (kMax ? l > r : l < r) ? l : r;
+  m = l == r ? ((kMax != std::signbit(l)) ? l : r) : m;
+  m = r != r ? r : m;
+  return l != l ? l : m;
+}
+
+// acc[c] = Round(fold(acc[c], Load(src[c]))) for c < n: Apply's step, with
+// loops the compiler vectorizes for f32 / f64.
+template <typename C, typename S, typename A>
+void FoldRow(FoldOp fold, A* acc, const S* src, int64_t n) {
+  if constexpr (std::is_floating_point_v<A> && std::is_same_v<S, A>) {
+    switch (fold) {
+      case FoldOp::kAdd:
+        for (int64_t c = 0; c < n; ++c) acc[c] = acc[c] + src[c];
+        return;
+      case FoldOp::kMultiply:
+        for (int64_t c = 0; c < n; ++c) acc[c] = acc[c] * src[c];
+        return;
+      case FoldOp::kMaximum:
+        for (int64_t c = 0; c < n; ++c) acc[c] = MaxMinStep<true>(acc[c], src[c]);
+        return;
+      case FoldOp::kMinimum:
+        for (int64_t c = 0; c < n; ++c) acc[c] = MaxMinStep<false>(acc[c], src[c]);
+        return;
+      default:
+        break;
+    }
+  }
+  for (int64_t c = 0; c < n; ++c) acc[c] = C::Round(Apply(fold, acc[c], C::Load(src[c])));
+}
+
 struct WindowPlan {
   ir::Type in, out;
   FoldOp fold = FoldOp::kAdd;
@@ -29,6 +67,11 @@ struct WindowPlan {
   // positions[d][o * window[d] + w]: input index along d, or -1 (padding).
   std::vector<std::vector<int64_t>> positions;
   std::vector<int64_t> in_strides;
+  // The last dimension passes through (window 1, stride 1, no padding or
+  // dilation: pooling over a feature-last image): each window tap folds a
+  // contiguous row of that dimension's elements at once. Same fold order
+  // per element as the general path.
+  bool last_passes_through = false;
 };
 
 class ReduceWindowOp final : public LibraryOp {
@@ -57,6 +100,10 @@ class ReduceWindowOp final : public LibraryOp {
     const size_t rank = p_.window.size();
     int64_t window_size = 1;
     for (int64_t w : p_.window) window_size *= w;
+    if (p_.last_passes_through && count > 0) {
+      RunRows<C, S>(in, init, out, window_size, context);
+      return Status::Ok();
+    }
     ParallelRange(context, count, window_size, [&](int64_t begin, int64_t end) {
       // The multi-index of `begin`, then an odometer.
       std::vector<int64_t> r(rank, 0), w(rank, 0);
@@ -88,6 +135,50 @@ class ReduceWindowOp final : public LibraryOp {
       }
     });
     return Status::Ok();
+  }
+
+  // The last_passes_through path: parallel over output rows (all but the
+  // last dimension); each row's accumulators fold one input row per tap.
+  template <typename C, typename S, typename A>
+  void RunRows(const S* in, A init, S* out, int64_t window_size, const RunContext& context) const {
+    const size_t rank = p_.window.size();
+    const int64_t row = p_.out.dim(static_cast<int64_t>(rank - 1));
+    const int64_t rows = p_.out.num_elements() / row;
+    ParallelRange(context, rows, window_size * row, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> r(rank - 1, 0), w(rank - 1, 0);
+      int64_t rest = begin;
+      for (size_t d = rank - 1; d-- > 0;) {
+        r[d] = rest % p_.out.dim(static_cast<int64_t>(d));
+        rest /= p_.out.dim(static_cast<int64_t>(d));
+      }
+      std::unique_ptr<A[]> acc(new A[static_cast<size_t>(row)]);  // not vector<bool>
+      for (int64_t o = begin; o < end; ++o) {
+        std::fill(acc.get(), acc.get() + row, init);
+        std::fill(w.begin(), w.end(), 0);
+        for (int64_t k = 0; k < window_size; ++k) {
+          int64_t offset = 0;
+          for (size_t d = 0; d + 1 < rank && offset >= 0; ++d) {
+            const int64_t q = p_.positions[d][r[d] * p_.window[d] + w[d]];
+            offset = q < 0 ? -1 : offset + q * p_.in_strides[d];
+          }
+          if (offset < 0) {
+            for (int64_t c = 0; c < row; ++c) acc[c] = C::Round(Apply(p_.fold, acc[c], init));
+          } else {
+            FoldRow<C>(p_.fold, acc.get(), in + offset, row);
+          }
+          for (size_t d = rank - 1; d-- > 0;) {
+            if (++w[d] < p_.window[d]) break;
+            w[d] = 0;
+          }
+        }
+        S* dst = out + o * row;
+        for (int64_t c = 0; c < row; ++c) dst[c] = C::Store(acc[c]);
+        for (size_t d = rank - 1; d-- > 0;) {
+          if (++r[d] < p_.out.dim(static_cast<int64_t>(d))) break;
+          r[d] = 0;
+        }
+      }
+    });
   }
 
   WindowPlan p_;
@@ -159,6 +250,13 @@ LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
         p.positions[d].push_back(hit ? q / base_dilations[d] : -1);
       }
     }
+  }
+  if (rank >= 1 && p.window[rank - 1] == 1 &&
+      p.out.dim(static_cast<int64_t>(rank - 1)) == p.in.dim(static_cast<int64_t>(rank - 1))) {
+    bool identity = true;
+    const auto& last = p.positions[rank - 1];
+    for (size_t o = 0; o < last.size() && identity; ++o) identity = last[o] == static_cast<int64_t>(o);
+    p.last_passes_through = identity && p.out.dim(static_cast<int64_t>(rank - 1)) > 0;
   }
   return std::unique_ptr<LibraryOp>(new ReduceWindowOp(std::move(p)));
 }

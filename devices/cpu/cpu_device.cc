@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "devices/cpu/cpu_jit.h"
+#include "devices/cpu/runtime/blas_core.h"
 #include "devices/cpu/runtime/library_op.h"
 #include "devices/cpu/thread_pool.h"
 #include "jit/codegen/fusion.h"
@@ -1237,6 +1238,9 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const CpuDeviceOptions& o
   }
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl->pool = std::make_shared<ThreadPool>(threads);
+  // The device's thread budget covers the GEMMs of its library calls too
+  // (process-wide: the latest device created sets it).
+  SetBlasThreads(threads);
   return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(impl)));
 }
 

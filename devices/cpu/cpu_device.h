@@ -35,6 +35,9 @@ namespace jitd::cpu {
 struct CpuDeviceOptions {
   // Threads splitting large loops (the calling thread counts); 0 = one per
   // hardware thread, or JITD_CPU_THREADS from the environment when set.
+  // OpenBLAS's pool (the GEMMs of dot_general / convolution) is set to the
+  // same count unless OPENBLAS_NUM_THREADS is set (process-wide: the latest
+  // device created wins).
   int num_threads = 0;
   // When non-empty (or JITD_CPU_DUMP_DIR is set): every program's LLVM IR
   // before (<id>.ll) and after (<id>.opt.ll) optimisation and its assembly

@@ -7,6 +7,7 @@
 #include <string_view>
 
 extern "C" char* openblas_get_corename(void);
+extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace jitd::cpu {
 
@@ -45,6 +46,14 @@ void RestartWithBetterBlasCore(char** argv) {
   ::execv("/proc/self/exe", argv);
   // The exec failed: go on as we are (the variable stays set, so a child
   // jitd started from here does not try again).
+}
+
+void SetBlasThreads(int threads) {
+  if (threads < 1) return;
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
+    return;
+  }
+  openblas_set_num_threads(threads);
 }
 
 }  // namespace jitd::cpu

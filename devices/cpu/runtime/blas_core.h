@@ -30,6 +30,11 @@ std::optional<std::string> BetterBlasCore();
 // kernels it has). Call before any thread is started.
 void RestartWithBetterBlasCore(char** argv);
 
+// Bounds OpenBLAS's own thread pool (process-wide) to `threads`, unless
+// OPENBLAS_NUM_THREADS / OMP_NUM_THREADS says otherwise: a cpu device's
+// thread count covers its GEMMs too.
+void SetBlasThreads(int threads);
+
 }  // namespace jitd::cpu
 
 #endif  // JITD_DEVICES_CPU_RUNTIME_BLAS_CORE_H_

@@ -213,6 +213,43 @@ func.func @main(%x: tensor<4x6xf32>, %v: tensor<6xf32>) -> tensor<3x4xf32> {
   EXPECT_EQ(stats.fallback_ops, 0);
 }
 
+// Batch norm's per-channel factor rsqrt(var + eps) * scale is computed once
+// per channel in a kernel of its own, not once per pixel inside the big
+// kernel behind the broadcast; data movement (reshape) and splat constants
+// still fuse through it, and the values are the interpreter's.
+TEST(CpuDeviceTest, ArithmeticBehindAnExpandingBroadcastGetsItsOwnKernel) {
+  const std::string text = R"(
+func.func @main(%x: tensor<2x8x8x4xf32>, %var: tensor<4xf32>, %scale: tensor<4xf32>) -> tensor<2x8x8x4xf32> {
+  %eps = stablehlo.constant dense<1.0e-05> : tensor<1x1x1x4xf32>
+  %v = stablehlo.reshape %var : (tensor<4xf32>) -> tensor<1x1x1x4xf32>
+  %a = stablehlo.add %v, %eps : tensor<1x1x1x4xf32>
+  %r = stablehlo.rsqrt %a : tensor<1x1x1x4xf32>
+  %s = stablehlo.reshape %scale : (tensor<4xf32>) -> tensor<1x1x1x4xf32>
+  %f = stablehlo.multiply %r, %s : tensor<1x1x1x4xf32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [0, 1, 2, 3] : (tensor<1x1x1x4xf32>) -> tensor<2x8x8x4xf32>
+  %y = stablehlo.multiply %x, %b : tensor<2x8x8x4xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<2x8x8x4xf32>
+  %out = stablehlo.maximum %y, %zero : tensor<2x8x8x4xf32>
+  return %out : tensor<2x8x8x4xf32>
+}
+)";
+  std::vector<double> x, var, scale;
+  for (int i = 0; i < 2 * 8 * 8 * 4; ++i) x.push_back(std::sin(i * 0.37) * 2);
+  for (int i = 0; i < 4; ++i) var.push_back(0.5 + i);
+  for (int i = 0; i < 4; ++i) scale.push_back(1.5 - 0.25 * i);
+  ir::Literal xl = Floats(ir::DType::kF32, x);
+  xl = *ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF32, {2, 8, 8, 4}),
+                               std::vector<uint8_t>(xl.bytes().begin(), xl.bytes().end()));
+  ExpectLikeInterpreter(text, {RuntimeValue(xl), RuntimeValue(Floats(ir::DType::kF32, var)),
+                               RuntimeValue(Floats(ir::DType::kF32, scale))});
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
+  // One kernel for the 4 per-channel factors, one for the 512 outputs.
+  EXPECT_EQ(stats.kernels, 2);
+  EXPECT_EQ(stats.fallback_ops, 0);
+}
+
 TEST(CpuDeviceTest, ReductionsMatchInterpreter) {
   const std::string text = R"(
 func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>, tensor<3x5xi32>, tensor<3x4xf32>, tensor<3x4xi32>) {

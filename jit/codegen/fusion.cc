@@ -20,6 +20,27 @@ void WalkNested(const ir::Op& op, F&& fn) {
   }
 }
 
+// An index map that reads each operand element for many result elements: a
+// broadcast_in_dim that adds elements.
+bool Expands(const ir::Op& op) {
+  return op.code() == ir::OpCode::kBroadcastInDim &&
+         op.result(0)->type().num_elements() > op.operand(0)->type().num_elements();
+}
+
+// Moves or selects elements without computing new values.
+bool MovesData(const ir::Op& op) {
+  switch (op.code()) {
+    case ir::OpCode::kBroadcastInDim:
+    case ir::OpCode::kReshape:
+    case ir::OpCode::kTranspose:
+    case ir::OpCode::kSlice:
+    case ir::OpCode::kReverse:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 FusionPlan PlanFusion(const ir::Block& block) {
@@ -103,10 +124,20 @@ FusionPlan PlanFusion(const ir::Block& block) {
     groups_of[op].push_back(g);
     auto cmp = [&](const ir::Op* a, const ir::Op* b) { return position[a] < position[b]; };
     std::priority_queue<const ir::Op*, std::vector<const ir::Op*>, decltype(cmp)> work(cmp);
+    // Ops reached through an expanding broadcast: inside the kernel they
+    // would run once per element of the bigger result (batch norm's
+    // rsqrt(var + eps) * scale, per channel, recomputed at every pixel), so
+    // only data movement and cheap constants join from there; arithmetic on
+    // the small side gets a kernel of its own and a small buffer.
+    std::unordered_set<const ir::Op*> behind_expansion;
     auto push_producers = [&](const ir::Op* consumer) {
+      const bool behind = behind_expansion.count(consumer) != 0 || Expands(*consumer);
       for (const ir::Value* v : consumer->operands()) {
         const ir::Op* p = v->defining_op();
-        if (p && position.count(p) && ops[position[p]].get() == p) work.push(p);
+        if (p && position.count(p) && ops[position[p]].get() == p) {
+          if (behind) behind_expansion.insert(p);
+          work.push(p);
+        }
       }
     };
     push_producers(op);
@@ -115,6 +146,7 @@ FusionPlan PlanFusion(const ir::Block& block) {
       work.pop();
       if (in_group(p, g)) continue;
       if (!IsFusibleOp(*p)) continue;
+      if (behind_expansion.count(p) && !IsCheapToDuplicate(*p) && !MovesData(*p)) continue;
       if (IsCheapToDuplicate(*p) || only_used_in(p, g)) {
         groups_of[p].push_back(g);
         members.push_back(p);

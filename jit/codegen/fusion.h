@@ -6,8 +6,12 @@
 // block backwards, a fusible op used only by one kernel joins that kernel;
 // cheap ops (splat constants, iota, scalar broadcasts) are recomputed in
 // every kernel that uses them; a reduce takes its elementwise producers
-// along. Everything else (ops codegen does not handle, ops with regions) is
-// left to the caller, which reads their results from buffers.
+// along. Behind a broadcast that adds elements only data movement and cheap
+// constants join (arithmetic there would be recomputed for every element of
+// the bigger result: batch norm's per-channel rsqrt at every pixel); such
+// arithmetic becomes a small kernel of its own. Everything else (ops codegen
+// does not handle, ops with regions) is left to the caller, which reads
+// their results from buffers.
 #ifndef JITD_JIT_CODEGEN_FUSION_H_
 #define JITD_JIT_CODEGEN_FUSION_H_
 

@@ -1544,6 +1544,21 @@ class Emitter {
     return Status::Ok();
   }
 
+  // ReduceBody, with reassociation allowed for its float ops when
+  // `reassociate` (vectorized partial sums; see kReassociateMinExtent).
+  std::vector<llvm::Value*> ReduceStep(const ir::Block& block, const std::vector<llvm::Value*>& acc,
+                                       const std::vector<llvm::Value*>& x, bool reassociate) {
+    const llvm::FastMathFlags saved = b_.getFastMathFlags();
+    if (reassociate) {
+      llvm::FastMathFlags fmf;
+      fmf.setAllowReassoc();
+      b_.setFastMathFlags(fmf);
+    }
+    std::vector<llvm::Value*> next = ReduceBody(block, acc, x);
+    b_.setFastMathFlags(saved);
+    return next;
+  }
+
   // Runs the reduce body on scalars: block args = accumulators then inputs.
   std::vector<llvm::Value*> ReduceBody(const ir::Block& block, const std::vector<llvm::Value*>& acc,
                                        const std::vector<llvm::Value*>& x) {
@@ -1618,15 +1633,7 @@ class Emitter {
                           idx->multi = in_multi;
                           std::vector<llvm::Value*> x;
                           for (size_t k = 0; k < n; ++k) x.push_back(Value(root.operand(k), idx));
-                          llvm::FastMathFlags saved = b_.getFastMathFlags();
-                          if (reassociate) {
-                            llvm::FastMathFlags fmf;
-                            fmf.setAllowReassoc();
-                            b_.setFastMathFlags(fmf);
-                          }
-                          std::vector<llvm::Value*> next = ReduceBody(body, c, x);
-                          b_.setFastMathFlags(saved);
-                          return next;
+                          return ReduceStep(body, c, x, reassociate);
                         });
       };
       if (!reduced_dims.empty()) acc = nest(0, acc);
@@ -1766,15 +1773,7 @@ class Emitter {
           Index* idx = NewIndex(in_dims);
           idx->multi = in_multi;
           std::vector<llvm::Value*> x = {Value(root.operand(0), idx)};
-          llvm::FastMathFlags saved = b_.getFastMathFlags();
-          if (reassociate) {
-            llvm::FastMathFlags fmf;
-            fmf.setAllowReassoc();
-            b_.setFastMathFlags(fmf);
-          }
-          std::vector<llvm::Value*> next = ReduceBody(body, acc, x);
-          b_.setFastMathFlags(saved);
-          return next;
+          return ReduceStep(body, acc, x, reassociate);
         });
       };
       std::vector<llvm::Value*> acc = nest(s.level, {FoldIdentity(s.fold, t)});

@@ -156,13 +156,6 @@ class ConvolutionOp final : public LibraryOp {
   ConvPlan p_;
 };
 
-// An i64 array attribute, or `rank` copies of `fill` when absent.
-std::vector<int64_t> I64sOr(const ir::Op& op, std::string_view name, size_t rank, int64_t fill) {
-  auto v = op.GetI64Array(name);
-  if (!v || v->size() != rank) return std::vector<int64_t>(rank, fill);
-  return *v;
-}
-
 }  // namespace
 
 LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
@@ -184,17 +177,7 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
   const std::vector<int64_t> lhs_dilation = I64sOr(op, "lhs_dilation", spatial, 1);
   const std::vector<int64_t> rhs_dilation = I64sOr(op, "rhs_dilation", spatial, 1);
   const std::vector<int64_t> reversal = I64sOr(op, "window_reversal", spatial, 0);
-  std::vector<std::pair<int64_t, int64_t>> padding(spatial, {0, 0});
-  if (const ir::Attribute* a = op.attr("padding")) {
-    if (const auto* dense = a->get_if<ir::DenseElementsAttr>()) {
-      auto lit = ir::DenseElementsToLiteral(*dense);
-      if (!lit.ok()) return OpError(op, "has an unreadable padding attribute");
-      for (size_t s = 0; s < spatial && static_cast<int64_t>(2 * s + 1) < lit->num_elements(); ++s) {
-        padding[s] = {lit->GetInt(static_cast<int64_t>(2 * s)),
-                      lit->GetInt(static_cast<int64_t>(2 * s + 1))};
-      }
-    }
-  }
+  JITD_ASSIGN_OR_RETURN(const auto padding, PaddingPairs(op, spatial));
   // The interpreter refuses window attributes beyond 2^24; so do we (the
   // caller falls back and reports the interpreter's error).
   constexpr int64_t kLimit = int64_t{1} << 24;

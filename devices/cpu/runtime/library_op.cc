@@ -14,6 +14,27 @@ Status OpError(const ir::Op& op, const std::string& message) {
                          message);
 }
 
+std::vector<int64_t> I64sOr(const ir::Op& op, std::string_view name, size_t rank, int64_t fill) {
+  auto v = op.GetI64Array(name);
+  if (!v || v->size() != rank) return std::vector<int64_t>(rank, fill);
+  return *v;
+}
+
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> PaddingPairs(const ir::Op& op, size_t rank) {
+  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
+  if (const ir::Attribute* a = op.attr("padding")) {
+    if (const auto* dense = a->get_if<ir::DenseElementsAttr>()) {
+      auto lit = ir::DenseElementsToLiteral(*dense);
+      if (!lit.ok()) return OpError(op, "has an unreadable padding attribute");
+      for (size_t d = 0; d < rank && static_cast<int64_t>(2 * d + 1) < lit->num_elements(); ++d) {
+        padding[d] = {lit->GetInt(static_cast<int64_t>(2 * d)),
+                      lit->GetInt(static_cast<int64_t>(2 * d + 1))};
+      }
+    }
+  }
+  return padding;
+}
+
 }  // namespace internal
 
 StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,

@@ -184,12 +184,6 @@ class ReduceWindowOp final : public LibraryOp {
   WindowPlan p_;
 };
 
-std::vector<int64_t> I64sOr(const ir::Op& op, std::string_view name, size_t rank, int64_t fill) {
-  auto v = op.GetI64Array(name);
-  if (!v || v->size() != rank) return std::vector<int64_t>(rank, fill);
-  return *v;
-}
-
 }  // namespace
 
 LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
@@ -217,17 +211,7 @@ LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
   const std::vector<int64_t> strides = I64sOr(op, "window_strides", rank, 1);
   const std::vector<int64_t> base_dilations = I64sOr(op, "base_dilations", rank, 1);
   const std::vector<int64_t> window_dilations = I64sOr(op, "window_dilations", rank, 1);
-  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
-  if (const ir::Attribute* a = op.attr("padding")) {
-    if (const auto* dense = a->get_if<ir::DenseElementsAttr>()) {
-      auto lit = ir::DenseElementsToLiteral(*dense);
-      if (!lit.ok()) return OpError(op, "has an unreadable padding attribute");
-      for (size_t d = 0; d < rank && static_cast<int64_t>(2 * d + 1) < lit->num_elements(); ++d) {
-        padding[d] = {lit->GetInt(static_cast<int64_t>(2 * d)),
-                      lit->GetInt(static_cast<int64_t>(2 * d + 1))};
-      }
-    }
-  }
+  JITD_ASSIGN_OR_RETURN(const auto padding, PaddingPairs(op, rank));
   // The interpreter refuses attributes beyond 2^24; decline them too.
   constexpr int64_t kLimit = int64_t{1} << 24;
   for (size_t d = 0; d < rank; ++d) {

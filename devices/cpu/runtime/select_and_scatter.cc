@@ -146,12 +146,6 @@ class SelectAndScatterOp final : public LibraryOp {
   SelectScatterPlan p_;
 };
 
-std::vector<int64_t> I64sOr(const ir::Op& op, std::string_view name, size_t rank, int64_t fill) {
-  auto v = op.GetI64Array(name);
-  if (!v || v->size() != rank) return std::vector<int64_t>(rank, fill);
-  return *v;
-}
-
 }  // namespace
 
 LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op) {
@@ -181,17 +175,7 @@ LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op) {
   const size_t rank = static_cast<size_t>(p.operand.rank());
   p.window = I64sOr(op, "window_dimensions", rank, 1);
   const std::vector<int64_t> strides = I64sOr(op, "window_strides", rank, 1);
-  std::vector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
-  if (const ir::Attribute* a = op.attr("padding")) {
-    if (const auto* dense = a->get_if<ir::DenseElementsAttr>()) {
-      auto lit = ir::DenseElementsToLiteral(*dense);
-      if (!lit.ok()) return OpError(op, "has an unreadable padding attribute");
-      for (size_t d = 0; d < rank && static_cast<int64_t>(2 * d + 1) < lit->num_elements(); ++d) {
-        padding[d] = {lit->GetInt(static_cast<int64_t>(2 * d)),
-                      lit->GetInt(static_cast<int64_t>(2 * d + 1))};
-      }
-    }
-  }
+  JITD_ASSIGN_OR_RETURN(const auto padding, PaddingPairs(op, rank));
   constexpr int64_t kLimit = int64_t{1} << 24;
   for (size_t d = 0; d < rank; ++d) {
     for (int64_t v : {p.window[d], strides[d], padding[d].first, padding[d].second}) {

@@ -3,7 +3,12 @@
 #ifndef JITD_DEVICES_CPU_RUNTIME_INTERNAL_OPS_H_
 #define JITD_DEVICES_CPU_RUNTIME_INTERNAL_OPS_H_
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "devices/cpu/runtime/library_op.h"
 
@@ -27,6 +32,14 @@ LibraryOpOr CreateSortOp(const ir::Op& op, const LibraryOpOptions& options);  //
 
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.
 Status OpError(const ir::Op& op, const std::string& message);
+
+// The i64 array attribute `name`, or `rank` copies of `fill` when it is
+// absent or of another length.
+std::vector<int64_t> I64sOr(const ir::Op& op, std::string_view name, size_t rank, int64_t fill);
+
+// The (low, high) pairs of the `padding` attribute of windowed ops, (0, 0)
+// where absent; an error for a padding attribute that cannot be read.
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> PaddingPairs(const ir::Op& op, size_t rank);
 
 }  // namespace jitd::cpu::internal
 

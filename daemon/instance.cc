@@ -305,21 +305,17 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
 
 std::optional<CompileOutcome> Instance::CompileFromMemory(std::string_view program_text,
                                                           const CompileSpec& spec) {
-  const Clock::time_point start = Clock::now();
-  const cache::Fingerprint fingerprint = cache::Fingerprint::Of(KeyParts(program_text, spec));
-  std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
-  if (hit == nullptr) return std::nullopt;
-  CompileOutcome outcome;
-  outcome.program = std::move(hit);
-  outcome.source = "memory";
-  outcome.cache_hit = true;
-  outcome.compile_micros = MicrosSince(start);
-  return outcome;
+  const Clock::time_point start = Clock::now();  // the hash counts in compile_micros
+  return ProbeMemory(cache::Fingerprint::Of(KeyParts(program_text, spec)), start);
 }
 
 std::optional<CompileOutcome> Instance::CompileByFingerprintFromMemory(
     const cache::Fingerprint& fingerprint) {
-  const Clock::time_point start = Clock::now();
+  return ProbeMemory(fingerprint, Clock::now());
+}
+
+std::optional<CompileOutcome> Instance::ProbeMemory(const cache::Fingerprint& fingerprint,
+                                                    Clock::time_point start) {
   std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
   if (hit == nullptr) return std::nullopt;
   CompileOutcome outcome;

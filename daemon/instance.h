@@ -222,6 +222,9 @@ class Instance {
                                                          std::string* serialized,
                                                          const BuildOptions& build_options);
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
+  // The memory-cache hit for `fingerprint` (timed from `start`), or nullopt.
+  std::optional<CompileOutcome> ProbeMemory(const cache::Fingerprint& fingerprint,
+                                            std::chrono::steady_clock::time_point start);
 
   InstanceOptions options_;
   FeedQueues feeds_;

@@ -1005,7 +1005,9 @@ StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const 
 
 class CpuExecutableImpl final : public CpuExecutable {
  public:
-  explicit CpuExecutableImpl(std::shared_ptr<Program> program) : p_(std::move(program)) {}
+  explicit CpuExecutableImpl(std::shared_ptr<Program> program)
+      : p_(std::move(program)), all_tensors_(AllTensors(p_->entry->arg_types()) &&
+                                             AllTensors(p_->entry->result_types())) {}
 
   const std::vector<ir::Type>& argument_types() const override { return p_->entry->arg_types(); }
   const std::vector<ir::Type>& result_types() const override { return p_->entry->result_types(); }
@@ -1047,24 +1049,11 @@ class CpuExecutableImpl final : public CpuExecutable {
     return results;
   }
 
-  bool runs_on_buffers() const override {
-    for (const ir::Type& t : argument_types()) {
-      if (!t.is_tensor()) return false;
-    }
-    for (const ir::Type& t : result_types()) {
-      if (!t.is_tensor()) return false;
-    }
-    return true;
-  }
+  bool runs_on_buffers() const override { return all_tensors_; }
 
   Status Run(std::span<const void* const> args, std::span<void* const> results,
              const ExecuteOptions& options) const override {
-    for (const ir::Type& t : argument_types()) {
-      if (!t.is_tensor()) return InvalidArgument("Run takes tensor arguments only");
-    }
-    for (const ir::Type& t : result_types()) {
-      if (!t.is_tensor()) return InvalidArgument("Run returns tensor results only");
-    }
+    if (!all_tensors_) return InvalidArgument("Run takes and returns tensors only");
     if (args.size() != argument_types().size() || results.size() != result_types().size()) {
       return InvalidArgument("wrong number of argument or result buffers");
     }
@@ -1140,7 +1129,12 @@ class CpuExecutableImpl final : public CpuExecutable {
     return status;
   }
 
+  static bool AllTensors(const std::vector<ir::Type>& types) {
+    return std::all_of(types.begin(), types.end(), [](const ir::Type& t) { return t.is_tensor(); });
+  }
+
   std::shared_ptr<Program> p_;
+  const bool all_tensors_;  // Run works (runs_on_buffers)
 };
 
 constexpr std::string_view kSerialMagic = "JITDCPU1";

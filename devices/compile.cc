@@ -23,7 +23,9 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
   } else {
     passes::PassManager manager;
     manager.set_verify_each(options.verify_each);
-    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, pipeline));
+    passes::PipelineOptions pipeline_options;
+    device.ConfigurePipeline(pipeline_options);
+    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, pipeline, pipeline_options));
     if (dumps) {
       manager.SetDumpHook([dumps](int index, std::string_view pass_name, const ir::Module& m) {
         char prefix[16];

@@ -23,6 +23,10 @@
 #include "jit/eval/eval.h"
 #include "jit/ir/module.h"
 
+namespace jitd::passes {
+struct PipelineOptions;
+}  // namespace jitd::passes
+
 namespace jitd::devices {
 
 // One text a compile produced for its dumps: the program before and after
@@ -127,6 +131,8 @@ class Device {
   // runs in front of Compile; "" = none (the interpreter evaluates the
   // program as written).
   virtual std::string_view pipeline() const { return ""; }
+  // Target settings for that pipeline (the cpu device: its fusion policy).
+  virtual void ConfigurePipeline(passes::PipelineOptions& options) const { (void)options; }
 
   // Bytes from which Deserialize rebuilds `executable` (compiled by this
   // device) without generating code again: what the disk cache stores.

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "jit/codegen/fusion.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
@@ -40,7 +41,8 @@ CLI::App* AddOptCommand(CLI::App& app, OptArgs& args) {
   cmd->footer(
       "Passes: " + names + ".\n"
       "`default` is inline, decompose-chlo, canonicalize, fold-constants, cse,\n"
-      "canonicalize, dce. Every module of FILE is printed after the pipeline,\n"
+      "canonicalize, dce; `fusion` (the cpu device's, last in its pipeline)\n"
+      "rewrites kernels into jitd.fusion ops. Every module of FILE is printed after the pipeline,\n"
       "modules separated by `// -----`. Exit status: 0 ok, 1 invalid program or\n"
       "a pass failed, 2 usage or I/O error.");
   cmd->add_option("FILE", args.path, "StableHLO text file (.mlir), or - for standard input")
@@ -72,6 +74,11 @@ int RunOpt(const OptArgs& args) {
   passes::PipelineOptions options;
   options.decompose_chlo = !args.no_decompose_chlo;
   options.max_folded_bytes = args.max_folded_bytes;
+  // A named "fusion" fuses as the cpu device does ("default" here stays
+  // target-independent: "default,fusion" is the cpu device's pipeline).
+  if (args.passes.find("fusion") != std::string::npos) {
+    options.fusion = std::make_shared<const passes::FusionPolicy>(codegen::CpuFusionPolicy());
+  }
   {
     passes::PassManager probe;
     if (Status s = passes::AddPipeline(probe, args.passes, options); !s.ok()) {

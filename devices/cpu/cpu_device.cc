@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <thread>
 #include <unordered_map>
@@ -24,6 +25,7 @@
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/fusion.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -188,6 +190,12 @@ std::string DescribeKernel(const codegen::KernelSpec& spec) {
     if (std::find(others.begin(), others.end(), name) == others.end()) others.push_back(name);
   }
   for (size_t i = 0; i < others.size(); ++i) out += (i == 0 ? " <- " : ", ") + others[i];
+  // Multi-output fusion: "[+add]" names the extra outputs' ops.
+  for (size_t i = 0; i < spec.extra_outputs.size(); ++i) {
+    const ir::Op* def = spec.extra_outputs[i]->defining_op();
+    out += (i == 0 ? " [+" : ", ") + (def ? short_name(*def) : std::string("?"));
+    if (i + 1 == spec.extra_outputs.size()) out += "]";
+  }
   if (spec.root->loc().line != 0) out += " @" + spec.root->loc().ToString();
   return out;
 }
@@ -655,7 +663,6 @@ class Planner {
   }
 
   Status PlanBlock(const ir::Block& block, RegionPlan& plan) {
-    const codegen::FusionPlan fusion = codegen::PlanFusion(block);
     for (const auto& op_ptr : block.ops()) {
       const Op& op = *op_ptr;
       ++pos_;
@@ -667,12 +674,11 @@ class Planner {
         }
         return Status::Ok();
       }
-      if (op.code() == OpCode::kConstant || fusion.fused_away.count(&op)) continue;
-      if (auto it = fusion.kernel_of_root.find(&op); it != fusion.kernel_of_root.end()) {
-        JITD_RETURN_IF_ERROR(PlanKernel(fusion.kernels[it->second], plan));
-        continue;
-      }
+      if (op.code() == OpCode::kConstant) continue;
       switch (op.code()) {
+        case OpCode::kFusion:
+          JITD_RETURN_IF_ERROR(PlanFusionOp(op, plan));
+          continue;
         case OpCode::kWhile:
           JITD_RETURN_IF_ERROR(PlanWhile(op, plan));
           continue;
@@ -717,17 +723,72 @@ class Planner {
     return InvalidArgument("block ends without a terminator");
   }
 
-  Status PlanKernel(const codegen::KernelSpec& fused, RegionPlan& plan) {
-    codegen::KernelSpec spec = fused;
+  // The kernel a jitd.fusion op describes: its region's ops, the root
+  // (defining the first returned value) returning its results first, then
+  // extra outputs; inputs are the region's arguments. nullopt when codegen
+  // cannot emit it (a hand-written fusion): the interpreter runs it then.
+  static std::optional<codegen::KernelSpec> KernelSpecOf(const Op& fusion) {
+    if (fusion.num_regions() != 1 || fusion.region(0).num_blocks() != 1) return std::nullopt;
+    const ir::Block& block = fusion.region(0).block(0);
+    const Op* ret = block.terminator();
+    if (!ret || ret->code() != OpCode::kReturn || ret->num_operands() == 0) return std::nullopt;
+    codegen::KernelSpec spec;
+    spec.root = ret->operand(0)->defining_op();
+    if (!spec.root || spec.root->parent_block() != &block) return std::nullopt;
+    const size_t n = spec.root->num_results();
+    if (ret->num_operands() < n) return std::nullopt;
+    for (size_t i = 0; i < n; ++i) {
+      if (ret->operand(i) != spec.root->result(i)) return std::nullopt;
+    }
+    const bool reduce = spec.root->code() == OpCode::kReduce;
+    if (reduce ? !codegen::IsEmittableReduce(*spec.root) : !codegen::IsFusibleOp(*spec.root)) {
+      return std::nullopt;
+    }
+    const ir::Type& space = reduce ? spec.root->operand(0)->type() : spec.root->result(0)->type();
+    for (size_t i = n; i < ret->num_operands(); ++i) {
+      const ir::Value* v = ret->operand(i);
+      const Op* def = v->defining_op();
+      if (!def || def == spec.root || def->parent_block() != &block || v->type().dims() != space.dims()) {
+        return std::nullopt;
+      }
+      spec.extra_outputs.push_back(v);
+    }
+    const auto& ops = block.ops();
+    for (size_t i = ops.size() - 1; i-- > 0;) {
+      const Op* op = ops[i].get();
+      if (op != spec.root && !codegen::IsFusibleOp(*op)) return std::nullopt;
+      spec.fused.push_back(op);
+    }
+    if (spec.fused.empty() || spec.fused.front() != spec.root) {
+      // The root computed last keeps the planner's order (root first).
+      auto it = std::find(spec.fused.begin(), spec.fused.end(), spec.root);
+      std::rotate(spec.fused.begin(), it, it + 1);
+    }
+    for (size_t i = 0; i < block.num_args(); ++i) spec.inputs.push_back(block.arg(i));
+    return spec;
+  }
+
+  Status PlanFusionOp(const Op& op, RegionPlan& plan) {
+    std::optional<codegen::KernelSpec> spec = KernelSpecOf(op);
+    if (!spec) return PlanFallback(op, plan);
+    std::vector<const ir::Value*> reads(op.operands().begin(), op.operands().end());
+    std::vector<const ir::Value*> writes;
+    for (size_t i = 0; i < op.num_results(); ++i) writes.push_back(op.result(i));
+    return PlanKernel(std::move(*spec), reads, writes, plan);
+  }
+
+  // One kernel thunk for `spec`, reading `reads` (one per spec.inputs) and
+  // writing `writes` (the root's results, then the extra outputs).
+  Status PlanKernel(codegen::KernelSpec spec, const std::vector<const ir::Value*>& reads,
+                    const std::vector<const ir::Value*>& writes, RegionPlan& plan) {
     std::vector<BufferRef> params;
-    for (const ir::Value* v : spec.inputs) {
+    for (const ir::Value* v : reads) {
       JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
       params.push_back(r);
     }
-    const Op& root = *spec.root;
-    for (size_t i = 0; i < root.num_results(); ++i) {
-      const BufferRef r = NewResult(root.result(i));
-      Bind(root.result(i), r);
+    for (const ir::Value* v : writes) {
+      const BufferRef r = NewResult(v);
+      Bind(v, r);
       params.push_back(r);
     }
     // Structurally equal kernels (repeated layers) are emitted once.
@@ -1163,11 +1224,19 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
   std::shared_ptr<ThreadPool> pool;
   CpuDeviceOptions options;
 
-  // Plans (and with `emit`, generates code for) a verified module.
+  // Plans (and with `emit`, generates code for) a verified module. Kernels
+  // are the module's jitd.fusion ops (jit/passes' fusion pass, the last of
+  // this device's pipeline); a module without any (compiled with another
+  // pipeline, or none) is fused here first, on a copy, with the same policy.
   StatusOr<std::shared_ptr<Program>> Build(std::shared_ptr<const ir::Module> module,
                                            const std::string* object,
                                            std::vector<devices::CompileDump>* dumps = nullptr) const {
     const auto start = std::chrono::steady_clock::now();
+    if (!passes::HasFusionOps(*module)) {
+      std::unique_ptr<ir::Module> fused = ir::CloneModule(*module);
+      JITD_RETURN_IF_ERROR(passes::FuseModule(*fused, codegen::CpuFusionPolicy()));
+      module = std::move(fused);
+    }
     auto program = std::make_shared<Program>();
     program->device = shared_from_this();
     program->module = std::move(module);
@@ -1241,6 +1310,10 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const CpuDeviceOptions& o
 CpuDevice::~CpuDevice() = default;
 
 int CpuDevice::num_threads() const { return impl_->pool->num_threads(); }
+
+void CpuDevice::ConfigurePipeline(passes::PipelineOptions& options) const {
+  options.fusion = std::make_shared<const passes::FusionPolicy>(codegen::CpuFusionPolicy());
+}
 
 StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Compile(
     std::shared_ptr<const ir::Module> module, const devices::CompileOptions& options) const {

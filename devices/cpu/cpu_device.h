@@ -93,6 +93,8 @@ class CpuDevice final : public devices::Device {
       const devices::CompileOptions& options) const override;
   // jit/passes' default pipeline runs in front of code generation.
   std::string_view pipeline() const override { return "default"; }
+  // The default pipeline ends with jit/passes' fusion (codegen's policy).
+  void ConfigurePipeline(passes::PipelineOptions& options) const override;
 
   // Bytes that rebuild `executable` (one this device compiled) without code
   // generation: the program text, the host's CPU features and the object

@@ -14,6 +14,7 @@
 #include <limits>
 #include <thread>
 
+#include "devices/compile.h"
 #include "devices/interpreter/interpreter_device.h"
 #include "jit/frontend/parser.h"
 
@@ -981,6 +982,167 @@ func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>, %c: tensor<12xf64>, %d: 
   EXPECT_EQ(StatsOf(text).fallback_ops, 0);
   ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
                                RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))});
+}
+
+// ---- Multi-output fusion (jit/passes/fusion.h): a producer read by more
+// than its consumer's kernel is written by that kernel as an extra output,
+// every element exactly once however the work is split.
+
+ir::Literal Pattern(ir::DType t, const std::vector<int64_t>& dims, int salt) {
+  ir::Literal lit = Tensor(t, dims);
+  for (int64_t i = 0; i < lit.num_elements(); ++i) {
+    if (ir::IsFloat(t)) {
+      lit.SetDouble(i, std::sin(static_cast<double>(i * (salt + 3) % 1009)) * 4);
+    } else {
+      lit.SetInt(i, (i * 2654435761LL + salt) % 2000003 - 1000001);
+    }
+  }
+  return lit;
+}
+
+std::string KernelListing(const std::string& text, int threads = 2) {
+  auto device = DeviceWith(threads);
+  std::vector<devices::CompileDump> dumps;
+  devices::CompileOptions options;
+  options.dumps = &dumps;
+  auto exe = device->Compile(Parse(text), options);
+  EXPECT_TRUE(exe.ok()) << exe.status().message();
+  for (const auto& d : dumps) {
+    if (d.name == "kernels.txt") return d.text;
+  }
+  return "";
+}
+
+TEST(CpuDeviceTest, MultiOutputElementwiseKernelsWriteEveryElementOnce) {
+  // Flat loop (x read again by the reduce), rows (transposed consumer), on
+  // 1 and 2 threads with enough elements to split.
+  const std::string text = R"(
+func.func @main(%a: tensor<512x1024xf32>, %b: tensor<512x1024xf32>) -> (tensor<512x1024xf32>, tensor<512xf32>, tensor<1024x512xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %x = stablehlo.add %a, %b : tensor<512x1024xf32>
+  %e = stablehlo.exponential %x : tensor<512x1024xf32>
+  %y = stablehlo.multiply %e, %x : tensor<512x1024xf32>
+  %t = stablehlo.transpose %y, dims = [1, 0] : (tensor<512x1024xf32>) -> tensor<1024x512xf32>
+  %m = stablehlo.reduce(%x init: %z) applies stablehlo.maximum across dimensions = [1] : (tensor<512x1024xf32>, tensor<f32>) -> tensor<512xf32>
+  return %y, %m, %t : tensor<512x1024xf32>, tensor<512xf32>, tensor<1024x512xf32>
+}
+)";
+  const std::vector<RuntimeValue> args = {RuntimeValue(Pattern(ir::DType::kF32, {512, 1024}, 1)),
+                                          RuntimeValue(Pattern(ir::DType::kF32, {512, 1024}, 2))};
+  devices::InterpreterDevice interpreter;
+  const auto want = RunOn(interpreter, text, args);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    ExpectSameValues(RunOn(*DeviceWith(threads), text, args), want);
+  }
+  const std::string listing = KernelListing(text);
+  EXPECT_NE(listing.find("[+"), std::string::npos) << listing;
+}
+
+TEST(CpuDeviceTest, MultiOutputReductionsWriteTheirInput) {
+  // Layer norm's start: the residual add feeds the mean and the centering;
+  // the reduce kernel writes the sum too. Row sums of 512 keep the
+  // interpreter's order (bit for bit); the i32 case is a split reduction.
+  const std::string layer_norm = R"(
+func.func @main(%a: tensor<64x512xf32>, %b: tensor<64x512xf32>) -> tensor<64x512xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<512.0> : tensor<64xf32>
+  %x = stablehlo.add %a, %b : tensor<64x512xf32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<64x512xf32>, tensor<f32>) -> tensor<64xf32>
+  %mean = stablehlo.divide %s, %n : tensor<64xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<64xf32>) -> tensor<64x512xf32>
+  %d = stablehlo.subtract %x, %m : tensor<64x512xf32>
+  return %d : tensor<64x512xf32>
+}
+)";
+  ExpectLikeInterpreter(layer_norm, {RuntimeValue(Pattern(ir::DType::kF32, {64, 512}, 3)),
+                                     RuntimeValue(Pattern(ir::DType::kF32, {64, 512}, 4))});
+  const std::string listing = KernelListing(layer_norm);
+  EXPECT_NE(listing.find("reduce <- add [+add]"), std::string::npos) << listing;
+
+  const std::string split = R"(
+func.func @main(%a: tensor<3x100000xi32>, %b: tensor<3x100000xi32>) -> (tensor<3xi32>, tensor<3x100000xi32>) {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %x = stablehlo.multiply %a, %b : tensor<3x100000xi32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<3x100000xi32>, tensor<i32>) -> tensor<3xi32>
+  %y = stablehlo.negate %x : tensor<3x100000xi32>
+  return %s, %y : tensor<3xi32>, tensor<3x100000xi32>
+}
+)";
+  const std::vector<RuntimeValue> args = {RuntimeValue(Pattern(ir::DType::kS32, {3, 100000}, 5)),
+                                          RuntimeValue(Pattern(ir::DType::kS32, {3, 100000}, 6))};
+  devices::InterpreterDevice interpreter;
+  const auto want = RunOn(interpreter, split, args);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    ExpectSameValues(RunOn(*DeviceWith(threads), split, args), want);
+  }
+  EXPECT_EQ(StatsOf(split).split_reductions, 1);
+  EXPECT_NE(KernelListing(split).find("[+multiply]"), std::string::npos);
+}
+
+// Through the device's pipeline: the fusion pass is its last (the dumps
+// show the jitd.fusion ops), and the fused program serializes and loads.
+TEST(CpuDeviceTest, PipelineFusesAndSerializedFusedProgramsLoad) {
+  const std::string text = R"(
+func.func @main(%a: tensor<64x512xf32>, %b: tensor<64x512xf32>) -> (tensor<64x512xf32>, tensor<64xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %x = stablehlo.add %a, %b : tensor<64x512xf32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.maximum across dimensions = [1] : (tensor<64x512xf32>, tensor<f32>) -> tensor<64xf32>
+  %m = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x512xf32>
+  %d = stablehlo.subtract %x, %m : tensor<64x512xf32>
+  %e = stablehlo.exponential %d : tensor<64x512xf32>
+  return %e, %s : tensor<64x512xf32>, tensor<64xf32>
+}
+)";
+  std::vector<devices::CompileDump> dumps;
+  devices::ProgramCompileOptions options;
+  options.dumps = &dumps;
+  options.verify_each = true;
+  auto module = frontend::ParseModule(text);
+  ASSERT_TRUE(module.ok());
+  auto exe = devices::CompileProgram(Device(), std::shared_ptr<ir::Module>(std::move(*module)), options);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  bool fused_dump = false;
+  for (const auto& d : dumps) {
+    if (d.name.find("-fusion.mlir") != std::string::npos) {
+      fused_dump = d.text.find("\"jitd.fusion\"") != std::string::npos &&
+                   d.text.find("multi_output") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(fused_dump);
+  EXPECT_EQ(AsCpu(**exe).stats().kernels, 2);
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const std::vector<RuntimeValue> args = {RuntimeValue(Pattern(ir::DType::kF32, {64, 512}, 7)),
+                                          RuntimeValue(Pattern(ir::DType::kF32, {64, 512}, 8))};
+  auto a = (*exe)->Execute(args, {});
+  auto b = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ExpectSameValues(*a, *b);
+  devices::InterpreterDevice interpreter;
+  ExpectSameValues(*a, RunOn(interpreter, text, args));
+}
+
+// A fusion op codegen cannot emit (written by hand) runs on the
+// interpreter's fallback, which evaluates its region.
+TEST(CpuDeviceTest, UnemittableFusionOpFallsBack) {
+  const std::string text = R"(
+func.func @main(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "jitd.fusion"(%a) <{kind = "loop"}> ({
+  ^bb0(%x: tensor<4x4xf32>):
+    %1 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = stablehlo.add %1, %x : tensor<4x4xf32>
+    stablehlo.return %2 : tensor<4x4xf32>
+  }) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+)";
+  ExpectLikeInterpreter(text, {RuntimeValue(Pattern(ir::DType::kF32, {4, 4}, 9))});
+  EXPECT_EQ(StatsOf(text).fallback_ops, 1);
+  EXPECT_EQ(StatsOf(text).kernels, 0);
 }
 
 }  // namespace

@@ -317,7 +317,7 @@ class Emitter {
 
   StatusOr<KernelInfo> Emit() {
     const Op& root = *spec_.root;
-    const size_t num_params = spec_.inputs.size() + root.num_results();
+    const size_t num_params = spec_.inputs.size() + root.num_results() + spec_.extra_outputs.size();
     KernelInfo info;
     if (root.code() == OpCode::kReduce) {
       if (std::optional<Split> split = PlanSplit()) {
@@ -427,10 +427,11 @@ class Emitter {
     for (const ir::Value* v : spec_.inputs) {
       if (v->type().rank() == 0) preloaded_[v] = Load(v, ScalarIndex());
     }
-    for (size_t i = 0; i < root.num_results(); ++i) {
+    const size_t num_outputs = root.num_results() + spec_.extra_outputs.size();
+    for (size_t i = 0; i < num_outputs; ++i) {
       outputs_.push_back(body->getArg(static_cast<unsigned>(spec_.inputs.size() + i)));
     }
-    const size_t fixed = spec_.inputs.size() + root.num_results();
+    const size_t fixed = spec_.inputs.size() + num_outputs;
     if (num_params > fixed) partial_ = body->getArg(static_cast<unsigned>(fixed));
     llvm::Value* begin = body->getArg(static_cast<unsigned>(num_params));
     llvm::Value* end = body->getArg(static_cast<unsigned>(num_params + 1));
@@ -1446,7 +1447,18 @@ class Emitter {
     for (size_t i = 0; i < spec_.root->num_results(); ++i) {
       bytes += ir::StorageBytes(spec_.root->result(i)->type().dtype());
     }
+    for (const ir::Value* v : spec_.extra_outputs) bytes += ir::StorageBytes(v->type().dtype());
     return bytes;
+  }
+
+  // Multi-output fusion: writes every extra output's element at `idx` (the
+  // kernel's own iteration index, linear offset `offset`).
+  void StoreExtraOutputs(Index* idx, llvm::Value* offset) {
+    const size_t first = spec_.root->num_results();
+    for (size_t j = 0; j < spec_.extra_outputs.size(); ++j) {
+      const ir::Value* v = spec_.extra_outputs[j];
+      Store(Value(v, idx), v->type().dtype(), outputs_[first + j], offset);
+    }
   }
 
   Status EmitElementwise(llvm::Value* begin, llvm::Value* end, KernelInfo& info) {
@@ -1464,6 +1476,7 @@ class Emitter {
         idx->linear = i;
         if (dims.size() == 1) idx->multi = {i};
         Store(Value(root.result(0), idx), t, outputs_[0], i);
+        StoreExtraOutputs(idx, i);
         return std::vector<llvm::Value*>{};
       });
       return Status::Ok();
@@ -1490,6 +1503,7 @@ class Emitter {
         idx->multi.push_back(j);
         idx->linear = b_.CreateAdd(row_base, j, "", true, true);
         Store(Value(root.result(0), idx), t, outputs_[0], idx->linear);
+        StoreExtraOutputs(idx, idx->linear);
         return std::vector<llvm::Value*>{};
       });
     };
@@ -1537,6 +1551,7 @@ class Emitter {
         idx->multi.push_back(j);
         idx->linear = b_.CreateAdd(row_base, j, "", true, true);
         Store(Value(root.result(0), idx), t, outputs_[0], idx->linear);
+        StoreExtraOutputs(idx, idx->linear);
         return std::vector<llvm::Value*>{};
       });
       return std::vector<llvm::Value*>{};
@@ -1633,6 +1648,7 @@ class Emitter {
                           idx->multi = in_multi;
                           std::vector<llvm::Value*> x;
                           for (size_t k = 0; k < n; ++k) x.push_back(Value(root.operand(k), idx));
+                          if (!spec_.extra_outputs.empty()) StoreExtraOutputs(idx, Linear(*idx));
                           return ReduceStep(body, c, x, reassociate);
                         });
       };
@@ -1773,6 +1789,7 @@ class Emitter {
           Index* idx = NewIndex(in_dims);
           idx->multi = in_multi;
           std::vector<llvm::Value*> x = {Value(root.operand(0), idx)};
+          if (!spec_.extra_outputs.empty()) StoreExtraOutputs(idx, Linear(*idx));
           return ReduceStep(body, acc, x, reassociate);
         });
       };
@@ -1880,6 +1897,10 @@ std::string KernelKey(const KernelSpec& spec) {
   }
   key += "root:";
   DescribeOp(*spec.root, ids, key);
+  for (const ir::Value* v : spec.extra_outputs) {
+    auto it = ids.find(v);
+    key += ";out:" + (it == ids.end() ? std::string("?") : std::to_string(it->second));
+  }
   return key;
 }
 

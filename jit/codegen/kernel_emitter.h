@@ -11,7 +11,7 @@
 //   void NAME(void** buffers, int64_t begin, int64_t end)
 //
 // where buffers[i] is input i (KernelSpec::inputs order) followed by one
-// output per root result, and [begin, end) is a range of work items
+// output per root result, then one per extra output, and [begin, end) is a range of work items
 // (KernelInfo::work_items in all) that may run on different threads.
 //
 // The per-type semantics are exactly jit/eval's: integers wrap, integer
@@ -55,6 +55,12 @@ struct KernelSpec {
   const ir::Op* root = nullptr;           // elementwise op or reduce
   std::vector<const ir::Op*> fused;       // ops computed inside, root included
   std::vector<const ir::Value*> inputs;   // values read from buffers
+  // Multi-output fusion: results of fused ops (not the root) the kernel
+  // also writes, each to one more buffer after the root's outputs. Each
+  // must be computed at the kernel's own iteration index (the root's
+  // result index; a reduce's input index), so every element is written
+  // exactly once whatever the work split.
+  std::vector<const ir::Value*> extra_outputs;
 };
 
 struct KernelInfo {

@@ -315,6 +315,12 @@ class Evaluator {
         if (index < 0 || index >= n) index = n - 1;  // out of range: the last branch
         return ctx.CallRegion(static_cast<size_t>(index), {});
       }
+      case OpCode::kFusion: {
+        // A fused kernel computes what its region computes on its operands.
+        std::vector<RuntimeValue> args;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) args.push_back(ctx.value(i));
+        return ctx.CallRegion(0, std::move(args));
+      }
       case OpCode::kOptimizationBarrier: {
         std::vector<RuntimeValue> out;
         for (size_t i = 0; i < ctx.num_operands(); ++i) out.push_back(ctx.value(i));

@@ -342,4 +342,34 @@ std::unique_ptr<Op> CloneOp(const Op& op, ValueMap& mapping) {
   return copy;
 }
 
+std::unique_ptr<Module> CloneModule(const Module& module) {
+  auto copy = std::make_unique<Module>();
+  copy->set_name(module.name());
+  copy->attrs() = module.attrs();
+  copy->resources() = module.resources();
+  for (const auto& fn : module.functions()) {
+    auto f = std::make_unique<Function>(fn->name(), fn->loc());
+    f->set_visibility(fn->visibility());
+    f->arg_types() = fn->arg_types();
+    f->result_types() = fn->result_types();
+    f->arg_attrs() = fn->arg_attrs();
+    f->result_attrs() = fn->result_attrs();
+    f->attrs() = fn->attrs();
+    ValueMap mapping;
+    const Region& from = fn->body();
+    for (size_t b = 0; b < from.num_blocks(); ++b) {
+      const Block& src = from.block(b);
+      Block& dst = f->body().add_block();
+      for (size_t a = 0; a < src.num_args(); ++a) {
+        Value* arg = dst.add_arg(src.arg(a)->type());
+        arg->set_name(src.arg(a)->name());
+        mapping[src.arg(a)] = arg;
+      }
+      for (const auto& op : src.ops()) dst.add_op(CloneOp(*op, mapping));
+    }
+    (void)copy->AddFunction(std::move(f));  // names are distinct in `module`
+  }
+  return copy;
+}
+
 }  // namespace jitd::ir

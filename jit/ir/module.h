@@ -306,6 +306,9 @@ std::unordered_map<const Value*, int> CountUses(const Region& region);
 // regions are remapped too.
 std::unique_ptr<Op> CloneOp(const Op& op, ValueMap& mapping);
 
+// A deep copy of `module` (functions, attributes, resources).
+std::unique_ptr<Module> CloneModule(const Module& module);
+
 }  // namespace jitd::ir
 
 #endif  // JITD_JIT_IR_MODULE_H_

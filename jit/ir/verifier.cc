@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace jitd::ir {
@@ -628,6 +629,7 @@ Arity ArityOf(OpCode c) {
     case OpCode::kCreateToken: return {0, 1, 0, false};
     case OpCode::kInfeed: return {1, kAny, 0, false};
     case OpCode::kChloTopK: return {1, 2, 0};
+    case OpCode::kFusion: return {kAny, kAny, 1};
     case OpCode::kCheckExpectEq:
     case OpCode::kCheckExpectAlmostEq:
     case OpCode::kCheckExpectClose: return {2, 0, 0};
@@ -2191,6 +2193,40 @@ Status CheckIf(const Op& op) {
   return CheckBranches(op);
 }
 
+// jitd.fusion: a kind, one block taking the operands' types, returning the
+// result types, and using no value defined outside the region.
+Status CheckFusion(const Op& op) {
+  const Attribute* kind = op.attr("kind");
+  const auto* s = kind ? kind->get_if<StringAttr>() : nullptr;
+  if (!s || (s->value != "loop" && s->value != "reduction" && s->value != "multi_output")) {
+    return Fail(op, "requires a string attribute 'kind' (\"loop\", \"reduction\" or \"multi_output\")");
+  }
+  if (op.num_results() == 0) return Fail(op, "requires at least one result");
+  if (op.region(0).num_blocks() != 1) return Fail(op, "requires a region of one block");
+  JITD_RETURN_IF_ERROR(CheckRegionArgs(op, 0, "body", op.operands()));
+  JITD_RETURN_IF_ERROR(CheckRegionReturns(op, 0, "body", op.num_results(),
+                                          [&](size_t i) -> const Type& { return op.result(i)->type(); }));
+  std::unordered_set<const Value*> defined;
+  const Block& block = Body(op, 0);
+  for (size_t i = 0; i < block.num_args(); ++i) defined.insert(block.arg(i));
+  Status status = Status::Ok();
+  WalkOps(op.region(0), [&](const Op& inner) {
+    for (size_t r = 0; r < inner.num_regions(); ++r) {
+      for (size_t b = 0; b < inner.region(r).num_blocks(); ++b) {
+        const Block& nested = inner.region(r).block(b);
+        for (size_t i = 0; i < nested.num_args(); ++i) defined.insert(nested.arg(i));
+      }
+    }
+    for (const Value* v : inner.operands()) {
+      if (!defined.count(v) && status.ok()) {
+        status = Fail(op, "region uses a value defined outside it (it must take it as an operand)");
+      }
+    }
+    for (size_t i = 0; i < inner.num_results(); ++i) defined.insert(inner.result(i));
+  });
+  return status;
+}
+
 Status CheckCase(const Op& op) {
   const Type& index = TypeOf(op.operand(0));
   if (!IsScalarOf(index, DType::kS32)) {
@@ -2676,6 +2712,7 @@ class Verifier {
       case OpCode::kPartitionId: return CheckReplicaOrPartitionId(op);
       case OpCode::kCustomCall: return CheckCustomCall(op);
       case OpCode::kChloTopK: return CheckTopK(op);
+      case OpCode::kFusion: return CheckFusion(op);
       case OpCode::kCheckExpectEq:
       case OpCode::kCheckExpectEqConst:
       case OpCode::kCheckExpectAlmostEq:

@@ -6,6 +6,7 @@
 
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/fusion.h"
 #include "jit/passes/passes.h"
 
 namespace jitd::passes {
@@ -52,6 +53,8 @@ void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options) {
   // removes everything the rewrites left unused.
   manager.Add(CreateCanonicalizePass());
   manager.Add(CreateDcePass());
+  // Last: the kernels the device emits, visible in the dumps.
+  if (options.fusion) manager.Add(CreateFusionPass(*options.fusion));
 }
 
 PassManager::DumpHook DirectoryDumpHook(std::string dir) {
@@ -82,8 +85,15 @@ StatusOr<std::unique_ptr<Pass>> CreatePass(std::string_view name, const Pipeline
   if (name == "fold-constants") return CreateFoldConstantsPass(options.max_folded_bytes);
   if (name == "cse") return CreateCsePass();
   if (name == "dce") return CreateDcePass();
+  if (name == "fusion") {
+    if (!options.fusion) {
+      return InvalidArgument("pass 'fusion' needs a target's fusion policy (a device pipeline provides one)");
+    }
+    return CreateFusionPass(*options.fusion);
+  }
   std::string known;
   for (const std::string& n : PassRegistryNames()) known += (known.empty() ? "" : ", ") + n;
+  known += ", fusion";
   return NotFound("unknown pass '" + std::string(name) + "' (known: " + known + ", or default)");
 }
 

@@ -49,6 +49,8 @@ class PassManager {
   bool verify_each_ = false;
 };
 
+struct FusionPolicy;  // fusion.h
+
 struct PipelineOptions {
   // Rewrite CHLO ops into StableHLO ones (codegen wants this; the
   // interpreter does not need it).
@@ -56,10 +58,14 @@ struct PipelineOptions {
   // Fold ops whose operands are all constants through jit/eval, up to this
   // many result bytes per op (bigger constants stay computed at run time).
   int64_t max_folded_bytes = int64_t{1} << 16;
+  // What the target fuses (fusion.h). When set, the default pipeline ends
+  // with the "fusion" pass; the pass "fusion" requires it.
+  std::shared_ptr<const FusionPolicy> fusion;
 };
 
 // The standard pipeline: inline, [chlo decomposition], canonicalize,
-// constant folding, CSE, DCE (canonicalize/fold/CSE/DCE may repeat).
+// constant folding, CSE, DCE (canonicalize/fold/CSE/DCE may repeat), then
+// fusion when the options carry a fusion policy.
 void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options = {});
 
 // A hook that writes "<dir>/<index padded to 3>-<pass>.mlir" in StableHLO
@@ -67,10 +73,12 @@ void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options = {
 PassManager::DumpHook DirectoryDumpHook(std::string dir);
 
 // The passes by name ("inline", "decompose-chlo", "canonicalize",
-// "fold-constants", "cse", "dce"); NOT_FOUND for another name.
+// "fold-constants", "cse", "dce", "fusion"); NOT_FOUND for another name,
+// INVALID_ARGUMENT for "fusion" without options.fusion.
 StatusOr<std::unique_ptr<Pass>> CreatePass(std::string_view name,
                                            const PipelineOptions& options = {});
-// Every name CreatePass knows, in the default pipeline's order.
+// Every target-independent name CreatePass knows, in the default pipeline's
+// order ("fusion", which needs a target's policy, is not listed).
 std::vector<std::string> PassRegistryNames();
 // Adds the passes of `spec` to `manager`: "default" (AddDefaultPipeline), or
 // pass names separated by commas ("inline,cse,dce").

@@ -1,5 +1,7 @@
 // The CPU device against the machine's floors (../shared/FLOORS.md) and the
 // peers in bench/peers/elementwise_peer.py:
+//   BM_MultiOutput/{residual_mean,producer_read_twice}/mo:M/threads:N
+//                           multi-output fusion on (M=1) and off (M=0)
 //   elementwise/threads:N   y = tanh(a*x + b) * c over 16M f32 (one fused
 //                           kernel; a, b, c scalar arguments)
 //   reduce_sum/threads:N    sum of 16M f32 to a scalar
@@ -189,6 +191,66 @@ void BM_Elementwise(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kN * 8);
 }
 BENCHMARK(BM_Elementwise)->Name("elementwise")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Multi-output fusion (jit/passes/fusion.h), on and off (mo:1 / mo:0) in
+// the same run: BERT's residual add + layer norm's mean and centering over
+// 4096 rows of 1024 f32 (x = a + b; d = x - mean(x)), and an elementwise
+// producer read twice (x = a * b; y = exp(x) + x, returned with x). With it
+// the reduce / consumer kernel writes x as a second output instead of x
+// getting a kernel of its own and being read back.
+constexpr const char* kResidualMean = R"(
+func.func @main(%a: tensor<4096x1024xf32>, %b: tensor<4096x1024xf32>) -> tensor<4096x1024xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<1024.0> : tensor<4096xf32>
+  %x = stablehlo.add %a, %b : tensor<4096x1024xf32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4096x1024xf32>, tensor<f32>) -> tensor<4096xf32>
+  %mean = stablehlo.divide %s, %n : tensor<4096xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<4096xf32>) -> tensor<4096x1024xf32>
+  %d = stablehlo.subtract %x, %m : tensor<4096x1024xf32>
+  return %d : tensor<4096x1024xf32>
+}
+)";
+constexpr const char* kProducerReadTwice = R"(
+func.func @main(%a: tensor<4194304xf32>, %b: tensor<4194304xf32>) -> (tensor<4194304xf32>, tensor<4194304xf32>) {
+  %x = stablehlo.multiply %a, %b : tensor<4194304xf32>
+  %e = stablehlo.exponential %x : tensor<4194304xf32>
+  %y = stablehlo.add %e, %x : tensor<4194304xf32>
+  return %y, %x : tensor<4194304xf32>, tensor<4194304xf32>
+}
+)";
+
+void BM_MultiOutput(benchmark::State& state, const char* text, int outputs) {
+  cpu::CpuDeviceOptions options;
+  options.num_threads = static_cast<int>(state.range(1));
+  options.multi_output_fusion = state.range(0) != 0;
+  auto device = cpu::CpuDevice::Create(options);
+  auto exe = device.ok() ? CompileCpu(**device, text) : nullptr;
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  constexpr int64_t kElements = int64_t{4096} * 1024;
+  std::vector<float> a = RandomFloats(kElements, 3), b = RandomFloats(kElements, 4);
+  std::vector<std::vector<float>> out(static_cast<size_t>(outputs), std::vector<float>(kElements, 0.0f));
+  const void* args[] = {a.data(), b.data()};
+  std::vector<void*> results;
+  for (auto& o : out) results.push_back(o.data());
+  for (auto _ : state) {
+    Status s = exe->Run(args, results, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(results.data());
+  }
+  state.counters["kernels"] = static_cast<double>(exe->stats().kernels);
+}
+BENCHMARK_CAPTURE(BM_MultiOutput, residual_mean, kResidualMean, 1)
+    ->ArgNames({"mo", "threads"})->ArgsProduct({{1, 0}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_MultiOutput, producer_read_twice, kProducerReadTwice, 2)
+    ->ArgNames({"mo", "threads"})->ArgsProduct({{1, 0}, {1, 2}})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ReduceSum(benchmark::State& state) {

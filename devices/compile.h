@@ -5,7 +5,7 @@
 // Dumps, in order: "000-input.mlir" (the program as given), one
 // "NNN-<pass>.mlir" per pass (the program after pass NNN; none when no
 // pipeline runs), "optimized.mlir" (what the device compiles), then the
-// device's own (the cpu device: "kernels.txt", "llvm.ll", "llvm.opt.ll",
+// device's own (the cpu device: "kernels.txt", "buffers.txt", "llvm.ll", "llvm.opt.ll",
 // "asm.s").
 #ifndef JITD_DEVICES_COMPILE_H_
 #define JITD_DEVICES_COMPILE_H_

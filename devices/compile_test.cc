@@ -66,7 +66,7 @@ TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
   EXPECT_EQ(names[0], "000-input.mlir");
   EXPECT_EQ(names[1], "001-inline.mlir");
   // Then one dump per pass, numbered in order, then the device's.
-  const size_t optimized = names.size() - 5;
+  const size_t optimized = names.size() - 6;
   for (size_t i = 1; i < optimized; ++i) {
     char prefix[8];
     std::snprintf(prefix, sizeof prefix, "%03zu-", i);
@@ -74,9 +74,10 @@ TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
   }
   EXPECT_EQ(names[optimized], "optimized.mlir");
   EXPECT_EQ(names[optimized + 1], "kernels.txt");
-  EXPECT_EQ(names[optimized + 2], "llvm.ll");
-  EXPECT_EQ(names[optimized + 3], "llvm.opt.ll");
-  EXPECT_EQ(names[optimized + 4], "asm.s");
+  EXPECT_EQ(names[optimized + 2], "buffers.txt");
+  EXPECT_EQ(names[optimized + 3], "llvm.ll");
+  EXPECT_EQ(names[optimized + 4], "llvm.opt.ll");
+  EXPECT_EQ(names[optimized + 5], "asm.s");
   // Each kernel with the ops it computes and where its root is.
   EXPECT_NE(dumps[optimized + 1].text.find("jitd_k0 tanh <- multiply @"), std::string::npos)
       << dumps[optimized + 1].text;
@@ -84,8 +85,9 @@ TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
   const std::string& final_text = dumps[optimized].text;
   EXPECT_EQ(final_text.find("call @"), std::string::npos) << final_text;
   EXPECT_NE(final_text.find("3.000000e+00"), std::string::npos) << final_text;
-  EXPECT_NE(dumps[optimized + 2].text.find("define"), std::string::npos);
-  EXPECT_FALSE(dumps[optimized + 4].text.empty());
+  EXPECT_NE(dumps[optimized + 2].text.find("arena="), std::string::npos);
+  EXPECT_NE(dumps[optimized + 3].text.find("define"), std::string::npos);
+  EXPECT_FALSE(dumps[optimized + 5].text.empty());
 
   // And the compiled program computes tanh(3x).
   auto out = (*exe)->Execute(Args(), {});

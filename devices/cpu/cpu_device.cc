@@ -25,6 +25,7 @@
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -41,8 +42,6 @@ namespace {
 constexpr int64_t kAlignment = 64;
 // Below this many bytes of traffic a kernel runs on the calling thread.
 constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
-
-int64_t AlignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
 // Temporaries' arena: allocated with kAlignment, so freed with it too.
 struct AlignedDelete {
@@ -966,40 +965,24 @@ class Planner {
     return Status::Ok();
   }
 
-  // Linear scan over live ranges: first fit in an arena.
+  // Temporaries packed by liveness (jit/passes/buffer_assignment.h).
   void AssignBuffers() {
-    std::vector<size_t> order(temps_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    // By definition point, ties by id (a stable order without stable_sort's
-    // deprecated temporary buffer).
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return std::tie(temps_[a].def, a) < std::tie(temps_[b].def, b);
-    });
-    p_.temp_offsets.assign(temps_.size(), 0);
-    struct Live { int64_t offset, size, end; };
-    std::vector<Live> live;  // sorted by offset
-    int64_t arena = 0, unshared = 0;
-    for (size_t id : order) {
-      const Temp& t = temps_[id];
-      live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.end < t.def; }),
-                 live.end());
-      const int64_t size = AlignUp(t.bytes);
-      unshared += size;
-      int64_t offset = 0;
-      for (const Live& l : live) {
-        if (offset + size <= l.offset) break;
-        offset = std::max(offset, l.offset + l.size);
-      }
-      p_.temp_offsets[id] = offset;
-      live.push_back({offset, size, t.last_use});
-      std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.offset < b.offset; });
-      arena = std::max(arena, offset + size);
-    }
-    p_.arena_bytes = arena;
-    p_.stats.arena_bytes = arena;
-    p_.stats.unshared_bytes = unshared;
+    intervals_.clear();
+    for (const Temp& t : temps_) intervals_.push_back({t.bytes, t.def, t.last_use});
+    const passes::BufferAssignment a = passes::AssignBuffers(intervals_, kAlignment);
+    p_.temp_offsets = a.offsets;
+    p_.arena_bytes = a.arena_bytes;
+    p_.stats.arena_bytes = a.arena_bytes;
+    p_.stats.unshared_bytes = a.unshared_bytes;
+    assignment_ = a;
   }
 
+ public:
+  // The "buffers.txt" dump: every temporary's size, live range (thunk
+  // positions) and arena offset.
+  std::string BufferListing() const { return passes::DescribeAssignment(intervals_, assignment_); }
+
+ private:
   Program& p_;
   llvm::Module* llvm_module_;
   std::unique_ptr<llvm::LLVMContext> scratch_context_;
@@ -1012,6 +995,8 @@ class Planner {
   // KernelKey -> (kernel index, its info).
   std::unordered_map<std::string, std::pair<size_t, codegen::KernelInfo>> emitted_;
   int64_t pos_ = 0;
+  std::vector<passes::BufferInterval> intervals_;
+  passes::BufferAssignment assignment_;
 };
 
 // Materializes referenced constants (those needing a seed only per run).
@@ -1224,6 +1209,12 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
   std::shared_ptr<ThreadPool> pool;
   CpuDeviceOptions options;
 
+  passes::FusionPolicy FusionPolicy() const {
+    passes::FusionPolicy policy = codegen::CpuFusionPolicy();
+    policy.multi_output = options.multi_output_fusion;
+    return policy;
+  }
+
   // Plans (and with `emit`, generates code for) a verified module. Kernels
   // are the module's jitd.fusion ops (jit/passes' fusion pass, the last of
   // this device's pipeline); a module without any (compiled with another
@@ -1234,7 +1225,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     const auto start = std::chrono::steady_clock::now();
     if (!passes::HasFusionOps(*module)) {
       std::unique_ptr<ir::Module> fused = ir::CloneModule(*module);
-      JITD_RETURN_IF_ERROR(passes::FuseModule(*fused, codegen::CpuFusionPolicy()));
+      JITD_RETURN_IF_ERROR(passes::FuseModule(*fused, FusionPolicy()));
       module = std::move(fused);
     }
     auto program = std::make_shared<Program>();
@@ -1257,6 +1248,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
         listing += program->kernel_names[k] + " " + program->kernel_descriptions[k] + "\n";
       }
       dumps->push_back({"kernels.txt", std::move(listing)});
+      dumps->push_back({"buffers.txt", planner.BufferListing()});
     }
     program->stats.codegen_seconds = Seconds(start);
     const auto llvm_start = std::chrono::steady_clock::now();
@@ -1312,7 +1304,7 @@ CpuDevice::~CpuDevice() = default;
 int CpuDevice::num_threads() const { return impl_->pool->num_threads(); }
 
 void CpuDevice::ConfigurePipeline(passes::PipelineOptions& options) const {
-  options.fusion = std::make_shared<const passes::FusionPolicy>(codegen::CpuFusionPolicy());
+  options.fusion = std::make_shared<const passes::FusionPolicy>(impl_->FusionPolicy());
 }
 
 StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Compile(

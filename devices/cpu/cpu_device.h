@@ -46,6 +46,10 @@ struct CpuDeviceOptions {
   // Sort comparators compiled with the program's kernels (false: the
   // runtime library interprets them; for benchmarks and tests).
   bool compile_sort_comparators = true;
+  // Multi-output fusion in the fusion pass this device runs (false: every
+  // value read outside its consumer's kernel gets a kernel of its own; for
+  // benchmarks and tests).
+  bool multi_output_fusion = true;
 };
 
 // How much of a program runs as generated code. Op counts are over the ops
@@ -86,7 +90,8 @@ class CpuDevice final : public devices::Device {
   using devices::Device::Compile;
   std::string_view name() const override { return "cpu"; }
   // Dumps (CompileOptions::dumps): "kernels.txt" (each kernel with the ops
-  // it computes), "llvm.ll" (as generated), "llvm.opt.ll"
+  // it computes), "buffers.txt" (each temporary's size, live range and arena
+  // offset), "llvm.ll" (as generated), "llvm.opt.ll"
   // (after O2) and "asm.s" — none for a program without kernels.
   StatusOr<std::unique_ptr<devices::Executable>> Compile(
       std::shared_ptr<const ir::Module> module,

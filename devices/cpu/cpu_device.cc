@@ -475,6 +475,7 @@ std::vector<const ir::Value*> FreeValues(const Op& op) {
     case OpCode::kGather:
     case OpCode::kScatter:
     case OpCode::kSelectAndScatter:
+    case OpCode::kRngBitGenerator:
       return true;
     default:
       return false;

@@ -983,5 +983,33 @@ func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>, %c: tensor<12xf64>, %d: 
                                RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))});
 }
 
+TEST(CpuDeviceTest, RngBitGeneratorRunsInTheLibraryWithTheInterpretersBits) {
+  // Every algorithm, the state threaded through two generators, the bits
+  // consumed by a kernel (uniform floats in [1, 2) from the top mantissa bits).
+  for (const char* algorithm : {"THREE_FRY", "PHILOX", "DEFAULT"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string text = std::string(R"(
+func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<5x7xui32>, tensor<9xf32>, tensor<3x4xui8>) {
+  %s1, %bits = stablehlo.rng_bit_generator %s, algorithm = )") + algorithm + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<5x7xui32>)
+  %s2, %more = stablehlo.rng_bit_generator %s1, algorithm = )" + algorithm + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<9xui32>)
+  %nine = stablehlo.constant dense<9> : tensor<9xui32>
+  %one = stablehlo.constant dense<1065353216> : tensor<9xui32>
+  %m = stablehlo.shift_right_logical %more, %nine : tensor<9xui32>
+  %o = stablehlo.or %m, %one : tensor<9xui32>
+  %f = stablehlo.bitcast_convert %o : (tensor<9xui32>) -> tensor<9xf32>
+  %s3, %bytes = stablehlo.rng_bit_generator %s2, algorithm = )" + algorithm + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3x4xui8>)
+  return %s3, %bits, %f, %bytes : tensor<2xui64>, tensor<5x7xui32>, tensor<9xf32>, tensor<3x4xui8>
+}
+)";
+    const CpuProgramStats& stats = StatsOf(text);
+    EXPECT_EQ(stats.fallback_ops, 0);
+    EXPECT_EQ(stats.library_ops, 3);
+    ir::Literal state = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kU64, {2}));
+    state.SetBits(0, 0x243F6A8885A308D3ull);
+    state.SetBits(1, ~uint64_t{0} - 20);  // the counter wraps inside the program
+    ExpectLikeInterpreter(text, {RuntimeValue(std::move(state))});
+  }
+}
+
 }  // namespace
 }  // namespace jitd::cpu

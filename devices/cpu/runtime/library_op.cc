@@ -61,6 +61,8 @@ StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
       return internal::CreateSelectAndScatterOp(op);
     case ir::OpCode::kSort:
       return internal::CreateSortOp(op, options);
+    case ir::OpCode::kRngBitGenerator:
+      return internal::CreateRngBitGeneratorOp(op);
     default:
       return std::unique_ptr<LibraryOp>();
   }

@@ -4,7 +4,8 @@
 // cholesky, sort — each as a LibraryOp planned once at compile time from the
 // op's types and attributes and run many times on raw buffers. Also covered,
 // for their common bodies only: reduce_window, select_and_scatter, gather
-// and scatter (see docs/ARCHITECTURE.md for what each accepts).
+// and scatter (see docs/ARCHITECTURE.md for what each accepts), and
+// rng_bit_generator (jit/eval/rng_bits.h's streams).
 //
 // Semantics are exactly the interpreter's (jit/eval), which is the golden
 // model: same rounding where the spec is exact, the corpus tolerance

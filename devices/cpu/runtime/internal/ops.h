@@ -29,6 +29,7 @@ LibraryOpOr CreateGatherOp(const ir::Op& op);          // indexing.cc
 LibraryOpOr CreateScatterOp(const ir::Op& op);         // indexing.cc
 LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op);  // select_and_scatter.cc
 LibraryOpOr CreateSortOp(const ir::Op& op, const LibraryOpOptions& options);  // sort.cc
+LibraryOpOr CreateRngBitGeneratorOp(const ir::Op& op);  // rng_bit_generator.cc
 
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.
 Status OpError(const ir::Op& op, const std::string& message);

@@ -286,7 +286,8 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
 TEST(CpuDeviceTest, ControlFlowAndFallback) {
   // A loop whose body swaps two state values and calls a function; then a
   // sort (the runtime library), a concatenate and a pad (kernels) and a
-  // reduce_precision (the interpreter fallback: no kernel emitter for it).
+  // round trip through f8E5M2 (the interpreter fallback: no kernel emitter
+  // for f8 types).
   const std::string text = R"(
 func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -315,7 +316,8 @@ func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10
   %cat = stablehlo.concatenate %sorted, %r#2, dim = 0 : (tensor<5xf32>, tensor<5xf32>) -> tensor<10xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %pad = stablehlo.pad %sel, %zero, low = [1], high = [2], interior = [1] : (tensor<5xf32>, tensor<f32>) -> tensor<12xf32>
-  %rp = stablehlo.reduce_precision %pad, format = e5m2 : tensor<12xf32>
+  %f8 = stablehlo.convert %pad : (tensor<12xf32>) -> tensor<12xf8E5M2>
+  %rp = stablehlo.convert %f8 : (tensor<12xf8E5M2>) -> tensor<12xf32>
   return %r#0, %cat, %rp, %sel : tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>
 }
 func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
@@ -328,7 +330,7 @@ func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   auto exe = Device().Compile(Parse(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
-  EXPECT_EQ(stats.fallback_ops, 1);  // the reduce_precision
+  EXPECT_EQ(stats.fallback_ops, 2);  // the f8 converts
   EXPECT_EQ(stats.library_ops, 1);   // the sort
   EXPECT_GE(stats.control_ops, 3);   // while, call, if
 }
@@ -1008,6 +1010,144 @@ func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<5x7xui32>, tensor
     state.SetBits(0, 0x243F6A8885A308D3ull);
     state.SetBits(1, ~uint64_t{0} - 20);  // the counter wraps inside the program
     ExpectLikeInterpreter(text, {RuntimeValue(std::move(state))});
+  }
+}
+
+// Literal of `t` and `dims` from raw element bits.
+ir::Literal FromBits(ir::DType t, std::vector<int64_t> dims, const std::vector<uint64_t>& bits) {
+  ir::Literal lit = *ir::Literal::Create(ir::Type::Tensor(t, std::move(dims)));
+  for (size_t i = 0; i < bits.size(); ++i) lit.SetBits(static_cast<int64_t>(i), bits[i]);
+  return lit;
+}
+
+// Every result byte for byte equal (NaN payloads included).
+void ExpectSameBytes(const std::string& text, const std::vector<RuntimeValue>& args) {
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> got = RunOn(Device(), text, args);
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    const auto x = got[r].literal().bytes(), y = want[r].literal().bytes();
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(x[i], y[i]) << "result " << r << " byte " << i;
+    }
+  }
+}
+
+TEST(CpuDeviceTest, BitcastConvertAcrossWidthsIsAKernelBitForBit) {
+  // Narrowing (a new minor dimension of pieces, low bits first), widening
+  // (the minor dimension joined), equal widths between every kind of type,
+  // fused with index maps on both sides; f16 / bf16 operands are read as
+  // bits (signalling NaNs included), not through their f32 value.
+  const std::string text = R"(
+func.func @main(%f: tensor<2x3xf32>, %h: tensor<8xf16>, %b: tensor<4x2xbf16>, %u: tensor<3xui64>, %z: tensor<2xcomplex<f32>>, %p: tensor<3xi1>) -> (tensor<3x2x2xf16>, tensor<2x3x4xi8>, tensor<4xui32>, tensor<2x4xui16>, tensor<3xf64>, tensor<3x2xui32>, tensor<3x4xbf16>, tensor<3xui64>, tensor<2xcomplex<f32>>, tensor<3xi1>, tensor<ui64>, tensor<2xf32>) {
+  %t = stablehlo.transpose %f, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %halves = stablehlo.bitcast_convert %t : (tensor<3x2xf32>) -> tensor<3x2x2xf16>
+  %bytes = stablehlo.bitcast_convert %f : (tensor<2x3xf32>) -> tensor<2x3x4xi8>
+  %hr = stablehlo.reshape %h : (tensor<8xf16>) -> tensor<4x2xf16>
+  %words = stablehlo.bitcast_convert %hr : (tensor<4x2xf16>) -> tensor<4xui32>
+  %bt = stablehlo.transpose %b, dims = [1, 0] : (tensor<4x2xbf16>) -> tensor<2x4xbf16>
+  %bbits = stablehlo.bitcast_convert %bt : (tensor<2x4xbf16>) -> tensor<2x4xui16>
+  %d = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3xf64>
+  %pairs = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3x2xui32>
+  %four = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3x4xbf16>
+  %zr = stablehlo.reverse %z, dims = [0] : tensor<2xcomplex<f32>>
+  %zz = stablehlo.bitcast_convert %zr : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  %zb = stablehlo.bitcast_convert %d : (tensor<3xf64>) -> tensor<3xui64>
+  %pp = stablehlo.bitcast_convert %p : (tensor<3xi1>) -> tensor<3xi1>
+  %s = stablehlo.slice %pairs [1:2, 0:2] : (tensor<3x2xui32>) -> tensor<1x2xui32>
+  %sr = stablehlo.reshape %s : (tensor<1x2xui32>) -> tensor<2xui32>
+  %joined = stablehlo.bitcast_convert %sr : (tensor<2xui32>) -> tensor<ui64>
+  %one = stablehlo.constant dense<1.5> : tensor<2xf32>
+  %hh = stablehlo.slice %hr [1:2, 0:2] : (tensor<4x2xf16>) -> tensor<1x2xf16>
+  %hh2 = stablehlo.reshape %hh : (tensor<1x2xf16>) -> tensor<2xf16>
+  %w = stablehlo.bitcast_convert %hh2 : (tensor<2xf16>) -> tensor<f32>
+  %wb = stablehlo.broadcast_in_dim %w, dims = [] : (tensor<f32>) -> tensor<2xf32>
+  %sum = stablehlo.add %wb, %one : tensor<2xf32>
+  return %halves, %bytes, %words, %bbits, %d, %pairs, %four, %zb, %zz, %pp, %joined, %sum : tensor<3x2x2xf16>, tensor<2x3x4xi8>, tensor<4xui32>, tensor<2x4xui16>, tensor<3xf64>, tensor<3x2xui32>, tensor<3x4xbf16>, tensor<3xui64>, tensor<2xcomplex<f32>>, tensor<3xi1>, tensor<ui64>, tensor<2xf32>
+}
+)";
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  // f32: 1, -0, a subnormal, +inf, a quiet NaN with payload, 65504.
+  const std::vector<uint64_t> f = {0x3F800000, 0x80000000, 0x00000001, 0x7F800000, 0x7FC01234, 0x477FE000};
+  // f16: signalling NaNs (0x7C01, 0xFD55), quiet NaN, inf, -0, max, a subnormal, 1.
+  const std::vector<uint64_t> h = {0x7C01, 0xFD55, 0x7E01, 0x7C00, 0x8000, 0x7BFF, 0x0001, 0x3C00};
+  const std::vector<uint64_t> b = {0x7F81, 0xFFC1, 0x3F80, 0x0001, 0x8000, 0x7F80, 0x7F7F, 0x4049};
+  const std::vector<uint64_t> u = {0x3FF0000000000000ull, 0x7FF0000000000001ull, 0x0123456789ABCDEFull};
+  const std::vector<uint64_t> z = {0xFF8000003F800000ull, 0x000000027FC00001ull};
+  ExpectSameBytes(text, {RuntimeValue(FromBits(ir::DType::kF32, {2, 3}, f)),
+                         RuntimeValue(FromBits(ir::DType::kF16, {8}, h)),
+                         RuntimeValue(FromBits(ir::DType::kBF16, {4, 2}, b)),
+                         RuntimeValue(FromBits(ir::DType::kU64, {3}, u)),
+                         RuntimeValue(FromBits(ir::DType::kC64, {2}, z)),
+                         RuntimeValue(FromBits(ir::DType::kPred, {3}, {1, 0, 1}))});
+}
+
+TEST(CpuDeviceTest, ReducePrecisionIsAKernelBitForBit) {
+  // Rounding ties to even at the new mantissa width, overflow to infinity,
+  // flush to zero below the new exponent range, NaN payloads unchanged, for
+  // every float type and several formats (some wider than the type).
+  const std::vector<std::pair<const char*, const char*>> formats = {
+      {"e5m2", "format = e5m2"}, {"e8m7", "format = e8m7"}, {"e4m3", "format = e4m3"},
+      {"e1m0", "format = e1m0"}, {"e11m52", "format = e11m52"}, {"e2m30", "format = e2m30"}};
+  struct Case {
+    const char* type;
+    ir::DType dtype;
+    std::vector<uint64_t> bits;
+  };
+  const std::vector<Case> cases = {
+      {"f32", ir::DType::kF32,
+       {0x3F800000, 0x3F900000, 0x3FB00000, 0x3FA00000, 0x7F7FFFFF, 0x00000001, 0x80800000, 0x7FC01234,
+        0xFFA00001, 0x7F800000, 0x477FF000, 0x38800000, 0x3DFFFFFF, 0xC2F80000, 0x00000000, 0x80000000}},
+      {"f64", ir::DType::kF64,
+       {0x3FF0000000000000ull, 0x3FF1800000000000ull, 0x7FEFFFFFFFFFFFFFull, 0x0000000000000001ull,
+        0x7FF0000000000001ull, 0xFFF8000000000123ull, 0xC0E0000000000000ull, 0x3F1FFFFFFFFFFFFFull,
+        0x7FF0000000000000ull, 0x8000000000000000ull, 0x4321234567898765ull, 0x3E9FFFFFFF000000ull,
+        0x0010000000000000ull, 0x40FFFFF000000000ull, 0x3FF0000010000000ull, 0xBFF0000018000000ull}},
+      {"f16", ir::DType::kF16,
+       {0x3C00, 0x3C80, 0x3D80, 0x7BFF, 0x0001, 0x8400, 0x7E01, 0xFE55, 0x7C00, 0x4B80, 0x2000, 0x37FF,
+        0x0000, 0x8000, 0x5A5A, 0xC3C3}},
+      {"bf16", ir::DType::kBF16,
+       {0x3F80, 0x3F90, 0x3FB0, 0x7F7F, 0x0001, 0x8080, 0x7FC1, 0xFFC5, 0x7F80, 0x4380, 0x3800, 0x3DFF,
+        0x0000, 0x8000, 0x5A5A, 0xC3C3}},
+  };
+  for (const Case& c : cases) {
+    for (const auto& [name, attrs] : formats) {
+      SCOPED_TRACE(std::string(c.type) + " " + name);
+      const std::string t = std::string("tensor<4x4x") + c.type + ">";
+      // Also through a transpose and as the operand of a bitcast (bits in
+      // an integer result).
+      const std::string it = std::string("tensor<4x4x") + (ir::StorageBytes(c.dtype) == 8 ? "ui64" : ir::StorageBytes(c.dtype) == 4 ? "ui32" : "ui16") + ">";
+      const std::string text = "func.func @main(%x: " + t + ") -> (" + t + ", " + it + ") {\n" +
+                               "  %0 = stablehlo.reduce_precision %x, " + attrs + " : " + t + "\n" +
+                               "  %1 = stablehlo.transpose %x, dims = [1, 0] : (" + t + ") -> " + t + "\n" +
+                               "  %2 = stablehlo.reduce_precision %1, " + attrs + " : " + t + "\n" +
+                               "  %3 = stablehlo.bitcast_convert %2 : (" + t + ") -> " + it + "\n" +
+                               "  return %0, %3 : " + t + ", " + it + "\n}\n";
+      EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+      std::vector<uint64_t> bits = c.bits;
+      const RuntimeValue x(FromBits(c.dtype, {4, 4}, bits));
+      devices::InterpreterDevice interpreter;
+      const std::vector<RuntimeValue> got = RunOn(Device(), text, {x});
+      const std::vector<RuntimeValue> want = RunOn(interpreter, text, {x});
+      ASSERT_EQ(got.size(), 2u);
+      ASSERT_EQ(want.size(), 2u);
+      // The integer result: every bit. The float one: every bit except that
+      // a NaN may come back quieted (kernels store f16 / bf16 from f32).
+      EXPECT_TRUE(got[1].literal() == want[1].literal());
+      const ir::Literal& g = got[0].literal();
+      const ir::Literal& w = want[0].literal();
+      for (int64_t i = 0; i < g.num_elements(); ++i) {
+        if (std::isnan(w.GetDouble(i))) {
+          EXPECT_TRUE(std::isnan(g.GetDouble(i))) << i;
+          if (!ir::IsFloat(c.dtype) || ir::StorageBytes(c.dtype) > 2) EXPECT_EQ(g.GetBits(i), w.GetBits(i)) << i;
+        } else {
+          EXPECT_EQ(g.GetBits(i), w.GetBits(i)) << i;
+        }
+      }
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include "jit/codegen/kernel_emitter.h"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -83,6 +84,24 @@ bool AllTensorTypesSupported(const Op& op) {
   return true;
 }
 
+// bitcast_convert between element types of the same width (same shape), or
+// of different widths where the narrower side has one more, minor dimension
+// holding the pieces of a wider element (little-endian: piece j is bits
+// [j * narrow, (j + 1) * narrow)), as jit/eval's BitcastConvertKernel. i1
+// only to i1.
+bool BitcastSupported(const Op& op) {
+  const ir::Type& in = op.operand(0)->type();
+  const ir::Type& out = op.result(0)->type();
+  const DType t = in.dtype(), r = out.dtype();
+  if (IsPredT(t) || IsPredT(r)) return t == r && in.rank() == out.rank();
+  const int from = ir::BitWidth(t), to = ir::BitWidth(r);
+  if (from == to) return in.rank() == out.rank();
+  if (from > to) {
+    return from % to == 0 && out.rank() == in.rank() + 1 && out.dims().back() == from / to;
+  }
+  return to % from == 0 && in.rank() == out.rank() + 1 && in.dims().back() == to / from;
+}
+
 // The math a scalar op needs for its element type(s), as the emitter
 // implements it. Mirrors EmitScalarOp's switch.
 bool ScalarOpSupported(const Op& op) {
@@ -105,6 +124,8 @@ bool ScalarOpSupported(const Op& op) {
 #else
         return false;
 #endif
+      case OpCode::kBitcastConvert:
+        return BitcastSupported(op);
       case OpCode::kCompare:  // lexicographic, as jit/eval's CompareComplex
       case OpCode::kAdd:
       case OpCode::kSubtract:
@@ -186,11 +207,10 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kChloErf:
     case OpCode::kChloErfc:
       return IsF(t);
-    case OpCode::kBitcastConvert: {
-      const DType r = op.result(0)->type().dtype();
-      return !IsPredT(t) && !IsPredT(r) && !IsHalf(t) && !IsHalf(r) && ir::BitWidth(t) == ir::BitWidth(r) &&
-             op.operand(0)->type().rank() == op.result(0)->type().rank();
-    }
+    case OpCode::kBitcastConvert:
+      return BitcastSupported(op);
+    case OpCode::kReducePrecision:
+      return IsF(t) && op.GetInt("exponent_bits").value_or(1) >= 1 && op.GetInt("mantissa_bits").value_or(0) >= 0;
     default:
       return false;
   }
@@ -631,6 +651,15 @@ class Emitter {
   }
 
   llvm::Value* Value(const ir::Value* v, Index* idx) {
+    if (raw_half_) {
+      // Inside HalfBits' walk: f16 / bf16 values as their bits, every other
+      // value (start indices, select predicates) as usual.
+      if (IsHalf(v->type().dtype())) return HalfBits(v, idx);
+      raw_half_ = false;
+      llvm::Value* x = Value(v, idx);
+      raw_half_ = true;
+      return x;
+    }
     auto key = std::make_pair(v, idx);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     llvm::Value* x = nullptr;
@@ -776,6 +805,8 @@ class Emitter {
       }
       case OpCode::kPad:
         return EmitPad(op, idx);
+      case OpCode::kBitcastConvert:
+        return FromBits(BitcastBits(op, idx), rt.dtype());
       case OpCode::kDynamicSlice: {
         // operand[clamped start + result index]: always in bounds.
         const ir::Value* operand = op.operand(0);
@@ -806,7 +837,8 @@ class Emitter {
         // A constant on the other edge and the operand read after the
         // join: a phi of two loads would be folded into one load of a
         // selected address (a gather).
-        llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(ComputeType(rt.dtype())), [&] {
+        llvm::Type* element = raw_half_ && IsHalf(rt.dtype()) ? b_.getInt16Ty() : ComputeType(rt.dtype());
+        llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(element), [&] {
           Index* u = NewIndex(udims);
           u->multi = rel;
           return Value(update, u);
@@ -913,6 +945,167 @@ class Emitter {
       o->multi = q;
       return Value(operand, o);
     });
+  }
+
+  // ---- Element bits (bitcast_convert, reduce_precision) ---------------------
+
+  // jit/eval's canonical quiet NaN (ir::EncodeFloat's NanBits) of f16 / bf16.
+  llvm::Value* HalfNanBits(DType t) { return b_.getInt16(t == DType::kF16 ? 0x7E00 : 0x7FC0); }
+
+  // The storage bits of a value of type `t` in its compute form, as an
+  // integer of BitWidth(t) bits (i1 for pred). f16 / bf16 values are
+  // rounded back from f32 (exact: they hold a value of the type), NaN as
+  // jit/eval's canonical NaN when `canonical_nan` (what the interpreter
+  // stores for a computed NaN).
+  llvm::Value* ToBits(llvm::Value* x, DType t, bool canonical_nan) {
+    if (IsPredT(t) || IsInt(t)) return x;
+    if (IsHalf(t)) {
+      llvm::Value* bits = FloatToHalf(x, t);
+      return canonical_nan ? b_.CreateSelect(b_.CreateFCmpUNO(x, x), HalfNanBits(t), bits) : bits;
+    }
+    return b_.CreateBitCast(x, b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t))));
+  }
+  // The compute form of storage bits of type `t`.
+  llvm::Value* FromBits(llvm::Value* bits, DType t) {
+    if (IsPredT(t) || IsInt(t)) return bits;
+    if (IsHalf(t)) return HalfToFloat(bits, t);
+    return b_.CreateBitCast(bits, ComputeType(t));
+  }
+
+  // The i16 storage bits of f16 / bf16 value `v` at `idx`, exactly as the
+  // interpreter holds them: f16's f32 round trip quiets signalling NaNs,
+  // so values that reach a bitcast_convert or reduce_precision through ops
+  // that copy elements (index maps, select) are read as bits from their
+  // buffer or constant; bitcast_convert and reduce_precision results are
+  // bits already. Anything computed is rounded from f32, a NaN as the
+  // interpreter's canonical one.
+  llvm::Value* HalfBits(const ir::Value* v, Index* idx) {
+    const DType t = v->type().dtype();
+    if (auto it = params_.find(v); it != params_.end()) {
+      llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
+      return b_.CreateLoad(b_.getInt16Ty(), b_.CreateInBoundsGEP(b_.getInt16Ty(), it->second, offset));
+    }
+    const Op* op = v->defining_op();
+    if (op && fused_.count(op) && !scalars_.count(v)) {
+      switch (op->code()) {
+        case OpCode::kConstant: {
+          uint16_t bits;
+          std::memcpy(&bits, op->attr("value")->as<ir::DenseElementsAttr>().data->data(), 2);
+          return b_.getInt16(bits);
+        }
+        case OpCode::kBitcastConvert:
+          return BitcastBits(*op, idx);
+        case OpCode::kReducePrecision:
+          return ReducePrecisionBits(*op, HalfBits(op->operand(0), idx));
+        case OpCode::kSelect: {
+          const bool saved = raw_half_;
+          raw_half_ = false;
+          llvm::Value* p = Value(op->operand(0), ElementwiseOperandIndex(*op, 0, idx));
+          raw_half_ = saved;
+          return b_.CreateSelect(p, HalfBits(op->operand(1), ElementwiseOperandIndex(*op, 1, idx)),
+                                 HalfBits(op->operand(2), ElementwiseOperandIndex(*op, 2, idx)));
+        }
+        case OpCode::kBroadcastInDim:
+        case OpCode::kReshape:
+        case OpCode::kTranspose:
+        case OpCode::kSlice:
+        case OpCode::kReverse:
+        case OpCode::kConcatenate:
+        case OpCode::kPad:
+        case OpCode::kDynamicSlice:
+        case OpCode::kDynamicUpdateSlice: {
+          // The index map itself, its half-typed operands read as bits
+          // (Value defers to HalfBits while raw_half_ is set).
+          const bool saved = raw_half_;
+          raw_half_ = true;
+          llvm::Value* x = EmitOp(*op, idx);
+          raw_half_ = saved;
+          return x;
+        }
+        default:
+          break;
+      }
+    }
+    const bool saved = raw_half_;
+    raw_half_ = false;
+    llvm::Value* x = Value(v, idx);
+    raw_half_ = saved;
+    return ToBits(x, t, /*canonical_nan=*/true);
+  }
+
+  // The result element of bitcast_convert `op` at `idx` as BitWidth bits:
+  // equal widths reinterpret; a narrower result takes piece j (its minor
+  // index) of the operand element; a wider one joins the operand's minor
+  // dimension, piece j at bits [j * narrow, (j + 1) * narrow).
+  llvm::Value* BitcastBits(const Op& op, Index* idx) {
+    const ir::Value* in = op.operand(0);
+    const DType from = in->type().dtype(), to = op.result(0)->type().dtype();
+    const unsigned fb = static_cast<unsigned>(ir::BitWidth(from)), tb = static_cast<unsigned>(ir::BitWidth(to));
+    auto bits_at = [&](Index* i) {
+      if (IsHalf(from)) return HalfBits(in, i);
+      const bool saved = raw_half_;
+      raw_half_ = false;
+      llvm::Value* x = Value(in, i);
+      raw_half_ = saved;
+      return ToBits(x, from, /*canonical_nan=*/true);
+    };
+    if (fb == tb) return bits_at(idx);
+    const std::vector<llvm::Value*> m = Multi(*idx);
+    if (fb > tb) {
+      Index* o = NewIndex(in->type().dims());
+      o->multi.assign(m.begin(), m.end() - 1);
+      llvm::Value* shift = b_.CreateMul(b_.CreateZExtOrTrunc(m.back(), b_.getIntNTy(fb)),
+                                        llvm::ConstantInt::get(b_.getIntNTy(fb), tb));
+      return b_.CreateTrunc(b_.CreateLShr(bits_at(o), shift), b_.getIntNTy(tb));
+    }
+    llvm::Value* acc = llvm::ConstantInt::get(b_.getIntNTy(tb), 0);
+    for (unsigned j = 0; j < tb / fb; ++j) {
+      Index* o = NewIndex(in->type().dims());
+      o->multi = m;
+      o->multi.push_back(b_.getInt64(j));
+      llvm::Value* piece = b_.CreateZExt(bits_at(o), b_.getIntNTy(tb));
+      acc = b_.CreateOr(acc, b_.CreateShl(piece, llvm::ConstantInt::get(b_.getIntNTy(tb), j * fb)));
+    }
+    return acc;
+  }
+
+  // reduce_precision on the storage bits of a float (jit/eval's
+  // ReducePrecisionBits, XLA's algorithm): round the mantissa to nearest
+  // even at the new width, then overflow to infinity / flush to zero what
+  // leaves the new exponent range; NaN passes through unchanged.
+  llvm::Value* ReducePrecisionBits(const Op& op, llvm::Value* bits) {
+    const DType t = op.operand(0)->type().dtype();
+    const ir::FloatFormat format = *ir::GetFloatFormat(t);
+    const int sm = format.mantissa_bits, se = format.exponent_bits;
+    const int64_t e = op.GetInt("exponent_bits").value_or(se);
+    const int64_t m = op.GetInt("mantissa_bits").value_or(sm);
+    llvm::Type* it = bits->getType();
+    auto c = [&](uint64_t v) { return llvm::ConstantInt::get(it, v); };
+    auto mask = [](int64_t w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; };
+    const unsigned width = it->getIntegerBitWidth();
+    const uint64_t sign_mask = uint64_t{1} << (width - 1);
+    const uint64_t exponent_mask = mask(se) << sm;
+    llvm::Value* x = bits;
+    if (m < sm) {
+      const int drop = sm - static_cast<int>(m);
+      const uint64_t last_kept_bit = uint64_t{1} << drop;
+      const uint64_t base_bias = (last_kept_bit >> 1) - 1;
+      llvm::Value* bias = b_.CreateAdd(b_.CreateLShr(b_.CreateAnd(x, c(last_kept_bit)), c(drop)), c(base_bias));
+      x = b_.CreateAnd(b_.CreateAdd(x, bias), c(~(last_kept_bit - 1) & mask(width)));
+    }
+    if (e < se) {
+      const uint64_t src_bias = mask(se - 1);
+      const uint64_t reduced_bias = mask(e - 1);
+      const uint64_t max_exponent = src_bias + reduced_bias;
+      const uint64_t min_exponent = src_bias - reduced_bias;
+      llvm::Value* exponent = b_.CreateAnd(x, c(exponent_mask));
+      llvm::Value* sign = b_.CreateAnd(x, c(sign_mask));
+      llvm::Value* overflow = b_.CreateICmpUGT(exponent, c(max_exponent << sm));
+      llvm::Value* underflow = b_.CreateICmpULE(exponent, c(min_exponent << sm));
+      x = b_.CreateSelect(overflow, b_.CreateOr(sign, c(exponent_mask)), b_.CreateSelect(underflow, sign, x));
+    }
+    llvm::Value* is_nan = b_.CreateICmpUGT(b_.CreateAnd(bits, c(~sign_mask & mask(width))), c(exponent_mask));
+    return b_.CreateSelect(is_nan, bits, x);
   }
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
@@ -1325,7 +1518,10 @@ class Emitter {
       }
       case OpCode::kCompare: return Compare(op, x[0], x[1]);
       case OpCode::kConvert: return Convert(x[0], t, rt);
-      case OpCode::kBitcastConvert: return b_.CreateBitCast(x[0], ComputeType(rt));
+      case OpCode::kBitcastConvert:  // scalars (comparators, reduce bodies): equal widths
+        return FromBits(ToBits(x[0], t, /*canonical_nan=*/true), rt);
+      case OpCode::kReducePrecision:
+        return FromBits(ReducePrecisionBits(op, ToBits(x[0], t, /*canonical_nan=*/false)), t);
       // Floats.
       case OpCode::kSqrt: return Intrinsic(llvm::Intrinsic::sqrt, {x[0]});
       case OpCode::kRsqrt: {
@@ -1408,6 +1604,9 @@ class Emitter {
         case OpCode::kDynamicSlice:
         case OpCode::kDynamicUpdateSlice:
           return false;
+        case OpCode::kBitcastConvert:
+          if (op->operand(0)->type().rank() != op->result(0)->type().rank()) return false;
+          break;
         case OpCode::kBroadcastInDim: {
           if (op->operand(0)->type().num_elements() == 1) break;
           if (op->operand(0)->type().dims() != op->result(0)->type().dims()) return false;
@@ -1817,6 +2016,9 @@ class Emitter {
   llvm::Value* partial_ = nullptr;  // a split reduction's partials
   std::deque<Index> indices_;
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;
+  // Set while HalfBits walks index maps: f16 / bf16 values are produced as
+  // their i16 storage bits (never cached), see HalfBits.
+  bool raw_half_ = false;
   Status status_ = Status::Ok();
 };
 

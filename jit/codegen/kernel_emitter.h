@@ -24,7 +24,9 @@
 // (add, subtract, negate, select, real, imag, complex, convert, index maps;
 // multiply, divide, abs and compare as jit/eval's long double code);
 // others are left to the caller's fallback. Converts into f16 / bf16 round
-// once, as jit/eval does.
+// once, as jit/eval does. bitcast_convert (also between widths: the narrow
+// side's extra minor dimension holds the pieces) and reduce_precision work
+// on storage bits, f16 / bf16 operands read as bits (see HalfBits).
 #ifndef JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 #define JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 

@@ -1151,5 +1151,104 @@ TEST(CpuDeviceTest, ReducePrecisionIsAKernelBitForBit) {
   }
 }
 
+TEST(CpuDeviceTest, ComplexTranscendentalsCallTheInterpretersFunctionsBitForBit) {
+  // Kernels call jit/eval's own per-element functions (jit/eval/scalar_math.h),
+  // so even the inexact ones agree with the interpreter in every bit: zeros,
+  // infinities, NaNs, huge and tiny parts, branch cuts.
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> re = {0.5, -0.0, 0.0, inf, -inf, nan, 1e300, -3.25, 1e-310, 0.0, 2.0, -1.0};
+  const std::vector<double> im = {-1.25, 0.0, -0.0, 1.0, nan, 2.0, -1e300, 0.0, 1e-300, inf, -0.0, 1e-20};
+  const char* unary[] = {"stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log",
+                         "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.sqrt", "stablehlo.rsqrt",
+                         "stablehlo.cbrt", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
+                         "stablehlo.tanh", "stablehlo.sign", "chlo.acos", "chlo.acosh", "chlo.asin",
+                         "chlo.asinh", "chlo.atan", "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan",
+                         "chlo.square"};
+  const char* binary[] = {"stablehlo.power", "stablehlo.atan2", "stablehlo.remainder"};
+  for (const char* ct : {"complex<f32>", "complex<f64>"}) {
+    const std::string t = std::string("tensor<12x") + ct + ">";
+    std::string body, results, types;
+    int k = 0;
+    auto add = [&](const std::string& line) {
+      body += "  %r" + std::to_string(k) + " = " + line + "\n";
+      results += (k ? ", %r" : "%r") + std::to_string(k);
+      types += (k ? ", " : "") + t;
+      ++k;
+    };
+    for (const char* op : unary) {
+      const bool chlo = std::string_view(op).substr(0, 5) == "chlo.";
+      add(std::string(op) + " %z : " + t + (chlo ? " -> " + t : ""));
+    }
+    for (const char* op : binary) add(std::string(op) + " %z, %w : " + t);
+    // Fused behind other kernel ops.
+    add("stablehlo.add %r0, %r2 : " + t);
+    const std::string text = "func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>) -> (" + types + ") {\n" +
+                             "  %c = stablehlo.complex %a, %b : tensor<12xcomplex<f64>>\n" +
+                             "  %z = stablehlo.convert %c : (tensor<12xcomplex<f64>>) -> " + t + "\n" +
+                             "  %w = stablehlo.reverse %z, dims = [0] : " + t + "\n" + body +
+                             "  return " + results + " : " + types + "\n}\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Floats(ir::DType::kF64, re)), RuntimeValue(Floats(ir::DType::kF64, im))});
+  }
+}
+
+TEST(CpuDeviceTest, SpecialFunctionsCallTheInterpretersFunctionsBitForBit) {
+  // lgamma, digamma, erf_inv, bessel_i1e and CHLO's cosh / sinh (f32
+  // lowering for f32 / f16 / bf16, f64 for f64), rounded once into the type.
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> x = {0.5, -0.0, 0.0, inf, -inf, nan, -3.0, 2.5, 1e-30, -0.75, 0.999, 30.0,
+                                 -1.5, 170.5, 1e5, 0.1};
+  for (const char* ft : {"f32", "f64", "f16", "bf16"}) {
+    const std::string t = std::string("tensor<16x") + ft + ">";
+    std::string body, results, types;
+    int k = 0;
+    for (const char* op : {"chlo.lgamma", "chlo.digamma", "chlo.erf_inv", "chlo.bessel_i1e", "chlo.cosh", "chlo.sinh"}) {
+      body += "  %r" + std::to_string(k) + " = " + op + " %x : " + t + " -> " + t + "\n";
+      results += (k ? ", %r" : "%r") + std::to_string(k);
+      types += (k ? ", " : "") + t;
+      ++k;
+    }
+    const std::string text = "func.func @main(%a: tensor<16xf64>) -> (" + types + ") {\n" +
+                             "  %x = stablehlo.convert %a : (tensor<16xf64>) -> " + t + "\n" + body +
+                             "  return " + results + " : " + types + "\n}\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Floats(ir::DType::kF64, x))});
+  }
+}
+
+TEST(CpuDeviceTest, KernelsCallingTheInterpretersMathLoadFromASerializedExecutable) {
+  // The object file names jit/eval's functions; a fresh device (its own
+  // JIT) resolves them when it links the deserialized kernels.
+  const std::string text = R"(
+func.func @main(%z: tensor<6xcomplex<f64>>, %x: tensor<6xf32>) -> (tensor<6xcomplex<f64>>, tensor<6xf32>) {
+  %e = stablehlo.exponential %z : tensor<6xcomplex<f64>>
+  %p = stablehlo.power %e, %z : tensor<6xcomplex<f64>>
+  %l = chlo.lgamma %x : tensor<6xf32> -> tensor<6xf32>
+  return %p, %l : tensor<6xcomplex<f64>>, tensor<6xf32>
+}
+)";
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  EXPECT_EQ(static_cast<const CpuExecutable&>(**exe).stats().fallback_ops, 0);
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto other = CpuDevice::Create(CpuDeviceOptions{});
+  ASSERT_TRUE(other.ok());
+  auto loaded = (*other)->Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ir::Literal z = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kC128, {6}));
+  for (int64_t i = 0; i < 6; ++i) z.SetComplex(i, {0.3 * static_cast<double>(i) - 1, 0.7 - 0.2 * static_cast<double>(i)});
+  const std::vector<RuntimeValue> args = {RuntimeValue(z),
+                                          RuntimeValue(Floats(ir::DType::kF32, {0.5, -2.5, 3, 1e-3, 7.25, -0.1}))};
+  auto b = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(b->size(), want.size());
+  for (size_t r = 0; r < want.size(); ++r) EXPECT_TRUE((*b)[r].literal() == want[r].literal()) << r;
+}
+
 }  // namespace
 }  // namespace jitd::cpu

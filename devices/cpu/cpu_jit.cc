@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "jit/codegen/kernel_runtime.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/ObjectCache.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -244,6 +245,16 @@ StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(const CpuJitOptions& options) {
       jit->jit_->getDataLayout().getGlobalPrefix());
   if (!generator) return FromLlvm(generator.takeError(), "cannot search the process's symbols");
   jit->jit_->getMainJITDylib().addGenerator(std::move(*generator));
+  // jit/eval's per-element math, which kernels call by name (not exported
+  // from the executable, so not found by the process search above).
+  llvm::orc::SymbolMap runtime;
+  for (const auto& [name, address] : codegen::KernelRuntimeSymbols()) {
+    runtime[jit->jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                                 llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  }
+  if (llvm::Error e = jit->jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
+    return FromLlvm(std::move(e), "cannot define the kernels' runtime functions");
+  }
   return jit;
 }
 

@@ -12,7 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/codegen/kernel_runtime.h"
 #include "jit/eval/fold.h"
+#include "jit/eval/scalar_math.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
@@ -84,6 +86,65 @@ bool AllTensorTypesSupported(const Op& op) {
   return true;
 }
 
+// The interpreter's per-element function for a complex op that kernels
+// call (jit/eval/scalar_math.h): the transcendentals, sign, power, atan2,
+// remainder.
+std::optional<int32_t> ComplexUnaryFnOf(OpCode code) {
+  using F = eval::ComplexFn;
+  F fn;
+  switch (code) {
+    case OpCode::kExponential: fn = F::kExp; break;
+    case OpCode::kExponentialMinusOne: fn = F::kExpm1; break;
+    case OpCode::kLog: fn = F::kLog; break;
+    case OpCode::kLogPlusOne: fn = F::kLog1p; break;
+    case OpCode::kLogistic: fn = F::kLogistic; break;
+    case OpCode::kSqrt: fn = F::kSqrt; break;
+    case OpCode::kRsqrt: fn = F::kRsqrt; break;
+    case OpCode::kCbrt: fn = F::kCbrt; break;
+    case OpCode::kSine: fn = F::kSin; break;
+    case OpCode::kCosine: fn = F::kCos; break;
+    case OpCode::kTan:
+    case OpCode::kChloTan: fn = F::kTan; break;
+    case OpCode::kTanh: fn = F::kTanh; break;
+    case OpCode::kSign: fn = F::kSign; break;
+    case OpCode::kChloAcos: fn = F::kAcos; break;
+    case OpCode::kChloAcosh: fn = F::kAcosh; break;
+    case OpCode::kChloAsin: fn = F::kAsin; break;
+    case OpCode::kChloAsinh: fn = F::kAsinh; break;
+    case OpCode::kChloAtan: fn = F::kAtan; break;
+    case OpCode::kChloAtanh: fn = F::kAtanh; break;
+    case OpCode::kChloCosh: fn = F::kCosh; break;
+    case OpCode::kChloSinh: fn = F::kSinh; break;
+    case OpCode::kChloSquare: fn = F::kSquare; break;
+    default: return std::nullopt;
+  }
+  return static_cast<int32_t>(fn);
+}
+std::optional<int32_t> ComplexBinaryFnOf(OpCode code) {
+  using F = eval::ComplexFn2;
+  switch (code) {
+    case OpCode::kPower: return static_cast<int32_t>(F::kPower);
+    case OpCode::kAtan2: return static_cast<int32_t>(F::kAtan2);
+    case OpCode::kRemainder: return static_cast<int32_t>(F::kRemainder);
+    default: return std::nullopt;
+  }
+}
+// Real special functions kernels call in jit/eval (`t` picks cosh / sinh's
+// f32 or f64 lowering).
+std::optional<int32_t> SpecialFnOf(OpCode code, DType t) {
+  using F = eval::SpecialFn;
+  const bool f64 = t == DType::kF64;
+  switch (code) {
+    case OpCode::kChloLgamma: return static_cast<int32_t>(F::kLgamma);
+    case OpCode::kChloDigamma: return static_cast<int32_t>(F::kDigamma);
+    case OpCode::kChloErfInv: return static_cast<int32_t>(F::kErfInv);
+    case OpCode::kChloBesselI1e: return static_cast<int32_t>(F::kBesselI1e);
+    case OpCode::kChloCosh: return static_cast<int32_t>(f64 ? F::kCoshF64 : F::kCoshF32);
+    case OpCode::kChloSinh: return static_cast<int32_t>(f64 ? F::kSinhF64 : F::kSinhF32);
+    default: return std::nullopt;
+  }
+}
+
 // bitcast_convert between element types of the same width (same shape), or
 // of different widths where the narrower side has one more, minor dimension
 // holding the pieces of a wider element (little-endian: piece j is bits
@@ -114,7 +175,7 @@ bool ScalarOpSupported(const Op& op) {
     // the component type (add / subtract in double round once into f32 as
     // f32 arithmetic does), and multiply / divide / abs in x87 extended
     // precision as jit/eval's long double (ComplexMultiply, ComplexDivide,
-    // ComplexAbs). The transcendentals stay on the fallback.
+    // ComplexAbs). The transcendentals call jit/eval's own functions.
     switch (op.code()) {
       case OpCode::kMultiply:
       case OpCode::kDivide:  // libgcc's __divxc3, as jit/eval
@@ -137,9 +198,13 @@ bool ScalarOpSupported(const Op& op) {
       case OpCode::kConvert:
         return true;
       default:
-        return false;
+        // Transcendentals, sign, power, atan2, remainder: calls of the
+        // interpreter's own per-element functions (jit/eval/scalar_math.h).
+        return IsCplx(t) && IsCplx(op.result(0)->type().dtype()) &&
+               (ComplexUnaryFnOf(op.code()) || ComplexBinaryFnOf(op.code()));
     }
   }
+  if (SpecialFnOf(op.code(), t)) return IsF(t);  // jit/eval's own functions, called
   switch (op.code()) {
     case OpCode::kReal:
     case OpCode::kImag:
@@ -1223,6 +1288,54 @@ class Emitter {
     return b_.CreateInsertElement(z, narrow(im), uint64_t{1});
   }
 
+  // A function of jit/eval's (jit/eval/scalar_math.h), declared as not
+  // touching memory.
+  llvm::CallInst* EvalCall(const char* symbol, llvm::Type* result, llvm::ArrayRef<llvm::Value*> args) {
+    std::vector<llvm::Type*> params;
+    for (llvm::Value* a : args) params.push_back(a->getType());
+    llvm::FunctionCallee callee = module_.getOrInsertFunction(symbol, llvm::FunctionType::get(result, params, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* call = b_.CreateCall(callee, args);
+    call->setDoesNotAccessMemory();
+    return call;
+  }
+
+  // The interpreter's complex function `fn` of `zs`: parts widened to
+  // double, {re, im} doubles back (the C ABI of a struct of two doubles),
+  // narrowed per part for complex<f32> as the interpreter stores them.
+  llvm::Value* EvalComplexCall(const char* symbol, int32_t fn, llvm::ArrayRef<llvm::Value*> zs, DType t) {
+    llvm::Type* d = b_.getDoubleTy();
+    std::vector<llvm::Value*> args = {b_.getInt32(static_cast<uint32_t>(fn))};
+    for (llvm::Value* z : zs) {
+      for (uint64_t part = 0; part < 2; ++part) {
+        llvm::Value* v = b_.CreateExtractElement(z, part);
+        args.push_back(t == DType::kC64 ? b_.CreateFPExt(v, d) : v);
+      }
+    }
+    llvm::Value* r = EvalCall(symbol, llvm::StructType::get(ctx_, {d, d}), args);
+    llvm::Value* out = llvm::UndefValue::get(ComputeType(t));
+    for (unsigned part = 0; part < 2; ++part) {
+      llvm::Value* v = b_.CreateExtractValue(r, part);
+      out = b_.CreateInsertElement(out, t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v,
+                                   uint64_t{part});
+    }
+    return out;
+  }
+
+  // The interpreter's real special function `fn` of x: in double, rounded
+  // once into the type (f16 / bf16: rounded to odd in f32 first, so the
+  // caller's rounding to the type is the only one, as jit/eval's EncodeFloat).
+  llvm::Value* EvalSpecialCall(int32_t fn, llvm::Value* x, DType t) {
+    llvm::Value* wide = t == DType::kF64 ? x : b_.CreateFPExt(x, b_.getDoubleTy());
+    llvm::Value* r = EvalCall(kSpecialSymbol, b_.getDoubleTy(), {b_.getInt32(static_cast<uint32_t>(fn)), wide});
+    if (t == DType::kF64) return r;
+    return IsHalf(t) ? DoubleToFloatRoundToOdd(r) : b_.CreateFPTrunc(r, b_.getFloatTy());
+  }
+
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
     return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
   }
@@ -1428,6 +1541,17 @@ class Emitter {
     const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
                                           : op.result(0)->type().dtype();
     const DType rt = op.result(0)->type().dtype();
+    if (IsCplx(t) && IsCplx(rt)) {
+      if (std::optional<int32_t> fn = ComplexUnaryFnOf(op.code())) {
+        return EvalComplexCall(kComplexUnarySymbol, *fn, {x[0]}, t);
+      }
+      if (std::optional<int32_t> fn = ComplexBinaryFnOf(op.code())) {
+        return EvalComplexCall(kComplexBinarySymbol, *fn, {x[0], x[1]}, t);
+      }
+    }
+    if (IsF(t)) {
+      if (std::optional<int32_t> fn = SpecialFnOf(op.code(), t)) return EvalSpecialCall(*fn, x[0], t);
+    }
     const bool is_signed = ir::IsSignedInt(t);
     auto fconst = [&](double v) { return llvm::ConstantFP::get(x[0]->getType(), v); };
     auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(x[0]->getType(), static_cast<uint64_t>(v), true); };

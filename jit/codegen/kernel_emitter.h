@@ -22,7 +22,10 @@
 // vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64,
 // and complex<f32> / complex<f64> for the ops jit/eval computes exactly
 // (add, subtract, negate, select, real, imag, complex, convert, index maps;
-// multiply, divide, abs and compare as jit/eval's long double code);
+// multiply, divide, abs and compare as jit/eval's long double code;
+// transcendentals, sign, power, atan2 and remainder, and the real special
+// functions lgamma / digamma / erf_inv / bessel_i1e / CHLO cosh / sinh, as
+// calls of jit/eval's own per-element functions, see kernel_runtime.h);
 // others are left to the caller's fallback. Converts into f16 / bf16 round
 // once, as jit/eval does. bitcast_convert (also between widths: the narrow
 // side's extra minor dimension holds the pieces) and reduce_precision work

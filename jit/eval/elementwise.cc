@@ -30,6 +30,7 @@
 #include <string>
 
 #include "jit/eval/internal/kernels.h"
+#include "jit/eval/scalar_math.h"
 
 namespace jitd::eval::internal {
 namespace {
@@ -1234,3 +1235,91 @@ void RegisterElementwiseKernels(KernelTable& table) {
 }
 
 }  // namespace jitd::eval::internal
+
+// ---- Exported per-element math (jit/eval/scalar_math.h) --------------------
+//
+// The same expressions the kernels above register, one element at a time.
+
+namespace jitd::eval {
+
+std::complex<double> ComplexUnary(ComplexFn fn, std::complex<double> z) {
+  using internal::LongComplex;
+  const LongComplex w = internal::Widen(z);
+  LongComplex r;
+  switch (fn) {
+    case ComplexFn::kExp: r = std::exp(w); break;
+    case ComplexFn::kExpm1: r = internal::Expm1(w); break;
+    case ComplexFn::kLog: r = std::log(w); break;
+    case ComplexFn::kLog1p: r = internal::Log1p(w); break;
+    case ComplexFn::kLogistic: r = internal::Logistic<LongComplex>(w); break;
+    case ComplexFn::kSqrt: r = std::sqrt(w); break;
+    case ComplexFn::kRsqrt: r = 1.0L / std::sqrt(w); break;
+    case ComplexFn::kCbrt: r = std::pow(w, 1.0L / 3); break;
+    case ComplexFn::kSin: r = std::sin(w); break;
+    case ComplexFn::kCos: r = std::cos(w); break;
+    case ComplexFn::kTan: r = std::tan(w); break;
+    case ComplexFn::kTanh: r = std::tanh(w); break;
+    case ComplexFn::kSign: r = internal::ComplexSign(w); break;
+    case ComplexFn::kAcos: r = std::acos(w); break;
+    case ComplexFn::kAcosh: r = std::acosh(w); break;
+    case ComplexFn::kAsin: r = std::asin(w); break;
+    case ComplexFn::kAsinh: r = std::asinh(w); break;
+    case ComplexFn::kAtan: r = std::atan(w); break;
+    case ComplexFn::kAtanh: r = std::atanh(w); break;
+    case ComplexFn::kCosh: r = std::cosh(w); break;
+    case ComplexFn::kSinh: r = std::sinh(w); break;
+    case ComplexFn::kSquare: {
+      const long double re = w.real(), im = w.imag();
+      r = LongComplex((re - im) * (re + im), 2 * re * im);
+      break;
+    }
+    default: r = LongComplex(NAN, NAN); break;
+  }
+  return internal::Narrow(r);
+}
+
+std::complex<double> ComplexBinary(ComplexFn2 fn, std::complex<double> a, std::complex<double> b) {
+  using internal::LongComplex;
+  const LongComplex x = internal::Widen(a), y = internal::Widen(b);
+  switch (fn) {
+    case ComplexFn2::kPower: return internal::Narrow(internal::ComplexPow(x, y));
+    case ComplexFn2::kAtan2: return internal::Narrow(internal::ComplexAtan2(x, y));
+    case ComplexFn2::kRemainder: {
+      const LongComplex q = x / y;
+      return internal::Narrow(x - LongComplex(std::trunc(q.real()), std::trunc(q.imag())) * y);
+    }
+  }
+  return {NAN, NAN};
+}
+
+double Special(SpecialFn fn, double x) {
+  switch (fn) {
+    case SpecialFn::kLgamma: return internal::Lgamma(x);
+    case SpecialFn::kDigamma: return internal::Digamma(x);
+    case SpecialFn::kErfInv: return internal::ErfInv(x);
+    case SpecialFn::kBesselI1e: return internal::BesselI1e(x);
+    case SpecialFn::kCoshF32: return internal::CoshByLowering<float>(static_cast<float>(x));
+    case SpecialFn::kCoshF64: return internal::CoshByLowering<double>(x);
+    case SpecialFn::kSinhF32: return internal::SinhByLowering<float>(static_cast<float>(x));
+    case SpecialFn::kSinhF64: return internal::SinhByLowering<double>(x);
+  }
+  return NAN;
+}
+
+}  // namespace jitd::eval
+
+extern "C" JitdComplexDouble jitd_eval_complex_unary(int32_t fn, double re, double im) {
+  const std::complex<double> r = jitd::eval::ComplexUnary(static_cast<jitd::eval::ComplexFn>(fn), {re, im});
+  return {r.real(), r.imag()};
+}
+
+extern "C" JitdComplexDouble jitd_eval_complex_binary(int32_t fn, double a_re, double a_im, double b_re,
+                                                      double b_im) {
+  const std::complex<double> r =
+      jitd::eval::ComplexBinary(static_cast<jitd::eval::ComplexFn2>(fn), {a_re, a_im}, {b_re, b_im});
+  return {r.real(), r.imag()};
+}
+
+extern "C" double jitd_eval_special(int32_t fn, double x) {
+  return jitd::eval::Special(static_cast<jitd::eval::SpecialFn>(fn), x);
+}

@@ -1250,5 +1250,48 @@ func.func @main(%z: tensor<6xcomplex<f64>>, %x: tensor<6xf32>) -> (tensor<6xcomp
   for (size_t r = 0; r < want.size(); ++r) EXPECT_TRUE((*b)[r].literal() == want[r].literal()) << r;
 }
 
+TEST(CpuDeviceTest, ComplexReductionsAreKernelsStepByStepLikeTheInterpreter) {
+  // Sums (component-wise, rounded every step), products (the long double
+  // multiply) and a lexicographic maximum with an index, in the
+  // interpreter's order: long ones are neither reassociated nor split.
+  for (const char* ct : {"complex<f32>", "complex<f64>"}) {
+    SCOPED_TRACE(ct);
+    const std::string c = ct;
+    const std::string text = R"(
+func.func @main(%a: tensor<3x70000xf64>, %b: tensor<3x70000xf64>) -> (tensor<3xCT>, tensor<70000xCT>, tensor<3xCT>, tensor<3xi32>) {
+  %c = stablehlo.complex %a, %b : tensor<3x70000xcomplex<f64>>
+  %z = stablehlo.convert %c : (tensor<3x70000xcomplex<f64>>) -> tensor<3x70000xCT>
+  %zero = stablehlo.constant dense<(0.0, -0.0)> : tensor<CT>
+  %one = stablehlo.constant dense<(1.0, 0.0)> : tensor<CT>
+  %sum = stablehlo.reduce(%z init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<3x70000xCT>, tensor<CT>) -> tensor<3xCT>
+  %prod = stablehlo.reduce(%z init: %one) applies stablehlo.multiply across dimensions = [0] : (tensor<3x70000xCT>, tensor<CT>) -> tensor<70000xCT>
+  %iota = stablehlo.iota dim = 1 : tensor<3x70000xi32>
+  %ninf = stablehlo.constant dense<(0xFF800000, 0.0)> : tensor<CT>
+  %m0 = stablehlo.constant dense<-1> : tensor<i32>
+  %max:2 = stablehlo.reduce(%z init: %ninf), (%iota init: %m0) across dimensions = [1] : (tensor<3x70000xCT>, tensor<3x70000xi32>, tensor<CT>, tensor<i32>) -> (tensor<3xCT>, tensor<3xi32>)
+   reducer(%x: tensor<CT>, %y: tensor<CT>) (%i: tensor<i32>, %j: tensor<i32>) {
+    %gt = stablehlo.compare GT, %x, %y : (tensor<CT>, tensor<CT>) -> tensor<i1>
+    %v = stablehlo.select %gt, %x, %y : tensor<i1>, tensor<CT>
+    %k = stablehlo.select %gt, %i, %j : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %k : tensor<CT>, tensor<i32>
+  }
+  return %sum, %prod, %max#0, %max#1 : tensor<3xCT>, tensor<70000xCT>, tensor<3xCT>, tensor<3xi32>
+}
+)";
+    std::string program = text;
+    for (size_t pos; (pos = program.find("CT")) != std::string::npos;) program.replace(pos, 2, c);
+    const CpuProgramStats& stats = StatsOf(program);
+    EXPECT_EQ(stats.fallback_ops, 0);
+    EXPECT_EQ(stats.split_reductions, 0);
+    ir::Literal a = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF64, {3, 70000}));
+    ir::Literal b = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF64, {3, 70000}));
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      a.SetDouble(i, std::sin(0.37 * static_cast<double>(i)) * 1.3 + 1e-9 * static_cast<double>(i % 11));
+      b.SetDouble(i, std::cos(0.11 * static_cast<double>(i)) * 0.9);
+    }
+    ExpectSameBytes(program, {RuntimeValue(std::move(a)), RuntimeValue(std::move(b))});
+  }
+}
+
 }  // namespace
 }  // namespace jitd::cpu

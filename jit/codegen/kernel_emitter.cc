@@ -343,7 +343,9 @@ bool IsCheapToDuplicate(const Op& op) {
 
 bool IsEmittableReduce(const Op& op) {
   if (op.code() != OpCode::kReduce || op.num_regions() != 1) return false;
-  if (!AllTensorTypesSupported(op) || HasComplexType(op)) return false;
+  // Complex accumulators too: the body's ops are the interpreter's (add in
+  // the component type, multiply in long double), step by step.
+  if (!AllTensorTypesSupported(op)) return false;
   const size_t n = op.num_results();
   if (n == 0 || op.num_operands() != 2 * n) return false;
   const ir::Region& r = op.region(0);
@@ -1991,6 +1993,7 @@ class Emitter {
     if (!fold) return std::nullopt;
     const bool sum_or_product = *fold == eval::FoldOp::kAdd || *fold == eval::FoldOp::kMultiply;
     if (IsHalf(t) && sum_or_product) return std::nullopt;  // rounded per step: not reassociated
+    if (IsCplx(t)) return std::nullopt;  // no complex identities / partials
     Split s;
     s.fold = *fold;
     s.outputs = root.result(0)->type().num_elements();

@@ -351,7 +351,7 @@ KernelResult CoshKernel(OpContext& ctx) {
                                         return static_cast<double>(
                                             CoshByLowering<float>(static_cast<float>(x)));
                                       },
-                        .complex_ext = [](LongComplex z) { return std::cosh(z); }});
+                        .complex = [](Complex z) { return ComplexUnary(ComplexFn::kCosh, z); }});
 }
 
 KernelResult SinhKernel(OpContext& ctx) {
@@ -361,7 +361,7 @@ KernelResult SinhKernel(OpContext& ctx) {
                                         return static_cast<double>(
                                             SinhByLowering<float>(static_cast<float>(x)));
                                       },
-                        .complex_ext = [](LongComplex z) { return std::sinh(z); }});
+                        .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSinh, z); }});
 }
 
 // ---- Complex functions (in extended precision) ---------------------------
@@ -1032,12 +1032,13 @@ KernelResult NextAfterKernel(OpContext& ctx) {
 // ---------------------------------------------------------------------------
 // Registration.
 
-// A unary kernel whose real and complex forms are the same overloaded
-// function, evaluated in long double.
-#define JITD_EXTENDED_UNARY(fn)                                                           \
+// A unary kernel whose real form is `fn` evaluated in long double and whose
+// complex form is ComplexUnary's `complex_fn` (jit/eval/scalar_math.h, the
+// function compiled kernels call too).
+#define JITD_EXTENDED_UNARY(fn, complex_fn)                                               \
   [](OpContext& ctx) {                                                                    \
     return MapUnary(ctx, {.real_ext = [](long double x) -> long double { return fn(x); }, \
-                          .complex_ext = [](LongComplex z) { return fn(z); }});           \
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::complex_fn, z); }}); \
   }
 
 }  // namespace
@@ -1050,7 +1051,7 @@ void RegisterElementwiseKernels(KernelTable& table) {
   Register(table, OpCode::kAbs, AbsKernel);
   Register(table, OpCode::kCbrt, [](OpContext& ctx) {
     return MapUnary(ctx, {.real_ext = [](long double x) { return std::cbrt(x); },
-                          .complex_ext = [](LongComplex z) { return std::pow(z, 1.0L / 3); }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kCbrt, z); }});
   });
   Register(table, OpCode::kCeil, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return std::ceil(x); }});
@@ -1067,31 +1068,31 @@ void RegisterElementwiseKernels(KernelTable& table) {
            [](OpContext& ctx) { return MapUnary(ctx, {.integer = CountLeadingZeros}); });
   Register(table, OpCode::kPopulationCount,
            [](OpContext& ctx) { return MapUnary(ctx, {.integer = PopCount}); });
-  Register(table, OpCode::kCosine, JITD_EXTENDED_UNARY(cos));
-  Register(table, OpCode::kSine, JITD_EXTENDED_UNARY(sin));
-  Register(table, OpCode::kTan, JITD_EXTENDED_UNARY(tan));
-  Register(table, OpCode::kTanh, JITD_EXTENDED_UNARY(tanh));
-  Register(table, OpCode::kExponential, JITD_EXTENDED_UNARY(exp));
-  Register(table, OpCode::kLog, JITD_EXTENDED_UNARY(log));
+  Register(table, OpCode::kCosine, JITD_EXTENDED_UNARY(cos, kCos));
+  Register(table, OpCode::kSine, JITD_EXTENDED_UNARY(sin, kSin));
+  Register(table, OpCode::kTan, JITD_EXTENDED_UNARY(tan, kTan));
+  Register(table, OpCode::kTanh, JITD_EXTENDED_UNARY(tanh, kTanh));
+  Register(table, OpCode::kExponential, JITD_EXTENDED_UNARY(exp, kExp));
+  Register(table, OpCode::kLog, JITD_EXTENDED_UNARY(log, kLog));
   Register(table, OpCode::kExponentialMinusOne, [](OpContext& ctx) {
     return MapUnary(
-        ctx, {.real_ext = [](long double x) { return std::expm1(x); }, .complex_ext = Expm1});
+        ctx, {.real_ext = [](long double x) { return std::expm1(x); }, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kExpm1, z); }});
   });
   Register(table, OpCode::kLogPlusOne, [](OpContext& ctx) {
     return MapUnary(
-        ctx, {.real_ext = [](long double x) { return std::log1p(x); }, .complex_ext = Log1p});
+        ctx, {.real_ext = [](long double x) { return std::log1p(x); }, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kLog1p, z); }});
   });
   Register(table, OpCode::kLogistic, [](OpContext& ctx) {
-    return MapUnary(ctx, {.real_ext = Logistic<long double>, .complex_ext = Logistic<LongComplex>});
+    return MapUnary(ctx, {.real_ext = Logistic<long double>, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kLogistic, z); }});
   });
   Register(table, OpCode::kSqrt, [](OpContext& ctx) {
     // sqrt in double is correctly rounded, and so exact for every narrower type.
     return MapUnary(ctx, {.real = [](double x) { return std::sqrt(x); },
-                          .complex_ext = [](LongComplex z) { return std::sqrt(z); }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSqrt, z); }});
   });
   Register(table, OpCode::kRsqrt, [](OpContext& ctx) {
     return MapUnary(ctx, {.real_ext = [](long double x) { return 1 / std::sqrt(x); },
-                          .complex_ext = [](LongComplex z) { return 1.0L / std::sqrt(z); }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kRsqrt, z); }});
   });
   Register(table, OpCode::kNegate, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return -x; },
@@ -1103,7 +1104,7 @@ void RegisterElementwiseKernels(KernelTable& table) {
                           .pred = [](bool v) { return !v; }});
   });
   Register(table, OpCode::kSign, [](OpContext& ctx) {
-    return MapUnary(ctx, {.real = Sign, .complex_ext = ComplexSign, .integer = IntSign});
+    return MapUnary(ctx, {.real = Sign, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSign, z); }, .integer = IntSign});
   });
   Register(table, OpCode::kReal, [](OpContext& ctx) { return ComponentKernel(ctx, false); });
   Register(table, OpCode::kImag, [](OpContext& ctx) { return ComponentKernel(ctx, true); });
@@ -1139,24 +1140,19 @@ void RegisterElementwiseKernels(KernelTable& table) {
   });
   Register(table, OpCode::kRemainder, [](OpContext& ctx) {
     return MapBinary(ctx, {.real = [](double a, double b) { return std::fmod(a, b); },
-                           .complex_ext =
-                               [](LongComplex a, LongComplex b) {
-                                 // a - d * b, the quotient truncated toward zero per part.
-                                 const LongComplex q = a / b;
-                                 return a -
-                                        LongComplex(std::trunc(q.real()), std::trunc(q.imag())) * b;
-                               },
+                           // a - d * b, the quotient truncated toward zero per part.
+                           .complex = [](Complex a, Complex b) { return ComplexBinary(ComplexFn2::kRemainder, a, b); },
                            .integer = IntRemainder});
   });
   Register(table, OpCode::kPower, [](OpContext& ctx) {
     return MapBinary(ctx, {.real_ext = [](long double a, long double b) { return std::pow(a, b); },
-                           .complex_ext = ComplexPow,
+                           .complex = [](Complex a, Complex b) { return ComplexBinary(ComplexFn2::kPower, a, b); },
                            .integer = IntPower});
   });
   Register(table, OpCode::kAtan2, [](OpContext& ctx) {
     return MapBinary(ctx,
                      {.real_ext = [](long double a, long double b) { return std::atan2(a, b); },
-                      .complex_ext = ComplexAtan2});
+                      .complex = [](Complex a, Complex b) { return ComplexBinary(ComplexFn2::kAtan2, a, b); }});
   });
   Register(table, OpCode::kMaximum, [](OpContext& ctx) { return MapBinary(ctx, kMaximum); });
   Register(table, OpCode::kMinimum, [](OpContext& ctx) { return MapBinary(ctx, kMinimum); });
@@ -1184,26 +1180,22 @@ void RegisterElementwiseKernels(KernelTable& table) {
   Register(table, OpCode::kClamp, ClampKernel);
 
   // ---- CHLO.
-  Register(table, OpCode::kChloAcos, JITD_EXTENDED_UNARY(acos));
-  Register(table, OpCode::kChloAcosh, JITD_EXTENDED_UNARY(acosh));
-  Register(table, OpCode::kChloAsin, JITD_EXTENDED_UNARY(asin));
-  Register(table, OpCode::kChloAsinh, JITD_EXTENDED_UNARY(asinh));
-  Register(table, OpCode::kChloAtan, JITD_EXTENDED_UNARY(atan));
-  Register(table, OpCode::kChloAtanh, JITD_EXTENDED_UNARY(atanh));
+  Register(table, OpCode::kChloAcos, JITD_EXTENDED_UNARY(acos, kAcos));
+  Register(table, OpCode::kChloAcosh, JITD_EXTENDED_UNARY(acosh, kAcosh));
+  Register(table, OpCode::kChloAsin, JITD_EXTENDED_UNARY(asin, kAsin));
+  Register(table, OpCode::kChloAsinh, JITD_EXTENDED_UNARY(asinh, kAsinh));
+  Register(table, OpCode::kChloAtan, JITD_EXTENDED_UNARY(atan, kAtan));
+  Register(table, OpCode::kChloAtanh, JITD_EXTENDED_UNARY(atanh, kAtanh));
   Register(table, OpCode::kChloCosh, CoshKernel);
   Register(table, OpCode::kChloSinh, SinhKernel);
-  Register(table, OpCode::kChloTan, JITD_EXTENDED_UNARY(tan));
+  Register(table, OpCode::kChloTan, JITD_EXTENDED_UNARY(tan, kTan));
   Register(table, OpCode::kChloConj, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return x; },
                           .complex = [](Complex z) { return std::conj(z); }});
   });
   Register(table, OpCode::kChloSquare, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return x * x; },
-                          .complex_ext =
-                              [](LongComplex z) {
-                                const long double re = z.real(), im = z.imag();
-                                return LongComplex((re - im) * (re + im), 2 * re * im);
-                              }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSquare, z); }});
   });
   Register(table, OpCode::kChloBesselI1e,
            [](OpContext& ctx) { return MapUnary(ctx, {.real = BesselI1e}); });

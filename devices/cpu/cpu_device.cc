@@ -142,6 +142,10 @@ struct Program {
   std::vector<std::string> comparator_names;
   std::vector<std::unique_ptr<CompiledComparator>> comparator_slots;
   bool compile_comparators = true;  // CpuDeviceOptions::compile_sort_comparators
+  // Compiled reduce_window bodies (codegen::EmitReduceWindowBody), resolved
+  // after the comparators, for bodies the library does not fold itself.
+  std::vector<std::string> window_body_names;
+  std::vector<std::unique_ptr<WindowBodyFn>> window_body_slots;
   // Per kernel: the ops it computes (of its first use), for profiles and
   // the "kernels.txt" dump.
   std::vector<std::string> kernel_descriptions;
@@ -778,6 +782,7 @@ class Planner {
   // library's interpreted region.
   LibraryOpOptions LibraryOptions(const Op& op) {
     LibraryOpOptions options;
+    if (op.code() == OpCode::kReduceWindow) return WindowBodyOptions(op);
     if (op.code() != OpCode::kSort || !p_.compile_comparators || !codegen::IsEmittableComparator(op)) {
       return options;
     }
@@ -790,6 +795,23 @@ class Planner {
     p_.comparator_names.push_back(name);
     p_.comparator_slots.push_back(std::make_unique<CompiledComparator>(nullptr));
     options.compiled_comparator = p_.comparator_slots.back().get();
+    return options;
+  }
+
+  // A reduce_window body the library does not fold itself, compiled into
+  // the program's module and called through a slot Build fills (as sort
+  // comparators are).
+  LibraryOpOptions WindowBodyOptions(const Op& op) {
+    LibraryOpOptions options;
+    auto plain = CreateLibraryOp(op);
+    if ((plain.ok() && *plain) || !codegen::IsEmittableReduceWindowBody(op)) return options;
+    const std::string name = "jitd_wbody" + std::to_string(p_.window_body_names.size());
+    if (!codegen::EmitReduceWindowBody(llvm_module_ ? *llvm_module_ : *scratch_module(), op, name).ok()) {
+      return options;
+    }
+    p_.window_body_names.push_back(name);
+    p_.window_body_slots.push_back(std::make_unique<WindowBodyFn>(nullptr));
+    options.compiled_window_body = p_.window_body_slots.back().get();
     return options;
   }
 
@@ -1194,6 +1216,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     const auto llvm_start = std::chrono::steady_clock::now();
     std::vector<std::string> symbols = program->kernel_names;
     symbols.insert(symbols.end(), program->comparator_names.begin(), program->comparator_names.end());
+    symbols.insert(symbols.end(), program->window_body_names.begin(), program->window_body_names.end());
     if (!symbols.empty()) {
       if (object) {
         JITD_ASSIGN_OR_RETURN(program->code, jit->AddObject(*object, symbols));
@@ -1211,6 +1234,10 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
       for (size_t i = 0; i < program->comparator_slots.size(); ++i) {
         *program->comparator_slots[i] = reinterpret_cast<CompiledComparator>(
             program->code->addresses()[program->kernel_names.size() + i]);
+      }
+      const size_t first_body = program->kernel_names.size() + program->comparator_names.size();
+      for (size_t i = 0; i < program->window_body_slots.size(); ++i) {
+        *program->window_body_slots[i] = reinterpret_cast<WindowBodyFn>(program->code->addresses()[first_body + i]);
       }
     }
     program->stats.llvm_seconds = Seconds(llvm_start);

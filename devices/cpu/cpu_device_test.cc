@@ -1293,5 +1293,85 @@ func.func @main(%a: tensor<3x70000xf64>, %b: tensor<3x70000xf64>) -> (tensor<3xC
   }
 }
 
+TEST(CpuDeviceTest, ReduceWindowBodiesTheLibraryDoesNotFoldAreCompiled) {
+  // Complex sums and products, a lexicographic complex maximum and a
+  // two-input selection (value and index) over windows with strides,
+  // padding and base / window dilation: the library runs them with a
+  // compiled body, in the interpreter's window order, bit for bit; also
+  // from a serialized executable on a fresh device.
+  const std::string text = R"(
+func.func @main(%a: tensor<6x7xf64>, %b: tensor<6x7xf64>) -> (tensor<3x4xcomplex<f32>>, tensor<6x7xcomplex<f64>>, tensor<4x5xcomplex<f32>>, tensor<4x3xf32>, tensor<4x3xi32>) {
+  %c = stablehlo.complex %a, %b : tensor<6x7xcomplex<f64>>
+  %z = stablehlo.convert %c : (tensor<6x7xcomplex<f64>>) -> tensor<6x7xcomplex<f32>>
+  %zero = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %one = stablehlo.constant dense<(1.0, 0.0)> : tensor<complex<f64>>
+  %sum = "stablehlo.reduce_window"(%z, %zero) <{window_dimensions = array<i64: 3, 2>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 0], [0, 1]]> : tensor<2x2xi64>}> ({
+  ^bb0(%x: tensor<complex<f32>>, %y: tensor<complex<f32>>):
+    %s = stablehlo.add %x, %y : tensor<complex<f32>>
+    stablehlo.return %s : tensor<complex<f32>>
+  }) : (tensor<6x7xcomplex<f32>>, tensor<complex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %prod = "stablehlo.reduce_window"(%c, %one) <{window_dimensions = array<i64: 8, 1>, padding = dense<[[7, 0], [0, 0]]> : tensor<2x2xi64>}> ({
+  ^bb0(%x: tensor<complex<f64>>, %y: tensor<complex<f64>>):
+    %p = stablehlo.multiply %x, %y : tensor<complex<f64>>
+    stablehlo.return %p : tensor<complex<f64>>
+  }) : (tensor<6x7xcomplex<f64>>, tensor<complex<f64>>) -> tensor<6x7xcomplex<f64>>
+  %ninf = stablehlo.constant dense<(0xFF800000, 0.0)> : tensor<complex<f32>>
+  %max = "stablehlo.reduce_window"(%z, %ninf) <{window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 3>, base_dilations = array<i64: 1, 2>, window_dilations = array<i64: 2, 1>, padding = dense<[[0, 0], [1, 2]]> : tensor<2x2xi64>}> ({
+  ^bb0(%x: tensor<complex<f32>>, %y: tensor<complex<f32>>):
+    %gt = stablehlo.compare GT, %x, %y : (tensor<complex<f32>>, tensor<complex<f32>>) -> tensor<i1>
+    %m = stablehlo.select %gt, %x, %y : tensor<i1>, tensor<complex<f32>>
+    stablehlo.return %m : tensor<complex<f32>>
+  }) : (tensor<6x7xcomplex<f32>>, tensor<complex<f32>>) -> tensor<4x5xcomplex<f32>>
+  %f = stablehlo.convert %a : (tensor<6x7xf64>) -> tensor<6x7xf32>
+  %i = stablehlo.iota dim = 1 : tensor<6x7xi32>
+  %big = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %m1 = stablehlo.constant dense<-1> : tensor<i32>
+  %sel:2 = "stablehlo.reduce_window"(%f, %i, %big, %m1) <{window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 2, 1>}> ({
+  ^bb0(%x: tensor<f32>, %k: tensor<i32>, %y: tensor<f32>, %l: tensor<i32>):
+    %le = stablehlo.compare LE, %x, %y, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %le, %x, %y : tensor<i1>, tensor<f32>
+    %j = stablehlo.select %le, %k, %l : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+  }) : (tensor<6x7xf32>, tensor<6x7xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x3xf32>, tensor<4x3xi32>)
+  return %sum, %prod, %max, %sel#0, %sel#1 : tensor<3x4xcomplex<f32>>, tensor<6x7xcomplex<f64>>, tensor<4x5xcomplex<f32>>, tensor<4x3xf32>, tensor<4x3xi32>
+}
+)";
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  EXPECT_EQ(stats.library_ops, 4);
+  std::vector<double> a, b;
+  for (int i = 0; i < 42; ++i) {
+    a.push_back(std::sin(1.7 * i) * 3 + (i % 5 == 0 ? 1.0 / 3 : 0.0));
+    b.push_back(std::cos(0.9 * i) * (i % 7 == 3 ? 0.0 : 2.0));
+  }
+  a[10] = INFINITY;
+  b[11] = std::nan("");
+  auto shaped = [](std::vector<double> v) {
+    ir::Literal l = Floats(ir::DType::kF64, v);
+    return RuntimeValue(*ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF64, {6, 7}),
+                                                std::vector<uint8_t>(l.bytes().begin(), l.bytes().end())));
+  };
+  const std::vector<RuntimeValue> args = {shaped(a), shaped(b)};
+  ExpectSameBytes(text, args);
+
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok());
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto other = CpuDevice::Create(CpuDeviceOptions{});
+  ASSERT_TRUE(other.ok());
+  auto loaded = (*other)->Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto got = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got->size(), want.size());
+  for (size_t r = 0; r < want.size(); ++r) {
+    const auto x = (*got)[r].literal().bytes(), y = want[r].literal().bytes();
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << "result " << r;
+  }
+}
+
 }  // namespace
 }  // namespace jitd::cpu

@@ -477,6 +477,61 @@ class Emitter {
     return Status::Ok();
   }
 
+  // `void NAME(ptr acc, ptr x)` for the reduce_window root's body (see
+  // EmitReduceWindowBody in the header).
+  Status EmitWindowBodyFunction() {
+    const Op& op = *spec_.root;
+    const size_t n = op.num_results();
+    const ir::Block& block = op.region(0).block(0);
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy()}, false);
+    llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(llvm::Attribute::WillReturn);
+    function_ = fn;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    std::vector<llvm::Value*> acc_ptrs;
+    for (size_t i = 0; i < 2 * n; ++i) {
+      const DType t = block.arg(i)->type().dtype();
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), fn->getArg(i < n ? 0 : 1), i % n);
+      llvm::Value* element = b_.CreateLoad(b_.getPtrTy(), slot);
+      if (i < n) acc_ptrs.push_back(element);
+      scalars_[block.arg(i)] = LoadElement(element, t, b_.getInt64(0));
+    }
+    auto scalar = [&](const ir::Value* v) -> llvm::Value* {
+      if (auto it = scalars_.find(v); it != scalars_.end()) return it->second;
+      if (const Op* def = v->defining_op(); def && def->code() == OpCode::kConstant) return SplatConstant(*def);
+      Fail("reduce_window body value defined outside the region");
+      return llvm::UndefValue::get(ComputeType(v->type().dtype()));
+    };
+    bool returned = false;
+    for (const auto& body_op : block.ops()) {
+      if (body_op->code() == OpCode::kReturn) {
+        // All results computed before any accumulator is overwritten.
+        std::vector<llvm::Value*> results;
+        for (const ir::Value* v : body_op->operands()) results.push_back(scalar(v));
+        for (size_t i = 0; i < n && i < results.size(); ++i) {
+          Store(results[i], op.result(i)->type().dtype(), acc_ptrs[i], b_.getInt64(0));
+        }
+        b_.CreateRetVoid();
+        returned = true;
+        break;
+      }
+      std::vector<llvm::Value*> operands;
+      for (const ir::Value* v : body_op->operands()) operands.push_back(scalar(v));
+      scalars_[body_op->result(0)] =
+          body_op->code() == OpCode::kConstant ? SplatConstant(*body_op) : Scalar(*body_op, operands);
+    }
+    if (!returned) Fail("reduce_window body has no return");
+    if (!status_.ok()) return status_;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (llvm::verifyFunction(*fn, &os)) {
+      return Internal("codegen produced an invalid body for 'stablehlo.reduce_window' at " +
+                      op.loc().ToString() + ": " + os.str());
+    }
+    return Status::Ok();
+  }
+
  private:
   // void NAME.body(ptr noalias p0, ..., i64 begin, i64 end), always inlined
   // into void NAME(ptr buffers, i64 begin, i64 end). Parameters: the spec's
@@ -2263,6 +2318,88 @@ bool IsEmittableComparator(const Op& sort) {
     defined.insert(op->result(0));
   }
   return false;
+}
+
+bool IsEmittableReduceWindowBody(const Op& op) {
+  if (op.code() != OpCode::kReduceWindow || op.num_regions() != 1) return false;
+  const size_t n = op.num_results();
+  if (n == 0 || op.num_operands() != 2 * n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& r = op.result(i)->type();
+    const ir::Type& in = op.operand(i)->type();
+    const ir::Type& init = op.operand(n + i)->type();
+    if (!r.is_tensor() || !in.is_tensor() || !init.is_tensor() || !IsSupportedDType(r.dtype()) ||
+        in.dtype() != r.dtype() || init.dtype() != r.dtype() || init.rank() != 0) {
+      return false;
+    }
+  }
+  const ir::Region& region = op.region(0);
+  if (region.num_blocks() != 1) return false;
+  const ir::Block& block = region.block(0);
+  if (block.num_args() != 2 * n) return false;
+  std::unordered_set<const ir::Value*> defined;
+  for (size_t i = 0; i < block.num_args(); ++i) {
+    const ir::Type& t = block.arg(i)->type();
+    if (!t.is_tensor() || t.rank() != 0 || t.dtype() != op.result(i % n)->type().dtype()) return false;
+    defined.insert(block.arg(i));
+  }
+  auto known = [&](const ir::Value* v) {
+    if (defined.count(v)) return true;
+    const Op* def = v->defining_op();  // a splat constant outside the region
+    return def && def->code() == OpCode::kConstant && IsFusibleOp(*def) && v->type().rank() == 0;
+  };
+  for (const auto& body_op : block.ops()) {
+    if (body_op->code() == OpCode::kReturn) {
+      if (body_op.get() != block.ops().back().get() || body_op->num_operands() != n) return false;
+      for (size_t i = 0; i < n; ++i) {
+        const ir::Value* v = body_op->operand(i);
+        if (!known(v) || !v->type().is_tensor() || v->type().rank() != 0 ||
+            v->type().dtype() != op.result(i)->type().dtype()) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (!IsFusibleOp(*body_op) || body_op->num_results() != 1 || body_op->result(0)->type().rank() != 0) {
+      return false;
+    }
+    switch (body_op->code()) {  // scalar math only
+      case OpCode::kIota:
+      case OpCode::kBroadcastInDim:
+      case OpCode::kReshape:
+      case OpCode::kTranspose:
+      case OpCode::kSlice:
+      case OpCode::kReverse:
+      case OpCode::kConcatenate:
+      case OpCode::kPad:
+      case OpCode::kDynamicSlice:
+      case OpCode::kDynamicUpdateSlice:
+      case OpCode::kBitcastConvert:
+        return false;
+      default:
+        break;
+    }
+    for (const ir::Value* v : body_op->operands()) {
+      if (!known(v)) return false;
+    }
+    defined.insert(body_op->result(0));
+  }
+  return false;
+}
+
+Status EmitReduceWindowBody(llvm::Module& module, const Op& op, const std::string& name) {
+  if (!IsEmittableReduceWindowBody(op)) {
+    return Unimplemented(op.loc().ToString() + ": 'stablehlo.reduce_window' op body cannot be compiled");
+  }
+  KernelSpec spec;
+  spec.name = name;
+  spec.root = &op;
+  Emitter emitter(module, spec);
+  Status status = emitter.EmitWindowBodyFunction();
+  if (!status.ok()) {
+    if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code
+  }
+  return status;
 }
 
 Status EmitComparator(llvm::Module& module, const Op& sort, const std::string& name) {

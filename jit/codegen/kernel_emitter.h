@@ -117,6 +117,19 @@ bool IsEmittableComparator(const ir::Op& sort);
 // thread-safe. Errors name the op codegen could not handle.
 Status EmitComparator(llvm::Module& module, const ir::Op& sort, const std::string& name);
 
+// True when `reduce_window`'s body compiles: N inputs, N rank-0 inits and N
+// results of one element type each (per i), and a body of scalar math
+// (IsFusibleOp ops on rank-0 values, splat constants also from outside) on
+// its 2N rank-0 arguments returning N values of the result types.
+bool IsEmittableReduceWindowBody(const ir::Op& reduce_window);
+
+// Appends `void NAME(void* const* acc, const void* const* x)` to `module`:
+// acc[i] points at accumulator i (an element of result i's type), x[i] at
+// one element of input i; the body's results overwrite the accumulators
+// (all computed before any is written). Thread-safe on distinct
+// accumulators. Errors name the op codegen could not handle.
+Status EmitReduceWindowBody(llvm::Module& module, const ir::Op& reduce_window, const std::string& name);
+
 }  // namespace jitd::codegen
 
 #endif  // JITD_JIT_CODEGEN_KERNEL_EMITTER_H_

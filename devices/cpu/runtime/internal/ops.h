@@ -24,7 +24,7 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op);  // convolution.cc
 LibraryOpOr CreateFftOp(const ir::Op& op);          // fft.cc
 LibraryOpOr CreateTriangularSolveOp(const ir::Op& op);  // linalg.cc
 LibraryOpOr CreateCholeskyOp(const ir::Op& op);         // linalg.cc
-LibraryOpOr CreateReduceWindowOp(const ir::Op& op);    // reduce_window.cc
+LibraryOpOr CreateReduceWindowOp(const ir::Op& op, const LibraryOpOptions& options);  // reduce_window.cc
 LibraryOpOr CreateGatherOp(const ir::Op& op);          // indexing.cc
 LibraryOpOr CreateScatterOp(const ir::Op& op);         // indexing.cc
 LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op);  // select_and_scatter.cc

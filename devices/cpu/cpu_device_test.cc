@@ -470,6 +470,68 @@ TEST(CpuDeviceTest, SerializedExecutableLoadsWithoutCodegen) {
   EXPECT_FALSE(Device().Deserialize(other).ok());
 }
 
+// A program with many distinct kernels compiles in parts on the device's
+// two threads (CpuJitOptions::compile_threads); its executable keeps one
+// object file per part, serializes them all and loads back without codegen.
+TEST(CpuDeviceTest, BigProgramsCompileInConcurrentPartsAndSerializeEveryPart) {
+  const char* ops[] = {"abs", "exponential", "log", "negate", "sqrt", "tanh", "sine", "cosine", "floor", "ceil",
+                       "exponential_minus_one", "log_plus_one", "logistic", "rsqrt", "cbrt", "round_nearest_even",
+                       "round_nearest_afz", "sign"};
+  const std::string t = "tensor<1000xf32>";
+  std::string body, results, types;
+  int k = 0;
+  for (const char* op : ops) {
+    body += "  %r" + std::to_string(k) + " = stablehlo." + op + " %x : " + t + "\n";
+    results += (k ? ", %r" : "%r") + std::to_string(k);
+    types += (k ? ", " : "") + t;
+    ++k;
+  }
+  const std::string text =
+      "func.func @main(%x: " + t + ") -> (" + types + ") {\n" + body + "  return " + results + " : " + types + "\n}\n";
+  std::vector<devices::CompileDump> dumps;
+  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  auto optimized = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "llvm.opt.ll"; });
+  ASSERT_NE(optimized, dumps.end());
+  EXPECT_NE(optimized->text.find("; ---- part 1 of 2"), std::string::npos) << "compiled as one part";
+
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1000}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, 0.01 * i + 0.005);
+  const std::vector<RuntimeValue> args{RuntimeValue(x)};
+  auto compiled = (*exe)->Execute(args, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> expected = RunOn(interpreter, text, args);
+  ASSERT_EQ(compiled->size(), expected.size());
+  for (size_t r = 0; r < expected.size(); ++r) {
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      const double want = expected[r].literal().GetDouble(i);
+      ASSERT_NEAR((*compiled)[r].literal().GetDouble(i), want, 1e-6 * std::max(1.0, std::abs(want)))
+          << ops[r] << " element " << i;
+    }
+  }
+
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto reloaded = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().message();
+  ExpectSameValues(*reloaded, *compiled);
+  // A count of object files beyond any compile's is refused, not allocated.
+  std::string corrupt = *bytes;
+  const size_t features = 8 + 8 + static_cast<size_t>(*reinterpret_cast<const uint64_t*>(corrupt.data() + 8));
+  const size_t text_size = *reinterpret_cast<const uint64_t*>(corrupt.data() + features);
+  const size_t count_at = features + 8 + text_size;
+  ASSERT_LT(count_at + 8, corrupt.size());
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>(corrupt.data() + count_at), 2u);
+  const uint64_t huge = uint64_t{1} << 40;
+  std::memcpy(corrupt.data() + count_at, &huge, 8);
+  auto refused = Device().Deserialize(corrupt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("object files"), std::string::npos) << refused.status().message();
+}
+
 TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
   auto exe = Device().Compile(Parse(BinaryProgram("add", "f32", 4)));
   ASSERT_TRUE(exe.ok());

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "devices/interpreter/interpreter_device.h"
+#include "jit/codegen/kernel_emitter.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::cpu {
@@ -380,6 +381,50 @@ TEST(CpuDeviceTest, RunOnRawBuffersMatchesExecuteAndSplitsAcrossThreads) {
   EXPECT_NEAR(sum, exact, 1e-3 * std::abs(exact) + 1);
 }
 
+// Elementwise outputs of kStreamStoreMinBytes or more are written with
+// non-temporal stores after a head loop up to the first 64-byte-aligned
+// element: every alignment of the caller's result buffer (and every split
+// across threads) must give the same bytes, touching nothing around them.
+TEST(CpuDeviceTest, LargeOutputsStreamTheirStoresAtAnyAlignment) {
+  constexpr int64_t kN = codegen::kStreamStoreMinBytes / 4 + 5;
+  const std::string t = "tensor<" + std::to_string(kN) + "xf32>";
+  const std::string text = "func.func @main(%x: " + t + ") -> " + t +
+                           " {\n  %c = stablehlo.constant dense<3.0> : " + t + "\n  %0 = stablehlo.multiply %x, %c : " +
+                           t + "\n  %1 = stablehlo.tanh %0 : " + t + "\n  return %1 : " + t + "\n}\n";
+  std::vector<devices::CompileDump> dumps;
+  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  auto assembly = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "asm.s"; });
+  ASSERT_NE(assembly, dumps.end());
+#if defined(__x86_64__)
+  EXPECT_NE(assembly->text.find("movntps"), std::string::npos) << "no streaming store in the kernel";
+#endif
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {kN}));
+  for (int64_t i = 0; i < kN; ++i) x.SetDouble(i, std::sin(i * 0.37));
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> args{RuntimeValue(x)};
+  const std::vector<RuntimeValue> expected = RunOn(interpreter, text, args);
+  ASSERT_EQ(expected.size(), 1u);
+  const auto* want = reinterpret_cast<const float*>(expected[0].literal().bytes().data());
+  const auto& cpu = static_cast<const CpuExecutable&>(**exe);
+  for (int64_t shift : {0, 1, 3, 15}) {  // in floats from a 64-byte boundary
+    std::vector<float> out(kN + 32, -7.0f);
+    auto* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(out.data()) + 63) / 64 * 64);
+    const int64_t at = (base - out.data()) + shift;
+    const void* in[] = {x.bytes().data()};
+    void* results[] = {out.data() + at};
+    ASSERT_TRUE(cpu.Run(in, results, {}).ok());
+    for (int64_t i = 0; i < at; ++i) ASSERT_EQ(out[i], -7.0f) << "shift " << shift << ": wrote before the buffer";
+    for (int64_t i = at + kN; i < static_cast<int64_t>(out.size()); ++i) {
+      ASSERT_EQ(out[i], -7.0f) << "shift " << shift << ": wrote past the buffer";
+    }
+    // tanh through libmvec: within the corpus tolerance of the interpreter.
+    for (int64_t i = 0; i < kN; ++i) {
+      ASSERT_NEAR(out[at + i], want[i], 4 * std::numeric_limits<float>::epsilon()) << "shift " << shift << " element " << i;
+    }
+  }
+}
+
 TEST(CpuDeviceTest, ConcurrentRunsShareOneExecutable) {
   auto exe = Device().Compile(Parse(kLarge));
   ASSERT_TRUE(exe.ok());
@@ -425,6 +470,68 @@ TEST(CpuDeviceTest, SerializedExecutableLoadsWithoutCodegen) {
   std::string other = *bytes;
   other[9] ^= 1;  // inside the CPU feature string's length or text
   EXPECT_FALSE(Device().Deserialize(other).ok());
+}
+
+// A program with many distinct kernels compiles in parts on the device's
+// two threads (CpuJitOptions::compile_threads); its executable keeps one
+// object file per part, serializes them all and loads back without codegen.
+TEST(CpuDeviceTest, BigProgramsCompileInConcurrentPartsAndSerializeEveryPart) {
+  const char* ops[] = {"abs", "exponential", "log", "negate", "sqrt", "tanh", "sine", "cosine", "floor", "ceil",
+                       "exponential_minus_one", "log_plus_one", "logistic", "rsqrt", "cbrt", "round_nearest_even",
+                       "round_nearest_afz", "sign"};
+  const std::string t = "tensor<1000xf32>";
+  std::string body, results, types;
+  int k = 0;
+  for (const char* op : ops) {
+    body += "  %r" + std::to_string(k) + " = stablehlo." + op + " %x : " + t + "\n";
+    results += (k ? ", %r" : "%r") + std::to_string(k);
+    types += (k ? ", " : "") + t;
+    ++k;
+  }
+  const std::string text =
+      "func.func @main(%x: " + t + ") -> (" + types + ") {\n" + body + "  return " + results + " : " + types + "\n}\n";
+  std::vector<devices::CompileDump> dumps;
+  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  auto optimized = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "llvm.opt.ll"; });
+  ASSERT_NE(optimized, dumps.end());
+  EXPECT_NE(optimized->text.find("; ---- part 1 of 2"), std::string::npos) << "compiled as one part";
+
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1000}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, 0.01 * i + 0.005);
+  const std::vector<RuntimeValue> args{RuntimeValue(x)};
+  auto compiled = (*exe)->Execute(args, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> expected = RunOn(interpreter, text, args);
+  ASSERT_EQ(compiled->size(), expected.size());
+  for (size_t r = 0; r < expected.size(); ++r) {
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      const double want = expected[r].literal().GetDouble(i);
+      ASSERT_NEAR((*compiled)[r].literal().GetDouble(i), want, 1e-6 * std::max(1.0, std::abs(want)))
+          << ops[r] << " element " << i;
+    }
+  }
+
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto reloaded = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().message();
+  ExpectSameValues(*reloaded, *compiled);
+  // A count of object files beyond any compile's is refused, not allocated.
+  std::string corrupt = *bytes;
+  const size_t features = 8 + 8 + static_cast<size_t>(*reinterpret_cast<const uint64_t*>(corrupt.data() + 8));
+  const size_t text_size = *reinterpret_cast<const uint64_t*>(corrupt.data() + features);
+  const size_t count_at = features + 8 + text_size;
+  ASSERT_LT(count_at + 8, corrupt.size());
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>(corrupt.data() + count_at), 2u);
+  const uint64_t huge = uint64_t{1} << 40;
+  std::memcpy(corrupt.data() + count_at, &huge, 8);
+  auto refused = Device().Deserialize(corrupt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("object files"), std::string::npos) << refused.status().message();
 }
 
 TEST(CpuDeviceTest, WrongArgumentsAreRejected) {

@@ -287,8 +287,8 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
 TEST(CpuDeviceTest, ControlFlowAndFallback) {
   // A loop whose body swaps two state values and calls a function; then a
   // sort (the runtime library), a concatenate and a pad (kernels) and a
-  // round trip through f8E5M2 (the interpreter fallback: no kernel emitter
-  // for f8 types).
+  // round trip through f8E8M0FNU (the interpreter fallback: kernels do not
+  // compute that exponent-only type).
   const std::string text = R"(
 func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -317,8 +317,8 @@ func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10
   %cat = stablehlo.concatenate %sorted, %r#2, dim = 0 : (tensor<5xf32>, tensor<5xf32>) -> tensor<10xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %pad = stablehlo.pad %sel, %zero, low = [1], high = [2], interior = [1] : (tensor<5xf32>, tensor<f32>) -> tensor<12xf32>
-  %f8 = stablehlo.convert %pad : (tensor<12xf32>) -> tensor<12xf8E5M2>
-  %rp = stablehlo.convert %f8 : (tensor<12xf8E5M2>) -> tensor<12xf32>
+  %f8 = stablehlo.convert %pad : (tensor<12xf32>) -> tensor<12xf8E8M0FNU>
+  %rp = stablehlo.convert %f8 : (tensor<12xf8E8M0FNU>) -> tensor<12xf32>
   return %r#0, %cat, %rp, %sel : tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>
 }
 func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
@@ -1477,6 +1477,53 @@ func.func @main(%a: tensor<6x7xf64>, %b: tensor<6x7xf64>) -> (tensor<3x4xcomplex
   for (size_t r = 0; r < want.size(); ++r) {
     const auto x = (*got)[r].literal().bytes(), y = want[r].literal().bytes();
     EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << "result " << r;
+  }
+}
+
+TEST(CpuDeviceTest, EightBitFloatsComputeInKernelsBitForBit) {
+  // Every 8-bit float kernels take: arithmetic rounded once per op (in f32,
+  // then jit/ir's EncodeFloat), saturation / overflow, NaN encodings, no
+  // negative zero in the FNUZ types, converts from f64 / f32 / i32 and back,
+  // compare, select, max / min, constants, index maps.
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> a = {1.0, -0.0, 0.3, 448.0, 500.0, -1e6, nan, inf, 1.0 / 64, 3e-3, -2.75, 57344.0,
+                                 0.0625, 1e-9, 240.0, 7.5};
+  const std::vector<double> b = {3.0, 0.0, -0.1, 2.0, -448.0, 1e-3, 1.0, -inf, 1.0 / 1024, 0.5, 2.75, 1.5,
+                                 -0.0625, 8.0, 16.0, nan};
+  for (const char* t : {"f8E3M4", "f8E4M3", "f8E4M3FN", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E5M2", "f8E5M2FNUZ"}) {
+    SCOPED_TRACE(t);
+    std::string text = R"(
+func.func @main(%a: tensor<16xf64>, %b: tensor<16xf64>, %i: tensor<16xi32>) -> (tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xf32>, tensor<16xi32>, tensor<16xi1>, tensor<4x4xT>, tensor<16xT>, tensor<16xT>) {
+  %x = stablehlo.convert %a : (tensor<16xf64>) -> tensor<16xT>
+  %bf = stablehlo.convert %b : (tensor<16xf64>) -> tensor<16xf32>
+  %y = stablehlo.convert %bf : (tensor<16xf32>) -> tensor<16xT>
+  %s = stablehlo.add %x, %y : tensor<16xT>
+  %d = stablehlo.subtract %x, %y : tensor<16xT>
+  %m = stablehlo.multiply %x, %y : tensor<16xT>
+  %q = stablehlo.divide %x, %y : tensor<16xT>
+  %n = stablehlo.negate %x : tensor<16xT>
+  %ab = stablehlo.abs %n : tensor<16xT>
+  %sq = stablehlo.sqrt %ab : tensor<16xT>
+  %mx = stablehlo.maximum %s, %q : tensor<16xT>
+  %back = stablehlo.convert %mx : (tensor<16xT>) -> tensor<16xf32>
+  %toi = stablehlo.convert %m : (tensor<16xT>) -> tensor<16xi32>
+  %lt = stablehlo.compare LT, %x, %y, FLOAT : (tensor<16xT>, tensor<16xT>) -> tensor<i1>
+  %sel = stablehlo.select %lt, %x, %y : tensor<16xi1>, tensor<16xT>
+  %r = stablehlo.reshape %sel : (tensor<16xT>) -> tensor<4x4xT>
+  %tr = stablehlo.transpose %r, dims = [1, 0] : (tensor<4x4xT>) -> tensor<4x4xT>
+  %fi = stablehlo.convert %i : (tensor<16xi32>) -> tensor<16xT>
+  %c = stablehlo.constant dense<1.5> : tensor<16xT>
+  %fc = stablehlo.multiply %fi, %c : tensor<16xT>
+  return %s, %d, %q, %n, %sq, %mx, %back, %toi, %lt, %tr, %fi, %fc : tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xf32>, tensor<16xi32>, tensor<16xi1>, tensor<4x4xT>, tensor<16xT>, tensor<16xT>
+}
+)";
+    for (size_t pos; (pos = text.find("xT>")) != std::string::npos;) text.replace(pos, 3, std::string("x") + t + ">");
+    // compare's result type is i1 per element, select's predicate too.
+    for (size_t pos; (pos = text.find("-> tensor<i1>")) != std::string::npos;) text.replace(pos, 13, "-> tensor<16xi1>");
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+                           RuntimeValue(Ints(ir::DType::kS32, {0, 1, -3, 17, 300, -1000, 100000, 9, 33, 65, 129, -129,
+                                                               255, 511, 7, -7}))});
   }
 }
 

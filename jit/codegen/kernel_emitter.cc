@@ -51,16 +51,44 @@ bool IsSupportedDType(DType t) {
     case DType::kF64:
     case DType::kC64:
     case DType::kC128:
+    case DType::kF8E3M4:
+    case DType::kF8E4M3:
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
       return true;
     default:
       return false;
   }
 }
 
-// f16 and bf16 compute in f32 and round to their type after every op: f32
-// holds more than 2p + 2 of their bits, so + - * / sqrt rounded twice equal
-// the interpreter's single rounding from double.
-bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+// The 8-bit floats kernels compute (in f32, like f16 / bf16): every one with
+// a sign, a zero and round-to-nearest-even (not f8E8M0FNU, whose rounding
+// of log2 would not survive a first rounding to f32). Their storage is read
+// through a table of the 256 values and written by jit/ir's EncodeFloat.
+bool IsNarrowFloat(DType t) {
+  switch (t) {
+    case DType::kF8E3M4:
+    case DType::kF8E4M3:
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// f16, bf16 and the 8-bit floats compute in f32 and round to their type
+// after every op: f32 holds more than 2p + 2 of their bits, so + - * / sqrt
+// rounded twice equal the interpreter's single rounding from double.
+bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16 || IsNarrowFloat(t); }
+// The two 16-bit ones (whose bits HalfBits reads raw).
+bool IsHalf16(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64 || IsHalf(t); }
 bool IsInt(DType t) { return ir::IsInteger(t); }
 bool IsPredT(DType t) { return t == DType::kPred; }
@@ -156,6 +184,7 @@ bool BitcastSupported(const Op& op) {
   const ir::Type& in = op.operand(0)->type();
   const ir::Type& out = op.result(0)->type();
   const DType t = in.dtype(), r = out.dtype();
+  if (IsNarrowFloat(t) || IsNarrowFloat(r)) return false;  // their bits are not computed in kernels
   if (IsPredT(t) || IsPredT(r)) return t == r && in.rank() == out.rank();
   const int from = ir::BitWidth(t), to = ir::BitWidth(r);
   if (from == to) return in.rank() == out.rank();
@@ -211,13 +240,20 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kReal:
     case OpCode::kImag:
       return IsF(t);
+    case OpCode::kCompare:
+      // TOTALORDER on 8-bit floats would order their f32 values, not their
+      // bit patterns (NaNs of either sign).
+      if (IsNarrowFloat(t)) {
+        const ir::EnumAttr* ct = op.GetEnum("compare_type");
+        return !ct || ct->value != "TOTALORDER";
+      }
+      return true;
     case OpCode::kAdd:
     case OpCode::kMultiply:
     case OpCode::kMaximum:
     case OpCode::kMinimum:
     case OpCode::kSelect:
     case OpCode::kClamp:
-    case OpCode::kCompare:
       return true;
     case OpCode::kConvert:
       // Into f16 / bf16 from f64 and wide integers: rounded to odd in f32
@@ -277,7 +313,7 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kBitcastConvert:
       return BitcastSupported(op);
     case OpCode::kReducePrecision:
-      return IsF(t) && op.GetInt("exponent_bits").value_or(1) >= 1 && op.GetInt("mantissa_bits").value_or(0) >= 0;
+      return IsF(t) && !IsNarrowFloat(t) && op.GetInt("exponent_bits").value_or(1) >= 1 && op.GetInt("mantissa_bits").value_or(0) >= 0;
     default:
       return false;
   }
@@ -623,22 +659,27 @@ class Emitter {
       case DType::kBF16:
       case DType::kF32: return b_.getFloatTy();
       case DType::kF64: return b_.getDoubleTy();
-      default: return b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t)));
+      default:
+        if (IsNarrowFloat(t)) return b_.getFloatTy();
+        return b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t)));
     }
   }
   llvm::Type* StorageType(DType t) {
+    if (IsNarrowFloat(t)) return b_.getInt8Ty();
     if (IsHalf(t)) return b_.getInt16Ty();
     return t == DType::kPred ? b_.getInt8Ty() : ComputeType(t);
   }
 
   // f16 / bf16 bits (i16) <-> their f32 value; exact both ways.
   llvm::Value* HalfToFloat(llvm::Value* bits, DType t) {
+    if (IsNarrowFloat(t)) return NarrowToFloat(bits, t);
     if (t == DType::kF16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
     llvm::Value* wide = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
     return b_.CreateBitCast(wide, b_.getFloatTy());
   }
   // f32 -> f16 / bf16 bits, rounded to nearest even (NaN stays NaN).
   llvm::Value* FloatToHalf(llvm::Value* x, DType t) {
+    if (IsNarrowFloat(t)) return FloatToNarrow(x, t);
     if (t == DType::kF16) return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
     llvm::Value* bits = b_.CreateBitCast(x, b_.getInt32Ty());
     llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
@@ -647,7 +688,32 @@ class Emitter {
     llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
     return b_.CreateTrunc(b_.CreateSelect(is_nan, quiet_nan, rounded), b_.getInt16Ty());
   }
-  // An f32 value rounded to `t` when t is f16 / bf16.
+  // 8-bit float bits (i8) -> their f32 value (exact): a load from a table
+  // of jit/ir's DecodeFloat of all 256 patterns.
+  llvm::Value* NarrowToFloat(llvm::Value* bits, DType t) {
+    const std::string name = std::string("jitd_decode_") + std::string(ir::DTypeName(t));
+    llvm::GlobalVariable* table = module_.getGlobalVariable(name, /*AllowInternal=*/true);
+    if (!table) {
+      const ir::FloatFormat format = *ir::GetFloatFormat(t);
+      std::vector<float> values(256);
+      for (uint64_t b = 0; b < 256; ++b) values[b] = static_cast<float>(ir::DecodeFloat(b, format));
+      llvm::Constant* init = llvm::ConstantDataArray::get(ctx_, values);
+      table = new llvm::GlobalVariable(module_, init->getType(), /*isConstant=*/true,
+                                       llvm::GlobalValue::InternalLinkage, init, name);
+    }
+    llvm::Value* addr = b_.CreateInBoundsGEP(b_.getFloatTy(), table, b_.CreateZExt(bits, i64_));
+    return b_.CreateLoad(b_.getFloatTy(), addr);
+  }
+  // f32 -> 8-bit float bits, rounded once by jit/ir's EncodeFloat (the
+  // interpreter's own rounding, saturation and NaN encoding).
+  llvm::Value* FloatToNarrow(llvm::Value* x, DType t) {
+    llvm::Value* wide = b_.CreateFPExt(x, b_.getDoubleTy());
+    llvm::Value* bits = EvalCall(kEncodeFloatSymbol, b_.getInt64Ty(),
+                                 {b_.getInt32(static_cast<uint32_t>(t)), wide});
+    return b_.CreateTrunc(bits, b_.getInt8Ty());
+  }
+
+  // An f32 value rounded to `t` when t is f16 / bf16 / an 8-bit float.
   llvm::Value* RoundTo(llvm::Value* x, DType t) {
     if (!IsHalf(t)) return x;
     return HalfToFloat(FloatToHalf(x, t), t);
@@ -780,7 +846,7 @@ class Emitter {
     if (raw_half_) {
       // Inside HalfBits' walk: f16 / bf16 values as their bits, every other
       // value (start indices, select predicates) as usual.
-      if (IsHalf(v->type().dtype())) return HalfBits(v, idx);
+      if (IsHalf16(v->type().dtype())) return HalfBits(v, idx);
       raw_half_ = false;
       llvm::Value* x = Value(v, idx);
       raw_half_ = true;
@@ -834,6 +900,15 @@ class Emitter {
         return llvm::ConstantFP::get(b_.getFloatTy(), ir::HalfToFloat(static_cast<uint16_t>(bits)));
       case DType::kBF16:
         return llvm::ConstantFP::get(b_.getFloatTy(), ir::BFloat16ToFloat(static_cast<uint16_t>(bits)));
+      case DType::kF8E3M4:
+      case DType::kF8E4M3:
+      case DType::kF8E4M3FN:
+      case DType::kF8E4M3FNUZ:
+      case DType::kF8E4M3B11FNUZ:
+      case DType::kF8E5M2:
+      case DType::kF8E5M2FNUZ:
+        return llvm::ConstantFP::get(b_.getFloatTy(),
+                                     static_cast<float>(ir::DecodeFloat(bits, *ir::GetFloatFormat(t))));
       case DType::kF32: {
         float f;
         std::memcpy(&f, p, 4);
@@ -963,7 +1038,7 @@ class Emitter {
         // A constant on the other edge and the operand read after the
         // join: a phi of two loads would be folded into one load of a
         // selected address (a gather).
-        llvm::Type* element = raw_half_ && IsHalf(rt.dtype()) ? b_.getInt16Ty() : ComputeType(rt.dtype());
+        llvm::Type* element = raw_half_ && IsHalf16(rt.dtype()) ? b_.getInt16Ty() : ComputeType(rt.dtype());
         llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(element), [&] {
           Index* u = NewIndex(udims);
           u->multi = rel;
@@ -1085,6 +1160,7 @@ class Emitter {
   // stores for a computed NaN).
   llvm::Value* ToBits(llvm::Value* x, DType t, bool canonical_nan) {
     if (IsPredT(t) || IsInt(t)) return x;
+    if (IsNarrowFloat(t)) return FloatToHalf(x, t);  // EncodeFloat: NaN canonical already
     if (IsHalf(t)) {
       llvm::Value* bits = FloatToHalf(x, t);
       return canonical_nan ? b_.CreateSelect(b_.CreateFCmpUNO(x, x), HalfNanBits(t), bits) : bits;
@@ -1168,7 +1244,7 @@ class Emitter {
     const DType from = in->type().dtype(), to = op.result(0)->type().dtype();
     const unsigned fb = static_cast<unsigned>(ir::BitWidth(from)), tb = static_cast<unsigned>(ir::BitWidth(to));
     auto bits_at = [&](Index* i) {
-      if (IsHalf(from)) return HalfBits(in, i);
+      if (IsHalf16(from)) return HalfBits(in, i);
       const bool saved = raw_half_;
       raw_half_ = false;
       llvm::Value* x = Value(in, i);

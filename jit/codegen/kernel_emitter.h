@@ -19,7 +19,11 @@
 // answers, float -> int converts saturate (NaN -> 0), maximum / minimum
 // propagate NaN and order -0 below +0, compare honours TOTALORDER.
 // Transcendentals call libm names that LLVM maps to libmvec when it
-// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64,
+// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, the 8-bit
+// floats with a zero and a sign (f8E3M4, f8E4M3, f8E4M3FN, f8E4M3FNUZ,
+// f8E4M3B11FNUZ, f8E5M2, f8E5M2FNUZ: computed in f32, read through a table,
+// written by jit/ir's EncodeFloat; no bitcast, reduce_precision or
+// TOTALORDER compare on them), f32, f64,
 // and complex<f32> / complex<f64> for the ops jit/eval computes exactly
 // (add, subtract, negate, select, real, imag, complex, convert, index maps;
 // multiply, divide, abs and compare as jit/eval's long double code;

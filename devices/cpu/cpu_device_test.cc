@@ -1527,5 +1527,45 @@ func.func @main(%a: tensor<16xf64>, %b: tensor<16xf64>, %i: tensor<16xi32>) -> (
   }
 }
 
+TEST(CpuDeviceTest, SubByteIntegersComputeInKernelsBitForBit) {
+  // i2 / i4 / ui2 / ui4 wrap in their width; division and remainder by zero
+  // and MIN / -1, shifts by the width or more, saturating float converts,
+  // counts, a reduction; stored one per byte, zero-extended, as jit/ir does.
+  for (const char* t : {"i4", "ui4", "i2", "ui2"}) {
+    SCOPED_TRACE(t);
+    std::string text = R"(
+func.func @main(%a: tensor<16xi32>, %b: tensor<16xi32>, %f: tensor<16xf32>) -> (tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xi32>, tensor<16xf32>, tensor<16xi1>, tensor<16xT>, tensor<T>, tensor<16xT>) {
+  %x = stablehlo.convert %a : (tensor<16xi32>) -> tensor<16xT>
+  %y = stablehlo.convert %b : (tensor<16xi32>) -> tensor<16xT>
+  %s = stablehlo.add %x, %y : tensor<16xT>
+  %m = stablehlo.multiply %x, %y : tensor<16xT>
+  %q = stablehlo.divide %x, %y : tensor<16xT>
+  %r = stablehlo.remainder %x, %y : tensor<16xT>
+  %sl = stablehlo.shift_left %x, %y : tensor<16xT>
+  %sr = stablehlo.shift_right_arithmetic %x, %y : tensor<16xT>
+  %srl = stablehlo.shift_right_logical %x, %y : tensor<16xT>
+  %n = stablehlo.negate %x : tensor<16xT>
+  %pc = stablehlo.popcnt %x : tensor<16xT>
+  %cl = stablehlo.count_leading_zeros %y : tensor<16xT>
+  %wide = stablehlo.convert %s : (tensor<16xT>) -> tensor<16xi32>
+  %fl = stablehlo.convert %m : (tensor<16xT>) -> tensor<16xf32>
+  %lt = stablehlo.compare LT, %x, %y : (tensor<16xT>, tensor<16xT>) -> tensor<16xi1>
+  %fx = stablehlo.convert %f : (tensor<16xf32>) -> tensor<16xT>
+  %zero = stablehlo.constant dense<0> : tensor<T>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<16xT>, tensor<T>) -> tensor<T>
+  %mx = stablehlo.maximum %x, %fx : tensor<16xT>
+  return %s, %m, %q, %r, %sl, %sr, %srl, %n, %pc, %cl, %wide, %fl, %lt, %fx, %sum, %mx : tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xi32>, tensor<16xf32>, tensor<16xi1>, tensor<16xT>, tensor<T>, tensor<16xT>
+}
+)";
+    for (size_t pos; (pos = text.find("xT>")) != std::string::npos;) text.replace(pos, 3, std::string("x") + t + ">");
+    for (size_t pos; (pos = text.find("<T>")) != std::string::npos;) text.replace(pos, 3, std::string("<") + t + ">");
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Ints(ir::DType::kS32, {7, -8, 3, -1, 0, 5, -3, 2, 15, 1, -2, 6, 4, -5, 8, 9})),
+                           RuntimeValue(Ints(ir::DType::kS32, {0, -1, 2, 0, 3, 4, 1, -4, 1, 7, 2, 5, -1, 3, 2, 16})),
+                           RuntimeValue(Floats(ir::DType::kF32, {1.5, -9, 100, -0.5, NAN, INFINITY, -INFINITY, 2.99,
+                                                                 7.5, -7.5, 0, 3, -3, 1e9, -1e9, 1}))});
+  }
+}
+
 }  // namespace
 }  // namespace jitd::cpu

@@ -58,11 +58,20 @@ bool IsSupportedDType(DType t) {
     case DType::kF8E4M3B11FNUZ:
     case DType::kF8E5M2:
     case DType::kF8E5M2FNUZ:
+    case DType::kS2:
+    case DType::kS4:
+    case DType::kU2:
+    case DType::kU4:
       return true;
     default:
       return false;
   }
 }
+
+// i2 / i4 / ui2 / ui4: computed as LLVM i2 / i4 (wrapping in their width, as
+// jit/eval masks every result), stored one per byte, zero-extended (jit/ir's
+// SetInt) and read back by truncation.
+bool IsSubByteInt(DType t) { return ir::IsInteger(t) && ir::BitWidth(t) < 8; }
 
 // The 8-bit floats kernels compute (in f32, like f16 / bf16): every one with
 // a sign, a zero and round-to-nearest-even (not f8E8M0FNU, whose rounding
@@ -185,6 +194,7 @@ bool BitcastSupported(const Op& op) {
   const ir::Type& out = op.result(0)->type();
   const DType t = in.dtype(), r = out.dtype();
   if (IsNarrowFloat(t) || IsNarrowFloat(r)) return false;  // their bits are not computed in kernels
+  if (IsSubByteInt(t) || IsSubByteInt(r)) return false;    // pieces of bytes: the fallback
   if (IsPredT(t) || IsPredT(r)) return t == r && in.rank() == out.rank();
   const int from = ir::BitWidth(t), to = ir::BitWidth(r);
   if (from == to) return in.rank() == out.rank();
@@ -665,7 +675,7 @@ class Emitter {
     }
   }
   llvm::Type* StorageType(DType t) {
-    if (IsNarrowFloat(t)) return b_.getInt8Ty();
+    if (IsNarrowFloat(t) || IsSubByteInt(t)) return b_.getInt8Ty();
     if (IsHalf(t)) return b_.getInt16Ty();
     return t == DType::kPred ? b_.getInt8Ty() : ComputeType(t);
   }
@@ -817,6 +827,7 @@ class Emitter {
                                : b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
     if (IsHalf(t)) x = HalfToFloat(x, t);
+    if (IsSubByteInt(t)) x = b_.CreateTrunc(x, ComputeType(t));
     return x;
   }
 
@@ -828,12 +839,14 @@ class Emitter {
                                : b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
     if (IsHalf(t)) x = HalfToFloat(x, t);
+    if (IsSubByteInt(t)) x = b_.CreateTrunc(x, ComputeType(t));
     return x;
   }
 
   void Store(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) {
     if (t == DType::kPred) x = b_.CreateZExt(x, b_.getInt8Ty());
     if (IsHalf(t)) x = FloatToHalf(x, t);
+    if (IsSubByteInt(t)) x = b_.CreateZExt(x, b_.getInt8Ty());
     llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
     if (IsCplx(t)) {
       b_.CreateAlignedStore(x, addr, llvm::Align(ir::StorageBytes(t) / 2));

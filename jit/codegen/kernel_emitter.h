@@ -19,7 +19,8 @@
 // answers, float -> int converts saturate (NaN -> 0), maximum / minimum
 // propagate NaN and order -0 below +0, compare honours TOTALORDER.
 // Transcendentals call libm names that LLVM maps to libmvec when it
-// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, the 8-bit
+// vectorizes. Element types: pred, 2..64-bit integers (i2 / i4 / ui2 / ui4
+// wrap in their width, one per byte, no bitcast), f16, bf16, the 8-bit
 // floats with a zero and a sign (f8E3M4, f8E4M3, f8E4M3FN, f8E4M3FNUZ,
 // f8E4M3B11FNUZ, f8E5M2, f8E5M2FNUZ: computed in f32, read through a table,
 // written by jit/ir's EncodeFloat; no bitcast, reduce_precision or

@@ -680,23 +680,45 @@ class Emitter {
     return t == DType::kPred ? b_.getInt8Ty() : ComputeType(t);
   }
 
-  // f16 / bf16 bits (i16) <-> their f32 value; exact both ways.
+  // f16 / bf16 bits (i16) <-> their f32 value; exact both ways, NaN
+  // payloads included: a NaN's sign and mantissa move as bits (the
+  // hardware conversions would quiet a signalling NaN), so a half value
+  // that a kernel only moves keeps its bits, as in the interpreter.
   llvm::Value* HalfToFloat(llvm::Value* bits, DType t) {
     if (IsNarrowFloat(t)) return NarrowToFloat(bits, t);
-    if (t == DType::kF16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+    if (t == DType::kF16) {
+      llvm::Value* x = b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+      llvm::Value* b32 = b_.CreateZExt(bits, b_.getInt32Ty());
+      llvm::Value* nan_bits = b_.CreateOr(b_.CreateShl(b_.CreateAnd(b32, b_.getInt32(0x8000)), 16),
+                                          b_.CreateOr(b_.getInt32(0x7F800000),
+                                                      b_.CreateShl(b_.CreateAnd(b32, b_.getInt32(0x3FF)), 13)));
+      llvm::Value* is_nan = b_.CreateICmpUGT(b_.CreateAnd(b32, b_.getInt32(0x7FFF)), b_.getInt32(0x7C00));
+      return b_.CreateSelect(is_nan, b_.CreateBitCast(nan_bits, b_.getFloatTy()), x);
+    }
     llvm::Value* wide = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
     return b_.CreateBitCast(wide, b_.getFloatTy());
   }
-  // f32 -> f16 / bf16 bits, rounded to nearest even (NaN stays NaN).
+  // f32 -> f16 / bf16 bits, rounded to nearest even. A NaN keeps its sign
+  // and the top of its payload; one whose kept payload would be zero (only
+  // low f32 bits set) gets the quiet bit, so it stays a NaN.
   llvm::Value* FloatToHalf(llvm::Value* x, DType t) {
     if (IsNarrowFloat(t)) return FloatToNarrow(x, t);
-    if (t == DType::kF16) return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
     llvm::Value* bits = b_.CreateBitCast(x, b_.getInt32Ty());
+    llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
+    if (t == DType::kF16) {
+      llvm::Value* rounded = b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
+      llvm::Value* payload = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(0x3FF));
+      payload = b_.CreateSelect(b_.CreateICmpEQ(payload, b_.getInt32(0)), b_.getInt32(0x200), payload);
+      llvm::Value* nan = b_.CreateOr(b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(0x8000)),
+                                     b_.CreateOr(b_.getInt32(0x7C00), payload));
+      return b_.CreateSelect(is_nan, b_.CreateTrunc(nan, b_.getInt16Ty()), rounded);
+    }
     llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
     llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7FFF))), 16);
-    llvm::Value* quiet_nan = b_.CreateOr(b_.CreateLShr(bits, 16), b_.getInt32(0x40));
-    llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
-    return b_.CreateTrunc(b_.CreateSelect(is_nan, quiet_nan, rounded), b_.getInt16Ty());
+    llvm::Value* top = b_.CreateLShr(bits, 16);
+    llvm::Value* nan = b_.CreateSelect(b_.CreateICmpEQ(b_.CreateAnd(top, b_.getInt32(0x7F)), b_.getInt32(0)),
+                                       b_.CreateOr(top, b_.getInt32(0x40)), top);
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), b_.getInt16Ty());
   }
   // 8-bit float bits (i8) -> their f32 value (exact): a load from a table
   // of jit/ir's DecodeFloat of all 256 patterns.

@@ -2,6 +2,7 @@
 // eager peers of bench/peers/models_peer.py (same shapes, random weights):
 //   models/pt_bert/threads:N         BERT-base, batch 1, sequence 7
 //   models/jax_resnet_50/threads:N   ResNet-50, batch 1, 3x224x224
+//   models/pt_bert_no_multi_output/threads:N   BERT without multi-output fusion
 // Each case compiles once (outside the timing) through
 // devices::CompileProgram (the device's pass pipeline, then codegen: the
 // daemon's compile path), runs once to warm up (the
@@ -60,11 +61,12 @@ double ProcessCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
-void BM_Model(benchmark::State& state, const std::string& name) {
+void BM_Model(benchmark::State& state, const std::string& name, bool multi_output = true) {
   const int threads = static_cast<int>(state.range(0));
   auto module = LoadModel(name);
   cpu::CpuDeviceOptions device_options;
   device_options.num_threads = threads;
+  device_options.multi_output_fusion = multi_output;
   auto device = cpu::CpuDevice::Create(device_options);
   if (!module || !device.ok()) {
     state.SkipWithError("setup failed");
@@ -134,6 +136,7 @@ void BM_Model(benchmark::State& state, const std::string& name) {
     state.counters["min_ms"] = ms.front();
     state.counters["cpu_median_ms"] = cpu_ms[cpu_ms.size() / 2];
   }
+  state.counters["kernels"] = static_cast<double>(exe.stats().kernels);
 }
 
 BENCHMARK_CAPTURE(BM_Model, pt_bert, std::string("pt_bert"))
@@ -141,6 +144,11 @@ BENCHMARK_CAPTURE(BM_Model, pt_bert, std::string("pt_bert"))
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
 BENCHMARK_CAPTURE(BM_Model, jax_resnet_50, std::string("jax_resnet_50"))
     ->Name("models/jax_resnet_50")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+// The same BERT without multi-output fusion (CpuDeviceOptions::
+// multi_output_fusion off): its effect, A/B in one process.
+BENCHMARK_CAPTURE(BM_Model, pt_bert_no_multi_output, std::string("pt_bert"), false)
+    ->Name("models/pt_bert_no_multi_output")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
 
 }  // namespace

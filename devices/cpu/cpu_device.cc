@@ -763,7 +763,7 @@ class Planner {
       if (op != spec.root && !codegen::IsFusibleOp(*op)) return std::nullopt;
       spec.fused.push_back(op);
     }
-    if (spec.fused.empty() || spec.fused.front() != spec.root) {
+    if (spec.fused.front() != spec.root) {  // non-empty: the root is in the block
       // The root computed last keeps the planner's order (root first).
       auto it = std::find(spec.fused.begin(), spec.fused.end(), spec.root);
       std::rotate(spec.fused.begin(), it, it + 1);

@@ -37,6 +37,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "devices/cpu/runtime/blas_core.h"
@@ -54,18 +55,23 @@ const dnnl::engine& CpuEngine() {
   return *engine;
 }
 
-// Sizes the calling thread's OpenMP team (the ICV is per thread) to the cpu
-// device's thread count. The OpenMP entry points are looked up at run time:
-// libdnnl brings libgomp, and a oneDNN built on another runtime has none.
-void BoundOpenMpTeam() {
+// oneDNN runs single-threaded on whichever thread calls it: the calling
+// thread's OpenMP team (the ICV is per thread) is kept at one thread, so
+// libgomp never starts a team. Parallelism comes from the device's own
+// pool (slices, below). An OpenMP team of N was tried first: its idle
+// threads spin for ~300k iterations after each parallel region and its
+// master spins at barriers while a woken worker waits for a core, so on
+// this shared 2-vCPU VM under load ResNet-50 ran 10x slower on 2 threads
+// than on 1 (OMP_WAIT_POLICY=passive avoided that, but is read only when
+// libgomp loads). The OpenMP entry point is looked up at run time: libdnnl
+// brings libgomp, and a oneDNN on another runtime has none.
+void SingleThreadedOpenMp() {
   using SetFn = void (*)(int);
   using GetFn = int (*)();
-  static const bool user_set = std::getenv("OMP_NUM_THREADS") != nullptr;
   static const SetFn set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   static const GetFn get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  const int threads = LibraryThreads();
-  if (user_set || threads <= 0 || set == nullptr || get == nullptr) return;
-  if (get() != threads) set(threads);
+  if (set == nullptr || get == nullptr) return;
+  if (get() != 1) set(1);
 }
 
 // Per-thread, per-purpose scratch storage (64-byte aligned, grown as
@@ -84,21 +90,28 @@ void* ThreadBuffer(Slot slot, size_t bytes) {
     const size_t rounded = (bytes + 63) / 64 * 64;
     b.data = std::aligned_alloc(64, rounded);
     b.size = b.data ? rounded : 0;
+    if (!b.data) throw std::bad_alloc();
   }
   return b.data;
 }
 
-// A plain strided descriptor: logical dimension d of oneDNN is dimension
-// axes[d] of the row-major jitd tensor with shape `shape`.
-memory::desc Strided(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+// A plain strided layout: logical dims (oneDNN order) and element strides.
+struct Layout {
+  memory::dims dims, strides;
+  memory::desc desc() const { return memory::desc(dims, memory::data_type::f32, strides); }
+};
+
+// Logical dimension d of oneDNN is dimension axes[d] of the row-major jitd
+// tensor with shape `shape`.
+Layout Strided(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
   std::vector<int64_t> row_major(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) row_major[i - 1] = row_major[i] * shape[i];
-  memory::dims dims, strides;
+  Layout l;
   for (int64_t a : axes) {
-    dims.push_back(shape[static_cast<size_t>(a)]);
-    strides.push_back(row_major[static_cast<size_t>(a)]);
+    l.dims.push_back(shape[static_cast<size_t>(a)]);
+    l.strides.push_back(row_major[static_cast<size_t>(a)]);
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return l;
 }
 
 bool IsReference(const dnnl::primitive_desc_base& pd) {
@@ -106,25 +119,115 @@ bool IsReference(const dnnl::primitive_desc_base& pd) {
   return impl.rfind("ref", 0) == 0;
 }
 
+// The window of the convolution in oneDNN's terms.
+struct Window {
+  memory::dims strides, dilation, pad_l, pad_r;
+};
+
+dnnl::convolution_forward::primitive_desc MakeConvolution(const memory::desc& src,
+                                                          const memory::desc& weights,
+                                                          const memory::desc& dst, const Window& w) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_direct, src, weights, dst,
+                                       w.strides, w.dilation, w.pad_l, w.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+}
+
+// One piece of the convolution: output images [n0, n1) or, for one image,
+// output rows [r0, r1) of the first spatial dimension, with the input rows
+// they read. Slices run concurrently on the device's pool.
+struct Slice {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward conv;
+  int64_t src_offset = 0, dst_offset = 0;  // elements
+};
+
+// Splits the convolution into up to `count` slices along the batch (when it
+// has several images) or the first spatial dimension of one image, all using
+// the weights layout `weights`. Empty when a slice would need oneDNN's
+// reference code (a strided view no optimized kernel takes) or cannot be
+// formed; the caller then runs the whole convolution as one primitive.
+std::vector<Slice> MakeSlices(const Layout& src, const Layout& dst, const memory::desc& weights,
+                              const Window& w, int64_t count) {
+  std::vector<Slice> slices;
+  const bool by_batch = src.dims[0] > 1;
+  const size_t axis = by_batch ? 0 : 2;
+  const int64_t extent = dst.dims[axis];
+  count = std::min(count, extent);
+  if (count < 2) return {};
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t o0 = i * extent / count, o1 = (i + 1) * extent / count;
+    Layout s = src, d = dst;
+    Window win = w;
+    d.dims[axis] = o1 - o0;
+    int64_t in0 = o0;
+    if (by_batch) {
+      s.dims[0] = o1 - o0;
+    } else {
+      const int64_t stride = w.strides[0], pad = w.pad_l[0];
+      const int64_t kernel = weights.dims()[weights.dims().size() - (src.dims.size() - 2)];
+      const int64_t reach = (kernel - 1) * (w.dilation[0] + 1) + 1;
+      const int64_t raw = o0 * stride - pad;
+      const int64_t pad_top = std::max<int64_t>(0, -raw);
+      in0 = std::max<int64_t>(0, raw);
+      const int64_t in1 = std::min(src.dims[2], (o1 - 1) * stride - pad + reach);
+      if (in1 <= in0) return {};
+      s.dims[2] = in1 - in0;
+      win.pad_l[0] = pad_top;
+      win.pad_r[0] = (o1 - o0 - 1) * stride + reach - s.dims[2] - pad_top;
+      if (win.pad_r[0] < 0) return {};
+      // One image: its batch stride does not address anything; make it the
+      // dense one so the slice matches oneDNN's plain formats.
+      for (Layout* l : {&s, &d}) {
+        int64_t outer = 1;
+        for (size_t k = 1; k < l->dims.size(); ++k) outer = std::max(outer, l->strides[k] * l->dims[k]);
+        l->strides[0] = outer;
+      }
+    }
+    Slice slice;
+    try {
+      slice.pd = MakeConvolution(s.desc(), weights, d.desc(), win);
+    } catch (const dnnl::error&) {
+      return {};
+    }
+    if (IsReference(slice.pd) || slice.pd.weights_desc() != weights) return {};
+    slice.conv = dnnl::convolution_forward(slice.pd);
+    slice.src_offset = in0 * src.strides[axis];
+    slice.dst_offset = o0 * dst.strides[axis];
+    slices.push_back(std::move(slice));
+  }
+  return slices;
+}
+
 class DnnlConvolutionOp final : public LibraryOp {
  public:
   struct Plan {
-    memory::desc src, weights, dst;  // the caller's layouts
+    Layout src, dst;
+    memory::desc weights;  // the caller's layouts
     dnnl::convolution_forward::primitive_desc pd;
+    std::vector<Slice> slices;  // empty: pd on the calling thread
   };
 
   explicit DnnlConvolutionOp(Plan plan)
       : p_(std::move(plan)),
+        src_desc_(p_.src.desc()),
+        dst_desc_(p_.dst.desc()),
         conv_(p_.pd),
-        reorder_src_(p_.pd.src_desc() != p_.src),
+        reorder_src_(p_.pd.src_desc() != src_desc_),
         reorder_weights_(p_.pd.weights_desc() != p_.weights),
-        reorder_dst_(p_.pd.dst_desc() != p_.dst) {
+        reorder_dst_(p_.pd.dst_desc() != dst_desc_) {
     const dnnl::engine& engine = CpuEngine();
-    if (reorder_src_) src_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, p_.src, engine, p_.pd.src_desc()));
+    if (reorder_src_) {
+      src_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_desc_, engine, p_.pd.src_desc()));
+    }
     if (reorder_weights_) {
       weights_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, p_.weights, engine, p_.pd.weights_desc()));
     }
-    if (reorder_dst_) dst_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, p_.pd.dst_desc(), engine, p_.dst));
+    if (reorder_dst_) {
+      dst_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, p_.pd.dst_desc(), engine, dst_desc_));
+    }
   }
 
   Status Run(std::span<const void* const> operands, std::span<void* const> results,
@@ -145,22 +248,14 @@ class DnnlConvolutionOp final : public LibraryOp {
  private:
   void RunOrThrow(std::span<const void* const> operands, std::span<void* const> results,
                   const RunContext& context) const {
-    BoundOpenMpTeam();
+    SingleThreadedOpenMp();
     const dnnl::engine& engine = CpuEngine();
     dnnl::stream stream(engine);
     void* src_data = const_cast<void*>(operands[0]);
     void* weights_data = const_cast<void*>(operands[1]);
-    if (reorder_src_) {
-      memory user(p_.src, engine, src_data);
-      memory mine(p_.pd.src_desc(), engine, ThreadBuffer(kSrc, p_.pd.src_desc().get_size()));
-      src_reorder_.execute(stream, user, mine);
-      src_data = mine.get_data_handle();
-    }
     std::shared_ptr<const Weights> cached;
     if (reorder_weights_) {
-      const uint64_t stamp = operands.size() > 1 && context.operand_stamps.size() > 1
-                                 ? context.operand_stamps[1]
-                                 : 0;
+      const uint64_t stamp = context.operand_stamps.size() > 1 ? context.operand_stamps[1] : 0;
       if (stamp != 0) {
         cached = CachedWeights(operands[1], stamp, stream);
         weights_data = cached->data.get();
@@ -169,8 +264,49 @@ class DnnlConvolutionOp final : public LibraryOp {
         memory mine(p_.pd.weights_desc(), engine,
                     ThreadBuffer(kWeights, p_.pd.weights_desc().get_size()));
         weights_reorder_.execute(stream, user, mine);
+        stream.wait();
         weights_data = mine.get_data_handle();
       }
+    }
+    if (!p_.slices.empty()) {
+      std::exception_ptr failure;
+      std::mutex failure_mu;
+      auto run_slices = [&](int64_t begin, int64_t end) {
+        try {
+          SingleThreadedOpenMp();
+          dnnl::stream slice_stream(engine);
+          for (int64_t i = begin; i < end; ++i) {
+            const Slice& s = p_.slices[static_cast<size_t>(i)];
+            memory src(s.pd.src_desc(), engine, static_cast<float*>(src_data) + s.src_offset);
+            memory weights(s.pd.weights_desc(), engine, weights_data);
+            memory dst(s.pd.dst_desc(), engine, static_cast<float*>(results[0]) + s.dst_offset);
+            memory scratchpad(s.pd.scratchpad_desc(), engine,
+                              ThreadBuffer(kScratchpad, s.pd.scratchpad_desc().get_size()));
+            s.conv.execute(slice_stream, {{DNNL_ARG_SRC, src},
+                                          {DNNL_ARG_WEIGHTS, weights},
+                                          {DNNL_ARG_DST, dst},
+                                          {DNNL_ARG_SCRATCHPAD, scratchpad}});
+            slice_stream.wait();
+          }
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failure_mu);
+          if (!failure) failure = std::current_exception();
+        }
+      };
+      const int64_t n = static_cast<int64_t>(p_.slices.size());
+      if (context.parallel_for != nullptr) {
+        (*context.parallel_for)(n, run_slices);
+      } else {
+        run_slices(0, n);
+      }
+      if (failure) std::rethrow_exception(failure);
+      return;
+    }
+    if (reorder_src_) {
+      memory user(src_desc_, engine, src_data);
+      memory mine(p_.pd.src_desc(), engine, ThreadBuffer(kSrc, p_.pd.src_desc().get_size()));
+      src_reorder_.execute(stream, user, mine);
+      src_data = mine.get_data_handle();
     }
     void* dst_data = reorder_dst_ ? ThreadBuffer(kDst, p_.pd.dst_desc().get_size()) : results[0];
     memory src(p_.pd.src_desc(), engine, src_data);
@@ -183,7 +319,7 @@ class DnnlConvolutionOp final : public LibraryOp {
                            {DNNL_ARG_DST, dst},
                            {DNNL_ARG_SCRATCHPAD, scratchpad}});
     if (reorder_dst_) {
-      memory user(p_.dst, engine, results[0]);
+      memory user(dst_desc_, engine, results[0]);
       dst_reorder_.execute(stream, dst, user);
     }
     stream.wait();
@@ -219,6 +355,7 @@ class DnnlConvolutionOp final : public LibraryOp {
   }
 
   Plan p_;
+  memory::desc src_desc_, dst_desc_;
   dnnl::convolution_forward conv_;
   bool reorder_src_, reorder_weights_, reorder_dst_;
   dnnl::reorder src_reorder_, weights_reorder_, dst_reorder_;
@@ -256,15 +393,16 @@ LibraryOpOr CreateDnnlConvolutionOp(const ir::Op& op, const ConvWindow& w) {
   const int64_t k_in = kt.dim(dn.kernel_input_feature_dimension);
   int64_t taps = 1;
   for (int64_t d : dn.kernel_spatial_dimensions) taps *= kt.dim(d);
-  if (ot.num_elements() * taps * k_in < kBlasMinMultiplyAdds) return Declined();
+  const int64_t multiply_adds = ot.num_elements() * taps * k_in;
+  if (multiply_adds < kBlasMinMultiplyAdds) return Declined();
 
   std::vector<int64_t> src_axes = {dn.input_batch_dimension, dn.input_feature_dimension};
   std::vector<int64_t> dst_axes = {dn.output_batch_dimension, dn.output_feature_dimension};
   src_axes.insert(src_axes.end(), dn.input_spatial_dimensions.begin(), dn.input_spatial_dimensions.end());
   dst_axes.insert(dst_axes.end(), dn.output_spatial_dimensions.begin(), dn.output_spatial_dimensions.end());
-  const memory::desc src = Strided(lt.dims(), src_axes);
-  const memory::desc dst = Strided(ot.dims(), dst_axes);
-  memory::desc weights;
+  const Layout src = Strided(lt.dims(), src_axes);
+  const Layout dst = Strided(ot.dims(), dst_axes);
+  Layout weights;
   if (w.feature_groups == 1) {
     std::vector<int64_t> axes = {dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension};
     axes.insert(axes.end(), dn.kernel_spatial_dimensions.begin(), dn.kernel_spatial_dimensions.end());
@@ -276,48 +414,47 @@ LibraryOpOr CreateDnnlConvolutionOp(const ir::Op& op, const ConvWindow& w) {
     std::vector<int64_t> row_major(kt.dims().size(), 1);
     for (size_t i = row_major.size(); i-- > 1;) row_major[i - 1] = row_major[i] * kt.dims()[i];
     const int64_t o_stride = row_major[static_cast<size_t>(dn.kernel_output_feature_dimension)];
-    memory::dims dims = {groups, k_out / groups, k_in};
-    memory::dims strides = {o_stride * (k_out / groups), o_stride,
-                            row_major[static_cast<size_t>(dn.kernel_input_feature_dimension)]};
+    weights.dims = {groups, k_out / groups, k_in};
+    weights.strides = {o_stride * (k_out / groups), o_stride,
+                       row_major[static_cast<size_t>(dn.kernel_input_feature_dimension)]};
     for (int64_t d : dn.kernel_spatial_dimensions) {
-      dims.push_back(kt.dim(d));
-      strides.push_back(row_major[static_cast<size_t>(d)]);
+      weights.dims.push_back(kt.dim(d));
+      weights.strides.push_back(row_major[static_cast<size_t>(d)]);
     }
-    weights = memory::desc(dims, memory::data_type::f32, strides);
   }
-  memory::dims strides, dilation, pad_l, pad_r;
+  Window window;
   for (size_t s = 0; s < spatial; ++s) {
-    strides.push_back(w.strides[s]);
-    dilation.push_back(w.rhs_dilation[s] - 1);  // oneDNN counts the gaps
-    pad_l.push_back(w.padding[s].first);
-    pad_r.push_back(w.padding[s].second);
+    window.strides.push_back(w.strides[s]);
+    window.dilation.push_back(w.rhs_dilation[s] - 1);  // oneDNN counts the gaps
+    window.pad_l.push_back(w.padding[s].first);
+    window.pad_r.push_back(w.padding[s].second);
   }
   try {
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    auto make = [&](const memory::desc& s, const memory::desc& d) {
-      const memory::desc any_weights(weights.dims(), memory::data_type::f32, memory::format_tag::any);
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                           dnnl::algorithm::convolution_direct, s, any_weights, d,
-                                           strides, dilation, pad_l, pad_r);
-      return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
-    };
+    const memory::desc any_weights(weights.dims, memory::data_type::f32, memory::format_tag::any);
     // The caller's activation layout first; oneDNN's own when only a
     // reference implementation takes the caller's.
     dnnl::convolution_forward::primitive_desc pd;
     bool have = false;
     try {
-      pd = make(src, dst);
+      pd = MakeConvolution(src.desc(), any_weights, dst.desc(), window);
       have = !IsReference(pd);
     } catch (const dnnl::error&) {
     }
     if (!have) {
-      const memory::desc any_src(src.dims(), memory::data_type::f32, memory::format_tag::any);
-      const memory::desc any_dst(dst.dims(), memory::data_type::f32, memory::format_tag::any);
-      pd = make(any_src, any_dst);
+      const memory::desc any_src(src.dims, memory::data_type::f32, memory::format_tag::any);
+      const memory::desc any_dst(dst.dims, memory::data_type::f32, memory::format_tag::any);
+      pd = MakeConvolution(any_src, any_weights, any_dst, window);
       if (IsReference(pd)) return Declined();  // im2col + OpenBLAS is faster
     }
-    DnnlConvolutionOp::Plan plan{src, weights, dst, pd};
+    DnnlConvolutionOp::Plan plan{src, dst, weights.desc(), pd, {}};
+    // Slices for the device's threads, when the activations stay in the
+    // caller's layout and each slice has enough work (~2M multiply-adds:
+    // a pool hand-off costs microseconds).
+    int64_t threads = LibraryThreads();
+    if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    constexpr int64_t kMinSliceMultiplyAdds = int64_t{1} << 21;
+    threads = std::min(threads, multiply_adds / kMinSliceMultiplyAdds);
+    if (have && threads >= 2) plan.slices = MakeSlices(src, dst, pd.weights_desc(), window, threads);
     return std::unique_ptr<LibraryOp>(new DnnlConvolutionOp(std::move(plan)));
   } catch (const dnnl::error&) {
     return Declined();  // shapes or attributes oneDNN does not take

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +39,8 @@ std::string Conv(std::string_view lhs, std::string_view rhs, std::string_view ou
 
 // Parses `text`, checks which implementation the library picks for its
 // convolution, and compares that with the interpreter.
-void Expect(std::string_view text, bool dnnl, Tolerance tolerance = kF32) {
+void Expect(std::string_view text, bool dnnl, Tolerance tolerance = kF32,
+            const RunContext& context = {}) {
   SCOPED_TRACE(std::string(text));
   auto module = frontend::ParseModule(text);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
@@ -52,7 +55,7 @@ void Expect(std::string_view text, bool dnnl, Tolerance tolerance = kF32) {
   for (size_t i = 0; i < fn.arg_types().size(); ++i) {
     args.emplace_back(*eval::RandomLiteral(fn.arg_types()[i], 11 + i));
   }
-  auto d = testing::RunDifferential(**module, fn, 0, std::move(args), tolerance);
+  auto d = testing::RunDifferential(**module, fn, 0, std::move(args), tolerance, {}, context);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->mismatch, "");
 }
@@ -91,6 +94,24 @@ TEST(DnnlConvolutionTest, WhatItDeclinesRunsThroughIm2col) {
   Expect(Conv("4x12x12x32", "3x3x32x16", "2x10x10x16", kNhwc, "", 1, 2), false);
   Expect(Conv("1x12x12x32", "3x3x32x16", "1x10x10x16", kNhwc, "", 1, 1, "f64"), false, Tolerance{1e-13});
   Expect(Conv("1x5x5x4", "3x3x4x4", "1x3x3x4", kNhwc, ""), false, Tolerance{0});
+}
+
+TEST(DnnlConvolutionTest, SlicesRunConcurrentlyOnThePool) {
+  // Big enough to be split for the device's threads: one image by rows
+  // (stride 2 with padding, so slices have their own padding), two images
+  // by batch, and an NCHW one (its row slices are strided views).
+  const ParallelFor parallel_for = [](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+    std::vector<std::thread> threads;
+    for (int64_t i = 0; i < n; ++i) threads.emplace_back(fn, i, i + 1);
+    for (std::thread& t : threads) t.join();
+  };
+  RunContext context;
+  context.parallel_for = &parallel_for;
+  Expect(Conv("1x29x30x64", "3x3x64x64", "1x15x15x64", kNhwc, "stride = [2, 2], pad = [[1, 1], [1, 1]]"), true,
+         kF32, context);
+  Expect(Conv("1x28x28x64", "5x5x64x32", "1x26x26x32", kNhwc, "pad = [[1, 1], [1, 1]]"), true, kF32, context);
+  Expect(Conv("2x14x14x64", "3x3x64x64", "2x14x14x64", kNhwc, "pad = [[1, 1], [1, 1]]"), true, kF32, context);
+  Expect(Conv("1x64x28x28", "64x64x3x3", "1x64x28x28", kNchw, "pad = [[1, 1], [1, 1]]"), true, kF32, context);
 }
 
 // Runs `op` on (lhs, weights) with the given stamp for the weights.

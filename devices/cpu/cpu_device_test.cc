@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "devices/interpreter/interpreter_device.h"
+#include "jit/codegen/kernel_emitter.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::cpu {
@@ -376,6 +377,50 @@ TEST(CpuDeviceTest, RunOnRawBuffersMatchesExecuteAndSplitsAcrossThreads) {
   double exact = 0;
   for (int64_t i = 0; i < x.num_elements(); ++i) exact += static_cast<float>(x.GetDouble(i));
   EXPECT_NEAR(sum, exact, 1e-3 * std::abs(exact) + 1);
+}
+
+// Elementwise outputs of kStreamStoreMinBytes or more are written with
+// non-temporal stores after a head loop up to the first 64-byte-aligned
+// element: every alignment of the caller's result buffer (and every split
+// across threads) must give the same bytes, touching nothing around them.
+TEST(CpuDeviceTest, LargeOutputsStreamTheirStoresAtAnyAlignment) {
+  constexpr int64_t kN = codegen::kStreamStoreMinBytes / 4 + 5;
+  const std::string t = "tensor<" + std::to_string(kN) + "xf32>";
+  const std::string text = "func.func @main(%x: " + t + ") -> " + t +
+                           " {\n  %c = stablehlo.constant dense<3.0> : " + t + "\n  %0 = stablehlo.multiply %x, %c : " +
+                           t + "\n  %1 = stablehlo.tanh %0 : " + t + "\n  return %1 : " + t + "\n}\n";
+  std::vector<devices::CompileDump> dumps;
+  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  auto assembly = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "asm.s"; });
+  ASSERT_NE(assembly, dumps.end());
+#if defined(__x86_64__)
+  EXPECT_NE(assembly->text.find("movntps"), std::string::npos) << "no streaming store in the kernel";
+#endif
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {kN}));
+  for (int64_t i = 0; i < kN; ++i) x.SetDouble(i, std::sin(i * 0.37));
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> args{RuntimeValue(x)};
+  const std::vector<RuntimeValue> expected = RunOn(interpreter, text, args);
+  ASSERT_EQ(expected.size(), 1u);
+  const auto* want = reinterpret_cast<const float*>(expected[0].literal().bytes().data());
+  const auto& cpu = static_cast<const CpuExecutable&>(**exe);
+  for (int64_t shift : {0, 1, 3, 15}) {  // in floats from a 64-byte boundary
+    std::vector<float> out(kN + 32, -7.0f);
+    auto* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(out.data()) + 63) / 64 * 64);
+    const int64_t at = (base - out.data()) + shift;
+    const void* in[] = {x.bytes().data()};
+    void* results[] = {out.data() + at};
+    ASSERT_TRUE(cpu.Run(in, results, {}).ok());
+    for (int64_t i = 0; i < at; ++i) ASSERT_EQ(out[i], -7.0f) << "shift " << shift << ": wrote before the buffer";
+    for (int64_t i = at + kN; i < static_cast<int64_t>(out.size()); ++i) {
+      ASSERT_EQ(out[i], -7.0f) << "shift " << shift << ": wrote past the buffer";
+    }
+    // tanh through libmvec: within the corpus tolerance of the interpreter.
+    for (int64_t i = 0; i < kN; ++i) {
+      ASSERT_NEAR(out[at + i], want[i], 4 * std::numeric_limits<float>::epsilon()) << "shift " << shift << " element " << i;
+    }
+  }
 }
 
 TEST(CpuDeviceTest, ConcurrentRunsShareOneExecutable) {

@@ -11,6 +11,9 @@
 #include <map>
 #include <mutex>
 
+#include "jit/codegen/kernel_emitter.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/ObjectCache.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -18,7 +21,12 @@
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -35,6 +43,77 @@
 
 namespace jitd::cpu {
 namespace {
+
+// Runs last in the O2 pipeline: in kernels the emitter marked for streaming
+// stores (codegen::kStreamStoresAttr), a vector store whose address is a
+// multiple of 64 bytes away from a pointer an llvm.assume declares 64-byte
+// aligned (by ScalarEvolution: a constant, or an affine recurrence of
+// constant start and step) becomes aligned and !nontemporal, which x86
+// lowers to vmovntps / vmovntdq. LLVM's AlignmentFromAssumptions does not
+// serve here: it follows the assumed pointer's users only, and instcombine
+// rewrites the loop's addresses off that pointer. Unproven stores stay
+// ordinary stores.
+struct MarkStreamingStores : llvm::PassInfoMixin<MarkStreamingStores> {
+  static constexpr int64_t kAlign = 64;
+
+  static bool MultipleOfAlign(const llvm::SCEV* s, llvm::ScalarEvolution& se) {
+    auto constant_multiple = [](const llvm::SCEV* c) {
+      const auto* k = llvm::dyn_cast<llvm::SCEVConstant>(c);
+      return k && k->getAPInt().getSExtValue() % kAlign == 0;
+    };
+    if (constant_multiple(s)) return true;
+    const auto* rec = llvm::dyn_cast<llvm::SCEVAddRecExpr>(s);
+    return rec && rec->isAffine() && constant_multiple(rec->getStart()) &&
+           constant_multiple(rec->getStepRecurrence(se));
+  }
+
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager& fam) {
+    if (!f.hasFnAttribute(codegen::kStreamStoresAttr)) return llvm::PreservedAnalyses::all();
+    // Pointers declared kAlign-aligned by `assume [ "align"(ptr, kAlign) ]`.
+    std::vector<std::pair<llvm::Instruction*, llvm::Value*>> aligned;
+    for (llvm::BasicBlock& block : f) {
+      for (llvm::Instruction& inst : block) {
+        auto* assume = llvm::dyn_cast<llvm::AssumeInst>(&inst);
+        if (!assume) continue;
+        for (unsigned i = 0; i < assume->getNumOperandBundles(); ++i) {
+          const llvm::OperandBundleUse bundle = assume->getOperandBundleAt(i);
+          if (bundle.getTagName() != "align" || bundle.Inputs.size() != 2) continue;
+          const auto* align = llvm::dyn_cast<llvm::ConstantInt>(bundle.Inputs[1]);
+          if (align && align->getZExtValue() == kAlign) aligned.emplace_back(assume, bundle.Inputs[0]);
+        }
+      }
+    }
+    if (aligned.empty()) return llvm::PreservedAnalyses::all();
+    auto& se = fam.getResult<llvm::ScalarEvolutionAnalysis>(f);
+    auto& dt = fam.getResult<llvm::DominatorTreeAnalysis>(f);
+    const llvm::DataLayout& dl = f.getParent()->getDataLayout();
+    llvm::MDNode* one = llvm::MDNode::get(
+        f.getContext(), llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(f.getContext()), 1)));
+    bool changed = false;
+    for (llvm::BasicBlock& block : f) {
+      for (llvm::Instruction& inst : block) {
+        auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
+        if (!store || !store->getValueOperand()->getType()->isVectorTy()) continue;
+        const uint64_t bytes = dl.getTypeStoreSize(store->getValueOperand()->getType()).getFixedValue();
+        if (bytes < 16 || bytes > static_cast<uint64_t>(kAlign)) continue;
+        const llvm::SCEV* address = se.getSCEV(store->getPointerOperand());
+        for (const auto& [assume, pointer] : aligned) {
+          if (!dt.dominates(assume, store)) continue;
+          const llvm::SCEV* diff = se.getMinusSCEV(address, se.getSCEV(pointer));
+          if (llvm::isa<llvm::SCEVCouldNotCompute>(diff) || !MultipleOfAlign(diff, se)) continue;
+          store->setAlignment(llvm::Align(kAlign));
+          store->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
+          changed = true;
+          break;
+        }
+      }
+    }
+    if (!changed) return llvm::PreservedAnalyses::all();
+    llvm::PreservedAnalyses kept;
+    kept.preserveSet<llvm::CFGAnalyses>();
+    return kept;
+  }
+};
 
 Status FromLlvm(llvm::Error error, const std::string& what) {
   return Internal(what + ": " + llvm::toString(std::move(error)));
@@ -164,6 +243,9 @@ struct CpuJit::State : public llvm::ObjectCache {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+      mpm.addPass(llvm::createModuleToFunctionPassAdaptor(MarkStreamingStores()));
+    });
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
     const auto start = std::chrono::steady_clock::now();
     mpm.run(m, mam);

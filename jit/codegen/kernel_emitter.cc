@@ -17,9 +17,11 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
 
 namespace jitd::codegen {
 
@@ -405,6 +407,7 @@ class Emitter {
     indices_.clear();
     preloaded_.clear();  // values of the previous function (a split reduction's phase 1)
     partial_ = nullptr;
+    stream_stores_ = false;
     std::vector<llvm::Type*> body_params(num_params, b_.getPtrTy());
     body_params.push_back(i64_);
     body_params.push_back(i64_);
@@ -444,6 +447,7 @@ class Emitter {
     llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module_);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     fn->addFnAttr("prefer-vector-width", "512");
+    if (stream_stores_) fn->addFnAttr(kStreamStoresAttr);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
     std::vector<llvm::Value*> args;
     for (size_t i = 0; i < num_params; ++i) {
@@ -1396,6 +1400,14 @@ class Emitter {
 
   // True when every fused op reads its operands at the result's own linear
   // offset (elementwise ops, reshapes, scalar broadcasts): one flat loop.
+  // Whether an elementwise kernel writing `type` streams its stores (see
+  // kStreamStoreMinBytes): real element types only, one output.
+  bool StreamsStores(const ir::Type& type) const {
+    const DType t = type.dtype();
+    return spec_.root->num_results() == 1 && !IsCplx(t) && t != DType::kPred &&
+           type.num_elements() * ir::StorageBytes(t) >= kStreamStoreMinBytes;
+  }
+
   bool IsLinear() const {
     for (const Op* op : spec_.fused) {
       switch (op->code()) {
@@ -1457,15 +1469,43 @@ class Emitter {
     info.bytes_per_item = BytesPerItem();
     if (IsLinear() || dims.size() <= 1) {
       info.work_items = type.num_elements();
-      EmitLoop(begin, end, {}, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
-        indices_.clear();
-        cache_.clear();
-        Index* idx = NewIndex(dims);
-        idx->linear = i;
-        if (dims.size() == 1) idx->multi = {i};
-        Store(Value(root.result(0), idx), t, outputs_[0], i);
-        return std::vector<llvm::Value*>{};
-      });
+      auto emit_range = [&](llvm::Value* lo, llvm::Value* hi) {
+        EmitLoop(lo, hi, {}, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+          indices_.clear();
+          cache_.clear();
+          Index* idx = NewIndex(dims);
+          idx->linear = i;
+          if (dims.size() == 1) idx->multi = {i};
+          Store(Value(root.result(0), idx), t, outputs_[0], i);
+          return std::vector<llvm::Value*>{};
+        });
+      };
+      if (!StreamsStores(type)) {
+        emit_range(begin, end);
+        return Status::Ok();
+      }
+      // Head [begin, aligned) up to the first 64-byte-aligned output
+      // element (buffers are element-aligned, as every load here assumes),
+      // then the aligned rest.
+      const int64_t elem = ir::StorageBytes(t);
+      llvm::Value* first = b_.CreatePtrToInt(b_.CreateInBoundsGEP(StorageType(t), outputs_[0], begin), i64_);
+      llvm::Value* pad = b_.CreateUDiv(b_.CreateAnd(b_.CreateNeg(first), b_.getInt64(63)), b_.getInt64(elem));
+      llvm::Value* head_end = b_.CreateAdd(begin, pad, "", true, true);
+      llvm::Value* aligned = b_.CreateSelect(b_.CreateICmpSLT(head_end, end), head_end, end);
+      emit_range(begin, aligned);
+      llvm::BasicBlock* rest = llvm::BasicBlock::Create(ctx_, "aligned", function_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "done", function_);
+      b_.CreateCondBr(b_.CreateICmpSLT(aligned, end), rest, done);
+      b_.SetInsertPoint(rest);
+      b_.CreateAlignmentAssumption(module_.getDataLayout(),
+                                   b_.CreateInBoundsGEP(StorageType(t), outputs_[0], aligned), 64);
+      emit_range(aligned, end);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      if (llvm::Triple(module_.getTargetTriple()).isX86()) {
+        b_.CreateCall(llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_sse_sfence));
+      }
+      stream_stores_ = true;
       return Status::Ok();
     }
     // Rows: the outer dimensions per work item, the last one in an inner loop.
@@ -1815,6 +1855,7 @@ class Emitter {
   std::unordered_map<const ir::Value*, llvm::Value*> preloaded_;  // 0-d inputs
   std::vector<llvm::Value*> outputs_;
   llvm::Value* partial_ = nullptr;  // a split reduction's partials
+  bool stream_stores_ = false;      // the body ends its stores with an sfence
   std::deque<Index> indices_;
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;
   Status status_ = Status::Ok();

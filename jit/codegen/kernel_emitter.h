@@ -101,6 +101,21 @@ inline constexpr int64_t kReassociateMinExtent = 1024;
 inline constexpr int64_t kSplitChunkElements = int64_t{1} << 15;
 inline constexpr int64_t kSplitMaxOutputs = 64;
 
+// Streaming stores: an elementwise kernel whose output is at least this big
+// (far past the per-core L2) writes it with non-temporal vector stores, which
+// skip the read-for-ownership of every output line (STREAM triad here: 15.5
+// -> 10.6 ms over 16M f32). Its loop starts with a short head loop up to the
+// first 64-byte-aligned output element, so the vector stores after it are
+// aligned (an llvm.assume the device's last pass reads with SCEV); the
+// function carries kStreamStoresAttr, and the CPU device's pass pipeline
+// marks that function's aligned vector stores !nontemporal at the end of
+// optimisation (the loop vectorizer refuses to vectorize scalar stores that
+// carry the hint). The kernel ends with an sfence: non-temporal stores are
+// weakly ordered, and other threads read the output after the pool's
+// (plain release-store) hand-off.
+inline constexpr int64_t kStreamStoreMinBytes = int64_t{8} << 20;
+inline constexpr const char* kStreamStoresAttr = "jitd-stream-stores";
+
 // True when `sort`'s comparator region compiles: one block of scalar math
 // (IsFusibleOp ops on rank-0 values, splat constants, also ones defined
 // outside the region) on its 2N rank-0 arguments returning one i1.

@@ -68,6 +68,21 @@ StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_byt
       scale = 1;
     }
   }
+  // f32 / f64 (model weights: ~10^8 elements) written directly, with the
+  // bits SetDouble would give.
+  if (dtype == ir::DType::kF32 || dtype == ir::DType::kF64) {
+    uint8_t* out = lit.mutable_bytes().data();
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = offset + scale * internal::UnitInterval(internal::SplitMix(state));
+      if (dtype == ir::DType::kF32) {
+        const float f = static_cast<float>(v);
+        std::memcpy(out + 4 * i, &f, 4);
+      } else {
+        std::memcpy(out + 8 * i, &v, 8);
+      }
+    }
+    return lit;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t r = internal::SplitMix(state);
     const double unit = internal::UnitInterval(r);  // [0, 1)

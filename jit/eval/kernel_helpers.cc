@@ -42,15 +42,4 @@ void ConvertElement(const Literal& from, int64_t i, Literal& to, int64_t j) {
   }
 }
 
-// ---- Pseudo-random numbers ------------------------------------------------
-
-uint64_t SplitMix(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-double UnitInterval(uint64_t r) { return static_cast<double>(r >> 11) * 0x1p-53; }
-
 }  // namespace jitd::eval::internal

@@ -146,12 +146,18 @@ int64_t SaturatingToInt(double v, bool is_unsigned);
 // types, exact for is_promotable pairs (reducer bodies' wider types).
 void ConvertElement(const ir::Literal& from, int64_t i, ir::Literal& to, int64_t j);
 
-// ---- Pseudo-random numbers (kernel_helpers.cc) ----------------------------
+// ---- Pseudo-random numbers -------------------------------------------------
 
 // splitmix64: the next value of a small, well-mixed, seedable generator.
-uint64_t SplitMix(uint64_t& state);
+// Inline: model weights are filled with ~10^8 of these.
+inline uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 // The top 53 bits of `r` as a double in [0, 1).
-double UnitInterval(uint64_t r);
+inline double UnitInterval(uint64_t r) { return static_cast<double>(r >> 11) * 0x1p-53; }
 
 }  // namespace jitd::eval::internal
 

@@ -9,24 +9,25 @@
 // strided plain memory (logical N,C,spatial / O,I,spatial, or
 // G,O/G,I/G,spatial when grouped), so NHWC/HWIO, NCHW/OIHW and every other
 // permutation are the same code. The convolution primitive is created with
-// the activations in the caller's layout and the weights in the layout
-// oneDNN prefers (format_tag::any: blocked, e.g. Acdb32a for brgconv);
-// only when no optimized implementation accepts the caller's activation
-// layout does it fall back to oneDNN's preferred activation layout too, with
-// reorders around the primitive. The weights are reordered every run, or
-// once per weights buffer when RunContext marks the operand immutable
-// (constants: ResNet's 100 MB of weights would otherwise cost ~15% of the
-// convolutions' time per inference).
+// the weights in the layout oneDNN prefers (format_tag::any: blocked, e.g.
+// Acdb32a for brgconv) and the activations in the first layout that gets a
+// direct kernel: the caller's, channels-last (reorders around the
+// primitive: NCHW gets brgconv this way instead of gemm:jit), or oneDNN's
+// own choice. The weights are reordered every run, or once per weights
+// buffer when RunContext marks the operand immutable (constants:
+// ResNet-50's 100 MB of weights would otherwise cost ~15% of the
+// convolutions' time per inference). Large convolutions on plain layouts
+// are cut into slices (batch, or output rows of one image) that run
+// concurrently on the device's pool.
 //
 // oneDNN sums in its own blocked order: results differ from the
 // interpreter's by rounding only, within the tolerance of OpenBLAS products
 // (differential_testing.h). Small convolutions (below
 // kBlasMinMultiplyAdds) stay on the exact path of convolution.cc.
 //
-// Threading: Debian builds oneDNN on OpenMP (libgomp). The OpenMP team of the
-// thread that calls Run does the work; its size is set before each call to
-// the cpu device's thread count (LibraryThreads()) unless OMP_NUM_THREADS
-// is set.
+// Threading: Debian builds oneDNN on OpenMP (libgomp). Every primitive runs
+// single-threaded (SingleThreadedOpenMp); the slices use the cpu device's
+// pool through RunContext::parallel_for, as many as LibraryThreads().
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -268,6 +269,14 @@ class DnnlConvolutionOp final : public LibraryOp {
         weights_data = mine.get_data_handle();
       }
     }
+    if (reorder_src_) {
+      memory user(src_desc_, engine, src_data);
+      memory mine(p_.pd.src_desc(), engine, ThreadBuffer(kSrc, p_.pd.src_desc().get_size()));
+      src_reorder_.execute(stream, user, mine);
+      stream.wait();
+      src_data = mine.get_data_handle();
+    }
+    void* dst_data = reorder_dst_ ? ThreadBuffer(kDst, p_.pd.dst_desc().get_size()) : results[0];
     if (!p_.slices.empty()) {
       std::exception_ptr failure;
       std::mutex failure_mu;
@@ -279,7 +288,7 @@ class DnnlConvolutionOp final : public LibraryOp {
             const Slice& s = p_.slices[static_cast<size_t>(i)];
             memory src(s.pd.src_desc(), engine, static_cast<float*>(src_data) + s.src_offset);
             memory weights(s.pd.weights_desc(), engine, weights_data);
-            memory dst(s.pd.dst_desc(), engine, static_cast<float*>(results[0]) + s.dst_offset);
+            memory dst(s.pd.dst_desc(), engine, static_cast<float*>(dst_data) + s.dst_offset);
             memory scratchpad(s.pd.scratchpad_desc(), engine,
                               ThreadBuffer(kScratchpad, s.pd.scratchpad_desc().get_size()));
             s.conv.execute(slice_stream, {{DNNL_ARG_SRC, src},
@@ -300,27 +309,21 @@ class DnnlConvolutionOp final : public LibraryOp {
         run_slices(0, n);
       }
       if (failure) std::rethrow_exception(failure);
-      return;
+    } else {
+      memory src(p_.pd.src_desc(), engine, src_data);
+      memory weights(p_.pd.weights_desc(), engine, weights_data);
+      memory dst(p_.pd.dst_desc(), engine, dst_data);
+      memory scratchpad(p_.pd.scratchpad_desc(), engine,
+                        ThreadBuffer(kScratchpad, p_.pd.scratchpad_desc().get_size()));
+      conv_.execute(stream, {{DNNL_ARG_SRC, src},
+                             {DNNL_ARG_WEIGHTS, weights},
+                             {DNNL_ARG_DST, dst},
+                             {DNNL_ARG_SCRATCHPAD, scratchpad}});
     }
-    if (reorder_src_) {
-      memory user(src_desc_, engine, src_data);
-      memory mine(p_.pd.src_desc(), engine, ThreadBuffer(kSrc, p_.pd.src_desc().get_size()));
-      src_reorder_.execute(stream, user, mine);
-      src_data = mine.get_data_handle();
-    }
-    void* dst_data = reorder_dst_ ? ThreadBuffer(kDst, p_.pd.dst_desc().get_size()) : results[0];
-    memory src(p_.pd.src_desc(), engine, src_data);
-    memory weights(p_.pd.weights_desc(), engine, weights_data);
-    memory dst(p_.pd.dst_desc(), engine, dst_data);
-    memory scratchpad(p_.pd.scratchpad_desc(), engine,
-                      ThreadBuffer(kScratchpad, p_.pd.scratchpad_desc().get_size()));
-    conv_.execute(stream, {{DNNL_ARG_SRC, src},
-                           {DNNL_ARG_WEIGHTS, weights},
-                           {DNNL_ARG_DST, dst},
-                           {DNNL_ARG_SCRATCHPAD, scratchpad}});
     if (reorder_dst_) {
+      memory mine(p_.pd.dst_desc(), engine, dst_data);
       memory user(dst_desc_, engine, results[0]);
-      dst_reorder_.execute(stream, dst, user);
+      dst_reorder_.execute(stream, mine, user);
     }
     stream.wait();
   }
@@ -431,30 +434,62 @@ LibraryOpOr CreateDnnlConvolutionOp(const ir::Op& op, const ConvWindow& w) {
   }
   try {
     const memory::desc any_weights(weights.dims, memory::data_type::f32, memory::format_tag::any);
-    // The caller's activation layout first; oneDNN's own when only a
-    // reference implementation takes the caller's.
-    dnnl::convolution_forward::primitive_desc pd;
-    bool have = false;
-    try {
-      pd = MakeConvolution(src.desc(), any_weights, dst.desc(), window);
-      have = !IsReference(pd);
-    } catch (const dnnl::error&) {
+    // Activation layouts in order of preference: the caller's; channels-last
+    // (NHWC-like, what oneDNN's brgconv kernels take) with reorders around
+    // the primitive; oneDNN's own choice (blocked). The first that gets an
+    // optimized direct kernel wins; a gemm-based one (im2col inside
+    // oneDNN, which NCHW gets) only when nothing better takes the shape;
+    // oneDNN's reference code never (the im2col op is faster).
+    Layout channels_last_src = src, channels_last_dst = dst;
+    for (Layout* l : {&channels_last_src, &channels_last_dst}) {
+      // Dense with the feature dimension innermost, then spatial, batch.
+      int64_t stride = 1;
+      l->strides[1] = stride;
+      stride *= l->dims[1];
+      for (size_t d = l->dims.size(); d-- > 2;) {
+        l->strides[d] = stride;
+        stride *= l->dims[d];
+      }
+      l->strides[0] = stride;
     }
-    if (!have) {
-      const memory::desc any_src(src.dims, memory::data_type::f32, memory::format_tag::any);
-      const memory::desc any_dst(dst.dims, memory::data_type::f32, memory::format_tag::any);
-      pd = MakeConvolution(any_src, any_weights, any_dst, window);
-      if (IsReference(pd)) return Declined();  // im2col + OpenBLAS is faster
+    struct Candidate {
+      dnnl::convolution_forward::primitive_desc pd;
+      bool sliceable = false;  // explicit plain layouts: row/batch slices possible
+      Layout conv_src, conv_dst;
+    };
+    std::vector<Candidate> candidates;
+    auto consider = [&](const memory::desc& s, const memory::desc& d, bool sliceable, const Layout& ls,
+                        const Layout& ld) {
+      try {
+        Candidate c{MakeConvolution(s, any_weights, d, window), sliceable, ls, ld};
+        if (!IsReference(c.pd)) candidates.push_back(std::move(c));
+      } catch (const dnnl::error&) {
+      }
+    };
+    consider(src.desc(), dst.desc(), true, src, dst);
+    consider(channels_last_src.desc(), channels_last_dst.desc(), true, channels_last_src, channels_last_dst);
+    consider(memory::desc(src.dims, memory::data_type::f32, memory::format_tag::any),
+             memory::desc(dst.dims, memory::data_type::f32, memory::format_tag::any), false, src, dst);
+    if (candidates.empty()) return Declined();
+    const Candidate* chosen = &candidates[0];
+    for (const Candidate& c : candidates) {
+      if (std::string_view(c.pd.impl_info_str()).find("gemm") == std::string_view::npos) {
+        chosen = &c;
+        break;
+      }
     }
-    DnnlConvolutionOp::Plan plan{src, dst, weights.desc(), pd, {}};
-    // Slices for the device's threads, when the activations stay in the
-    // caller's layout and each slice has enough work (~2M multiply-adds:
-    // a pool hand-off costs microseconds).
+    DnnlConvolutionOp::Plan plan{src, dst, weights.desc(), chosen->pd, {}};
+    // Slices for the device's threads, when the primitive works on plain
+    // layouts and each slice has enough work (~2M multiply-adds: a pool
+    // hand-off costs microseconds).
     int64_t threads = LibraryThreads();
     if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
     constexpr int64_t kMinSliceMultiplyAdds = int64_t{1} << 21;
-    threads = std::min(threads, multiply_adds / kMinSliceMultiplyAdds);
-    if (have && threads >= 2) plan.slices = MakeSlices(src, dst, pd.weights_desc(), window, threads);
+    int64_t count = threads < 2 ? 1 : threads;
+    count = std::min(count, multiply_adds / kMinSliceMultiplyAdds);
+    if (chosen->sliceable && count >= 2) {
+      plan.slices = MakeSlices(chosen->conv_src, chosen->conv_dst, chosen->pd.weights_desc(), window, count);
+    }
     return std::unique_ptr<LibraryOp>(new DnnlConvolutionOp(std::move(plan)));
   } catch (const dnnl::error&) {
     return Declined();  // shapes or attributes oneDNN does not take

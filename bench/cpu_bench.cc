@@ -521,6 +521,122 @@ BENCHMARK(BM_DusFallback)->Name("dynamic_update_slice/fallback")->Unit(benchmark
 void BM_DusFloor(benchmark::State& state) { RunMemcpyFloor(state, kSide * kSide * 4); }
 BENCHMARK(BM_DusFloor)->Name("dynamic_update_slice/memcpy_floor")->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// ---- ops that used to run in the fallback: compiled vs the fallback path ----
+//
+// complex<f32> exp and f32 lgamma (kernels calling jit/eval's per-element
+// functions) and rng_bit_generator (a runtime library op), each against what
+// FallbackThunk did for it before (operand bytes into literals,
+// eval::EvaluateOp, results copied out).
+
+const char* kComplexExp = R"(
+func.func @main(%z: tensor<512x512xcomplex<f32>>) -> tensor<512x512xcomplex<f32>> {
+  %0 = stablehlo.exponential %z : tensor<512x512xcomplex<f32>>
+  return %0 : tensor<512x512xcomplex<f32>>
+}
+)";
+
+const char* kLgamma = R"(
+func.func @main(%x: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %0 = chlo.lgamma %x : tensor<512x512xf32> -> tensor<512x512xf32>
+  return %0 : tensor<512x512xf32>
+}
+)";
+
+const char* kRngBits = R"(
+func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<1024x1024xui32>) {
+  %0, %1 = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<1024x1024xui32>)
+  return %0, %1 : tensor<2xui64>, tensor<1024x1024xui32>
+}
+)";
+
+// Arguments of any type: float parts uniform in [-4, 4), other bytes 0x5A.
+std::vector<std::vector<uint8_t>> AnyArgs(const std::vector<ir::Type>& types) {
+  std::vector<std::vector<uint8_t>> args;
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(types[i].byte_size()), 0x5A);
+    const ir::DType t = types[i].dtype();
+    if (t == ir::DType::kF32 || t == ir::DType::kC64) {
+      std::vector<float> f = RandomFloats(static_cast<int64_t>(bytes.size() / 4), 20 + static_cast<unsigned>(i));
+      for (float& x : f) x *= 4;
+      std::memcpy(bytes.data(), f.data(), bytes.size());
+    }
+    args.push_back(std::move(bytes));
+  }
+  return args;
+}
+
+// The whole program compiled (no fallback op), on raw buffers.
+void RunCompiled(benchmark::State& state, const char* text) {
+  auto device = MakeDevice(static_cast<int>(state.range(0)));
+  auto exe = device ? CompileCpu(*device, text) : nullptr;
+  if (!exe || exe->stats().fallback_ops != 0) {
+    state.SkipWithError("compile failed or an op fell back");
+    return;
+  }
+  const auto args = AnyArgs(exe->argument_types());
+  std::vector<std::vector<uint8_t>> outs;
+  for (const ir::Type& t : exe->result_types()) outs.emplace_back(static_cast<size_t>(t.byte_size()));
+  std::vector<const void*> arg_ptrs;
+  for (const auto& a : args) arg_ptrs.push_back(a.data());
+  std::vector<void*> out_ptrs;
+  for (auto& o : outs) out_ptrs.push_back(o.data());
+  for (auto _ : state) {
+    Status s = exe->Run(arg_ptrs, out_ptrs, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out_ptrs.data());
+  }
+  state.SetItemsProcessed(state.iterations() * exe->result_types().back().num_elements());
+}
+
+// The program's one op the way FallbackThunk ran it.
+void RunOpFallback(benchmark::State& state, const char* text) {
+  auto module = Parse(text);
+  if (!module) {
+    state.SkipWithError("parse failed");
+    return;
+  }
+  const ir::Op* op = module->EntryFunction()->entry()->ops().front().get();
+  std::vector<ir::Type> types;
+  for (const ir::Value* v : op->operands()) types.push_back(v->type());
+  const auto args = AnyArgs(types);
+  std::vector<const ir::Value*> values(op->operands().begin(), op->operands().end());
+  std::vector<std::vector<uint8_t>> outs;
+  for (size_t i = 0; i < op->num_results(); ++i) outs.emplace_back(static_cast<size_t>(op->result(i)->type().byte_size()));
+  for (auto _ : state) {
+    std::vector<eval::RuntimeValue> bindings;
+    for (size_t i = 0; i < values.size(); ++i) bindings.emplace_back(*ir::Literal::FromBytes(types[i], args[i]));
+    auto result = eval::EvaluateOp(*module, *op, values, bindings);
+    if (!result.ok()) {
+      state.SkipWithError(result.status().message().c_str());
+      return;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::memcpy(outs[i].data(), (*result)[i].literal().bytes().data(), outs[i].size());
+    }
+    benchmark::DoNotOptimize(outs.data());
+  }
+  state.SetItemsProcessed(state.iterations() * op->result(op->num_results() - 1)->type().num_elements());
+}
+
+void BM_ComplexExpKernel(benchmark::State& state) { RunCompiled(state, kComplexExp); }
+BENCHMARK(BM_ComplexExpKernel)->Name("complex_exp/kernel")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_ComplexExpFallback(benchmark::State& state) { RunOpFallback(state, kComplexExp); }
+BENCHMARK(BM_ComplexExpFallback)->Name("complex_exp/fallback")->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_LgammaKernel(benchmark::State& state) { RunCompiled(state, kLgamma); }
+BENCHMARK(BM_LgammaKernel)->Name("lgamma/kernel")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_LgammaFallback(benchmark::State& state) { RunOpFallback(state, kLgamma); }
+BENCHMARK(BM_LgammaFallback)->Name("lgamma/fallback")->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_RngLibrary(benchmark::State& state) { RunCompiled(state, kRngBits); }
+BENCHMARK(BM_RngLibrary)->Name("rng_bit_generator/library")->ArgName("threads")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_RngFallback(benchmark::State& state) { RunOpFallback(state, kRngBits); }
+BENCHMARK(BM_RngFallback)->Name("rng_bit_generator/fallback")->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 }  // namespace jitd
 

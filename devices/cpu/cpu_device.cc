@@ -151,6 +151,10 @@ struct Program {
   std::vector<std::string> comparator_names;
   std::vector<std::unique_ptr<CompiledComparator>> comparator_slots;
   bool compile_comparators = true;  // CpuDeviceOptions::compile_sort_comparators
+  // Compiled reduce_window bodies (codegen::EmitReduceWindowBody), resolved
+  // after the comparators, for bodies the library does not fold itself.
+  std::vector<std::string> window_body_names;
+  std::vector<std::unique_ptr<WindowBodyFn>> window_body_slots;
   // Per kernel: the ops it computes (of its first use), for profiles and
   // the "kernels.txt" dump.
   std::vector<std::string> kernel_descriptions;
@@ -496,6 +500,7 @@ std::vector<const ir::Value*> FreeValues(const Op& op) {
     case OpCode::kGather:
     case OpCode::kScatter:
     case OpCode::kSelectAndScatter:
+    case OpCode::kRngBitGenerator:
       return true;
     default:
       return false;
@@ -798,6 +803,7 @@ class Planner {
   // library's interpreted region.
   LibraryOpOptions LibraryOptions(const Op& op) {
     LibraryOpOptions options;
+    if (op.code() == OpCode::kReduceWindow) return WindowBodyOptions(op);
     if (op.code() != OpCode::kSort || !p_.compile_comparators || !codegen::IsEmittableComparator(op)) {
       return options;
     }
@@ -810,6 +816,23 @@ class Planner {
     p_.comparator_names.push_back(name);
     p_.comparator_slots.push_back(std::make_unique<CompiledComparator>(nullptr));
     options.compiled_comparator = p_.comparator_slots.back().get();
+    return options;
+  }
+
+  // A reduce_window body the library does not fold itself, compiled into
+  // the program's module and called through a slot Build fills (as sort
+  // comparators are).
+  LibraryOpOptions WindowBodyOptions(const Op& op) {
+    LibraryOpOptions options;
+    auto plain = CreateLibraryOp(op);
+    if ((plain.ok() && *plain) || !codegen::IsEmittableReduceWindowBody(op)) return options;
+    const std::string name = "jitd_wbody" + std::to_string(p_.window_body_names.size());
+    if (!codegen::EmitReduceWindowBody(llvm_module_ ? *llvm_module_ : *scratch_module(), op, name).ok()) {
+      return options;
+    }
+    p_.window_body_names.push_back(name);
+    p_.window_body_slots.push_back(std::make_unique<WindowBodyFn>(nullptr));
+    options.compiled_window_body = p_.window_body_slots.back().get();
     return options;
   }
 
@@ -1161,7 +1184,12 @@ class CpuExecutableImpl final : public CpuExecutable {
   const bool all_tensors_;  // Run works (runs_on_buffers)
 };
 
-constexpr std::string_view kSerialMagic = "JITDCPU1";
+// Version 2: the object files of the program's compiled parts (version 1,
+// one object file, is still read).
+constexpr std::string_view kSerialMagic = "JITDCPU2";
+constexpr std::string_view kSerialMagicV1 = "JITDCPU1";
+// More parts than any compile makes (CpuJitOptions::compile_threads).
+constexpr uint64_t kMaxSerialObjects = 1024;
 
 void PutString(std::string& out, std::string_view s) {
   const uint64_t n = s.size();
@@ -1189,7 +1217,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
 
   // Plans (and with `emit`, generates code for) a verified module.
   StatusOr<std::shared_ptr<Program>> Build(std::shared_ptr<const ir::Module> module,
-                                           const std::string* object,
+                                           const std::vector<std::string>* objects,
                                            std::vector<devices::CompileDump>* dumps = nullptr) const {
     const auto start = std::chrono::steady_clock::now();
     auto program = std::make_shared<Program>();
@@ -1203,7 +1231,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     }
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> llvm_module = jit->NewModule("program", *context);
-    Planner planner(*program, object ? nullptr : llvm_module.get());
+    Planner planner(*program, objects ? nullptr : llvm_module.get());
     JITD_RETURN_IF_ERROR(planner.Plan());
     JITD_RETURN_IF_ERROR(MaterializeConstants(*program));
     if (dumps) {
@@ -1217,9 +1245,10 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     const auto llvm_start = std::chrono::steady_clock::now();
     std::vector<std::string> symbols = program->kernel_names;
     symbols.insert(symbols.end(), program->comparator_names.begin(), program->comparator_names.end());
+    symbols.insert(symbols.end(), program->window_body_names.begin(), program->window_body_names.end());
     if (!symbols.empty()) {
-      if (object) {
-        JITD_ASSIGN_OR_RETURN(program->code, jit->AddObject(*object, symbols));
+      if (objects) {
+        JITD_ASSIGN_OR_RETURN(program->code, jit->AddObjects(*objects, symbols));
       } else {
         LlvmDumps llvm_dumps;
         JITD_ASSIGN_OR_RETURN(program->code,
@@ -1235,6 +1264,10 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
         *program->comparator_slots[i] = reinterpret_cast<CompiledComparator>(
             program->code->addresses()[program->kernel_names.size() + i]);
       }
+      const size_t first_body = program->kernel_names.size() + program->comparator_names.size();
+      for (size_t i = 0; i < program->window_body_slots.size(); ++i) {
+        *program->window_body_slots[i] = reinterpret_cast<WindowBodyFn>(program->code->addresses()[first_body + i]);
+      }
     }
     program->stats.llvm_seconds = Seconds(llvm_start);
     return program;
@@ -1249,12 +1282,14 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const CpuDeviceOptions& o
   if (jit_options.dump_dir.empty()) {
     if (const char* env = std::getenv("JITD_CPU_DUMP_DIR")) jit_options.dump_dir = env;
   }
-  JITD_ASSIGN_OR_RETURN(impl->jit, CpuJit::Create(jit_options));
   int threads = options.num_threads;
   if (threads <= 0) {
     if (const char* env = std::getenv("JITD_CPU_THREADS")) threads = std::atoi(env);
   }
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A big program's compile uses the device's threads too.
+  jit_options.compile_threads = threads;
+  JITD_ASSIGN_OR_RETURN(impl->jit, CpuJit::Create(jit_options));
   impl->pool = std::make_shared<ThreadPool>(threads);
   // The device's thread budget covers the GEMMs of its library calls too
   // (process-wide: the latest device created sets it).
@@ -1281,29 +1316,49 @@ StatusOr<std::string> CpuDevice::Serialize(const devices::Executable& executable
   std::string out(kSerialMagic);
   PutString(out, impl_->jit->cpu_features());
   PutString(out, ir::PrintModule(*p.module));
-  PutString(out, p.code ? p.code->object() : std::string());
+  const std::vector<std::string> none;
+  const std::vector<std::string>& objects = p.code ? p.code->objects() : none;
+  const uint64_t count = objects.size();
+  out.append(reinterpret_cast<const char*>(&count), sizeof(count));
+  for (const std::string& object : objects) PutString(out, object);
   return out;
 }
 
 StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Deserialize(std::string_view bytes) const {
-  if (bytes.substr(0, kSerialMagic.size()) != kSerialMagic) {
+  const bool v1 = bytes.substr(0, kSerialMagicV1.size()) == kSerialMagicV1;
+  if (!v1 && bytes.substr(0, kSerialMagic.size()) != kSerialMagic) {
     return InvalidArgument("not a serialized cpu executable (bad magic)");
   }
   bytes.remove_prefix(kSerialMagic.size());
-  std::string_view features, text, object;
-  if (!GetString(bytes, features) || !GetString(bytes, text) || !GetString(bytes, object) ||
-      !bytes.empty()) {
-    return InvalidArgument("truncated serialized cpu executable");
+  std::string_view features, text;
+  std::vector<std::string> objects;
+  bool complete = GetString(bytes, features) && GetString(bytes, text);
+  uint64_t count = 1;
+  if (complete && !v1) {
+    complete = bytes.size() >= sizeof(count);
+    if (complete) {
+      std::memcpy(&count, bytes.data(), sizeof(count));
+      bytes.remove_prefix(sizeof(count));
+    }
+    if (count > kMaxSerialObjects) {
+      return InvalidArgument("serialized cpu executable claims " + std::to_string(count) + " object files (at most " +
+                             std::to_string(kMaxSerialObjects) + ")");
+    }
   }
+  for (uint64_t i = 0; complete && i < count; ++i) {
+    std::string_view object;
+    complete = GetString(bytes, object);
+    if (complete && !object.empty()) objects.emplace_back(object);
+  }
+  if (!complete || !bytes.empty()) return InvalidArgument("truncated serialized cpu executable");
   if (features != impl_->jit->cpu_features()) {
     return Status(StatusCode::kFailedPrecondition,
                   "serialized cpu executable was built for other CPU features");
   }
   JITD_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> parsed, frontend::ParseModule(text));
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*parsed));
-  const std::string object_copy(object);
   JITD_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
-                        impl_->Build(std::shared_ptr<const ir::Module>(std::move(parsed)), &object_copy));
+                        impl_->Build(std::shared_ptr<const ir::Module>(std::move(parsed)), &objects));
   return std::unique_ptr<devices::Executable>(new CpuExecutableImpl(std::move(program)));
 }
 

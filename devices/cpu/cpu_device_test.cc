@@ -287,7 +287,8 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
 TEST(CpuDeviceTest, ControlFlowAndFallback) {
   // A loop whose body swaps two state values and calls a function; then a
   // sort (the runtime library), a concatenate and a pad (kernels) and a
-  // reduce_precision (the interpreter fallback: no kernel emitter for it).
+  // round trip through f8E8M0FNU (the interpreter fallback: kernels do not
+  // compute that exponent-only type).
   const std::string text = R"(
 func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>) {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -316,7 +317,8 @@ func.func @main(%x: tensor<5xf32>, %y: tensor<5xf32>) -> (tensor<i32>, tensor<10
   %cat = stablehlo.concatenate %sorted, %r#2, dim = 0 : (tensor<5xf32>, tensor<5xf32>) -> tensor<10xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %pad = stablehlo.pad %sel, %zero, low = [1], high = [2], interior = [1] : (tensor<5xf32>, tensor<f32>) -> tensor<12xf32>
-  %rp = stablehlo.reduce_precision %pad, format = e5m2 : tensor<12xf32>
+  %f8 = stablehlo.convert %pad : (tensor<12xf32>) -> tensor<12xf8E8M0FNU>
+  %rp = stablehlo.convert %f8 : (tensor<12xf8E8M0FNU>) -> tensor<12xf32>
   return %r#0, %cat, %rp, %sel : tensor<i32>, tensor<10xf32>, tensor<12xf32>, tensor<5xf32>
 }
 func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
@@ -329,7 +331,7 @@ func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
   auto exe = Device().Compile(Parse(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
-  EXPECT_EQ(stats.fallback_ops, 1);  // the reduce_precision
+  EXPECT_EQ(stats.fallback_ops, 2);  // the f8 converts
   EXPECT_EQ(stats.library_ops, 1);   // the sort
   EXPECT_GE(stats.control_ops, 3);   // while, call, if
 }
@@ -468,6 +470,68 @@ TEST(CpuDeviceTest, SerializedExecutableLoadsWithoutCodegen) {
   std::string other = *bytes;
   other[9] ^= 1;  // inside the CPU feature string's length or text
   EXPECT_FALSE(Device().Deserialize(other).ok());
+}
+
+// A program with many distinct kernels compiles in parts on the device's
+// two threads (CpuJitOptions::compile_threads); its executable keeps one
+// object file per part, serializes them all and loads back without codegen.
+TEST(CpuDeviceTest, BigProgramsCompileInConcurrentPartsAndSerializeEveryPart) {
+  const char* ops[] = {"abs", "exponential", "log", "negate", "sqrt", "tanh", "sine", "cosine", "floor", "ceil",
+                       "exponential_minus_one", "log_plus_one", "logistic", "rsqrt", "cbrt", "round_nearest_even",
+                       "round_nearest_afz", "sign"};
+  const std::string t = "tensor<1000xf32>";
+  std::string body, results, types;
+  int k = 0;
+  for (const char* op : ops) {
+    body += "  %r" + std::to_string(k) + " = stablehlo." + op + " %x : " + t + "\n";
+    results += (k ? ", %r" : "%r") + std::to_string(k);
+    types += (k ? ", " : "") + t;
+    ++k;
+  }
+  const std::string text =
+      "func.func @main(%x: " + t + ") -> (" + types + ") {\n" + body + "  return " + results + " : " + types + "\n}\n";
+  std::vector<devices::CompileDump> dumps;
+  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  auto optimized = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "llvm.opt.ll"; });
+  ASSERT_NE(optimized, dumps.end());
+  EXPECT_NE(optimized->text.find("; ---- part 1 of 2"), std::string::npos) << "compiled as one part";
+
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1000}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, 0.01 * i + 0.005);
+  const std::vector<RuntimeValue> args{RuntimeValue(x)};
+  auto compiled = (*exe)->Execute(args, {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> expected = RunOn(interpreter, text, args);
+  ASSERT_EQ(compiled->size(), expected.size());
+  for (size_t r = 0; r < expected.size(); ++r) {
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      const double want = expected[r].literal().GetDouble(i);
+      ASSERT_NEAR((*compiled)[r].literal().GetDouble(i), want, 1e-6 * std::max(1.0, std::abs(want)))
+          << ops[r] << " element " << i;
+    }
+  }
+
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto reloaded = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().message();
+  ExpectSameValues(*reloaded, *compiled);
+  // A count of object files beyond any compile's is refused, not allocated.
+  std::string corrupt = *bytes;
+  const size_t features = 8 + 8 + static_cast<size_t>(*reinterpret_cast<const uint64_t*>(corrupt.data() + 8));
+  const size_t text_size = *reinterpret_cast<const uint64_t*>(corrupt.data() + features);
+  const size_t count_at = features + 8 + text_size;
+  ASSERT_LT(count_at + 8, corrupt.size());
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>(corrupt.data() + count_at), 2u);
+  const uint64_t huge = uint64_t{1} << 40;
+  std::memcpy(corrupt.data() + count_at, &huge, 8);
+  auto refused = Device().Deserialize(corrupt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("object files"), std::string::npos) << refused.status().message();
 }
 
 TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
@@ -1026,6 +1090,477 @@ func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>, %c: tensor<12xf64>, %d: 
   EXPECT_EQ(StatsOf(text).fallback_ops, 0);
   ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
                                RuntimeValue(Floats(ir::DType::kF64, c)), RuntimeValue(Floats(ir::DType::kF64, d))});
+}
+
+TEST(CpuDeviceTest, RngBitGeneratorRunsInTheLibraryWithTheInterpretersBits) {
+  // Every algorithm, the state threaded through two generators, the bits
+  // consumed by a kernel (uniform floats in [1, 2) from the top mantissa bits).
+  for (const char* algorithm : {"THREE_FRY", "PHILOX", "DEFAULT"}) {
+    SCOPED_TRACE(algorithm);
+    const std::string text = std::string(R"(
+func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<5x7xui32>, tensor<9xf32>, tensor<3x4xui8>) {
+  %s1, %bits = stablehlo.rng_bit_generator %s, algorithm = )") + algorithm + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<5x7xui32>)
+  %s2, %more = stablehlo.rng_bit_generator %s1, algorithm = )" + algorithm + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<9xui32>)
+  %nine = stablehlo.constant dense<9> : tensor<9xui32>
+  %one = stablehlo.constant dense<1065353216> : tensor<9xui32>
+  %m = stablehlo.shift_right_logical %more, %nine : tensor<9xui32>
+  %o = stablehlo.or %m, %one : tensor<9xui32>
+  %f = stablehlo.bitcast_convert %o : (tensor<9xui32>) -> tensor<9xf32>
+  %s3, %bytes = stablehlo.rng_bit_generator %s2, algorithm = )" + algorithm + R"( : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3x4xui8>)
+  return %s3, %bits, %f, %bytes : tensor<2xui64>, tensor<5x7xui32>, tensor<9xf32>, tensor<3x4xui8>
+}
+)";
+    const CpuProgramStats& stats = StatsOf(text);
+    EXPECT_EQ(stats.fallback_ops, 0);
+    EXPECT_EQ(stats.library_ops, 3);
+    ir::Literal state = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kU64, {2}));
+    state.SetBits(0, 0x243F6A8885A308D3ull);
+    state.SetBits(1, ~uint64_t{0} - 20);  // the counter wraps inside the program
+    ExpectLikeInterpreter(text, {RuntimeValue(std::move(state))});
+  }
+}
+
+// Literal of `t` and `dims` from raw element bits.
+ir::Literal FromBits(ir::DType t, std::vector<int64_t> dims, const std::vector<uint64_t>& bits) {
+  ir::Literal lit = *ir::Literal::Create(ir::Type::Tensor(t, std::move(dims)));
+  for (size_t i = 0; i < bits.size(); ++i) lit.SetBits(static_cast<int64_t>(i), bits[i]);
+  return lit;
+}
+
+// Every result byte for byte equal (NaN payloads included).
+void ExpectSameBytes(const std::string& text, const std::vector<RuntimeValue>& args) {
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> got = RunOn(Device(), text, args);
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    const auto x = got[r].literal().bytes(), y = want[r].literal().bytes();
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(x[i], y[i]) << "result " << r << " byte " << i;
+    }
+  }
+}
+
+TEST(CpuDeviceTest, BitcastConvertAcrossWidthsIsAKernelBitForBit) {
+  // Narrowing (a new minor dimension of pieces, low bits first), widening
+  // (the minor dimension joined), equal widths between every kind of type,
+  // fused with index maps on both sides; f16 / bf16 operands are read as
+  // bits (signalling NaNs included), not through their f32 value, and
+  // half results keep signalling NaNs too.
+  const std::string text = R"(
+func.func @main(%f: tensor<2x3xf32>, %h: tensor<8xf16>, %b: tensor<4x2xbf16>, %u: tensor<3xui64>, %z: tensor<2xcomplex<f32>>, %p: tensor<3xi1>) -> (tensor<3x2x2xf16>, tensor<2x3x4xi8>, tensor<4xui32>, tensor<2x4xui16>, tensor<3xf64>, tensor<3x2xui32>, tensor<3x4xbf16>, tensor<3xui64>, tensor<2xcomplex<f32>>, tensor<3xi1>, tensor<ui64>, tensor<2xf32>, tensor<8xf16>, tensor<2x4xbf16>, tensor<3x4xf16>) {
+  %t = stablehlo.transpose %f, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %halves = stablehlo.bitcast_convert %t : (tensor<3x2xf32>) -> tensor<3x2x2xf16>
+  %bytes = stablehlo.bitcast_convert %f : (tensor<2x3xf32>) -> tensor<2x3x4xi8>
+  %hr = stablehlo.reshape %h : (tensor<8xf16>) -> tensor<4x2xf16>
+  %words = stablehlo.bitcast_convert %hr : (tensor<4x2xf16>) -> tensor<4xui32>
+  %bt = stablehlo.transpose %b, dims = [1, 0] : (tensor<4x2xbf16>) -> tensor<2x4xbf16>
+  %bbits = stablehlo.bitcast_convert %bt : (tensor<2x4xbf16>) -> tensor<2x4xui16>
+  %d = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3xf64>
+  %pairs = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3x2xui32>
+  %four = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3x4xbf16>
+  %zr = stablehlo.reverse %z, dims = [0] : tensor<2xcomplex<f32>>
+  %zz = stablehlo.bitcast_convert %zr : (tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>
+  %zb = stablehlo.bitcast_convert %d : (tensor<3xf64>) -> tensor<3xui64>
+  %pp = stablehlo.bitcast_convert %p : (tensor<3xi1>) -> tensor<3xi1>
+  %s = stablehlo.slice %pairs [1:2, 0:2] : (tensor<3x2xui32>) -> tensor<1x2xui32>
+  %sr = stablehlo.reshape %s : (tensor<1x2xui32>) -> tensor<2xui32>
+  %joined = stablehlo.bitcast_convert %sr : (tensor<2xui32>) -> tensor<ui64>
+  %one = stablehlo.constant dense<1.5> : tensor<2xf32>
+  %hh = stablehlo.slice %hr [1:2, 0:2] : (tensor<4x2xf16>) -> tensor<1x2xf16>
+  %hh2 = stablehlo.reshape %hh : (tensor<1x2xf16>) -> tensor<2xf16>
+  %w = stablehlo.bitcast_convert %hh2 : (tensor<2xf16>) -> tensor<f32>
+  %wb = stablehlo.broadcast_in_dim %w, dims = [] : (tensor<f32>) -> tensor<2xf32>
+  %sum = stablehlo.add %wb, %one : tensor<2xf32>
+  %hmoved = stablehlo.reverse %h, dims = [0] : tensor<8xf16>
+  %bmoved = stablehlo.transpose %b, dims = [1, 0] : (tensor<4x2xbf16>) -> tensor<2x4xbf16>
+  %hb = stablehlo.bitcast_convert %u : (tensor<3xui64>) -> tensor<3x4xf16>
+  return %halves, %bytes, %words, %bbits, %d, %pairs, %four, %zb, %zz, %pp, %joined, %sum, %hmoved, %bmoved, %hb : tensor<3x2x2xf16>, tensor<2x3x4xi8>, tensor<4xui32>, tensor<2x4xui16>, tensor<3xf64>, tensor<3x2xui32>, tensor<3x4xbf16>, tensor<3xui64>, tensor<2xcomplex<f32>>, tensor<3xi1>, tensor<ui64>, tensor<2xf32>, tensor<8xf16>, tensor<2x4xbf16>, tensor<3x4xf16>
+}
+)";
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  // f32: 1, -0, a subnormal, +inf, a quiet NaN with payload, 65504.
+  const std::vector<uint64_t> f = {0x3F800000, 0x80000000, 0x00000001, 0x7F800000, 0x7FC01234, 0x477FE000};
+  // f16: signalling NaNs (0x7C01, 0xFD55), quiet NaN, inf, -0, max, a subnormal, 1.
+  const std::vector<uint64_t> h = {0x7C01, 0xFD55, 0x7E01, 0x7C00, 0x8000, 0x7BFF, 0x0001, 0x3C00};
+  const std::vector<uint64_t> b = {0x7F81, 0xFFC1, 0x3F80, 0x0001, 0x8000, 0x7F80, 0x7F7F, 0x4049};
+  const std::vector<uint64_t> u = {0x3FF0000000000000ull, 0x7FF0000000000001ull, 0x7C01FD5501237D01ull};
+  const std::vector<uint64_t> z = {0xFF8000003F800000ull, 0x000000027FC00001ull};
+  ExpectSameBytes(text, {RuntimeValue(FromBits(ir::DType::kF32, {2, 3}, f)),
+                         RuntimeValue(FromBits(ir::DType::kF16, {8}, h)),
+                         RuntimeValue(FromBits(ir::DType::kBF16, {4, 2}, b)),
+                         RuntimeValue(FromBits(ir::DType::kU64, {3}, u)),
+                         RuntimeValue(FromBits(ir::DType::kC64, {2}, z)),
+                         RuntimeValue(FromBits(ir::DType::kPred, {3}, {1, 0, 1}))});
+}
+
+TEST(CpuDeviceTest, ReducePrecisionIsAKernelBitForBit) {
+  // Rounding ties to even at the new mantissa width, overflow to infinity,
+  // flush to zero below the new exponent range, NaN payloads unchanged, for
+  // every float type and several formats (some wider than the type).
+  const std::vector<std::pair<const char*, const char*>> formats = {
+      {"e5m2", "format = e5m2"}, {"e8m7", "format = e8m7"}, {"e4m3", "format = e4m3"},
+      {"e1m0", "format = e1m0"}, {"e11m52", "format = e11m52"}, {"e2m30", "format = e2m30"}};
+  struct Case {
+    const char* type;
+    ir::DType dtype;
+    std::vector<uint64_t> bits;
+  };
+  const std::vector<Case> cases = {
+      {"f32", ir::DType::kF32,
+       {0x3F800000, 0x3F900000, 0x3FB00000, 0x3FA00000, 0x7F7FFFFF, 0x00000001, 0x80800000, 0x7FC01234,
+        0xFFA00001, 0x7F800000, 0x477FF000, 0x38800000, 0x3DFFFFFF, 0xC2F80000, 0x00000000, 0x80000000}},
+      {"f64", ir::DType::kF64,
+       {0x3FF0000000000000ull, 0x3FF1800000000000ull, 0x7FEFFFFFFFFFFFFFull, 0x0000000000000001ull,
+        0x7FF0000000000001ull, 0xFFF8000000000123ull, 0xC0E0000000000000ull, 0x3F1FFFFFFFFFFFFFull,
+        0x7FF0000000000000ull, 0x8000000000000000ull, 0x4321234567898765ull, 0x3E9FFFFFFF000000ull,
+        0x0010000000000000ull, 0x40FFFFF000000000ull, 0x3FF0000010000000ull, 0xBFF0000018000000ull}},
+      {"f16", ir::DType::kF16,
+       {0x3C00, 0x3C80, 0x3D80, 0x7BFF, 0x0001, 0x8400, 0x7E01, 0xFE55, 0x7C00, 0x4B80, 0x2000, 0x37FF,
+        0x0000, 0x8000, 0x5A5A, 0xC3C3}},
+      {"bf16", ir::DType::kBF16,
+       {0x3F80, 0x3F90, 0x3FB0, 0x7F7F, 0x0001, 0x8080, 0x7FC1, 0xFFC5, 0x7F80, 0x4380, 0x3800, 0x3DFF,
+        0x0000, 0x8000, 0x5A5A, 0xC3C3}},
+  };
+  for (const Case& c : cases) {
+    for (const auto& [name, attrs] : formats) {
+      SCOPED_TRACE(std::string(c.type) + " " + name);
+      const std::string t = std::string("tensor<4x4x") + c.type + ">";
+      // Also through a transpose and as the operand of a bitcast (bits in
+      // an integer result).
+      const std::string it = std::string("tensor<4x4x") + (ir::StorageBytes(c.dtype) == 8 ? "ui64" : ir::StorageBytes(c.dtype) == 4 ? "ui32" : "ui16") + ">";
+      const std::string text = "func.func @main(%x: " + t + ") -> (" + t + ", " + it + ") {\n" +
+                               "  %0 = stablehlo.reduce_precision %x, " + attrs + " : " + t + "\n" +
+                               "  %1 = stablehlo.transpose %x, dims = [1, 0] : (" + t + ") -> " + t + "\n" +
+                               "  %2 = stablehlo.reduce_precision %1, " + attrs + " : " + t + "\n" +
+                               "  %3 = stablehlo.bitcast_convert %2 : (" + t + ") -> " + it + "\n" +
+                               "  return %0, %3 : " + t + ", " + it + "\n}\n";
+      EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+      std::vector<uint64_t> bits = c.bits;
+      const RuntimeValue x(FromBits(c.dtype, {4, 4}, bits));
+      devices::InterpreterDevice interpreter;
+      const std::vector<RuntimeValue> got = RunOn(Device(), text, {x});
+      const std::vector<RuntimeValue> want = RunOn(interpreter, text, {x});
+      ASSERT_EQ(got.size(), 2u);
+      ASSERT_EQ(want.size(), 2u);
+      // Both results in every bit (NaN payloads, signalling ones included).
+      EXPECT_TRUE(got[1].literal() == want[1].literal());
+      const ir::Literal& g = got[0].literal();
+      const ir::Literal& w = want[0].literal();
+      for (int64_t i = 0; i < g.num_elements(); ++i) EXPECT_EQ(g.GetBits(i), w.GetBits(i)) << i;
+    }
+  }
+}
+
+TEST(CpuDeviceTest, ComplexTranscendentalsCallTheInterpretersFunctionsBitForBit) {
+  // Kernels call jit/eval's own per-element functions (jit/eval/scalar_math.h),
+  // so even the inexact ones agree with the interpreter in every bit: zeros,
+  // infinities, NaNs, huge and tiny parts, branch cuts.
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> re = {0.5, -0.0, 0.0, inf, -inf, nan, 1e300, -3.25, 1e-310, 0.0, 2.0, -1.0};
+  const std::vector<double> im = {-1.25, 0.0, -0.0, 1.0, nan, 2.0, -1e300, 0.0, 1e-300, inf, -0.0, 1e-20};
+  const char* unary[] = {"stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log",
+                         "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.sqrt", "stablehlo.rsqrt",
+                         "stablehlo.cbrt", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
+                         "stablehlo.tanh", "stablehlo.sign", "chlo.acos", "chlo.acosh", "chlo.asin",
+                         "chlo.asinh", "chlo.atan", "chlo.atanh", "chlo.cosh", "chlo.sinh", "chlo.tan",
+                         "chlo.square"};
+  const char* binary[] = {"stablehlo.power", "stablehlo.atan2", "stablehlo.remainder"};
+  for (const char* ct : {"complex<f32>", "complex<f64>"}) {
+    const std::string t = std::string("tensor<12x") + ct + ">";
+    std::string body, results, types;
+    int k = 0;
+    auto add = [&](const std::string& line) {
+      body += "  %r" + std::to_string(k) + " = " + line + "\n";
+      results += (k ? ", %r" : "%r") + std::to_string(k);
+      types += (k ? ", " : "") + t;
+      ++k;
+    };
+    for (const char* op : unary) {
+      const bool chlo = std::string_view(op).substr(0, 5) == "chlo.";
+      add(std::string(op) + " %z : " + t + (chlo ? " -> " + t : ""));
+    }
+    for (const char* op : binary) add(std::string(op) + " %z, %w : " + t);
+    // Fused behind other kernel ops.
+    add("stablehlo.add %r0, %r2 : " + t);
+    const std::string text = "func.func @main(%a: tensor<12xf64>, %b: tensor<12xf64>) -> (" + types + ") {\n" +
+                             "  %c = stablehlo.complex %a, %b : tensor<12xcomplex<f64>>\n" +
+                             "  %z = stablehlo.convert %c : (tensor<12xcomplex<f64>>) -> " + t + "\n" +
+                             "  %w = stablehlo.reverse %z, dims = [0] : " + t + "\n" + body +
+                             "  return " + results + " : " + types + "\n}\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Floats(ir::DType::kF64, re)), RuntimeValue(Floats(ir::DType::kF64, im))});
+  }
+}
+
+TEST(CpuDeviceTest, SpecialFunctionsCallTheInterpretersFunctionsBitForBit) {
+  // lgamma, digamma, erf_inv, bessel_i1e and CHLO's cosh / sinh (f32
+  // lowering for f32 / f16 / bf16, f64 for f64), rounded once into the type.
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> x = {0.5, -0.0, 0.0, inf, -inf, nan, -3.0, 2.5, 1e-30, -0.75, 0.999, 30.0,
+                                 -1.5, 170.5, 1e5, 0.1};
+  for (const char* ft : {"f32", "f64", "f16", "bf16"}) {
+    const std::string t = std::string("tensor<16x") + ft + ">";
+    std::string body, results, types;
+    int k = 0;
+    for (const char* op : {"chlo.lgamma", "chlo.digamma", "chlo.erf_inv", "chlo.bessel_i1e", "chlo.cosh", "chlo.sinh"}) {
+      body += "  %r" + std::to_string(k) + " = " + op + " %x : " + t + " -> " + t + "\n";
+      results += (k ? ", %r" : "%r") + std::to_string(k);
+      types += (k ? ", " : "") + t;
+      ++k;
+    }
+    const std::string text = "func.func @main(%a: tensor<16xf64>) -> (" + types + ") {\n" +
+                             "  %x = stablehlo.convert %a : (tensor<16xf64>) -> " + t + "\n" + body +
+                             "  return " + results + " : " + types + "\n}\n";
+    SCOPED_TRACE(text);
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Floats(ir::DType::kF64, x))});
+  }
+}
+
+TEST(CpuDeviceTest, KernelsCallingTheInterpretersMathLoadFromASerializedExecutable) {
+  // The object file names jit/eval's functions; a fresh device (its own
+  // JIT) resolves them when it links the deserialized kernels.
+  const std::string text = R"(
+func.func @main(%z: tensor<6xcomplex<f64>>, %x: tensor<6xf32>) -> (tensor<6xcomplex<f64>>, tensor<6xf32>) {
+  %e = stablehlo.exponential %z : tensor<6xcomplex<f64>>
+  %p = stablehlo.power %e, %z : tensor<6xcomplex<f64>>
+  %l = chlo.lgamma %x : tensor<6xf32> -> tensor<6xf32>
+  return %p, %l : tensor<6xcomplex<f64>>, tensor<6xf32>
+}
+)";
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  EXPECT_EQ(static_cast<const CpuExecutable&>(**exe).stats().fallback_ops, 0);
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto other = CpuDevice::Create(CpuDeviceOptions{});
+  ASSERT_TRUE(other.ok());
+  auto loaded = (*other)->Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ir::Literal z = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kC128, {6}));
+  for (int64_t i = 0; i < 6; ++i) z.SetComplex(i, {0.3 * static_cast<double>(i) - 1, 0.7 - 0.2 * static_cast<double>(i)});
+  const std::vector<RuntimeValue> args = {RuntimeValue(z),
+                                          RuntimeValue(Floats(ir::DType::kF32, {0.5, -2.5, 3, 1e-3, 7.25, -0.1}))};
+  auto b = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(b->size(), want.size());
+  for (size_t r = 0; r < want.size(); ++r) EXPECT_TRUE((*b)[r].literal() == want[r].literal()) << r;
+}
+
+TEST(CpuDeviceTest, ComplexReductionsAreKernelsStepByStepLikeTheInterpreter) {
+  // Sums (component-wise, rounded every step), products (the long double
+  // multiply) and a lexicographic maximum with an index, in the
+  // interpreter's order: long ones are neither reassociated nor split.
+  for (const char* ct : {"complex<f32>", "complex<f64>"}) {
+    SCOPED_TRACE(ct);
+    const std::string c = ct;
+    const std::string text = R"(
+func.func @main(%a: tensor<3x70000xf64>, %b: tensor<3x70000xf64>) -> (tensor<3xCT>, tensor<70000xCT>, tensor<3xCT>, tensor<3xi32>) {
+  %c = stablehlo.complex %a, %b : tensor<3x70000xcomplex<f64>>
+  %z = stablehlo.convert %c : (tensor<3x70000xcomplex<f64>>) -> tensor<3x70000xCT>
+  %zero = stablehlo.constant dense<(0.0, -0.0)> : tensor<CT>
+  %one = stablehlo.constant dense<(1.0, 0.0)> : tensor<CT>
+  %sum = stablehlo.reduce(%z init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<3x70000xCT>, tensor<CT>) -> tensor<3xCT>
+  %prod = stablehlo.reduce(%z init: %one) applies stablehlo.multiply across dimensions = [0] : (tensor<3x70000xCT>, tensor<CT>) -> tensor<70000xCT>
+  %iota = stablehlo.iota dim = 1 : tensor<3x70000xi32>
+  %ninf = stablehlo.constant dense<(0xFF800000, 0.0)> : tensor<CT>
+  %m0 = stablehlo.constant dense<-1> : tensor<i32>
+  %max:2 = stablehlo.reduce(%z init: %ninf), (%iota init: %m0) across dimensions = [1] : (tensor<3x70000xCT>, tensor<3x70000xi32>, tensor<CT>, tensor<i32>) -> (tensor<3xCT>, tensor<3xi32>)
+   reducer(%x: tensor<CT>, %y: tensor<CT>) (%i: tensor<i32>, %j: tensor<i32>) {
+    %gt = stablehlo.compare GT, %x, %y : (tensor<CT>, tensor<CT>) -> tensor<i1>
+    %v = stablehlo.select %gt, %x, %y : tensor<i1>, tensor<CT>
+    %k = stablehlo.select %gt, %i, %j : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %k : tensor<CT>, tensor<i32>
+  }
+  return %sum, %prod, %max#0, %max#1 : tensor<3xCT>, tensor<70000xCT>, tensor<3xCT>, tensor<3xi32>
+}
+)";
+    std::string program = text;
+    for (size_t pos; (pos = program.find("CT")) != std::string::npos;) program.replace(pos, 2, c);
+    const CpuProgramStats& stats = StatsOf(program);
+    EXPECT_EQ(stats.fallback_ops, 0);
+    EXPECT_EQ(stats.split_reductions, 0);
+    ir::Literal a = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF64, {3, 70000}));
+    ir::Literal b = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF64, {3, 70000}));
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      a.SetDouble(i, std::sin(0.37 * static_cast<double>(i)) * 1.3 + 1e-9 * static_cast<double>(i % 11));
+      b.SetDouble(i, std::cos(0.11 * static_cast<double>(i)) * 0.9);
+    }
+    ExpectSameBytes(program, {RuntimeValue(std::move(a)), RuntimeValue(std::move(b))});
+  }
+}
+
+TEST(CpuDeviceTest, ReduceWindowBodiesTheLibraryDoesNotFoldAreCompiled) {
+  // Complex sums and products, a lexicographic complex maximum and a
+  // two-input selection (value and index) over windows with strides,
+  // padding and base / window dilation: the library runs them with a
+  // compiled body, in the interpreter's window order, bit for bit; also
+  // from a serialized executable on a fresh device.
+  const std::string text = R"(
+func.func @main(%a: tensor<6x7xf64>, %b: tensor<6x7xf64>) -> (tensor<3x4xcomplex<f32>>, tensor<6x7xcomplex<f64>>, tensor<4x5xcomplex<f32>>, tensor<4x3xf32>, tensor<4x3xi32>) {
+  %c = stablehlo.complex %a, %b : tensor<6x7xcomplex<f64>>
+  %z = stablehlo.convert %c : (tensor<6x7xcomplex<f64>>) -> tensor<6x7xcomplex<f32>>
+  %zero = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %one = stablehlo.constant dense<(1.0, 0.0)> : tensor<complex<f64>>
+  %sum = "stablehlo.reduce_window"(%z, %zero) <{window_dimensions = array<i64: 3, 2>, window_strides = array<i64: 2, 2>, padding = dense<[[1, 0], [0, 1]]> : tensor<2x2xi64>}> ({
+  ^bb0(%x: tensor<complex<f32>>, %y: tensor<complex<f32>>):
+    %s = stablehlo.add %x, %y : tensor<complex<f32>>
+    stablehlo.return %s : tensor<complex<f32>>
+  }) : (tensor<6x7xcomplex<f32>>, tensor<complex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %prod = "stablehlo.reduce_window"(%c, %one) <{window_dimensions = array<i64: 8, 1>, padding = dense<[[7, 0], [0, 0]]> : tensor<2x2xi64>}> ({
+  ^bb0(%x: tensor<complex<f64>>, %y: tensor<complex<f64>>):
+    %p = stablehlo.multiply %x, %y : tensor<complex<f64>>
+    stablehlo.return %p : tensor<complex<f64>>
+  }) : (tensor<6x7xcomplex<f64>>, tensor<complex<f64>>) -> tensor<6x7xcomplex<f64>>
+  %ninf = stablehlo.constant dense<(0xFF800000, 0.0)> : tensor<complex<f32>>
+  %max = "stablehlo.reduce_window"(%z, %ninf) <{window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 3>, base_dilations = array<i64: 1, 2>, window_dilations = array<i64: 2, 1>, padding = dense<[[0, 0], [1, 2]]> : tensor<2x2xi64>}> ({
+  ^bb0(%x: tensor<complex<f32>>, %y: tensor<complex<f32>>):
+    %gt = stablehlo.compare GT, %x, %y : (tensor<complex<f32>>, tensor<complex<f32>>) -> tensor<i1>
+    %m = stablehlo.select %gt, %x, %y : tensor<i1>, tensor<complex<f32>>
+    stablehlo.return %m : tensor<complex<f32>>
+  }) : (tensor<6x7xcomplex<f32>>, tensor<complex<f32>>) -> tensor<4x5xcomplex<f32>>
+  %f = stablehlo.convert %a : (tensor<6x7xf64>) -> tensor<6x7xf32>
+  %i = stablehlo.iota dim = 1 : tensor<6x7xi32>
+  %big = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %m1 = stablehlo.constant dense<-1> : tensor<i32>
+  %sel:2 = "stablehlo.reduce_window"(%f, %i, %big, %m1) <{window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>, padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 2, 1>}> ({
+  ^bb0(%x: tensor<f32>, %k: tensor<i32>, %y: tensor<f32>, %l: tensor<i32>):
+    %le = stablehlo.compare LE, %x, %y, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %le, %x, %y : tensor<i1>, tensor<f32>
+    %j = stablehlo.select %le, %k, %l : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+  }) : (tensor<6x7xf32>, tensor<6x7xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x3xf32>, tensor<4x3xi32>)
+  return %sum, %prod, %max, %sel#0, %sel#1 : tensor<3x4xcomplex<f32>>, tensor<6x7xcomplex<f64>>, tensor<4x5xcomplex<f32>>, tensor<4x3xf32>, tensor<4x3xi32>
+}
+)";
+  const CpuProgramStats& stats = StatsOf(text);
+  EXPECT_EQ(stats.fallback_ops, 0);
+  EXPECT_EQ(stats.library_ops, 4);
+  std::vector<double> a, b;
+  for (int i = 0; i < 42; ++i) {
+    a.push_back(std::sin(1.7 * i) * 3 + (i % 5 == 0 ? 1.0 / 3 : 0.0));
+    b.push_back(std::cos(0.9 * i) * (i % 7 == 3 ? 0.0 : 2.0));
+  }
+  a[10] = INFINITY;
+  b[11] = std::nan("");
+  auto shaped = [](std::vector<double> v) {
+    ir::Literal l = Floats(ir::DType::kF64, v);
+    return RuntimeValue(*ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF64, {6, 7}),
+                                                std::vector<uint8_t>(l.bytes().begin(), l.bytes().end())));
+  };
+  const std::vector<RuntimeValue> args = {shaped(a), shaped(b)};
+  ExpectSameBytes(text, args);
+
+  auto exe = Device().Compile(Parse(text));
+  ASSERT_TRUE(exe.ok());
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto other = CpuDevice::Create(CpuDeviceOptions{});
+  ASSERT_TRUE(other.ok());
+  auto loaded = (*other)->Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto got = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  devices::InterpreterDevice interpreter;
+  const std::vector<RuntimeValue> want = RunOn(interpreter, text, args);
+  ASSERT_EQ(got->size(), want.size());
+  for (size_t r = 0; r < want.size(); ++r) {
+    const auto x = (*got)[r].literal().bytes(), y = want[r].literal().bytes();
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << "result " << r;
+  }
+}
+
+TEST(CpuDeviceTest, EightBitFloatsComputeInKernelsBitForBit) {
+  // Every 8-bit float kernels take: arithmetic rounded once per op (in f32,
+  // then jit/ir's EncodeFloat), saturation / overflow, NaN encodings, no
+  // negative zero in the FNUZ types, converts from f64 / f32 / i32 and back,
+  // compare, select, max / min, constants, index maps.
+  const double inf = INFINITY, nan = std::nan("");
+  const std::vector<double> a = {1.0, -0.0, 0.3, 448.0, 500.0, -1e6, nan, inf, 1.0 / 64, 3e-3, -2.75, 57344.0,
+                                 0.0625, 1e-9, 240.0, 7.5};
+  const std::vector<double> b = {3.0, 0.0, -0.1, 2.0, -448.0, 1e-3, 1.0, -inf, 1.0 / 1024, 0.5, 2.75, 1.5,
+                                 -0.0625, 8.0, 16.0, nan};
+  for (const char* t : {"f8E3M4", "f8E4M3", "f8E4M3FN", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E5M2", "f8E5M2FNUZ"}) {
+    SCOPED_TRACE(t);
+    std::string text = R"(
+func.func @main(%a: tensor<16xf64>, %b: tensor<16xf64>, %i: tensor<16xi32>) -> (tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xf32>, tensor<16xi32>, tensor<16xi1>, tensor<4x4xT>, tensor<16xT>, tensor<16xT>) {
+  %x = stablehlo.convert %a : (tensor<16xf64>) -> tensor<16xT>
+  %bf = stablehlo.convert %b : (tensor<16xf64>) -> tensor<16xf32>
+  %y = stablehlo.convert %bf : (tensor<16xf32>) -> tensor<16xT>
+  %s = stablehlo.add %x, %y : tensor<16xT>
+  %d = stablehlo.subtract %x, %y : tensor<16xT>
+  %m = stablehlo.multiply %x, %y : tensor<16xT>
+  %q = stablehlo.divide %x, %y : tensor<16xT>
+  %n = stablehlo.negate %x : tensor<16xT>
+  %ab = stablehlo.abs %n : tensor<16xT>
+  %sq = stablehlo.sqrt %ab : tensor<16xT>
+  %mx = stablehlo.maximum %s, %q : tensor<16xT>
+  %back = stablehlo.convert %mx : (tensor<16xT>) -> tensor<16xf32>
+  %toi = stablehlo.convert %m : (tensor<16xT>) -> tensor<16xi32>
+  %lt = stablehlo.compare LT, %x, %y, FLOAT : (tensor<16xT>, tensor<16xT>) -> tensor<i1>
+  %sel = stablehlo.select %lt, %x, %y : tensor<16xi1>, tensor<16xT>
+  %r = stablehlo.reshape %sel : (tensor<16xT>) -> tensor<4x4xT>
+  %tr = stablehlo.transpose %r, dims = [1, 0] : (tensor<4x4xT>) -> tensor<4x4xT>
+  %fi = stablehlo.convert %i : (tensor<16xi32>) -> tensor<16xT>
+  %c = stablehlo.constant dense<1.5> : tensor<16xT>
+  %fc = stablehlo.multiply %fi, %c : tensor<16xT>
+  return %s, %d, %q, %n, %sq, %mx, %back, %toi, %lt, %tr, %fi, %fc : tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xf32>, tensor<16xi32>, tensor<16xi1>, tensor<4x4xT>, tensor<16xT>, tensor<16xT>
+}
+)";
+    for (size_t pos; (pos = text.find("xT>")) != std::string::npos;) text.replace(pos, 3, std::string("x") + t + ">");
+    // compare's result type is i1 per element, select's predicate too.
+    for (size_t pos; (pos = text.find("-> tensor<i1>")) != std::string::npos;) text.replace(pos, 13, "-> tensor<16xi1>");
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Floats(ir::DType::kF64, a)), RuntimeValue(Floats(ir::DType::kF64, b)),
+                           RuntimeValue(Ints(ir::DType::kS32, {0, 1, -3, 17, 300, -1000, 100000, 9, 33, 65, 129, -129,
+                                                               255, 511, 7, -7}))});
+  }
+}
+
+TEST(CpuDeviceTest, SubByteIntegersComputeInKernelsBitForBit) {
+  // i2 / i4 / ui2 / ui4 wrap in their width; division and remainder by zero
+  // and MIN / -1, shifts by the width or more, saturating float converts,
+  // counts, a reduction; stored one per byte, zero-extended, as jit/ir does.
+  for (const char* t : {"i4", "ui4", "i2", "ui2"}) {
+    SCOPED_TRACE(t);
+    std::string text = R"(
+func.func @main(%a: tensor<16xi32>, %b: tensor<16xi32>, %f: tensor<16xf32>) -> (tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xi32>, tensor<16xf32>, tensor<16xi1>, tensor<16xT>, tensor<T>, tensor<16xT>) {
+  %x = stablehlo.convert %a : (tensor<16xi32>) -> tensor<16xT>
+  %y = stablehlo.convert %b : (tensor<16xi32>) -> tensor<16xT>
+  %s = stablehlo.add %x, %y : tensor<16xT>
+  %m = stablehlo.multiply %x, %y : tensor<16xT>
+  %q = stablehlo.divide %x, %y : tensor<16xT>
+  %r = stablehlo.remainder %x, %y : tensor<16xT>
+  %sl = stablehlo.shift_left %x, %y : tensor<16xT>
+  %sr = stablehlo.shift_right_arithmetic %x, %y : tensor<16xT>
+  %srl = stablehlo.shift_right_logical %x, %y : tensor<16xT>
+  %n = stablehlo.negate %x : tensor<16xT>
+  %pc = stablehlo.popcnt %x : tensor<16xT>
+  %cl = stablehlo.count_leading_zeros %y : tensor<16xT>
+  %wide = stablehlo.convert %s : (tensor<16xT>) -> tensor<16xi32>
+  %fl = stablehlo.convert %m : (tensor<16xT>) -> tensor<16xf32>
+  %lt = stablehlo.compare LT, %x, %y : (tensor<16xT>, tensor<16xT>) -> tensor<16xi1>
+  %fx = stablehlo.convert %f : (tensor<16xf32>) -> tensor<16xT>
+  %zero = stablehlo.constant dense<0> : tensor<T>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<16xT>, tensor<T>) -> tensor<T>
+  %mx = stablehlo.maximum %x, %fx : tensor<16xT>
+  return %s, %m, %q, %r, %sl, %sr, %srl, %n, %pc, %cl, %wide, %fl, %lt, %fx, %sum, %mx : tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xT>, tensor<16xi32>, tensor<16xf32>, tensor<16xi1>, tensor<16xT>, tensor<T>, tensor<16xT>
+}
+)";
+    for (size_t pos; (pos = text.find("xT>")) != std::string::npos;) text.replace(pos, 3, std::string("x") + t + ">");
+    for (size_t pos; (pos = text.find("<T>")) != std::string::npos;) text.replace(pos, 3, std::string("<") + t + ">");
+    EXPECT_EQ(StatsOf(text).fallback_ops, 0);
+    ExpectSameBytes(text, {RuntimeValue(Ints(ir::DType::kS32, {7, -8, 3, -1, 0, 5, -3, 2, 15, 1, -2, 6, 4, -5, 8, 9})),
+                           RuntimeValue(Ints(ir::DType::kS32, {0, -1, 2, 0, 3, 4, 1, -4, 1, 7, 2, 5, -1, 3, 2, 16})),
+                           RuntimeValue(Floats(ir::DType::kF32, {1.5, -9, 100, -0.5, NAN, INFINITY, -INFINITY, 2.99,
+                                                                 7.5, -7.5, 0, 3, -3, 1e9, -1e9, 1}))});
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Compiled with -fno-rtti (it subclasses llvm::ObjectCache, and Debian's
-// LLVM is built without RTTI).
+// Compiled with -fno-rtti (it defines an LLVM pass, and Debian's LLVM is
+// built without RTTI).
 #include "devices/cpu/cpu_jit.h"
 
 #include <atomic>
@@ -10,12 +10,16 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/kernel_runtime.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
-#include "llvm/ExecutionEngine/ObjectCache.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
@@ -33,6 +37,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -165,24 +170,13 @@ const std::vector<llvm::VecDesc>& LibmvecMappings() {
 
 }  // namespace
 
-struct CpuJit::State : public llvm::ObjectCache {
+struct CpuJit::State {
   CpuJitOptions options;
-  std::unique_ptr<llvm::TargetMachine> tm;  // the optimizer's cost model
-  std::mutex opt_mu;
-  std::mutex objects_mu;
-  std::map<std::string, std::string> objects;  // module id -> object file
+  // Builds a target machine per compile (a TargetMachine is not shared
+  // between threads).
+  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
   // Unique across JITs in the process (module ids name the dump files).
   static inline std::atomic<uint64_t> counter{0};
-
-  void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef obj) override {
-    std::lock_guard<std::mutex> lock(objects_mu);
-    objects[m->getModuleIdentifier()] = obj.getBuffer().str();
-  }
-  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
-
-  // Modules whose texts a compile asked for (AddModule's `dumps`), by id.
-  std::mutex dumps_mu;
-  std::map<std::string, LlvmDumps*> dump_requests;
 
   static std::string Print(const llvm::Module& m) {
     std::string text;
@@ -193,12 +187,12 @@ struct CpuJit::State : public llvm::ObjectCache {
 
   // The assembly of the optimized module (a copy goes through the target's
   // code generator a second time; only when dumping).
-  std::string Assembly(const llvm::Module& m) {
+  static std::string Assembly(const llvm::Module& m, llvm::TargetMachine& tm) {
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
     llvm::SmallString<0> text;
     llvm::raw_svector_ostream os(text);
     llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
       return "; the target cannot emit assembly\n";
     }
     pm.run(*copy);
@@ -211,17 +205,8 @@ struct CpuJit::State : public llvm::ObjectCache {
     if (!ec) os << text;
   }
 
-  void Optimize(llvm::Module& m) {
-    std::lock_guard<std::mutex> lock(opt_mu);
-    LlvmDumps* requested = nullptr;
-    {
-      std::lock_guard<std::mutex> dumps_lock(dumps_mu);
-      auto it = dump_requests.find(m.getModuleIdentifier());
-      if (it != dump_requests.end()) requested = it->second;
-    }
-    LlvmDumps local;
-    LlvmDumps* dumps = requested ? requested : !options.dump_dir.empty() ? &local : nullptr;
-    if (dumps) dumps->ir = Print(m);
+  // O2 on `m` with `tm` as the cost model.
+  static void Optimize(llvm::Module& m, llvm::TargetMachine& tm) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -234,7 +219,7 @@ struct CpuJit::State : public llvm::ObjectCache {
     // compile time: ~2x on the models).
     pto.LoopInterleaving = false;
     pto.LoopUnrolling = false;
-    llvm::PassBuilder pb(tm.get(), pto);
+    llvm::PassBuilder pb(&tm, pto);
     llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
     tlii.addVectorizableFunctions(LibmvecMappings());
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
@@ -247,23 +232,87 @@ struct CpuJit::State : public llvm::ObjectCache {
       mpm.addPass(llvm::createModuleToFunctionPassAdaptor(MarkStreamingStores()));
     });
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    const auto start = std::chrono::steady_clock::now();
     mpm.run(m, mam);
-    if (std::getenv("JITD_CPU_TIMING")) {
-      std::fprintf(stderr, "cpu jit: optimized %s in %.1f ms\n", m.getModuleIdentifier().c_str(),
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    if (dumps) {
-      dumps->optimized_ir = Print(m);
-      dumps->assembly = Assembly(m);
-    }
-    if (!options.dump_dir.empty()) {
-      const std::string base = options.dump_dir + "/" + m.getModuleIdentifier();
-      WriteFile(base + ".ll", dumps->ir);
-      WriteFile(base + ".opt.ll", dumps->optimized_ir);
-      WriteFile(base + ".s", dumps->assembly);
-    }
   }
+
+  // One partition of a program: optimized, then compiled to an object file.
+  struct Part {
+    std::unique_ptr<llvm::LLVMContext> context;
+    std::unique_ptr<llvm::Module> module;
+    std::string object;
+    std::string optimized_ir, assembly;  // when dumping
+    Status status = Status::Ok();
+    double optimize_ms = 0, codegen_ms = 0;
+  };
+
+  void Compile(Part& part, bool dump) const {
+    llvm::orc::JITTargetMachineBuilder builder = *jtmb;  // a copy per thread
+    auto tm = builder.createTargetMachine();
+    if (!tm) {
+      part.status = FromLlvm(tm.takeError(), "cannot create the host target machine");
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    Optimize(*part.module, **tm);
+    const auto optimized = std::chrono::steady_clock::now();
+    if (dump) {
+      part.optimized_ir = Print(*part.module);
+      part.assembly = Assembly(*part.module, **tm);
+    }
+    auto object = llvm::orc::SimpleCompiler(**tm)(*part.module);
+    if (!object) {
+      part.status = FromLlvm(object.takeError(), "cannot compile the program's module");
+      return;
+    }
+    part.object = (*object)->getBuffer().str();
+    part.optimize_ms = std::chrono::duration<double, std::milli>(optimized - start).count();
+    part.codegen_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - optimized).count();
+  }
+
+  // `m` cut into up to `n` modules, each in its own context (so they compile
+  // concurrently), by llvm::SplitModule: internal functions (a kernel's
+  // .body) stay with their callers, partitions balanced by size. One part
+  // (the module itself) when it is too small to be worth splitting.
+  static std::vector<Part> Partition(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> context,
+                                     int n) {
+    std::vector<Part> parts;
+    int64_t kernels = 0;
+    for (const llvm::Function& f : *m) {
+      if (!f.isDeclaration() && f.hasExternalLinkage()) ++kernels;
+    }
+    n = static_cast<int>(std::min<int64_t>(n, kernels / kMinFunctionsPerPart));
+    if (n <= 1) {
+      Part whole;
+      whole.context = std::move(context);
+      whole.module = std::move(m);
+      parts.push_back(std::move(whole));
+      return parts;
+    }
+    const std::string id = m->getModuleIdentifier();
+    llvm::SplitModule(*m, static_cast<unsigned>(n), [&](std::unique_ptr<llvm::Module> piece) {
+      llvm::SmallVector<char, 0> bitcode;
+      llvm::raw_svector_ostream os(bitcode);
+      llvm::WriteBitcodeToFile(*piece, os);
+      Part part;
+      part.context = std::make_unique<llvm::LLVMContext>();
+      auto parsed = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), id), *part.context);
+      if (!parsed) {
+        part.status = FromLlvm(parsed.takeError(), "cannot split the program's module");
+      } else {
+        part.module = std::move(*parsed);
+        part.module->setModuleIdentifier(id + ".part" + std::to_string(parts.size()));
+      }
+      parts.push_back(std::move(part));
+    }, /*PreserveLocals=*/true);
+    m.reset();  // before its context
+    context.reset();
+    return parts;
+  }
+
+  // Programs with fewer external functions per part than this compile as
+  // one module (each module costs a few ms of fixed work).
+  static constexpr int64_t kMinFunctionsPerPart = 8;
 };
 
 JitCode::~JitCode() {
@@ -299,33 +348,29 @@ StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(const CpuJitOptions& options) {
   jtmb.setCPU(jit->cpu_name_);
   jtmb.addFeatures(features.getFeatures());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-  auto tm = jtmb.createTargetMachine();
-  if (!tm) return FromLlvm(tm.takeError(), "cannot create the host target machine");
-  jit->state_->tm = std::move(*tm);
-
-  State* state = jit->state_.get();
-  auto built =
-      llvm::orc::LLJITBuilder()
-          .setJITTargetMachineBuilder(jtmb)
-          .setCompileFunctionCreator(
-              [state](llvm::orc::JITTargetMachineBuilder builder)
-                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                // A target machine per compile: programs compile concurrently.
-                return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(builder), state);
-              })
-          .create();
+  if (auto tm = jtmb.createTargetMachine(); !tm) {
+    return FromLlvm(tm.takeError(), "cannot create the host target machine");
+  }
+  jit->state_->jtmb = jtmb;
+  // Modules are optimized and compiled to objects by AddModule (on its own
+  // threads); the JIT links those objects and resolves symbols.
+  auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
   if (!built) return FromLlvm(built.takeError(), "cannot create the LLVM JIT");
   jit->jit_ = std::move(*built);
-  jit->jit_->getIRTransformLayer().setTransform(
-      [state](llvm::orc::ThreadSafeModule tsm, llvm::orc::MaterializationResponsibility&)
-          -> llvm::Expected<llvm::orc::ThreadSafeModule> {
-        tsm.withModuleDo([state](llvm::Module& m) { state->Optimize(m); });
-        return std::move(tsm);
-      });
   auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       jit->jit_->getDataLayout().getGlobalPrefix());
   if (!generator) return FromLlvm(generator.takeError(), "cannot search the process's symbols");
   jit->jit_->getMainJITDylib().addGenerator(std::move(*generator));
+  // jit/eval's per-element math, which kernels call by name (not exported
+  // from the executable, so not found by the process search above).
+  llvm::orc::SymbolMap runtime;
+  for (const auto& [name, address] : codegen::KernelRuntimeSymbols()) {
+    runtime[jit->jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                                 llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  }
+  if (llvm::Error e = jit->jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
+    return FromLlvm(std::move(e), "cannot define the kernels' runtime functions");
+  }
   return jit;
 }
 
@@ -357,49 +402,71 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::AddModule(std::unique_ptr<llvm::Modul
   const uint64_t n = state_->counter.fetch_add(1);
   const std::string id = "jitd_program_" + std::to_string(n);
   module->setModuleIdentifier(id);
-  if (dumps) {
-    std::lock_guard<std::mutex> lock(state_->dumps_mu);
-    state_->dump_requests[id] = dumps;
+  LlvmDumps local;
+  if (!dumps && !state_->options.dump_dir.empty()) dumps = &local;
+  if (dumps) dumps->ir = State::Print(*module);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<State::Part> parts =
+      State::Partition(std::move(module), std::move(context), std::max(1, state_->options.compile_threads));
+  // Part 0 on this thread, the others on their own.
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].status.ok()) threads.emplace_back([&, i] { state_->Compile(parts[i], dumps != nullptr); });
   }
-  // Optimisation runs in the lookup below, on this thread (ORC materializes
-  // on lookup); the request is withdrawn whatever happens.
-  struct Withdraw {
-    State* state;
-    const std::string& id;
-    ~Withdraw() {
-      std::lock_guard<std::mutex> lock(state->dumps_mu);
-      state->dump_requests.erase(id);
+  if (parts[0].status.ok()) state_->Compile(parts[0], dumps != nullptr);
+  for (std::thread& t : threads) t.join();
+  std::vector<std::string> objects;
+  for (State::Part& part : parts) {
+    JITD_RETURN_IF_ERROR(part.status);
+    objects.push_back(std::move(part.object));
+  }
+  if (std::getenv("JITD_CPU_TIMING")) {
+    for (const State::Part& part : parts) {
+      std::fprintf(stderr, "cpu jit: %s part of %zu: optimized in %.1f ms, compiled in %.1f ms\n", id.c_str(),
+                   parts.size(), part.optimize_ms, part.codegen_ms);
     }
-  } withdraw{state_.get(), id};
-  auto jd = jit_->createJITDylib(id);
-  if (!jd) return FromLlvm(jd.takeError(), "cannot create a JITDylib");
-  jd->addToLinkOrder(jit_->getMainJITDylib());
-  auto tracker = jd->createResourceTracker();
-  if (auto err = jit_->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module),
-                                                                      std::move(context)))) {
-    return FromLlvm(std::move(err), "cannot add the program's module");
+    std::fprintf(stderr, "cpu jit: %s in %.1f ms\n", id.c_str(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
-  std::lock_guard<std::mutex> lock(state_->objects_mu);
-  auto it = state_->objects.find(id);
-  if (code.ok() && it != state_->objects.end()) (*code)->object_ = std::move(it->second);
-  if (it != state_->objects.end()) state_->objects.erase(it);
-  return code;
+  if (dumps) {
+    dumps->optimized_ir.clear();
+    dumps->assembly.clear();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts.size() > 1) {
+        const std::string header = "; ---- part " + std::to_string(i) + " of " + std::to_string(parts.size()) +
+                                   " (compiled concurrently)\n";
+        dumps->optimized_ir += header;
+        dumps->assembly += "#" + header.substr(1);
+      }
+      dumps->optimized_ir += parts[i].optimized_ir;
+      dumps->assembly += parts[i].assembly;
+    }
+    if (!state_->options.dump_dir.empty()) {
+      const std::string base = state_->options.dump_dir + "/" + id;
+      State::WriteFile(base + ".ll", dumps->ir);
+      State::WriteFile(base + ".opt.ll", dumps->optimized_ir);
+      State::WriteFile(base + ".s", dumps->assembly);
+    }
+  }
+  return AddObjects(objects, symbols);
 }
 
-StatusOr<std::unique_ptr<JitCode>> CpuJit::AddObject(const std::string& object,
-                                                     const std::vector<std::string>& symbols) {
+StatusOr<std::unique_ptr<JitCode>> CpuJit::AddObjects(const std::vector<std::string>& objects,
+                                                      const std::vector<std::string>& symbols) {
   const uint64_t n = state_->counter.fetch_add(1);
   const std::string id = "jitd_object_" + std::to_string(n);
   auto jd = jit_->createJITDylib(id);
   if (!jd) return FromLlvm(jd.takeError(), "cannot create a JITDylib");
   jd->addToLinkOrder(jit_->getMainJITDylib());
   auto tracker = jd->createResourceTracker();
-  if (auto err = jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, id))) {
-    return FromLlvm(std::move(err), "cannot load the cached object file");
+  for (const std::string& object : objects) {
+    if (auto err = jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, id))) {
+      llvm::consumeError(tracker->remove());
+      return FromLlvm(std::move(err), "cannot load an object file of the program");
+    }
   }
   auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
-  if (code.ok()) (*code)->object_ = object;
+  if (code.ok()) (*code)->objects_ = objects;
   return code;
 }
 

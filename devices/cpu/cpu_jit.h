@@ -1,10 +1,13 @@
 // CpuJit: the CPU device's LLVM ORC LLJIT, configured through LLJITBuilder
-// for the host (CPU name + feature string), with O2 optimisation (new pass
-// manager, libmvec as the vector library) in the IRTransformLayer and an
-// object cache hook that keeps each program's object file, so executables
-// can be serialized and loaded back without code generation.
+// for the host (CPU name + feature string). AddModule optimizes a program's
+// module at O2 (new pass manager, libmvec as the vector library) and
+// compiles it to object code itself — cut into up to `compile_threads`
+// parts (llvm::SplitModule) that compile concurrently when the program is
+// big enough — then links the objects into the JIT; the object files are
+// kept, so executables can be serialized and loaded back (AddObjects)
+// without code generation.
 //
-// Thread safety: AddModule / AddObject may be called concurrently; each
+// Thread safety: AddModule / AddObjects may be called concurrently; each
 // program lives in its own JITDylib, removed when its JitCode is destroyed.
 // A CpuJit must outlive every JitCode it returned.
 #ifndef JITD_DEVICES_CPU_CPU_JIT_H_
@@ -32,18 +35,19 @@ namespace jitd::cpu {
 class CpuJit;
 
 // One program's machine code: the addresses of its kernels and the object
-// file they came from. Removes the code from the JIT on destruction.
+// files they came from (one per compiled part). Removes the code from the
+// JIT on destruction.
 class JitCode {
  public:
   ~JitCode();
   const std::vector<void*>& addresses() const { return addresses_; }
-  const std::string& object() const { return object_; }
+  const std::vector<std::string>& objects() const { return objects_; }
 
  private:
   friend class CpuJit;
   std::function<void()> release_;  // removes the code from the JIT
   std::vector<void*> addresses_;
-  std::string object_;
+  std::vector<std::string> objects_;
 };
 
 // One program's LLVM texts, collected by AddModule when asked: the module as
@@ -57,6 +61,8 @@ struct LlvmDumps {
 struct CpuJitOptions {
   // Written after optimisation when non-empty (the compile option dumps).
   std::string dump_dir;
+  // Threads one program's compile may use (its parts compile concurrently).
+  int compile_threads = 1;
 };
 
 class CpuJit {
@@ -77,10 +83,10 @@ class CpuJit {
                                                std::unique_ptr<llvm::LLVMContext> context,
                                                const std::vector<std::string>& symbols,
                                                LlvmDumps* dumps = nullptr);
-  // Links an object file produced by AddModule (JitCode::object) and
+  // Links the object files produced by AddModule (JitCode::objects) and
   // resolves `symbols`.
-  StatusOr<std::unique_ptr<JitCode>> AddObject(const std::string& object,
-                                               const std::vector<std::string>& symbols);
+  StatusOr<std::unique_ptr<JitCode>> AddObjects(const std::vector<std::string>& objects,
+                                                const std::vector<std::string>& symbols);
 
  private:
   CpuJit() = default;

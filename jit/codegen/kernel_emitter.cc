@@ -4,6 +4,7 @@
 #include "jit/codegen/kernel_emitter.h"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -11,7 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/codegen/kernel_runtime.h"
 #include "jit/eval/fold.h"
+#include "jit/eval/scalar_math.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
@@ -48,16 +51,53 @@ bool IsSupportedDType(DType t) {
     case DType::kF64:
     case DType::kC64:
     case DType::kC128:
+    case DType::kF8E3M4:
+    case DType::kF8E4M3:
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
+    case DType::kS2:
+    case DType::kS4:
+    case DType::kU2:
+    case DType::kU4:
       return true;
     default:
       return false;
   }
 }
 
-// f16 and bf16 compute in f32 and round to their type after every op: f32
-// holds more than 2p + 2 of their bits, so + - * / sqrt rounded twice equal
-// the interpreter's single rounding from double.
-bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+// i2 / i4 / ui2 / ui4: computed as LLVM i2 / i4 (wrapping in their width, as
+// jit/eval masks every result), stored one per byte, zero-extended (jit/ir's
+// SetInt) and read back by truncation.
+bool IsSubByteInt(DType t) { return ir::IsInteger(t) && ir::BitWidth(t) < 8; }
+
+// The 8-bit floats kernels compute (in f32, like f16 / bf16): every one with
+// a sign, a zero and round-to-nearest-even (not f8E8M0FNU, whose rounding
+// of log2 would not survive a first rounding to f32). Their storage is read
+// through a table of the 256 values and written by jit/ir's EncodeFloat.
+bool IsNarrowFloat(DType t) {
+  switch (t) {
+    case DType::kF8E3M4:
+    case DType::kF8E4M3:
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E4M3B11FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// f16, bf16 and the 8-bit floats compute in f32 and round to their type
+// after every op: f32 holds more than 2p + 2 of their bits, so + - * / sqrt
+// rounded twice equal the interpreter's single rounding from double.
+bool IsHalf(DType t) { return t == DType::kF16 || t == DType::kBF16 || IsNarrowFloat(t); }
+// The two 16-bit ones (whose bits HalfBits reads raw).
+bool IsHalf16(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 bool IsF(DType t) { return t == DType::kF32 || t == DType::kF64 || IsHalf(t); }
 bool IsInt(DType t) { return ir::IsInteger(t); }
 bool IsPredT(DType t) { return t == DType::kPred; }
@@ -85,6 +125,85 @@ bool AllTensorTypesSupported(const Op& op) {
   return true;
 }
 
+// The interpreter's per-element function for a complex op that kernels
+// call (jit/eval/scalar_math.h): the transcendentals, sign, power, atan2,
+// remainder.
+std::optional<int32_t> ComplexUnaryFnOf(OpCode code) {
+  using F = eval::ComplexFn;
+  F fn;
+  switch (code) {
+    case OpCode::kExponential: fn = F::kExp; break;
+    case OpCode::kExponentialMinusOne: fn = F::kExpm1; break;
+    case OpCode::kLog: fn = F::kLog; break;
+    case OpCode::kLogPlusOne: fn = F::kLog1p; break;
+    case OpCode::kLogistic: fn = F::kLogistic; break;
+    case OpCode::kSqrt: fn = F::kSqrt; break;
+    case OpCode::kRsqrt: fn = F::kRsqrt; break;
+    case OpCode::kCbrt: fn = F::kCbrt; break;
+    case OpCode::kSine: fn = F::kSin; break;
+    case OpCode::kCosine: fn = F::kCos; break;
+    case OpCode::kTan:
+    case OpCode::kChloTan: fn = F::kTan; break;
+    case OpCode::kTanh: fn = F::kTanh; break;
+    case OpCode::kSign: fn = F::kSign; break;
+    case OpCode::kChloAcos: fn = F::kAcos; break;
+    case OpCode::kChloAcosh: fn = F::kAcosh; break;
+    case OpCode::kChloAsin: fn = F::kAsin; break;
+    case OpCode::kChloAsinh: fn = F::kAsinh; break;
+    case OpCode::kChloAtan: fn = F::kAtan; break;
+    case OpCode::kChloAtanh: fn = F::kAtanh; break;
+    case OpCode::kChloCosh: fn = F::kCosh; break;
+    case OpCode::kChloSinh: fn = F::kSinh; break;
+    case OpCode::kChloSquare: fn = F::kSquare; break;
+    default: return std::nullopt;
+  }
+  return static_cast<int32_t>(fn);
+}
+std::optional<int32_t> ComplexBinaryFnOf(OpCode code) {
+  using F = eval::ComplexFn2;
+  switch (code) {
+    case OpCode::kPower: return static_cast<int32_t>(F::kPower);
+    case OpCode::kAtan2: return static_cast<int32_t>(F::kAtan2);
+    case OpCode::kRemainder: return static_cast<int32_t>(F::kRemainder);
+    default: return std::nullopt;
+  }
+}
+// Real special functions kernels call in jit/eval (`t` picks cosh / sinh's
+// f32 or f64 lowering).
+std::optional<int32_t> SpecialFnOf(OpCode code, DType t) {
+  using F = eval::SpecialFn;
+  const bool f64 = t == DType::kF64;
+  switch (code) {
+    case OpCode::kChloLgamma: return static_cast<int32_t>(F::kLgamma);
+    case OpCode::kChloDigamma: return static_cast<int32_t>(F::kDigamma);
+    case OpCode::kChloErfInv: return static_cast<int32_t>(F::kErfInv);
+    case OpCode::kChloBesselI1e: return static_cast<int32_t>(F::kBesselI1e);
+    case OpCode::kChloCosh: return static_cast<int32_t>(f64 ? F::kCoshF64 : F::kCoshF32);
+    case OpCode::kChloSinh: return static_cast<int32_t>(f64 ? F::kSinhF64 : F::kSinhF32);
+    default: return std::nullopt;
+  }
+}
+
+// bitcast_convert between element types of the same width (same shape), or
+// of different widths where the narrower side has one more, minor dimension
+// holding the pieces of a wider element (little-endian: piece j is bits
+// [j * narrow, (j + 1) * narrow)), as jit/eval's BitcastConvertKernel. i1
+// only to i1.
+bool BitcastSupported(const Op& op) {
+  const ir::Type& in = op.operand(0)->type();
+  const ir::Type& out = op.result(0)->type();
+  const DType t = in.dtype(), r = out.dtype();
+  if (IsNarrowFloat(t) || IsNarrowFloat(r)) return false;  // their bits are not computed in kernels
+  if (IsSubByteInt(t) || IsSubByteInt(r)) return false;    // pieces of bytes: the fallback
+  if (IsPredT(t) || IsPredT(r)) return t == r && in.rank() == out.rank();
+  const int from = ir::BitWidth(t), to = ir::BitWidth(r);
+  if (from == to) return in.rank() == out.rank();
+  if (from > to) {
+    return from % to == 0 && out.rank() == in.rank() + 1 && out.dims().back() == from / to;
+  }
+  return to % from == 0 && in.rank() == out.rank() + 1 && in.dims().back() == to / from;
+}
+
 // The math a scalar op needs for its element type(s), as the emitter
 // implements it. Mirrors EmitScalarOp's switch.
 bool ScalarOpSupported(const Op& op) {
@@ -97,7 +216,7 @@ bool ScalarOpSupported(const Op& op) {
     // the component type (add / subtract in double round once into f32 as
     // f32 arithmetic does), and multiply / divide / abs in x87 extended
     // precision as jit/eval's long double (ComplexMultiply, ComplexDivide,
-    // ComplexAbs). The transcendentals stay on the fallback.
+    // ComplexAbs). The transcendentals call jit/eval's own functions.
     switch (op.code()) {
       case OpCode::kMultiply:
       case OpCode::kDivide:  // libgcc's __divxc3, as jit/eval
@@ -107,6 +226,8 @@ bool ScalarOpSupported(const Op& op) {
 #else
         return false;
 #endif
+      case OpCode::kBitcastConvert:
+        return BitcastSupported(op);
       case OpCode::kCompare:  // lexicographic, as jit/eval's CompareComplex
       case OpCode::kAdd:
       case OpCode::kSubtract:
@@ -118,20 +239,31 @@ bool ScalarOpSupported(const Op& op) {
       case OpCode::kConvert:
         return true;
       default:
-        return false;
+        // Transcendentals, sign, power, atan2, remainder: calls of the
+        // interpreter's own per-element functions (jit/eval/scalar_math.h).
+        return IsCplx(t) && IsCplx(op.result(0)->type().dtype()) &&
+               (ComplexUnaryFnOf(op.code()) || ComplexBinaryFnOf(op.code()));
     }
   }
+  if (SpecialFnOf(op.code(), t)) return IsF(t);  // jit/eval's own functions, called
   switch (op.code()) {
     case OpCode::kReal:
     case OpCode::kImag:
       return IsF(t);
+    case OpCode::kCompare:
+      // TOTALORDER on 8-bit floats would order their f32 values, not their
+      // bit patterns (NaNs of either sign).
+      if (IsNarrowFloat(t)) {
+        const ir::EnumAttr* ct = op.GetEnum("compare_type");
+        return !ct || ct->value != "TOTALORDER";
+      }
+      return true;
     case OpCode::kAdd:
     case OpCode::kMultiply:
     case OpCode::kMaximum:
     case OpCode::kMinimum:
     case OpCode::kSelect:
     case OpCode::kClamp:
-    case OpCode::kCompare:
       return true;
     case OpCode::kConvert:
       // Into f16 / bf16 from f64 and wide integers: rounded to odd in f32
@@ -188,11 +320,10 @@ bool ScalarOpSupported(const Op& op) {
     case OpCode::kChloErf:
     case OpCode::kChloErfc:
       return IsF(t);
-    case OpCode::kBitcastConvert: {
-      const DType r = op.result(0)->type().dtype();
-      return !IsPredT(t) && !IsPredT(r) && !IsHalf(t) && !IsHalf(r) && ir::BitWidth(t) == ir::BitWidth(r) &&
-             op.operand(0)->type().rank() == op.result(0)->type().rank();
-    }
+    case OpCode::kBitcastConvert:
+      return BitcastSupported(op);
+    case OpCode::kReducePrecision:
+      return IsF(t) && !IsNarrowFloat(t) && op.GetInt("exponent_bits").value_or(1) >= 1 && op.GetInt("mantissa_bits").value_or(0) >= 0;
     default:
       return false;
   }
@@ -260,7 +391,9 @@ bool IsCheapToDuplicate(const Op& op) {
 
 bool IsEmittableReduce(const Op& op) {
   if (op.code() != OpCode::kReduce || op.num_regions() != 1) return false;
-  if (!AllTensorTypesSupported(op) || HasComplexType(op)) return false;
+  // Complex accumulators too: the body's ops are the interpreter's (add in
+  // the component type, multiply in long double), step by step.
+  if (!AllTensorTypesSupported(op)) return false;
   const size_t n = op.num_results();
   if (n == 0 || op.num_operands() != 2 * n) return false;
   const ir::Region& r = op.region(0);
@@ -392,6 +525,61 @@ class Emitter {
     return Status::Ok();
   }
 
+  // `void NAME(ptr acc, ptr x)` for the reduce_window root's body (see
+  // EmitReduceWindowBody in the header).
+  Status EmitWindowBodyFunction() {
+    const Op& op = *spec_.root;
+    const size_t n = op.num_results();
+    const ir::Block& block = op.region(0).block(0);
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy()}, false);
+    llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(llvm::Attribute::WillReturn);
+    function_ = fn;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    std::vector<llvm::Value*> acc_ptrs;
+    for (size_t i = 0; i < 2 * n; ++i) {
+      const DType t = block.arg(i)->type().dtype();
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), fn->getArg(i < n ? 0 : 1), i % n);
+      llvm::Value* element = b_.CreateLoad(b_.getPtrTy(), slot);
+      if (i < n) acc_ptrs.push_back(element);
+      scalars_[block.arg(i)] = LoadElement(element, t, b_.getInt64(0));
+    }
+    auto scalar = [&](const ir::Value* v) -> llvm::Value* {
+      if (auto it = scalars_.find(v); it != scalars_.end()) return it->second;
+      if (const Op* def = v->defining_op(); def && def->code() == OpCode::kConstant) return SplatConstant(*def);
+      Fail("reduce_window body value defined outside the region");
+      return llvm::UndefValue::get(ComputeType(v->type().dtype()));
+    };
+    bool returned = false;
+    for (const auto& body_op : block.ops()) {
+      if (body_op->code() == OpCode::kReturn) {
+        // All results computed before any accumulator is overwritten.
+        std::vector<llvm::Value*> results;
+        for (const ir::Value* v : body_op->operands()) results.push_back(scalar(v));
+        for (size_t i = 0; i < n && i < results.size(); ++i) {
+          Store(results[i], op.result(i)->type().dtype(), acc_ptrs[i], b_.getInt64(0));
+        }
+        b_.CreateRetVoid();
+        returned = true;
+        break;
+      }
+      std::vector<llvm::Value*> operands;
+      for (const ir::Value* v : body_op->operands()) operands.push_back(scalar(v));
+      scalars_[body_op->result(0)] =
+          body_op->code() == OpCode::kConstant ? SplatConstant(*body_op) : Scalar(*body_op, operands);
+    }
+    if (!returned) Fail("reduce_window body has no return");
+    if (!status_.ok()) return status_;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (llvm::verifyFunction(*fn, &os)) {
+      return Internal("codegen produced an invalid body for 'stablehlo.reduce_window' at " +
+                      op.loc().ToString() + ": " + os.str());
+    }
+    return Status::Ok();
+  }
+
  private:
   // void NAME.body(ptr noalias p0, ..., i64 begin, i64 end), always inlined
   // into void NAME(ptr buffers, i64 begin, i64 end). Parameters: the spec's
@@ -481,31 +669,83 @@ class Emitter {
       case DType::kBF16:
       case DType::kF32: return b_.getFloatTy();
       case DType::kF64: return b_.getDoubleTy();
-      default: return b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t)));
+      default:
+        if (IsNarrowFloat(t)) return b_.getFloatTy();
+        return b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t)));
     }
   }
   llvm::Type* StorageType(DType t) {
+    if (IsNarrowFloat(t) || IsSubByteInt(t)) return b_.getInt8Ty();
     if (IsHalf(t)) return b_.getInt16Ty();
     return t == DType::kPred ? b_.getInt8Ty() : ComputeType(t);
   }
 
-  // f16 / bf16 bits (i16) <-> their f32 value; exact both ways.
+  // f16 / bf16 bits (i16) <-> their f32 value; exact both ways, NaN
+  // payloads included: a NaN's sign and mantissa move as bits (the
+  // hardware conversions would quiet a signalling NaN), so a half value
+  // that a kernel only moves keeps its bits, as in the interpreter.
   llvm::Value* HalfToFloat(llvm::Value* bits, DType t) {
-    if (t == DType::kF16) return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+    if (IsNarrowFloat(t)) return NarrowToFloat(bits, t);
+    if (t == DType::kF16) {
+      llvm::Value* x = b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+      llvm::Value* b32 = b_.CreateZExt(bits, b_.getInt32Ty());
+      llvm::Value* nan_bits = b_.CreateOr(b_.CreateShl(b_.CreateAnd(b32, b_.getInt32(0x8000)), 16),
+                                          b_.CreateOr(b_.getInt32(0x7F800000),
+                                                      b_.CreateShl(b_.CreateAnd(b32, b_.getInt32(0x3FF)), 13)));
+      llvm::Value* is_nan = b_.CreateICmpUGT(b_.CreateAnd(b32, b_.getInt32(0x7FFF)), b_.getInt32(0x7C00));
+      return b_.CreateSelect(is_nan, b_.CreateBitCast(nan_bits, b_.getFloatTy()), x);
+    }
     llvm::Value* wide = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
     return b_.CreateBitCast(wide, b_.getFloatTy());
   }
-  // f32 -> f16 / bf16 bits, rounded to nearest even (NaN stays NaN).
+  // f32 -> f16 / bf16 bits, rounded to nearest even. A NaN keeps its sign
+  // and the top of its payload; one whose kept payload would be zero (only
+  // low f32 bits set) gets the quiet bit, so it stays a NaN.
   llvm::Value* FloatToHalf(llvm::Value* x, DType t) {
-    if (t == DType::kF16) return b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
+    if (IsNarrowFloat(t)) return FloatToNarrow(x, t);
     llvm::Value* bits = b_.CreateBitCast(x, b_.getInt32Ty());
+    llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
+    if (t == DType::kF16) {
+      llvm::Value* rounded = b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getInt16Ty());
+      llvm::Value* payload = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(0x3FF));
+      payload = b_.CreateSelect(b_.CreateICmpEQ(payload, b_.getInt32(0)), b_.getInt32(0x200), payload);
+      llvm::Value* nan = b_.CreateOr(b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(0x8000)),
+                                     b_.CreateOr(b_.getInt32(0x7C00), payload));
+      return b_.CreateSelect(is_nan, b_.CreateTrunc(nan, b_.getInt16Ty()), rounded);
+    }
     llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
     llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7FFF))), 16);
-    llvm::Value* quiet_nan = b_.CreateOr(b_.CreateLShr(bits, 16), b_.getInt32(0x40));
-    llvm::Value* is_nan = b_.CreateFCmpUNO(x, x);
-    return b_.CreateTrunc(b_.CreateSelect(is_nan, quiet_nan, rounded), b_.getInt16Ty());
+    llvm::Value* top = b_.CreateLShr(bits, 16);
+    llvm::Value* nan = b_.CreateSelect(b_.CreateICmpEQ(b_.CreateAnd(top, b_.getInt32(0x7F)), b_.getInt32(0)),
+                                       b_.CreateOr(top, b_.getInt32(0x40)), top);
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), b_.getInt16Ty());
   }
-  // An f32 value rounded to `t` when t is f16 / bf16.
+  // 8-bit float bits (i8) -> their f32 value (exact): a load from a table
+  // of jit/ir's DecodeFloat of all 256 patterns.
+  llvm::Value* NarrowToFloat(llvm::Value* bits, DType t) {
+    const std::string name = std::string("jitd_decode_") + std::string(ir::DTypeName(t));
+    llvm::GlobalVariable* table = module_.getGlobalVariable(name, /*AllowInternal=*/true);
+    if (!table) {
+      const ir::FloatFormat format = *ir::GetFloatFormat(t);
+      std::vector<float> values(256);
+      for (uint64_t b = 0; b < 256; ++b) values[b] = static_cast<float>(ir::DecodeFloat(b, format));
+      llvm::Constant* init = llvm::ConstantDataArray::get(ctx_, values);
+      table = new llvm::GlobalVariable(module_, init->getType(), /*isConstant=*/true,
+                                       llvm::GlobalValue::InternalLinkage, init, name);
+    }
+    llvm::Value* addr = b_.CreateInBoundsGEP(b_.getFloatTy(), table, b_.CreateZExt(bits, i64_));
+    return b_.CreateLoad(b_.getFloatTy(), addr);
+  }
+  // f32 -> 8-bit float bits, rounded once by jit/ir's EncodeFloat (the
+  // interpreter's own rounding, saturation and NaN encoding).
+  llvm::Value* FloatToNarrow(llvm::Value* x, DType t) {
+    llvm::Value* wide = b_.CreateFPExt(x, b_.getDoubleTy());
+    llvm::Value* bits = EvalCall(kEncodeFloatSymbol, b_.getInt64Ty(),
+                                 {b_.getInt32(static_cast<uint32_t>(t)), wide});
+    return b_.CreateTrunc(bits, b_.getInt8Ty());
+  }
+
+  // An f32 value rounded to `t` when t is f16 / bf16 / an 8-bit float.
   llvm::Value* RoundTo(llvm::Value* x, DType t) {
     if (!IsHalf(t)) return x;
     return HalfToFloat(FloatToHalf(x, t), t);
@@ -609,6 +849,7 @@ class Emitter {
                                : b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
     if (IsHalf(t)) x = HalfToFloat(x, t);
+    if (IsSubByteInt(t)) x = b_.CreateTrunc(x, ComputeType(t));
     return x;
   }
 
@@ -620,12 +861,14 @@ class Emitter {
                                : b_.CreateLoad(StorageType(t), addr);
     if (t == DType::kPred) x = b_.CreateICmpNE(x, b_.getInt8(0));
     if (IsHalf(t)) x = HalfToFloat(x, t);
+    if (IsSubByteInt(t)) x = b_.CreateTrunc(x, ComputeType(t));
     return x;
   }
 
   void Store(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) {
     if (t == DType::kPred) x = b_.CreateZExt(x, b_.getInt8Ty());
     if (IsHalf(t)) x = FloatToHalf(x, t);
+    if (IsSubByteInt(t)) x = b_.CreateZExt(x, b_.getInt8Ty());
     llvm::Value* addr = b_.CreateInBoundsGEP(StorageType(t), ptr, offset);
     if (IsCplx(t)) {
       b_.CreateAlignedStore(x, addr, llvm::Align(ir::StorageBytes(t) / 2));
@@ -635,6 +878,15 @@ class Emitter {
   }
 
   llvm::Value* Value(const ir::Value* v, Index* idx) {
+    if (raw_half_) {
+      // Inside HalfBits' walk: f16 / bf16 values as their bits, every other
+      // value (start indices, select predicates) as usual.
+      if (IsHalf16(v->type().dtype())) return HalfBits(v, idx);
+      raw_half_ = false;
+      llvm::Value* x = Value(v, idx);
+      raw_half_ = true;
+      return x;
+    }
     auto key = std::make_pair(v, idx);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     llvm::Value* x = nullptr;
@@ -683,6 +935,15 @@ class Emitter {
         return llvm::ConstantFP::get(b_.getFloatTy(), ir::HalfToFloat(static_cast<uint16_t>(bits)));
       case DType::kBF16:
         return llvm::ConstantFP::get(b_.getFloatTy(), ir::BFloat16ToFloat(static_cast<uint16_t>(bits)));
+      case DType::kF8E3M4:
+      case DType::kF8E4M3:
+      case DType::kF8E4M3FN:
+      case DType::kF8E4M3FNUZ:
+      case DType::kF8E4M3B11FNUZ:
+      case DType::kF8E5M2:
+      case DType::kF8E5M2FNUZ:
+        return llvm::ConstantFP::get(b_.getFloatTy(),
+                                     static_cast<float>(ir::DecodeFloat(bits, *ir::GetFloatFormat(t))));
       case DType::kF32: {
         float f;
         std::memcpy(&f, p, 4);
@@ -780,6 +1041,8 @@ class Emitter {
       }
       case OpCode::kPad:
         return EmitPad(op, idx);
+      case OpCode::kBitcastConvert:
+        return FromBits(BitcastBits(op, idx), rt.dtype());
       case OpCode::kDynamicSlice: {
         // operand[clamped start + result index]: always in bounds.
         const ir::Value* operand = op.operand(0);
@@ -810,7 +1073,8 @@ class Emitter {
         // A constant on the other edge and the operand read after the
         // join: a phi of two loads would be folded into one load of a
         // selected address (a gather).
-        llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(ComputeType(rt.dtype())), [&] {
+        llvm::Type* element = raw_half_ && IsHalf16(rt.dtype()) ? b_.getInt16Ty() : ComputeType(rt.dtype());
+        llvm::Value* x = Guarded(inside, llvm::Constant::getNullValue(element), [&] {
           Index* u = NewIndex(udims);
           u->multi = rel;
           return Value(update, u);
@@ -917,6 +1181,168 @@ class Emitter {
       o->multi = q;
       return Value(operand, o);
     });
+  }
+
+  // ---- Element bits (bitcast_convert, reduce_precision) ---------------------
+
+  // jit/eval's canonical quiet NaN (ir::EncodeFloat's NanBits) of f16 / bf16.
+  llvm::Value* HalfNanBits(DType t) { return b_.getInt16(t == DType::kF16 ? 0x7E00 : 0x7FC0); }
+
+  // The storage bits of a value of type `t` in its compute form, as an
+  // integer of BitWidth(t) bits (i1 for pred). f16 / bf16 values are
+  // rounded back from f32 (exact: they hold a value of the type), NaN as
+  // jit/eval's canonical NaN when `canonical_nan` (what the interpreter
+  // stores for a computed NaN).
+  llvm::Value* ToBits(llvm::Value* x, DType t, bool canonical_nan) {
+    if (IsPredT(t) || IsInt(t)) return x;
+    if (IsNarrowFloat(t)) return FloatToHalf(x, t);  // EncodeFloat: NaN canonical already
+    if (IsHalf(t)) {
+      llvm::Value* bits = FloatToHalf(x, t);
+      return canonical_nan ? b_.CreateSelect(b_.CreateFCmpUNO(x, x), HalfNanBits(t), bits) : bits;
+    }
+    return b_.CreateBitCast(x, b_.getIntNTy(static_cast<unsigned>(ir::BitWidth(t))));
+  }
+  // The compute form of storage bits of type `t`.
+  llvm::Value* FromBits(llvm::Value* bits, DType t) {
+    if (IsPredT(t) || IsInt(t)) return bits;
+    if (IsHalf(t)) return HalfToFloat(bits, t);
+    return b_.CreateBitCast(bits, ComputeType(t));
+  }
+
+  // The i16 storage bits of f16 / bf16 value `v` at `idx`, exactly as the
+  // interpreter holds them: f16's f32 round trip quiets signalling NaNs,
+  // so values that reach a bitcast_convert or reduce_precision through ops
+  // that copy elements (index maps, select) are read as bits from their
+  // buffer or constant; bitcast_convert and reduce_precision results are
+  // bits already. Anything computed is rounded from f32, a NaN as the
+  // interpreter's canonical one.
+  llvm::Value* HalfBits(const ir::Value* v, Index* idx) {
+    const DType t = v->type().dtype();
+    if (auto it = params_.find(v); it != params_.end()) {
+      llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
+      return b_.CreateLoad(b_.getInt16Ty(), b_.CreateInBoundsGEP(b_.getInt16Ty(), it->second, offset));
+    }
+    const Op* op = v->defining_op();
+    if (op && fused_.count(op) && !scalars_.count(v)) {
+      switch (op->code()) {
+        case OpCode::kConstant: {
+          uint16_t bits;
+          std::memcpy(&bits, op->attr("value")->as<ir::DenseElementsAttr>().data->data(), 2);
+          return b_.getInt16(bits);
+        }
+        case OpCode::kBitcastConvert:
+          return BitcastBits(*op, idx);
+        case OpCode::kReducePrecision:
+          return ReducePrecisionBits(*op, HalfBits(op->operand(0), idx));
+        case OpCode::kSelect: {
+          const bool saved = raw_half_;
+          raw_half_ = false;
+          llvm::Value* p = Value(op->operand(0), ElementwiseOperandIndex(*op, 0, idx));
+          raw_half_ = saved;
+          return b_.CreateSelect(p, HalfBits(op->operand(1), ElementwiseOperandIndex(*op, 1, idx)),
+                                 HalfBits(op->operand(2), ElementwiseOperandIndex(*op, 2, idx)));
+        }
+        case OpCode::kBroadcastInDim:
+        case OpCode::kReshape:
+        case OpCode::kTranspose:
+        case OpCode::kSlice:
+        case OpCode::kReverse:
+        case OpCode::kConcatenate:
+        case OpCode::kPad:
+        case OpCode::kDynamicSlice:
+        case OpCode::kDynamicUpdateSlice: {
+          // The index map itself, its half-typed operands read as bits
+          // (Value defers to HalfBits while raw_half_ is set).
+          const bool saved = raw_half_;
+          raw_half_ = true;
+          llvm::Value* x = EmitOp(*op, idx);
+          raw_half_ = saved;
+          return x;
+        }
+        default:
+          break;
+      }
+    }
+    const bool saved = raw_half_;
+    raw_half_ = false;
+    llvm::Value* x = Value(v, idx);
+    raw_half_ = saved;
+    return ToBits(x, t, /*canonical_nan=*/true);
+  }
+
+  // The result element of bitcast_convert `op` at `idx` as BitWidth bits:
+  // equal widths reinterpret; a narrower result takes piece j (its minor
+  // index) of the operand element; a wider one joins the operand's minor
+  // dimension, piece j at bits [j * narrow, (j + 1) * narrow).
+  llvm::Value* BitcastBits(const Op& op, Index* idx) {
+    const ir::Value* in = op.operand(0);
+    const DType from = in->type().dtype(), to = op.result(0)->type().dtype();
+    const unsigned fb = static_cast<unsigned>(ir::BitWidth(from)), tb = static_cast<unsigned>(ir::BitWidth(to));
+    auto bits_at = [&](Index* i) {
+      if (IsHalf16(from)) return HalfBits(in, i);
+      const bool saved = raw_half_;
+      raw_half_ = false;
+      llvm::Value* x = Value(in, i);
+      raw_half_ = saved;
+      return ToBits(x, from, /*canonical_nan=*/true);
+    };
+    if (fb == tb) return bits_at(idx);
+    const std::vector<llvm::Value*> m = Multi(*idx);
+    if (fb > tb) {
+      Index* o = NewIndex(in->type().dims());
+      o->multi.assign(m.begin(), m.end() - 1);
+      llvm::Value* shift = b_.CreateMul(b_.CreateZExtOrTrunc(m.back(), b_.getIntNTy(fb)),
+                                        llvm::ConstantInt::get(b_.getIntNTy(fb), tb));
+      return b_.CreateTrunc(b_.CreateLShr(bits_at(o), shift), b_.getIntNTy(tb));
+    }
+    llvm::Value* acc = llvm::ConstantInt::get(b_.getIntNTy(tb), 0);
+    for (unsigned j = 0; j < tb / fb; ++j) {
+      Index* o = NewIndex(in->type().dims());
+      o->multi = m;
+      o->multi.push_back(b_.getInt64(j));
+      llvm::Value* piece = b_.CreateZExt(bits_at(o), b_.getIntNTy(tb));
+      acc = b_.CreateOr(acc, b_.CreateShl(piece, llvm::ConstantInt::get(b_.getIntNTy(tb), j * fb)));
+    }
+    return acc;
+  }
+
+  // reduce_precision on the storage bits of a float (jit/eval's
+  // ReducePrecisionBits, XLA's algorithm): round the mantissa to nearest
+  // even at the new width, then overflow to infinity / flush to zero what
+  // leaves the new exponent range; NaN passes through unchanged.
+  llvm::Value* ReducePrecisionBits(const Op& op, llvm::Value* bits) {
+    const DType t = op.operand(0)->type().dtype();
+    const ir::FloatFormat format = *ir::GetFloatFormat(t);
+    const int sm = format.mantissa_bits, se = format.exponent_bits;
+    const int64_t e = op.GetInt("exponent_bits").value_or(se);
+    const int64_t m = op.GetInt("mantissa_bits").value_or(sm);
+    llvm::Type* it = bits->getType();
+    auto c = [&](uint64_t v) { return llvm::ConstantInt::get(it, v); };
+    auto mask = [](int64_t w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; };
+    const unsigned width = it->getIntegerBitWidth();
+    const uint64_t sign_mask = uint64_t{1} << (width - 1);
+    const uint64_t exponent_mask = mask(se) << sm;
+    llvm::Value* x = bits;
+    if (m < sm) {
+      const int drop = sm - static_cast<int>(m);
+      const uint64_t last_kept_bit = uint64_t{1} << drop;
+      const uint64_t base_bias = (last_kept_bit >> 1) - 1;
+      llvm::Value* bias = b_.CreateAdd(b_.CreateLShr(b_.CreateAnd(x, c(last_kept_bit)), c(drop)), c(base_bias));
+      x = b_.CreateAnd(b_.CreateAdd(x, bias), c(~(last_kept_bit - 1) & mask(width)));
+    }
+    if (e < se) {
+      const uint64_t src_bias = mask(se - 1);
+      const uint64_t reduced_bias = mask(e - 1);
+      const uint64_t max_exponent = src_bias + reduced_bias;
+      const uint64_t min_exponent = src_bias - reduced_bias;
+      llvm::Value* exponent = b_.CreateAnd(x, c(exponent_mask));
+      llvm::Value* sign = b_.CreateAnd(x, c(sign_mask));
+      llvm::Value* overflow = b_.CreateICmpUGT(exponent, c(max_exponent << sm));
+      llvm::Value* underflow = b_.CreateICmpULE(exponent, c(min_exponent << sm));
+      x = b_.CreateSelect(overflow, b_.CreateOr(sign, c(exponent_mask)), b_.CreateSelect(underflow, sign, x));
+    }
+    llvm::Value* is_nan = b_.CreateICmpUGT(b_.CreateAnd(bits, c(~sign_mask & mask(width))), c(exponent_mask));
+    return b_.CreateSelect(is_nan, bits, x);
   }
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
@@ -1032,6 +1458,54 @@ class Emitter {
     llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
     z = b_.CreateInsertElement(z, narrow(re), uint64_t{0});
     return b_.CreateInsertElement(z, narrow(im), uint64_t{1});
+  }
+
+  // A function of jit/eval's (jit/eval/scalar_math.h), declared as not
+  // touching memory.
+  llvm::CallInst* EvalCall(const char* symbol, llvm::Type* result, llvm::ArrayRef<llvm::Value*> args) {
+    std::vector<llvm::Type*> params;
+    for (llvm::Value* a : args) params.push_back(a->getType());
+    llvm::FunctionCallee callee = module_.getOrInsertFunction(symbol, llvm::FunctionType::get(result, params, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    llvm::CallInst* call = b_.CreateCall(callee, args);
+    call->setDoesNotAccessMemory();
+    return call;
+  }
+
+  // The interpreter's complex function `fn` of `zs`: parts widened to
+  // double, {re, im} doubles back (the C ABI of a struct of two doubles),
+  // narrowed per part for complex<f32> as the interpreter stores them.
+  llvm::Value* EvalComplexCall(const char* symbol, int32_t fn, llvm::ArrayRef<llvm::Value*> zs, DType t) {
+    llvm::Type* d = b_.getDoubleTy();
+    std::vector<llvm::Value*> args = {b_.getInt32(static_cast<uint32_t>(fn))};
+    for (llvm::Value* z : zs) {
+      for (uint64_t part = 0; part < 2; ++part) {
+        llvm::Value* v = b_.CreateExtractElement(z, part);
+        args.push_back(t == DType::kC64 ? b_.CreateFPExt(v, d) : v);
+      }
+    }
+    llvm::Value* r = EvalCall(symbol, llvm::StructType::get(ctx_, {d, d}), args);
+    llvm::Value* out = llvm::UndefValue::get(ComputeType(t));
+    for (unsigned part = 0; part < 2; ++part) {
+      llvm::Value* v = b_.CreateExtractValue(r, part);
+      out = b_.CreateInsertElement(out, t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v,
+                                   uint64_t{part});
+    }
+    return out;
+  }
+
+  // The interpreter's real special function `fn` of x: in double, rounded
+  // once into the type (f16 / bf16: rounded to odd in f32 first, so the
+  // caller's rounding to the type is the only one, as jit/eval's EncodeFloat).
+  llvm::Value* EvalSpecialCall(int32_t fn, llvm::Value* x, DType t) {
+    llvm::Value* wide = t == DType::kF64 ? x : b_.CreateFPExt(x, b_.getDoubleTy());
+    llvm::Value* r = EvalCall(kSpecialSymbol, b_.getDoubleTy(), {b_.getInt32(static_cast<uint32_t>(fn)), wide});
+    if (t == DType::kF64) return r;
+    return IsHalf(t) ? DoubleToFloatRoundToOdd(r) : b_.CreateFPTrunc(r, b_.getFloatTy());
   }
 
   llvm::Value* Intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
@@ -1239,6 +1713,17 @@ class Emitter {
     const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
                                           : op.result(0)->type().dtype();
     const DType rt = op.result(0)->type().dtype();
+    if (IsCplx(t) && IsCplx(rt)) {
+      if (std::optional<int32_t> fn = ComplexUnaryFnOf(op.code())) {
+        return EvalComplexCall(kComplexUnarySymbol, *fn, {x[0]}, t);
+      }
+      if (std::optional<int32_t> fn = ComplexBinaryFnOf(op.code())) {
+        return EvalComplexCall(kComplexBinarySymbol, *fn, {x[0], x[1]}, t);
+      }
+    }
+    if (IsF(t)) {
+      if (std::optional<int32_t> fn = SpecialFnOf(op.code(), t)) return EvalSpecialCall(*fn, x[0], t);
+    }
     const bool is_signed = ir::IsSignedInt(t);
     auto fconst = [&](double v) { return llvm::ConstantFP::get(x[0]->getType(), v); };
     auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(x[0]->getType(), static_cast<uint64_t>(v), true); };
@@ -1329,7 +1814,10 @@ class Emitter {
       }
       case OpCode::kCompare: return Compare(op, x[0], x[1]);
       case OpCode::kConvert: return Convert(x[0], t, rt);
-      case OpCode::kBitcastConvert: return b_.CreateBitCast(x[0], ComputeType(rt));
+      case OpCode::kBitcastConvert:  // scalars (comparators, reduce bodies): equal widths
+        return FromBits(ToBits(x[0], t, /*canonical_nan=*/true), rt);
+      case OpCode::kReducePrecision:
+        return FromBits(ReducePrecisionBits(op, ToBits(x[0], t, /*canonical_nan=*/false)), t);
       // Floats.
       case OpCode::kSqrt: return Intrinsic(llvm::Intrinsic::sqrt, {x[0]});
       case OpCode::kRsqrt: {
@@ -1420,6 +1908,9 @@ class Emitter {
         case OpCode::kDynamicSlice:
         case OpCode::kDynamicUpdateSlice:
           return false;
+        case OpCode::kBitcastConvert:
+          if (op->operand(0)->type().rank() != op->result(0)->type().rank()) return false;
+          break;
         case OpCode::kBroadcastInDim: {
           if (op->operand(0)->type().num_elements() == 1) break;
           if (op->operand(0)->type().dims() != op->result(0)->type().dims()) return false;
@@ -1708,6 +2199,7 @@ class Emitter {
     if (!fold) return std::nullopt;
     const bool sum_or_product = *fold == eval::FoldOp::kAdd || *fold == eval::FoldOp::kMultiply;
     if (IsHalf(t) && sum_or_product) return std::nullopt;  // rounded per step: not reassociated
+    if (IsCplx(t)) return std::nullopt;  // no complex identities / partials
     Split s;
     s.fold = *fold;
     s.outputs = root.result(0)->type().num_elements();
@@ -1858,6 +2350,9 @@ class Emitter {
   bool stream_stores_ = false;      // the body ends its stores with an sfence
   std::deque<Index> indices_;
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;
+  // Set while HalfBits walks index maps: f16 / bf16 values are produced as
+  // their i16 storage bits (never cached), see HalfBits.
+  bool raw_half_ = false;
   Status status_ = Status::Ok();
 };
 
@@ -1975,6 +2470,88 @@ bool IsEmittableComparator(const Op& sort) {
     defined.insert(op->result(0));
   }
   return false;
+}
+
+bool IsEmittableReduceWindowBody(const Op& op) {
+  if (op.code() != OpCode::kReduceWindow || op.num_regions() != 1) return false;
+  const size_t n = op.num_results();
+  if (n == 0 || op.num_operands() != 2 * n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& r = op.result(i)->type();
+    const ir::Type& in = op.operand(i)->type();
+    const ir::Type& init = op.operand(n + i)->type();
+    if (!r.is_tensor() || !in.is_tensor() || !init.is_tensor() || !IsSupportedDType(r.dtype()) ||
+        in.dtype() != r.dtype() || init.dtype() != r.dtype() || init.rank() != 0) {
+      return false;
+    }
+  }
+  const ir::Region& region = op.region(0);
+  if (region.num_blocks() != 1) return false;
+  const ir::Block& block = region.block(0);
+  if (block.num_args() != 2 * n) return false;
+  std::unordered_set<const ir::Value*> defined;
+  for (size_t i = 0; i < block.num_args(); ++i) {
+    const ir::Type& t = block.arg(i)->type();
+    if (!t.is_tensor() || t.rank() != 0 || t.dtype() != op.result(i % n)->type().dtype()) return false;
+    defined.insert(block.arg(i));
+  }
+  auto known = [&](const ir::Value* v) {
+    if (defined.count(v)) return true;
+    const Op* def = v->defining_op();  // a splat constant outside the region
+    return def && def->code() == OpCode::kConstant && IsFusibleOp(*def) && v->type().rank() == 0;
+  };
+  for (const auto& body_op : block.ops()) {
+    if (body_op->code() == OpCode::kReturn) {
+      if (body_op.get() != block.ops().back().get() || body_op->num_operands() != n) return false;
+      for (size_t i = 0; i < n; ++i) {
+        const ir::Value* v = body_op->operand(i);
+        if (!known(v) || !v->type().is_tensor() || v->type().rank() != 0 ||
+            v->type().dtype() != op.result(i)->type().dtype()) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (!IsFusibleOp(*body_op) || body_op->num_results() != 1 || body_op->result(0)->type().rank() != 0) {
+      return false;
+    }
+    switch (body_op->code()) {  // scalar math only
+      case OpCode::kIota:
+      case OpCode::kBroadcastInDim:
+      case OpCode::kReshape:
+      case OpCode::kTranspose:
+      case OpCode::kSlice:
+      case OpCode::kReverse:
+      case OpCode::kConcatenate:
+      case OpCode::kPad:
+      case OpCode::kDynamicSlice:
+      case OpCode::kDynamicUpdateSlice:
+      case OpCode::kBitcastConvert:
+        return false;
+      default:
+        break;
+    }
+    for (const ir::Value* v : body_op->operands()) {
+      if (!known(v)) return false;
+    }
+    defined.insert(body_op->result(0));
+  }
+  return false;
+}
+
+Status EmitReduceWindowBody(llvm::Module& module, const Op& op, const std::string& name) {
+  if (!IsEmittableReduceWindowBody(op)) {
+    return Unimplemented(op.loc().ToString() + ": 'stablehlo.reduce_window' op body cannot be compiled");
+  }
+  KernelSpec spec;
+  spec.name = name;
+  spec.root = &op;
+  Emitter emitter(module, spec);
+  Status status = emitter.EmitWindowBodyFunction();
+  if (!status.ok()) {
+    if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code
+  }
+  return status;
 }
 
 Status EmitComparator(llvm::Module& module, const Op& sort, const std::string& name) {

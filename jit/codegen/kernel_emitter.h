@@ -19,12 +19,22 @@
 // answers, float -> int converts saturate (NaN -> 0), maximum / minimum
 // propagate NaN and order -0 below +0, compare honours TOTALORDER.
 // Transcendentals call libm names that LLVM maps to libmvec when it
-// vectorizes. Element types: pred, 8..64-bit integers, f16, bf16, f32, f64,
+// vectorizes. Element types: pred, 2..64-bit integers (i2 / i4 / ui2 / ui4
+// wrap in their width, one per byte, no bitcast), f16, bf16, the 8-bit
+// floats with a zero and a sign (f8E3M4, f8E4M3, f8E4M3FN, f8E4M3FNUZ,
+// f8E4M3B11FNUZ, f8E5M2, f8E5M2FNUZ: computed in f32, read through a table,
+// written by jit/ir's EncodeFloat; no bitcast, reduce_precision or
+// TOTALORDER compare on them), f32, f64,
 // and complex<f32> / complex<f64> for the ops jit/eval computes exactly
 // (add, subtract, negate, select, real, imag, complex, convert, index maps;
-// multiply, divide, abs and compare as jit/eval's long double code);
+// multiply, divide, abs and compare as jit/eval's long double code;
+// transcendentals, sign, power, atan2 and remainder, and the real special
+// functions lgamma / digamma / erf_inv / bessel_i1e / CHLO cosh / sinh, as
+// calls of jit/eval's own per-element functions, see kernel_runtime.h);
 // others are left to the caller's fallback. Converts into f16 / bf16 round
-// once, as jit/eval does.
+// once, as jit/eval does. bitcast_convert (also between widths: the narrow
+// side's extra minor dimension holds the pieces) and reduce_precision work
+// on storage bits, f16 / bf16 operands read as bits (see HalfBits).
 #ifndef JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 #define JITD_JIT_CODEGEN_KERNEL_EMITTER_H_
 
@@ -126,6 +136,19 @@ bool IsEmittableComparator(const ir::Op& sort);
 // 1 when lhs sorts before rhs (the region's i1 result), else 0. Pure and
 // thread-safe. Errors name the op codegen could not handle.
 Status EmitComparator(llvm::Module& module, const ir::Op& sort, const std::string& name);
+
+// True when `reduce_window`'s body compiles: N inputs, N rank-0 inits and N
+// results of one element type each (per i), and a body of scalar math
+// (IsFusibleOp ops on rank-0 values, splat constants also from outside) on
+// its 2N rank-0 arguments returning N values of the result types.
+bool IsEmittableReduceWindowBody(const ir::Op& reduce_window);
+
+// Appends `void NAME(void* const* acc, const void* const* x)` to `module`:
+// acc[i] points at accumulator i (an element of result i's type), x[i] at
+// one element of input i; the body's results overwrite the accumulators
+// (all computed before any is written). Thread-safe on distinct
+// accumulators. Errors name the op codegen could not handle.
+Status EmitReduceWindowBody(llvm::Module& module, const ir::Op& reduce_window, const std::string& name);
 
 }  // namespace jitd::codegen
 

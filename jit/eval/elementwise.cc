@@ -30,6 +30,7 @@
 #include <string>
 
 #include "jit/eval/internal/kernels.h"
+#include "jit/eval/scalar_math.h"
 
 namespace jitd::eval::internal {
 namespace {
@@ -350,7 +351,7 @@ KernelResult CoshKernel(OpContext& ctx) {
                                         return static_cast<double>(
                                             CoshByLowering<float>(static_cast<float>(x)));
                                       },
-                        .complex_ext = [](LongComplex z) { return std::cosh(z); }});
+                        .complex = [](Complex z) { return ComplexUnary(ComplexFn::kCosh, z); }});
 }
 
 KernelResult SinhKernel(OpContext& ctx) {
@@ -360,7 +361,7 @@ KernelResult SinhKernel(OpContext& ctx) {
                                         return static_cast<double>(
                                             SinhByLowering<float>(static_cast<float>(x)));
                                       },
-                        .complex_ext = [](LongComplex z) { return std::sinh(z); }});
+                        .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSinh, z); }});
 }
 
 // ---- Complex functions (in extended precision) ---------------------------
@@ -1031,12 +1032,13 @@ KernelResult NextAfterKernel(OpContext& ctx) {
 // ---------------------------------------------------------------------------
 // Registration.
 
-// A unary kernel whose real and complex forms are the same overloaded
-// function, evaluated in long double.
-#define JITD_EXTENDED_UNARY(fn)                                                           \
+// A unary kernel whose real form is `fn` evaluated in long double and whose
+// complex form is ComplexUnary's `complex_fn` (jit/eval/scalar_math.h, the
+// function compiled kernels call too).
+#define JITD_EXTENDED_UNARY(fn, complex_fn)                                               \
   [](OpContext& ctx) {                                                                    \
     return MapUnary(ctx, {.real_ext = [](long double x) -> long double { return fn(x); }, \
-                          .complex_ext = [](LongComplex z) { return fn(z); }});           \
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::complex_fn, z); }}); \
   }
 
 }  // namespace
@@ -1049,7 +1051,7 @@ void RegisterElementwiseKernels(KernelTable& table) {
   Register(table, OpCode::kAbs, AbsKernel);
   Register(table, OpCode::kCbrt, [](OpContext& ctx) {
     return MapUnary(ctx, {.real_ext = [](long double x) { return std::cbrt(x); },
-                          .complex_ext = [](LongComplex z) { return std::pow(z, 1.0L / 3); }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kCbrt, z); }});
   });
   Register(table, OpCode::kCeil, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return std::ceil(x); }});
@@ -1066,31 +1068,31 @@ void RegisterElementwiseKernels(KernelTable& table) {
            [](OpContext& ctx) { return MapUnary(ctx, {.integer = CountLeadingZeros}); });
   Register(table, OpCode::kPopulationCount,
            [](OpContext& ctx) { return MapUnary(ctx, {.integer = PopCount}); });
-  Register(table, OpCode::kCosine, JITD_EXTENDED_UNARY(cos));
-  Register(table, OpCode::kSine, JITD_EXTENDED_UNARY(sin));
-  Register(table, OpCode::kTan, JITD_EXTENDED_UNARY(tan));
-  Register(table, OpCode::kTanh, JITD_EXTENDED_UNARY(tanh));
-  Register(table, OpCode::kExponential, JITD_EXTENDED_UNARY(exp));
-  Register(table, OpCode::kLog, JITD_EXTENDED_UNARY(log));
+  Register(table, OpCode::kCosine, JITD_EXTENDED_UNARY(cos, kCos));
+  Register(table, OpCode::kSine, JITD_EXTENDED_UNARY(sin, kSin));
+  Register(table, OpCode::kTan, JITD_EXTENDED_UNARY(tan, kTan));
+  Register(table, OpCode::kTanh, JITD_EXTENDED_UNARY(tanh, kTanh));
+  Register(table, OpCode::kExponential, JITD_EXTENDED_UNARY(exp, kExp));
+  Register(table, OpCode::kLog, JITD_EXTENDED_UNARY(log, kLog));
   Register(table, OpCode::kExponentialMinusOne, [](OpContext& ctx) {
     return MapUnary(
-        ctx, {.real_ext = [](long double x) { return std::expm1(x); }, .complex_ext = Expm1});
+        ctx, {.real_ext = [](long double x) { return std::expm1(x); }, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kExpm1, z); }});
   });
   Register(table, OpCode::kLogPlusOne, [](OpContext& ctx) {
     return MapUnary(
-        ctx, {.real_ext = [](long double x) { return std::log1p(x); }, .complex_ext = Log1p});
+        ctx, {.real_ext = [](long double x) { return std::log1p(x); }, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kLog1p, z); }});
   });
   Register(table, OpCode::kLogistic, [](OpContext& ctx) {
-    return MapUnary(ctx, {.real_ext = Logistic<long double>, .complex_ext = Logistic<LongComplex>});
+    return MapUnary(ctx, {.real_ext = Logistic<long double>, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kLogistic, z); }});
   });
   Register(table, OpCode::kSqrt, [](OpContext& ctx) {
     // sqrt in double is correctly rounded, and so exact for every narrower type.
     return MapUnary(ctx, {.real = [](double x) { return std::sqrt(x); },
-                          .complex_ext = [](LongComplex z) { return std::sqrt(z); }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSqrt, z); }});
   });
   Register(table, OpCode::kRsqrt, [](OpContext& ctx) {
     return MapUnary(ctx, {.real_ext = [](long double x) { return 1 / std::sqrt(x); },
-                          .complex_ext = [](LongComplex z) { return 1.0L / std::sqrt(z); }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kRsqrt, z); }});
   });
   Register(table, OpCode::kNegate, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return -x; },
@@ -1102,7 +1104,7 @@ void RegisterElementwiseKernels(KernelTable& table) {
                           .pred = [](bool v) { return !v; }});
   });
   Register(table, OpCode::kSign, [](OpContext& ctx) {
-    return MapUnary(ctx, {.real = Sign, .complex_ext = ComplexSign, .integer = IntSign});
+    return MapUnary(ctx, {.real = Sign, .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSign, z); }, .integer = IntSign});
   });
   Register(table, OpCode::kReal, [](OpContext& ctx) { return ComponentKernel(ctx, false); });
   Register(table, OpCode::kImag, [](OpContext& ctx) { return ComponentKernel(ctx, true); });
@@ -1138,24 +1140,19 @@ void RegisterElementwiseKernels(KernelTable& table) {
   });
   Register(table, OpCode::kRemainder, [](OpContext& ctx) {
     return MapBinary(ctx, {.real = [](double a, double b) { return std::fmod(a, b); },
-                           .complex_ext =
-                               [](LongComplex a, LongComplex b) {
-                                 // a - d * b, the quotient truncated toward zero per part.
-                                 const LongComplex q = a / b;
-                                 return a -
-                                        LongComplex(std::trunc(q.real()), std::trunc(q.imag())) * b;
-                               },
+                           // a - d * b, the quotient truncated toward zero per part.
+                           .complex = [](Complex a, Complex b) { return ComplexBinary(ComplexFn2::kRemainder, a, b); },
                            .integer = IntRemainder});
   });
   Register(table, OpCode::kPower, [](OpContext& ctx) {
     return MapBinary(ctx, {.real_ext = [](long double a, long double b) { return std::pow(a, b); },
-                           .complex_ext = ComplexPow,
+                           .complex = [](Complex a, Complex b) { return ComplexBinary(ComplexFn2::kPower, a, b); },
                            .integer = IntPower});
   });
   Register(table, OpCode::kAtan2, [](OpContext& ctx) {
     return MapBinary(ctx,
                      {.real_ext = [](long double a, long double b) { return std::atan2(a, b); },
-                      .complex_ext = ComplexAtan2});
+                      .complex = [](Complex a, Complex b) { return ComplexBinary(ComplexFn2::kAtan2, a, b); }});
   });
   Register(table, OpCode::kMaximum, [](OpContext& ctx) { return MapBinary(ctx, kMaximum); });
   Register(table, OpCode::kMinimum, [](OpContext& ctx) { return MapBinary(ctx, kMinimum); });
@@ -1183,26 +1180,22 @@ void RegisterElementwiseKernels(KernelTable& table) {
   Register(table, OpCode::kClamp, ClampKernel);
 
   // ---- CHLO.
-  Register(table, OpCode::kChloAcos, JITD_EXTENDED_UNARY(acos));
-  Register(table, OpCode::kChloAcosh, JITD_EXTENDED_UNARY(acosh));
-  Register(table, OpCode::kChloAsin, JITD_EXTENDED_UNARY(asin));
-  Register(table, OpCode::kChloAsinh, JITD_EXTENDED_UNARY(asinh));
-  Register(table, OpCode::kChloAtan, JITD_EXTENDED_UNARY(atan));
-  Register(table, OpCode::kChloAtanh, JITD_EXTENDED_UNARY(atanh));
+  Register(table, OpCode::kChloAcos, JITD_EXTENDED_UNARY(acos, kAcos));
+  Register(table, OpCode::kChloAcosh, JITD_EXTENDED_UNARY(acosh, kAcosh));
+  Register(table, OpCode::kChloAsin, JITD_EXTENDED_UNARY(asin, kAsin));
+  Register(table, OpCode::kChloAsinh, JITD_EXTENDED_UNARY(asinh, kAsinh));
+  Register(table, OpCode::kChloAtan, JITD_EXTENDED_UNARY(atan, kAtan));
+  Register(table, OpCode::kChloAtanh, JITD_EXTENDED_UNARY(atanh, kAtanh));
   Register(table, OpCode::kChloCosh, CoshKernel);
   Register(table, OpCode::kChloSinh, SinhKernel);
-  Register(table, OpCode::kChloTan, JITD_EXTENDED_UNARY(tan));
+  Register(table, OpCode::kChloTan, JITD_EXTENDED_UNARY(tan, kTan));
   Register(table, OpCode::kChloConj, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return x; },
                           .complex = [](Complex z) { return std::conj(z); }});
   });
   Register(table, OpCode::kChloSquare, [](OpContext& ctx) {
     return MapUnary(ctx, {.real = [](double x) { return x * x; },
-                          .complex_ext =
-                              [](LongComplex z) {
-                                const long double re = z.real(), im = z.imag();
-                                return LongComplex((re - im) * (re + im), 2 * re * im);
-                              }});
+                          .complex = [](Complex z) { return ComplexUnary(ComplexFn::kSquare, z); }});
   });
   Register(table, OpCode::kChloBesselI1e,
            [](OpContext& ctx) { return MapUnary(ctx, {.real = BesselI1e}); });
@@ -1234,3 +1227,91 @@ void RegisterElementwiseKernels(KernelTable& table) {
 }
 
 }  // namespace jitd::eval::internal
+
+// ---- Exported per-element math (jit/eval/scalar_math.h) --------------------
+//
+// The same expressions the kernels above register, one element at a time.
+
+namespace jitd::eval {
+
+std::complex<double> ComplexUnary(ComplexFn fn, std::complex<double> z) {
+  using internal::LongComplex;
+  const LongComplex w = internal::Widen(z);
+  LongComplex r;
+  switch (fn) {
+    case ComplexFn::kExp: r = std::exp(w); break;
+    case ComplexFn::kExpm1: r = internal::Expm1(w); break;
+    case ComplexFn::kLog: r = std::log(w); break;
+    case ComplexFn::kLog1p: r = internal::Log1p(w); break;
+    case ComplexFn::kLogistic: r = internal::Logistic<LongComplex>(w); break;
+    case ComplexFn::kSqrt: r = std::sqrt(w); break;
+    case ComplexFn::kRsqrt: r = 1.0L / std::sqrt(w); break;
+    case ComplexFn::kCbrt: r = std::pow(w, 1.0L / 3); break;
+    case ComplexFn::kSin: r = std::sin(w); break;
+    case ComplexFn::kCos: r = std::cos(w); break;
+    case ComplexFn::kTan: r = std::tan(w); break;
+    case ComplexFn::kTanh: r = std::tanh(w); break;
+    case ComplexFn::kSign: r = internal::ComplexSign(w); break;
+    case ComplexFn::kAcos: r = std::acos(w); break;
+    case ComplexFn::kAcosh: r = std::acosh(w); break;
+    case ComplexFn::kAsin: r = std::asin(w); break;
+    case ComplexFn::kAsinh: r = std::asinh(w); break;
+    case ComplexFn::kAtan: r = std::atan(w); break;
+    case ComplexFn::kAtanh: r = std::atanh(w); break;
+    case ComplexFn::kCosh: r = std::cosh(w); break;
+    case ComplexFn::kSinh: r = std::sinh(w); break;
+    case ComplexFn::kSquare: {
+      const long double re = w.real(), im = w.imag();
+      r = LongComplex((re - im) * (re + im), 2 * re * im);
+      break;
+    }
+    default: r = LongComplex(NAN, NAN); break;
+  }
+  return internal::Narrow(r);
+}
+
+std::complex<double> ComplexBinary(ComplexFn2 fn, std::complex<double> a, std::complex<double> b) {
+  using internal::LongComplex;
+  const LongComplex x = internal::Widen(a), y = internal::Widen(b);
+  switch (fn) {
+    case ComplexFn2::kPower: return internal::Narrow(internal::ComplexPow(x, y));
+    case ComplexFn2::kAtan2: return internal::Narrow(internal::ComplexAtan2(x, y));
+    case ComplexFn2::kRemainder: {
+      const LongComplex q = x / y;
+      return internal::Narrow(x - LongComplex(std::trunc(q.real()), std::trunc(q.imag())) * y);
+    }
+  }
+  return {NAN, NAN};
+}
+
+double Special(SpecialFn fn, double x) {
+  switch (fn) {
+    case SpecialFn::kLgamma: return internal::Lgamma(x);
+    case SpecialFn::kDigamma: return internal::Digamma(x);
+    case SpecialFn::kErfInv: return internal::ErfInv(x);
+    case SpecialFn::kBesselI1e: return internal::BesselI1e(x);
+    case SpecialFn::kCoshF32: return internal::CoshByLowering<float>(static_cast<float>(x));
+    case SpecialFn::kCoshF64: return internal::CoshByLowering<double>(x);
+    case SpecialFn::kSinhF32: return internal::SinhByLowering<float>(static_cast<float>(x));
+    case SpecialFn::kSinhF64: return internal::SinhByLowering<double>(x);
+  }
+  return NAN;
+}
+
+}  // namespace jitd::eval
+
+extern "C" JitdComplexDouble jitd_eval_complex_unary(int32_t fn, double re, double im) {
+  const std::complex<double> r = jitd::eval::ComplexUnary(static_cast<jitd::eval::ComplexFn>(fn), {re, im});
+  return {r.real(), r.imag()};
+}
+
+extern "C" JitdComplexDouble jitd_eval_complex_binary(int32_t fn, double a_re, double a_im, double b_re,
+                                                      double b_im) {
+  const std::complex<double> r =
+      jitd::eval::ComplexBinary(static_cast<jitd::eval::ComplexFn2>(fn), {a_re, a_im}, {b_re, b_im});
+  return {r.real(), r.imag()};
+}
+
+extern "C" double jitd_eval_special(int32_t fn, double x) {
+  return jitd::eval::Special(static_cast<jitd::eval::SpecialFn>(fn), x);
+}

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "jit/eval/internal/kernels.h"
+#include "jit/eval/rng_bits.h"
 
 namespace jitd::eval::internal {
 namespace {
@@ -837,142 +838,24 @@ KernelResult BatchNormGradKernel(OpContext& ctx) {
 
 // ---- rng_bit_generator ----------------------------------------------------
 //
-// XLA's bit streams (xla/hlo/builder/lib/prng.cc as RngBitGeneratorExpander
-// runs it), so programs exported from JAX get the numbers XLA gives:
-//   THREE_FRY: state = [key, counter]. Block i is Threefry-2x32 (20 rounds)
-//     of counter + i, split into (low, high) words, under the key's words.
-//     64-bit outputs: element i is block i, low word first. 32-bit and
-//     narrower outputs (narrow ones keep the low bits): the shape is halved
-//     along its first even dimension (else its largest), block i covers
-//     element i of the halved shape, and its two words go to positions 2h
-//     and 2h + 1 of the split dimension. The counter advances by the number
-//     of blocks.
-//   PHILOX: state = [key, counter_low, counter_high], or [key, counter_low]
-//     with the key doubling as counter_high (XLA reverses a 2-element state);
-//     only the low word is written back then. Block i is Philox-4x32 (10
-//     rounds) of the 128-bit counter + i; its four words fill four
-//     consecutive 32-bit outputs, or two consecutive 64-bit ones.
-//   DEFAULT: PHILOX, XLA's default on CPU and GPU.
-// Float outputs receive the bits of their width.
-
-using Words2 = std::array<uint32_t, 2>;
-using Words4 = std::array<uint32_t, 4>;
-
-uint32_t RotateLeft(uint32_t v, int r) { return (v << r) | (v >> (32 - r)); }
-
-Words2 ThreeFry2x32(Words2 x, Words2 key) {
-  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  const uint32_t ks[3] = {key[0], key[1], 0x1BD11BDA ^ key[0] ^ key[1]};
-  x[0] += ks[0];
-  x[1] += ks[1];
-  for (int group = 0; group < 5; ++group) {
-    for (int r = 0; r < 4; ++r) {
-      x[0] += x[1];
-      x[1] = RotateLeft(x[1], kRotations[(group % 2) * 4 + r]);
-      x[1] ^= x[0];
-    }
-    // Key injection after every four rounds.
-    x[0] += ks[(group + 1) % 3];
-    x[1] += ks[(group + 2) % 3] + static_cast<uint32_t>(group + 1);
-  }
-  return x;
-}
-
-Words4 Philox4x32(Words4 x, Words2 key) {
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = uint64_t{x[0]} * 0xD2511F53u;
-    const uint64_t p1 = uint64_t{x[2]} * 0xCD9E8D57u;
-    x = {static_cast<uint32_t>(p1 >> 32) ^ x[1] ^ key[0], static_cast<uint32_t>(p1),
-         static_cast<uint32_t>(p0 >> 32) ^ x[3] ^ key[1], static_cast<uint32_t>(p0)};
-    key[0] += 0x9E3779B9u;
-    key[1] += 0xBB67AE85u;
-  }
-  return x;
-}
-
-Words2 Split(uint64_t v) { return {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32)}; }
-uint64_t Join(uint32_t lo, uint32_t hi) { return uint64_t{lo} | uint64_t{hi} << 32; }
+// XLA's bit streams; the algorithms live in jit/eval/rng_bits.h, shared with
+// the CPU device's runtime library.
 
 KernelResult RngBitGeneratorKernel(OpContext& ctx) {
   const Literal& initial = ctx.operand(0);
   JITD_ASSIGN_OR_RETURN(Literal state, ctx.NewResult(0));
   JITD_ASSIGN_OR_RETURN(Literal output, ctx.NewResult(1));
-  for (int64_t i = 0; i < initial.num_elements(); ++i) state.SetBits(i, initial.GetBits(i));
-  const int64_t size = initial.num_elements();
-  auto word = [&](int64_t i) { return i >= 0 && i < size ? initial.GetUInt(i) : uint64_t{0}; };
-  const Words2 key = Split(word(0));
-  const int bits = ir::BitWidth(output.dtype());
-  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  const int64_t n = output.num_elements();
-  auto put = [&](int64_t i, uint64_t v) { output.SetBits(i, v & mask); };
-  auto results = [&]() {
-    std::vector<RuntimeValue> out;
-    out.emplace_back(std::move(state));
-    out.emplace_back(std::move(output));
-    return out;
-  };
-
-  if (ctx.Enum("rng_algorithm", "DEFAULT") == "THREE_FRY") {
-    const uint64_t counter = word(1);
-    int64_t blocks = 0;
-    if (bits > 32) {
-      blocks = n;
-      for (int64_t i = 0; i < n; ++i) {
-        const Words2 out = ThreeFry2x32(Split(counter + static_cast<uint64_t>(i)), key);
-        put(i, Join(out[0], out[1]));
-      }
-    } else {
-      // Halve the shape along its first even dimension, else its largest.
-      std::vector<int64_t> dims = output.type().dims();
-      if (dims.empty()) dims = {1};  // a scalar takes word 0 of one block
-      size_t split = dims.size();
-      for (size_t d = 0; d < dims.size() && split == dims.size(); ++d) {
-        if (dims[d] % 2 == 0) split = d;
-      }
-      if (split == dims.size()) {
-        split = static_cast<size_t>(std::max_element(dims.begin(), dims.end()) - dims.begin());
-      }
-      std::vector<int64_t> half = dims;
-      half[split] = (dims[split] + 1) / 2;
-      const std::vector<int64_t> out_strides = Strides(dims);
-      (void)ForEachIndex(half, [&](const std::vector<int64_t>& h) {
-        const Words2 out = ThreeFry2x32(Split(counter + static_cast<uint64_t>(blocks++)), key);
-        const int64_t first = Offset(h, out_strides) + h[split] * out_strides[split];
-        if (first < n) put(first, out[0]);
-        if (2 * h[split] + 1 < dims[split]) put(first + out_strides[split], out[1]);
-        return Status::Ok();
-      });
-    }
-    if (size > 1) state.SetBits(1, counter + static_cast<uint64_t>(blocks));
-    return results();
-  }
-
-  // PHILOX (and DEFAULT).
-  const uint64_t lo = size >= 3 ? word(1) : word(size - 1);
-  const uint64_t hi = size >= 3 ? word(2) : word(size - 2);
-  const int64_t words = bits > 32 ? 2 * n : n;  // 32-bit words needed
-  const int64_t blocks = (words + 3) / 4;
-  auto counter = [&](uint64_t add) {  // (lo, hi) + add as a 128-bit sum
-    const uint64_t new_lo = lo + add;
-    return std::pair<uint64_t, uint64_t>{new_lo, new_lo < lo ? hi + 1 : hi};
-  };
-  for (int64_t b = 0; b < blocks; ++b) {
-    const auto [c_lo, c_hi] = counter(static_cast<uint64_t>(b));
-    const Words2 l = Split(c_lo), h = Split(c_hi);
-    const Words4 out = Philox4x32({l[0], l[1], h[0], h[1]}, key);
-    if (bits > 32) {
-      if (2 * b < n) put(2 * b, Join(out[0], out[1]));
-      if (2 * b + 1 < n) put(2 * b + 1, Join(out[2], out[3]));
-    } else {
-      for (int64_t j = 0; j < 4; ++j) {
-        if (4 * b + j < n) put(4 * b + j, out[j]);
-      }
-    }
-  }
-  const auto [new_lo, new_hi] = counter(static_cast<uint64_t>(blocks));
-  if (size > 1) state.SetBits(1, new_lo);
-  if (size > 2) state.SetBits(2, new_hi);
-  return results();
+  std::vector<uint64_t> words(static_cast<size_t>(initial.num_elements()));
+  for (int64_t i = 0; i < initial.num_elements(); ++i) words[static_cast<size_t>(i)] = initial.GetUInt(i);
+  const RngBitStream stream(ctx.Enum("rng_algorithm", "DEFAULT") == "THREE_FRY", words,
+                            output.type().dims(), ir::BitWidth(output.dtype()));
+  stream.Generate(0, stream.blocks(), [&](int64_t i, uint64_t bits) { output.SetBits(i, bits); });
+  const std::vector<uint64_t> new_state = stream.NewState();
+  for (int64_t i = 0; i < initial.num_elements(); ++i) state.SetBits(i, new_state[static_cast<size_t>(i)]);
+  std::vector<RuntimeValue> out;
+  out.emplace_back(std::move(state));
+  out.emplace_back(std::move(output));
+  return out;
 }
 
 // ---- rng ------------------------------------------------------------------

@@ -52,7 +52,7 @@ StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
     case ir::OpCode::kCholesky:
       return internal::CreateCholeskyOp(op);
     case ir::OpCode::kReduceWindow:
-      return internal::CreateReduceWindowOp(op);
+      return internal::CreateReduceWindowOp(op, options);
     case ir::OpCode::kGather:
       return internal::CreateGatherOp(op);
     case ir::OpCode::kScatter:
@@ -61,6 +61,8 @@ StatusOr<std::unique_ptr<LibraryOp>> CreateLibraryOp(const ir::Op& op,
       return internal::CreateSelectAndScatterOp(op);
     case ir::OpCode::kSort:
       return internal::CreateSortOp(op, options);
+    case ir::OpCode::kRngBitGenerator:
+      return internal::CreateRngBitGeneratorOp(op);
     default:
       return std::unique_ptr<LibraryOp>();
   }

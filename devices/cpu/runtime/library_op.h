@@ -4,7 +4,8 @@
 // cholesky, sort — each as a LibraryOp planned once at compile time from the
 // op's types and attributes and run many times on raw buffers. Also covered,
 // for their common bodies only: reduce_window, select_and_scatter, gather
-// and scatter (see docs/ARCHITECTURE.md for what each accepts).
+// and scatter (see docs/ARCHITECTURE.md for what each accepts), and
+// rng_bit_generator (jit/eval/rng_bits.h's streams).
 //
 // Semantics are exactly the interpreter's (jit/eval), which is the golden
 // model: same rounding where the spec is exact, the corpus tolerance
@@ -57,6 +58,12 @@ using Comparator = std::function<bool(const void* const* lhs, const void* const*
 // sorts before rhs. Pure; safe to call from several threads at once.
 using ComparatorFn = uint8_t (*)(const void* const* lhs, const void* const* rhs);
 
+// A JIT-compiled reduce_window body (jit/codegen EmitReduceWindowBody):
+// acc[i] points at accumulator i, x[i] at one element of input i; the
+// body's results overwrite the accumulators. Safe to call from several
+// threads at once on distinct accumulators.
+using WindowBodyFn = void (*)(void* const* acc, const void* const* x);
+
 struct LibraryOpOptions {
   // For stablehlo.sort, in order of preference: compiled code, read through
   // `compiled_comparator` at every Run (the slot may be filled after
@@ -65,6 +72,11 @@ struct LibraryOpOptions {
   // with jit/eval (correct, ~75x slower).
   const ComparatorFn* compiled_comparator = nullptr;
   Comparator comparator;
+  // For stablehlo.reduce_window bodies the library does not fold itself
+  // (several inputs, complex values, selections): compiled code read
+  // through this slot at every Run (filled once the program is linked; it
+  // must outlive the op). Without it such ops are declined.
+  const WindowBodyFn* compiled_window_body = nullptr;
 };
 
 class LibraryOp {

@@ -730,6 +730,69 @@ TEST(SelectAndScatterTest, MaxPoolGradientsAndOtherSelections) {
   }
 }
 
+// ---- rng_bit_generator -----------------------------------------------------------
+
+std::string RngText(std::string_view algorithm, int64_t state_size, std::string_view output) {
+  const std::string st = "tensor<" + std::to_string(state_size) + "xui64>";
+  const std::string out = "tensor<" + std::string(output) + ">";
+  return "func.func @main(%s: " + st + ") -> (" + st + ", " + out + ") {\n" +
+         "  %0, %1 = stablehlo.rng_bit_generator %s, algorithm = " + std::string(algorithm) + " : (" +
+         st + ") -> (" + st + ", " + out + ")\n  return %0, %1 : " + st + ", " + out + "\n}\n";
+}
+
+TEST(RngBitGeneratorTest, EveryAlgorithmTypeAndShapeGivesTheInterpretersBits) {
+  // Shapes: scalar, odd and even splits (THREE_FRY halves the first even
+  // dimension, else the largest), sizes that leave a partial Philox block,
+  // zero-sized ones.
+  const char* shapes[] = {"", "1x", "7x", "8x", "3x5x", "5x4x3x", "3x7x5x", "100x", "0x4x"};
+  const char* types[] = {"ui64", "i64", "f64", "ui32", "i32", "f32", "ui16", "f16", "bf16",
+                         "ui8", "i8", "i4", "ui2", "f8E4M3FN"};
+  struct Algo {
+    const char* name;
+    std::vector<int64_t> sizes;
+  };
+  const Algo algos[] = {{"THREE_FRY", {2}}, {"PHILOX", {2, 3}}, {"DEFAULT", {2, 3}}};
+  for (const Algo& a : algos) {
+    for (int64_t size : a.sizes) {
+      for (const char* shape : shapes) {
+        for (const char* t : types) {
+          const std::string text = RngText(a.name, size, std::string(shape) + t);
+          SCOPED_TRACE(text);
+          // Counters near the 64-bit wrap exercise Philox's 128-bit carry.
+          ir::Literal state = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kU64, {size}));
+          for (int64_t i = 0; i < size; ++i) {
+            state.SetBits(i, i == 1 ? ~uint64_t{0} - 5 : 0x0123456789ABCDEFull * static_cast<uint64_t>(i + 1));
+          }
+          std::vector<ir::Literal> args;
+          args.push_back(std::move(state));
+          ExpectMatchesInterpreter(text, kExact, std::move(args));
+        }
+      }
+    }
+  }
+}
+
+TEST(RngBitGeneratorTest, LargeOutputsSplitOverThreadsGiveTheSameBits) {
+  std::atomic<int> calls{0};
+  ParallelFor parallel_for = [&](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+    ++calls;
+    std::vector<std::thread> threads;
+    const int64_t chunk = (n + 2) / 3;
+    for (int64_t b = 0; b < n; b += chunk) {
+      threads.emplace_back([&fn, b, e = std::min(n, b + chunk)] { fn(b, e); });
+    }
+    for (auto& t : threads) t.join();
+  };
+  RunContext context;
+  context.parallel_for = &parallel_for;
+  for (const char* algorithm : {"THREE_FRY", "PHILOX"}) {
+    for (const char* output : {"301x257xui32", "300x100xf64", "3x999xui8"}) {
+      ExpectMatchesInterpreter(RngText(algorithm, 2, output), kExact, {}, 7, {}, context);
+    }
+  }
+  EXPECT_GT(calls.load(), 0);
+}
+
 // ---- running on a thread pool ----------------------------------------------------
 
 TEST(ParallelTest, ResultsDoNotDependOnTheParallelFor) {

@@ -1,6 +1,9 @@
 // stablehlo.reduce_window with one input whose body is one elementwise
 // add, multiply, maximum, minimum, and, or or xor of its two arguments (the
-// bodies jit/eval folds directly; every other body is declined).
+// bodies jit/eval folds directly), and — given a compiled body
+// (LibraryOpOptions::compiled_window_body) — any number of inputs of any
+// element type with any body codegen compiles (complex folds, argmax-style
+// selections); every other body is declined.
 //
 // Semantics are jit/eval's: for each result element, a left fold from the
 // init value over the window in row-major window order; positions in the
@@ -11,6 +14,7 @@
 // twice their precision plus two bits, so the double rounding is
 // innocuous). Integers wrap; i1 add/or and multiply/and coincide.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -184,27 +188,102 @@ class ReduceWindowOp final : public LibraryOp {
   WindowPlan p_;
 };
 
+// Any body, compiled: for each result element the accumulators start at the
+// init values and the body folds in every window position in row-major
+// window order (init values at padding and base-dilation holes), as
+// jit/eval's general path does. `p_.in` / `p_.out` describe input and
+// result 0 (all inputs share the shape, all results theirs).
+class CompiledBodyReduceWindowOp final : public LibraryOp {
+ public:
+  CompiledBodyReduceWindowOp(WindowPlan plan, std::vector<int64_t> element_bytes, const WindowBodyFn* body)
+      : p_(std::move(plan)), bytes_(std::move(element_bytes)), body_(body) {}
+
+  Status Run(std::span<const void* const> operands, std::span<void* const> results,
+             const RunContext& context) const override {
+    const WindowBodyFn body = *body_;
+    if (body == nullptr) return Internal("reduce_window: the compiled body is not linked");
+    const size_t n = bytes_.size();
+    const int64_t count = p_.out.num_elements();
+    const size_t rank = p_.window.size();
+    int64_t window_size = 1;
+    for (int64_t w : p_.window) window_size *= w;
+    ParallelRange(context, count, window_size * 4, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> r(rank, 0), w(rank, 0);
+      int64_t rest = begin;
+      for (size_t d = rank; d-- > 0;) {
+        r[d] = rest % p_.out.dim(static_cast<int64_t>(d));
+        rest /= p_.out.dim(static_cast<int64_t>(d));
+      }
+      // Accumulators: 16 bytes each (complex<f64> at most), aligned.
+      std::vector<std::array<uint64_t, 2>> acc(n);
+      std::vector<void*> acc_ptrs(n);
+      std::vector<const void*> x(n);
+      for (size_t i = 0; i < n; ++i) acc_ptrs[i] = acc[i].data();
+      for (int64_t o = begin; o < end; ++o) {
+        for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), operands[n + i], static_cast<size_t>(bytes_[i]));
+        std::fill(w.begin(), w.end(), 0);
+        for (int64_t k = 0; k < window_size; ++k) {
+          int64_t offset = 0;
+          for (size_t d = 0; d < rank && offset >= 0; ++d) {
+            const int64_t q = p_.positions[d][static_cast<size_t>(r[d] * p_.window[d] + w[d])];
+            offset = q < 0 ? -1 : offset + q * p_.in_strides[d];
+          }
+          for (size_t i = 0; i < n; ++i) {
+            x[i] = offset < 0 ? operands[n + i]
+                              : static_cast<const uint8_t*>(operands[i]) + offset * bytes_[i];
+          }
+          body(acc_ptrs.data(), x.data());
+          for (size_t d = rank; d-- > 0;) {
+            if (++w[d] < p_.window[d]) break;
+            w[d] = 0;
+          }
+        }
+        for (size_t i = 0; i < n; ++i) {
+          std::memcpy(static_cast<uint8_t*>(results[i]) + o * bytes_[i], acc[i].data(), static_cast<size_t>(bytes_[i]));
+        }
+        for (size_t d = rank; d-- > 0;) {
+          if (++r[d] < p_.out.dim(static_cast<int64_t>(d))) break;
+          r[d] = 0;
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  WindowPlan p_;
+  std::vector<int64_t> bytes_;  // per input / result
+  const WindowBodyFn* body_;
+};
+
 }  // namespace
 
-LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
-  if (op.num_operands() != 2 || op.num_results() != 1) return Declined();
+LibraryOpOr CreateReduceWindowOp(const ir::Op& op, const LibraryOpOptions& options) {
+  const size_t n = op.num_results();
+  if (n == 0 || op.num_operands() != 2 * n) return Declined();
   WindowPlan p;
   p.in = op.operand(0)->type();
   p.out = op.result(0)->type();
-  const ir::Type& init = op.operand(1)->type();
-  if (!p.in.is_tensor() || !p.out.is_tensor() || !init.is_tensor() ||
-      init.dtype() != p.in.dtype() || p.out.dtype() != p.in.dtype() || init.rank() != 0) {
-    return Declined();
+  for (size_t i = 0; i < 2 * n; ++i) {
+    if (!op.operand(i)->type().is_tensor() || op.operand(i)->type().dtype() != op.result(i % n)->type().dtype()) {
+      return Declined();
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!op.result(i)->type().is_tensor() || op.operand(n + i)->type().rank() != 0 ||
+        op.operand(i)->type().dims() != p.in.dims() || op.result(i)->type().dims() != p.out.dims()) {
+      return Declined();
+    }
   }
   const DType t = p.in.dtype();
-  if (ir::IsComplex(t) || (ir::IsInteger(t) && ir::BitWidth(t) < 8) ||
-      (ir::IsFloat(t) && t != DType::kF16 && t != DType::kBF16 && t != DType::kF32 &&
-       t != DType::kF64)) {
-    return Declined();
+  std::optional<FoldOp> fold;
+  if (n == 1 && !ir::IsComplex(t) && !(ir::IsInteger(t) && ir::BitWidth(t) < 8) &&
+      (!ir::IsFloat(t) || t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 || t == DType::kF64)) {
+    fold = RecognizeFold(op, 0, t);
   }
-  const std::optional<FoldOp> fold = RecognizeFold(op, 0, t);
-  if (!fold) return Declined();
-  p.fold = *fold;
+  const bool compiled = !fold && options.compiled_window_body != nullptr;
+  if (!fold && !compiled) return Declined();
+  if (fold) p.fold = *fold;
   const size_t rank = static_cast<size_t>(p.in.rank());
   if (p.out.rank() != p.in.rank()) return OpError(op, "result rank differs from the input's");
   p.window = I64sOr(op, "window_dimensions", rank, 1);
@@ -224,6 +303,7 @@ LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
     }
   }
   p.in_strides = RowMajorStrides(p.in.dims());
+  const bool general = compiled;
   p.positions.resize(rank);
   for (size_t d = 0; d < rank; ++d) {
     for (int64_t o = 0; o < p.out.dim(static_cast<int64_t>(d)); ++o) {
@@ -234,6 +314,16 @@ LibraryOpOr CreateReduceWindowOp(const ir::Op& op) {
         p.positions[d].push_back(hit ? q / base_dilations[d] : -1);
       }
     }
+  }
+  if (general) {
+    std::vector<int64_t> bytes;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t b = ir::StorageBytes(op.result(i)->type().dtype());
+      if (b > 16) return Declined();
+      bytes.push_back(b);
+    }
+    return std::unique_ptr<LibraryOp>(
+        new CompiledBodyReduceWindowOp(std::move(p), std::move(bytes), options.compiled_window_body));
   }
   if (rank >= 1 && p.window[rank - 1] == 1 &&
       p.out.dim(static_cast<int64_t>(rank - 1)) == p.in.dim(static_cast<int64_t>(rank - 1))) {

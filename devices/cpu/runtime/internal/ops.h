@@ -24,11 +24,12 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op);  // convolution.cc
 LibraryOpOr CreateFftOp(const ir::Op& op);          // fft.cc
 LibraryOpOr CreateTriangularSolveOp(const ir::Op& op);  // linalg.cc
 LibraryOpOr CreateCholeskyOp(const ir::Op& op);         // linalg.cc
-LibraryOpOr CreateReduceWindowOp(const ir::Op& op);    // reduce_window.cc
+LibraryOpOr CreateReduceWindowOp(const ir::Op& op, const LibraryOpOptions& options);  // reduce_window.cc
 LibraryOpOr CreateGatherOp(const ir::Op& op);          // indexing.cc
 LibraryOpOr CreateScatterOp(const ir::Op& op);         // indexing.cc
 LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op);  // select_and_scatter.cc
 LibraryOpOr CreateSortOp(const ir::Op& op, const LibraryOpOptions& options);  // sort.cc
+LibraryOpOr CreateRngBitGeneratorOp(const ir::Op& op);  // rng_bit_generator.cc
 
 // The window attributes of a stablehlo.convolution, read and checked by
 // CreateConvolutionOp (one entry per spatial dimension).

@@ -66,14 +66,29 @@ const dnnl::engine& CpuEngine() {
 // than on 1 (OMP_WAIT_POLICY=passive avoided that, but is read only when
 // libgomp loads). The OpenMP entry point is looked up at run time: libdnnl
 // brings libgomp, and a oneDNN on another runtime has none.
-void SingleThreadedOpenMp() {
+// While it lives, the calling thread's OpenMP team size is 1; the thread's
+// previous setting is restored after (an application embedding jitd may use
+// OpenMP on the same thread).
+class SingleThreadedOpenMp {
+ public:
+  SingleThreadedOpenMp() {
+    if (set_ == nullptr || get_ == nullptr) return;
+    previous_ = get_();
+    if (previous_ != 1) set_(1);
+  }
+  ~SingleThreadedOpenMp() {
+    if (previous_ > 1) set_(previous_);
+  }
+  SingleThreadedOpenMp(const SingleThreadedOpenMp&) = delete;
+  SingleThreadedOpenMp& operator=(const SingleThreadedOpenMp&) = delete;
+
+ private:
   using SetFn = void (*)(int);
   using GetFn = int (*)();
-  static const SetFn set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  static const GetFn get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  if (set == nullptr || get == nullptr) return;
-  if (get() != 1) set(1);
-}
+  static inline const SetFn set_ = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  static inline const GetFn get_ = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  int previous_ = 0;
+};
 
 // Per-thread, per-purpose scratch storage (64-byte aligned, grown as
 // needed, kept between runs so its pages are touched once).
@@ -249,7 +264,7 @@ class DnnlConvolutionOp final : public LibraryOp {
  private:
   void RunOrThrow(std::span<const void* const> operands, std::span<void* const> results,
                   const RunContext& context) const {
-    SingleThreadedOpenMp();
+    const SingleThreadedOpenMp single_threaded;
     const dnnl::engine& engine = CpuEngine();
     dnnl::stream stream(engine);
     void* src_data = const_cast<void*>(operands[0]);
@@ -282,7 +297,7 @@ class DnnlConvolutionOp final : public LibraryOp {
       std::mutex failure_mu;
       auto run_slices = [&](int64_t begin, int64_t end) {
         try {
-          SingleThreadedOpenMp();
+          const SingleThreadedOpenMp single_threaded;
           dnnl::stream slice_stream(engine);
           for (int64_t i = begin; i < end; ++i) {
             const Slice& s = p_.slices[static_cast<size_t>(i)];

@@ -3,6 +3,7 @@
 // the interpreter's results within the OpenBLAS tolerance (f32: 1e-5 of
 // the largest magnitude, differential_testing.h), that what it declines
 // still runs (im2col), and that cached weights follow operand_stamps.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -112,6 +113,21 @@ TEST(DnnlConvolutionTest, SlicesRunConcurrentlyOnThePool) {
   Expect(Conv("1x28x28x64", "5x5x64x32", "1x26x26x32", kNhwc, "pad = [[1, 1], [1, 1]]"), true, kF32, context);
   Expect(Conv("2x14x14x64", "3x3x64x64", "2x14x14x64", kNhwc, "pad = [[1, 1], [1, 1]]"), true, kF32, context);
   Expect(Conv("1x64x28x28", "64x64x3x3", "1x64x28x28", kNchw, "pad = [[1, 1], [1, 1]]"), true, kF32, context);
+}
+
+TEST(DnnlConvolutionTest, LeavesTheCallersOpenMpSettingAsItWas) {
+  // oneDNN runs on one OpenMP thread inside Run; an application's own
+  // setting on the calling thread is restored after.
+  using SetFn = void (*)(int);
+  using GetFn = int (*)();
+  const auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  const auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (set == nullptr || get == nullptr) GTEST_SKIP() << "oneDNN without OpenMP";
+  const int before = get();
+  set(3);
+  Expect(Conv("1x28x28x64", "3x3x64x64", "1x28x28x64", kNhwc, "pad = [[1, 1], [1, 1]]"), true);
+  EXPECT_EQ(get(), 3);
+  set(before);
 }
 
 // Runs `op` on (lhs, weights) with the given stamp for the weights.

@@ -62,8 +62,8 @@ const dnnl::engine& CpuEngine() {
 // pool (slices, below). An OpenMP team of N was tried first: its idle
 // threads spin for ~300k iterations after each parallel region and its
 // master spins at barriers while a woken worker waits for a core, so on
-// this shared 2-vCPU VM under load ResNet-50 ran 10x slower on 2 threads
-// than on 1 (OMP_WAIT_POLICY=passive avoided that, but is read only when
+// this shared 2-vCPU VM under load ResNet-50 ran 6-10x slower on 2
+// threads than on 1 (OMP_WAIT_POLICY=passive avoided that, but is read only when
 // libgomp loads). The OpenMP entry point is looked up at run time: libdnnl
 // brings libgomp, and a oneDNN on another runtime has none.
 // While it lives, the calling thread's OpenMP team size is 1; the thread's
@@ -230,7 +230,8 @@ class DnnlConvolutionOp final : public LibraryOp {
       : p_(std::move(plan)),
         src_desc_(p_.src.desc()),
         dst_desc_(p_.dst.desc()),
-        conv_(p_.pd),
+        // Sliced: only the slices' primitives run (no JIT code for this one).
+        conv_(p_.slices.empty() ? dnnl::convolution_forward(p_.pd) : dnnl::convolution_forward()),
         reorder_src_(p_.pd.src_desc() != src_desc_),
         reorder_weights_(p_.pd.weights_desc() != p_.weights),
         reorder_dst_(p_.pd.dst_desc() != dst_desc_) {

@@ -13,8 +13,8 @@ packages=(
   # Tests, benchmarks, command line, logging, hashing.
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
   libspdlog-dev libxxhash-dev
-  # Runtime libraries for later layers (GEMM, FFT).
-  libopenblas-dev libkissfft-dev
+  # Runtime libraries for later layers (GEMM, FFT, f32 convolution).
+  libopenblas-dev libkissfft-dev libdnnl-dev
   # numpy (Debian's, in /usr/bin/python3): .npy interop tests.
   python3-numpy
   # pytest (Debian's, in /usr/bin/python3): the Python package's tests.

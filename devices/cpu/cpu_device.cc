@@ -4,6 +4,7 @@
 #include "devices/cpu/cpu_device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -70,6 +71,14 @@ struct ConstantSlot {
 
 struct Program;
 
+// Elided resources materialized for one (seed, fill). `stamp` is unique to
+// this materialization (never reused in the process): library ops may
+// cache what they derive from these buffers (RunContext::operand_stamps).
+struct SeededSet {
+  std::vector<ir::Literal> values;
+  uint64_t stamp = 0;
+};
+
 // One execution's state.
 struct ExecState {
   const Program& program;
@@ -77,7 +86,7 @@ struct ExecState {
   std::span<void* const> outputs;
   uint8_t* arena = nullptr;
   std::vector<RuntimeValue> boxed;
-  const std::vector<ir::Literal>* seeded = nullptr;  // per-seed constants
+  const SeededSet* seeded = nullptr;  // per-seed constants
   const ExecuteOptions& options;
   // Seconds per thunk label, when profiling (JITD_CPU_PROFILE set).
   std::map<std::string, std::pair<double, int64_t>>* profile = nullptr;
@@ -158,7 +167,7 @@ struct Program {
   // Elided resources materialized per seed.
   mutable std::mutex seeded_mu;
   mutable std::map<std::pair<uint64_t, eval::RandomFill>,
-                   std::shared_ptr<const std::vector<ir::Literal>>> seeded;  // by (seed, fill)
+                   std::shared_ptr<const SeededSet>> seeded;  // by (seed, fill)
 };
 
 void* ExecState::Ptr(BufferRef r) const {
@@ -169,7 +178,7 @@ void* ExecState::Ptr(BufferRef r) const {
       return arena + program.temp_offsets[static_cast<size_t>(r.index)];
     case BufferRef::Kind::kConstant: {
       const ConstantSlot& c = program.constants[static_cast<size_t>(r.index)];
-      const ir::Literal& lit = c.needs_seed ? (*seeded)[static_cast<size_t>(r.index)] : c.literal;
+      const ir::Literal& lit = c.needs_seed ? seeded->values[static_cast<size_t>(r.index)] : c.literal;
       return const_cast<uint8_t*>(lit.bytes().data());
     }
     default: return nullptr;
@@ -309,7 +318,18 @@ class LibraryThunk final : public Thunk {
   Status Run(ExecState& state) const override {
     std::vector<const void*> in;
     std::vector<void*> out;
-    for (BufferRef r : operands_) in.push_back(state.Ptr(r));
+    // Constants are immutable: stamp 1 for the program's own (they live as
+    // long as this thunk), the materialization's stamp for seeded ones.
+    std::vector<uint64_t> stamps(operands_.size(), 0);
+    bool stamped = false;
+    for (size_t i = 0; i < operands_.size(); ++i) {
+      const BufferRef r = operands_[i];
+      in.push_back(state.Ptr(r));
+      if (r.kind != BufferRef::Kind::kConstant) continue;
+      const bool seeded = state.program.constants[static_cast<size_t>(r.index)].needs_seed;
+      stamps[i] = seeded ? state.seeded->stamp : 1;
+      stamped = true;
+    }
     for (BufferRef r : results_) out.push_back(state.Ptr(r));
     ParallelFor parallel_for = [&state](int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
       state.program.pool->ParallelFor(n, 1, fn);
@@ -317,6 +337,7 @@ class LibraryThunk final : public Thunk {
     RunContext context;
     context.parallel_for = &parallel_for;
     context.deadline = state.options.deadline;
+    if (stamped) context.operand_stamps = stamps;
     return op_->Run(in, out, context);
   }
 
@@ -1039,12 +1060,12 @@ Status MaterializeConstants(Program& p) {
   return Status::Ok();
 }
 
-StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const Program& p,
+StatusOr<std::shared_ptr<const SeededSet>> SeededConstants(const Program& p,
                                                                          std::optional<uint64_t> seed,
                                                                          eval::RandomFill fill) {
   bool any = false;
   for (const ConstantSlot& c : p.constants) any = any || c.needs_seed;
-  if (!any) return std::shared_ptr<const std::vector<ir::Literal>>();
+  if (!any) return std::shared_ptr<const SeededSet>();
   if (!seed) {
     for (const ConstantSlot& c : p.constants) {
       if (c.needs_seed) {
@@ -1057,7 +1078,10 @@ StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const 
   std::lock_guard<std::mutex> lock(p.seeded_mu);
   auto it = p.seeded.find({*seed, fill});
   if (it != p.seeded.end()) return it->second;
-  auto values = std::make_shared<std::vector<ir::Literal>>(p.constants.size());
+  static std::atomic<uint64_t> next_stamp{2};  // 1: constants of the program itself
+  auto values = std::make_shared<SeededSet>();
+  values->values.resize(p.constants.size());
+  values->stamp = next_stamp.fetch_add(1);
   eval::EvalOptions options;
   options.resource_fill_seed = seed;
   options.resource_fill = fill;
@@ -1065,11 +1089,11 @@ StatusOr<std::shared_ptr<const std::vector<ir::Literal>>> SeededConstants(const 
     if (!p.constants[i].needs_seed) continue;
     JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> v,
                           eval::EvaluateOp(*p.module, *p.constants[i].op, {}, {}, options));
-    (*values)[i] = std::move(v[0].literal());
+    values->values[i] = std::move(v[0].literal());
   }
   if (p.seeded.size() > 4) p.seeded.clear();  // bounded
   p.seeded[{*seed, fill}] = values;
-  return std::shared_ptr<const std::vector<ir::Literal>>(values);
+  return std::shared_ptr<const SeededSet>(values);
 }
 
 class CpuExecutableImpl final : public CpuExecutable {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <string_view>
 
@@ -48,8 +49,15 @@ void RestartWithBetterBlasCore(char** argv) {
   // jitd started from here does not try again).
 }
 
+namespace {
+std::atomic<int> library_threads{0};
+}  // namespace
+
+int LibraryThreads() { return library_threads.load(std::memory_order_relaxed); }
+
 void SetBlasThreads(int threads) {
   if (threads < 1) return;
+  library_threads.store(threads, std::memory_order_relaxed);
   if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || std::getenv("OMP_NUM_THREADS") != nullptr) {
     return;
   }

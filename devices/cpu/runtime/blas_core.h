@@ -32,8 +32,14 @@ void RestartWithBetterBlasCore(char** argv);
 
 // Bounds OpenBLAS's own thread pool (process-wide) to `threads`, unless
 // OPENBLAS_NUM_THREADS / OMP_NUM_THREADS says otherwise: a cpu device's
-// thread count covers its GEMMs too.
+// thread count covers its GEMMs too. Also records `threads` as
+// LibraryThreads() (whatever the environment says).
 void SetBlasThreads(int threads);
+
+// The thread count last given to SetBlasThreads (0: never called): the size
+// of the OpenMP team of each oneDNN convolution (process-wide, like
+// OpenBLAS's pool; OMP_NUM_THREADS, when set, overrides it).
+int LibraryThreads();
 
 }  // namespace jitd::cpu
 

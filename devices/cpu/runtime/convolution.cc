@@ -1,4 +1,5 @@
-// stablehlo.convolution as im2col + matrix product.
+// stablehlo.convolution as im2col + matrix product: the fallback for what
+// dnnl_convolution.cc (oneDNN, f32) does not take.
 //
 // Planned once: for every output spatial position and kernel tap, the lhs
 // element offset it reads (or -1 for padding and lhs-dilation holes), as
@@ -210,6 +211,14 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
   p.out_per_batch_group = p.k_out / batch_groups;
   p.batch_per_group = lt.dim(dn.input_batch_dimension) / batch_groups;
   p.block = std::min(p.out_per_feature_group, p.out_per_batch_group);
+
+  // f32 convolutions oneDNN runs well go there; the rest is planned below.
+  {
+    JITD_ASSIGN_OR_RETURN(auto dnnl_op,
+                          CreateDnnlConvolutionOp(op, ConvWindow{strides, lhs_dilation, rhs_dilation, reversal,
+                                                                 padding, feature_groups, batch_groups}));
+    if (dnnl_op) return dnnl_op;
+  }
 
   const std::vector<int64_t> lhs_strides = RowMajorStrides(lt.dims());
   const std::vector<int64_t> out_strides = RowMajorStrides(ot.dims());

@@ -1,6 +1,6 @@
 // The CPU device's runtime library: the heavy ops that JIT-compiled code does
 // not generate loops for but calls — dot_general through OpenBLAS,
-// convolution through GEMM, fft through KISS FFT, triangular_solve,
+// convolution through oneDNN (f32) or GEMM, fft through KISS FFT, triangular_solve,
 // cholesky, sort — each as a LibraryOp planned once at compile time from the
 // op's types and attributes and run many times on raw buffers. Also covered,
 // for their common bodies only: reduce_window, select_and_scatter, gather
@@ -39,6 +39,12 @@ struct RunContext {
   // Long-running ops (sort with a slow comparator) check this and fail with
   // DEADLINE_EXCEEDED past it.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Optional, one per operand: nonzero when operand i's bytes are immutable
+  // and the pair (its address, stamp) names them for as long as the op
+  // lives — the caller never reuses a pair for other bytes. An op may then
+  // keep what it derives from the operand between runs (convolution: the
+  // weights in oneDNN's layout). Empty or zero: no such promise.
+  std::span<const uint64_t> operand_stamps;
 };
 
 // A sort comparator over one element of each operand: lhs[i] and rhs[i]

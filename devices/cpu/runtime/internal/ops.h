@@ -31,6 +31,23 @@ LibraryOpOr CreateSelectAndScatterOp(const ir::Op& op);  // select_and_scatter.c
 LibraryOpOr CreateSortOp(const ir::Op& op, const LibraryOpOptions& options);  // sort.cc
 LibraryOpOr CreateRngBitGeneratorOp(const ir::Op& op);  // rng_bit_generator.cc
 
+// The window attributes of a stablehlo.convolution, read and checked by
+// CreateConvolutionOp (one entry per spatial dimension).
+struct ConvWindow {
+  std::vector<int64_t> strides, lhs_dilation, rhs_dilation, reversal;
+  std::vector<std::pair<int64_t, int64_t>> padding;
+  int64_t feature_groups = 1, batch_groups = 1;
+};
+
+// dnnl_convolution.cc: an f32 convolution through oneDNN, or nullptr for
+// what it leaves to convolution.cc's im2col op (other element types, lhs
+// dilation, window reversal, batch groups, negative padding, products
+// below kBlasMinMultiplyAdds, shapes only oneDNN's reference code takes).
+// `op` has passed CreateConvolutionOp's checks.
+LibraryOpOr CreateDnnlConvolutionOp(const ir::Op& op, const ConvWindow& window);
+// Whether `op` came from CreateDnnlConvolutionOp (tests).
+bool IsDnnlConvolution(const LibraryOp& op);
+
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.
 Status OpError(const ir::Op& op, const std::string& message);
 

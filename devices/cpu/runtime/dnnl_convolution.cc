@@ -449,6 +449,10 @@ LibraryOpOr CreateDnnlConvolutionOp(const ir::Op& op, const ConvWindow& w) {
     window.pad_r.push_back(w.padding[s].second);
   }
   try {
+    // oneDNN fixes a primitive's thread count when its descriptor is made
+    // (omp_get_max_threads() then): made single-threaded, the primitives
+    // run on the calling thread only (the device's pool runs the slices).
+    const SingleThreadedOpenMp single_threaded;
     const memory::desc any_weights(weights.dims, memory::data_type::f32, memory::format_tag::any);
     // Activation layouts in order of preference: the caller's; channels-last
     // (NHWC-like, what oneDNN's brgconv kernels take) with reorders around

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -128,6 +130,31 @@ TEST(DnnlConvolutionTest, LeavesTheCallersOpenMpSettingAsItWas) {
   Expect(Conv("1x28x28x64", "3x3x64x64", "1x28x28x64", kNhwc, "pad = [[1, 1], [1, 1]]"), true);
   EXPECT_EQ(get(), 3);
   set(before);
+}
+
+// oneDNN fixes a primitive's OpenMP thread count when it is made: made
+// under a team size of 4, a convolution run on one thread must still start
+// no OpenMP team (libgomp keeps a master thread's team workers alive, so a
+// team shows as new threads of the process).
+TEST(DnnlConvolutionTest, StartsNoOpenMpThreadsWhateverTheTeamSizeWhenMade) {
+  using SetFn = void (*)(int);
+  const auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set == nullptr) GTEST_SKIP() << "oneDNN without OpenMP";
+  auto count_threads = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+  };
+  size_t before = 0, after = 0;
+  std::thread master([&] {
+    set(4);
+    before = count_threads();
+    Expect(Conv("1x28x28x64", "3x3x64x64", "1x28x28x64", kNhwc, "pad = [[1, 1], [1, 1]]"), true);
+    Expect(Conv("2x14x14x64", "3x3x64x64", "2x14x14x64", kNhwc, "pad = [[1, 1], [1, 1]]"), true);
+    after = count_threads();
+  });
+  master.join();
+  EXPECT_EQ(after, before) << "oneDNN started an OpenMP team";
 }
 
 // Runs `op` on (lhs, weights) with the given stamp for the weights.

@@ -207,7 +207,8 @@ typedef struct jitd_compile_options_t {
    * this directory (created if missing) before the call returns: the
    * program before ("000-input.mlir") and after each compiler pass
    * ("NNN-<pass>.mlir"), "optimized.mlir", and the device's own (the cpu
-   * device: "kernels.txt", "llvm.ll", "llvm.opt.ll", "asm.s"). The daemon
+   * device: "kernels.txt", "buffers.txt", "llvm.ll", "llvm.opt.ll",
+   * "asm.s"). The daemon
    * sends them; this library writes them. Such a compile always compiles (a
    * cached program has no dumps). Since version 6. */
   const char* dump_dir;

@@ -352,7 +352,8 @@ class CompileOptions(object):
       dump_per_pass_hlo_proto_to: NNN-<pass>.mlir, the program after each
         compiler pass (none on the interpreter, which runs no passes);
       dump_optimized_hlo_proto_to: optimized.mlir, what the device compiled,
-        plus the device's own (cpu: kernels.txt, llvm.ll, llvm.opt.ll, asm.s);
+        plus the device's own (cpu: kernels.txt, buffers.txt, llvm.ll,
+        llvm.opt.ll, asm.s);
       dump_dir (jitd's): all of them.
     A compile with dumps always compiles (a cached program has none).
     hlo_profile: every Execute of the program fills

@@ -2560,34 +2560,38 @@ bool IsEmittableReduceWindowBody(const Op& op) {
   return false;
 }
 
-Status EmitReduceWindowBody(llvm::Module& module, const Op& op, const std::string& name) {
-  if (!IsEmittableReduceWindowBody(op)) {
-    return Unimplemented(op.loc().ToString() + ": 'stablehlo.reduce_window' op body cannot be compiled");
+namespace {
+
+// `name` for the region of `op` through `emit` (an Emitter member), or
+// UNIMPLEMENTED naming `what` when `emittable` is false; a function that
+// fails half-way is removed again.
+Status EmitRegionFunction(llvm::Module& module, const Op& op, const std::string& name, bool emittable,
+                          const char* what, Status (Emitter::*emit)()) {
+  if (!emittable) {
+    return Unimplemented(op.loc().ToString() + ": '" + std::string(op.name()) + "' op " + what +
+                         " cannot be compiled");
   }
   KernelSpec spec;
   spec.name = name;
   spec.root = &op;
   Emitter emitter(module, spec);
-  Status status = emitter.EmitWindowBodyFunction();
+  Status status = (emitter.*emit)();
   if (!status.ok()) {
     if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code
   }
   return status;
 }
 
+}  // namespace
+
+Status EmitReduceWindowBody(llvm::Module& module, const Op& op, const std::string& name) {
+  return EmitRegionFunction(module, op, name, IsEmittableReduceWindowBody(op), "body",
+                            &Emitter::EmitWindowBodyFunction);
+}
+
 Status EmitComparator(llvm::Module& module, const Op& sort, const std::string& name) {
-  if (!IsEmittableComparator(sort)) {
-    return Unimplemented(sort.loc().ToString() + ": 'stablehlo.sort' op comparator cannot be compiled");
-  }
-  KernelSpec spec;
-  spec.name = name;
-  spec.root = &sort;
-  Emitter emitter(module, spec);
-  Status status = emitter.EmitComparatorFunction();
-  if (!status.ok()) {
-    if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code
-  }
-  return status;
+  return EmitRegionFunction(module, sort, name, IsEmittableComparator(sort), "comparator",
+                            &Emitter::EmitComparatorFunction);
 }
 
 }  // namespace jitd::codegen

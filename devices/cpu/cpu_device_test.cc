@@ -535,6 +535,52 @@ TEST(CpuDeviceTest, BigProgramsCompileInConcurrentPartsAndSerializeEveryPart) {
   EXPECT_NE(refused.status().message().find("object files"), std::string::npos) << refused.status().message();
 }
 
+// Disk caches written before compiling in parts hold version 1 blobs (one
+// object file, no count): they still load.
+TEST(CpuDeviceTest, VersionOneSerializedExecutablesStillLoad) {
+  auto exe = Device().Compile(Parse(kLarge));
+  ASSERT_TRUE(exe.ok());
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  // v2: magic, features, text (each length-prefixed), count, objects.
+  std::string_view in(*bytes);
+  ASSERT_EQ(in.substr(0, 8), "JITDCPU2");
+  in.remove_prefix(8);
+  auto take = [&in](size_t n) {
+    std::string_view out = in.substr(0, n);
+    in.remove_prefix(n);
+    return out;
+  };
+  auto take_string = [&]() {
+    uint64_t n = 0;
+    std::memcpy(&n, take(8).data(), 8);
+    return take(n);
+  };
+  const std::string_view features = take_string(), text = take_string();
+  uint64_t count = 0;
+  std::memcpy(&count, take(8).data(), 8);
+  ASSERT_EQ(count, 1u);
+  const std::string_view object = take_string();
+  ASSERT_TRUE(in.empty());
+  std::string v1 = "JITDCPU1";
+  for (std::string_view part : {features, text, object}) {
+    const uint64_t n = part.size();
+    v1.append(reinterpret_cast<const char*>(&n), 8);
+    v1.append(part);
+  }
+  auto loaded = Device().Deserialize(v1);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1 << 20}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, i % 5 - 2.0);
+  ir::Literal s = *ir::Literal::Create(ir::Type::Scalar(ir::DType::kF32));
+  s.SetDouble(0, 0.5);
+  const std::vector<RuntimeValue> args = {RuntimeValue(x), RuntimeValue(s)};
+  auto a = (*exe)->Execute(args, {});
+  auto b = (*loaded)->Execute(args, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ExpectSameValues(*a, *b);
+}
+
 TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
   auto exe = Device().Compile(Parse(BinaryProgram("add", "f32", 4)));
   ASSERT_TRUE(exe.ok());

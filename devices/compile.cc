@@ -12,6 +12,22 @@ std::string EffectivePipeline(const Device& device, const ProgramCompileOptions&
   return options.pipeline ? *options.pipeline : std::string(device.pipeline());
 }
 
+namespace {
+
+Status AddDevicePipeline(const Device& device, const std::string& pipeline, passes::PassManager& manager) {
+  passes::PipelineOptions pipeline_options;
+  device.ConfigurePipeline(pipeline_options);
+  return passes::AddPipeline(manager, pipeline, pipeline_options);
+}
+
+}  // namespace
+
+Status CheckPipeline(const Device& device, const std::string& pipeline) {
+  if (pipeline.empty()) return Status::Ok();
+  passes::PassManager probe;
+  return AddDevicePipeline(device, pipeline, probe);
+}
+
 StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
                                                      std::shared_ptr<ir::Module> module,
                                                      const ProgramCompileOptions& options) {
@@ -23,9 +39,7 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
   } else {
     passes::PassManager manager;
     manager.set_verify_each(options.verify_each);
-    passes::PipelineOptions pipeline_options;
-    device.ConfigurePipeline(pipeline_options);
-    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, pipeline, pipeline_options));
+    JITD_RETURN_IF_ERROR(AddDevicePipeline(device, pipeline, manager));
     if (dumps) {
       manager.SetDumpHook([dumps](int index, std::string_view pass_name, const ir::Module& m) {
         char prefix[16];

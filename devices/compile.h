@@ -39,6 +39,11 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
 // The pipeline CompileProgram runs for `options` on `device`.
 std::string EffectivePipeline(const Device& device, const ProgramCompileOptions& options);
 
+// Whether `pipeline` (an AddPipeline spec; "" = none) names passes `device`
+// can run: INVALID_ARGUMENT naming the bad pass otherwise. Target passes
+// such as the cpu device's `fusion` are known only with their device.
+Status CheckPipeline(const Device& device, const std::string& pipeline);
+
 }  // namespace jitd::devices
 
 #endif  // JITD_DEVICES_COMPILE_H_

@@ -43,6 +43,26 @@ std::vector<eval::RuntimeValue> Args() {
   return args;
 }
 
+// Target passes are known only with their device: the cpu device's
+// `fusion` is a pass a user pipeline may name there, not on the interpreter.
+TEST(CompileProgramTest, CheckPipelineKnowsTheDevicesOwnPasses) {
+  auto cpu = CreateDevice("cpu");
+  auto interpreter = CreateDevice("interpreter");
+  ASSERT_TRUE(cpu.ok() && interpreter.ok());
+  EXPECT_TRUE(CheckPipeline(**cpu, "inline,fusion").ok());
+  EXPECT_TRUE(CheckPipeline(**cpu, "").ok());
+  const Status refused = CheckPipeline(**interpreter, "inline,fusion");
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("fusion"), std::string::npos) << refused.message();
+  const Status unknown = CheckPipeline(**cpu, "inline,bogus");
+  EXPECT_NE(unknown.message().find("'bogus'"), std::string::npos) << unknown.message();
+  // And the cpu device compiles and runs what it accepted.
+  auto exe = CompileProgram(**cpu, Parse(kProgram), {.pipeline = "inline,fusion"});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  auto out = (*exe)->Execute(Args(), {});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+}
+
 TEST(CompileProgramTest, InterpreterRunsNoPassesAndDumpsInputAndOutput) {
   auto device = CreateDevice("interpreter");
   ASSERT_TRUE(device.ok());

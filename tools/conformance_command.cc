@@ -9,7 +9,6 @@
 
 #include "devices/compile.h"
 #include "devices/device.h"
-#include "jit/passes/pass_manager.h"
 #include "tools/conformance/runner.h"
 
 namespace jitd::tools {
@@ -116,12 +115,9 @@ int RunConformance(const ConformanceArgs& args) {
     options.pipeline = args.pipeline;
   }
   const std::string pipeline = devices::EffectivePipeline(**device, {.pipeline = options.pipeline});
-  if (!pipeline.empty()) {
-    passes::PassManager probe;
-    if (Status s = passes::AddPipeline(probe, pipeline); !s.ok()) {
-      std::fprintf(stderr, "jitd conformance: --pipeline: %s\n", s.message().c_str());
-      return 2;
-    }
+  if (Status s = devices::CheckPipeline(**device, pipeline); !s.ok()) {
+    std::fprintf(stderr, "jitd conformance: --pipeline: %s\n", s.message().c_str());
+    return 2;
   }
   options.timeout_seconds = args.timeout_seconds;
   const auto start = std::chrono::steady_clock::now();

@@ -31,9 +31,7 @@
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
-#include "jit/passes/pass_manager.h"
 #include "libclient/client.h"
-#include "devices/compile.h"
 #include "devices/cpu/cpu_device.h"
 #include "libclient/launcher.h"
 #include "tools/conformance/checks.h"
@@ -793,13 +791,6 @@ int RunRun(const RunArgs& args) {
     PrintError("--pipeline needs --in-process (the daemon runs each device's own pipeline)");
     return kExitUsageOrIo;
   }
-  if (!args.pipeline.empty() && args.pipeline != "none") {
-    passes::PassManager probe;
-    if (Status s = passes::AddPipeline(probe, args.pipeline); !s.ok()) {
-      PrintError("--pipeline: " + s.message());
-      return kExitUsageOrIo;
-    }
-  }
   std::unique_ptr<devices::Device> device;  // --in-process only
   if (!args.in_process && args.resource_fill != "uniform") {
     PrintError("--resource-fill=" + args.resource_fill +
@@ -813,6 +804,12 @@ int RunRun(const RunArgs& args) {
       return kExitUsageOrIo;
     }
     device = std::move(created).value();
+    if (args.pipeline != "none") {
+      if (Status s = devices::CheckPipeline(*device, args.pipeline); !s.ok()) {
+        PrintError("--pipeline: " + s.message());
+        return kExitUsageOrIo;
+      }
+    }
   }
   // 1. Read, pick the module, parse, verify.
   const Clock::time_point parse_start = Clock::now();

@@ -2445,35 +2445,25 @@ StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec) {
   return emitter.Emit();
 }
 
-bool IsEmittableComparator(const Op& sort) {
-  if (sort.code() != OpCode::kSort || sort.num_regions() != 1 || sort.num_operands() == 0) return false;
-  const ir::Region& region = sort.region(0);
-  if (region.num_blocks() != 1) return false;
-  const ir::Block& block = region.block(0);
-  if (block.num_args() != 2 * sort.num_operands()) return false;
-  std::unordered_set<const ir::Value*> defined;
-  for (size_t i = 0; i < block.num_args(); ++i) {
-    const ir::Type& t = block.arg(i)->type();
-    const ir::Type& operand = sort.operand(i / 2)->type();
-    if (!t.is_tensor() || t.rank() != 0 || !operand.is_tensor() || t.dtype() != operand.dtype() ||
-        !IsSupportedDType(t.dtype())) {
-      return false;
-    }
-    defined.insert(block.arg(i));
-  }
-  auto known = [&](const ir::Value* v) {
-    if (defined.count(v)) return true;
+namespace {
+
+// The values a comparator / window-body region may read: its block
+// arguments, the results of its ops already accepted, and splat constants
+// from outside.
+class RegionValues {
+ public:
+  void Define(const ir::Value* v) { defined_.insert(v); }
+  bool Known(const ir::Value* v) const {
+    if (defined_.count(v)) return true;
     const Op* def = v->defining_op();  // a splat constant outside the region
     return def && def->code() == OpCode::kConstant && IsFusibleOp(*def) && v->type().rank() == 0;
-  };
-  for (const auto& op : block.ops()) {
-    if (op->code() == OpCode::kReturn) {
-      return op.get() == block.ops().back().get() && op->num_operands() == 1 && known(op->operand(0)) &&
-             op->operand(0)->type().is_tensor() && op->operand(0)->type().rank() == 0 &&
-             op->operand(0)->type().dtype() == DType::kPred;
-    }
-    if (!IsFusibleOp(*op) || op->num_results() != 1 || op->result(0)->type().rank() != 0) return false;
-    switch (op->code()) {
+  }
+  // `op` is scalar math the region emitters compile (fusible, one rank-0
+  // result, no index map: those are trivial on scalars but need an index)
+  // on known values; its result becomes known.
+  bool AcceptScalarMath(const Op& op) {
+    if (!IsFusibleOp(op) || op.num_results() != 1 || op.result(0)->type().rank() != 0) return false;
+    switch (op.code()) {
       case OpCode::kIota:
       case OpCode::kBroadcastInDim:
       case OpCode::kReshape:
@@ -2481,14 +2471,50 @@ bool IsEmittableComparator(const Op& sort) {
       case OpCode::kSlice:
       case OpCode::kReverse:
       case OpCode::kConcatenate:
+      case OpCode::kPad:
+      case OpCode::kDynamicSlice:
+      case OpCode::kDynamicUpdateSlice:
+      case OpCode::kBitcastConvert:
         return false;
       default:
         break;
     }
-    for (const ir::Value* v : op->operands()) {
-      if (!known(v)) return false;
+    for (const ir::Value* v : op.operands()) {
+      if (!Known(v)) return false;
     }
-    defined.insert(op->result(0));
+    Define(op.result(0));
+    return true;
+  }
+
+ private:
+  std::unordered_set<const ir::Value*> defined_;
+};
+
+}  // namespace
+
+bool IsEmittableComparator(const Op& sort) {
+  if (sort.code() != OpCode::kSort || sort.num_regions() != 1 || sort.num_operands() == 0) return false;
+  const ir::Region& region = sort.region(0);
+  if (region.num_blocks() != 1) return false;
+  const ir::Block& block = region.block(0);
+  if (block.num_args() != 2 * sort.num_operands()) return false;
+  RegionValues values;
+  for (size_t i = 0; i < block.num_args(); ++i) {
+    const ir::Type& t = block.arg(i)->type();
+    const ir::Type& operand = sort.operand(i / 2)->type();
+    if (!t.is_tensor() || t.rank() != 0 || !operand.is_tensor() || t.dtype() != operand.dtype() ||
+        !IsSupportedDType(t.dtype())) {
+      return false;
+    }
+    values.Define(block.arg(i));
+  }
+  for (const auto& op : block.ops()) {
+    if (op->code() == OpCode::kReturn) {
+      return op.get() == block.ops().back().get() && op->num_operands() == 1 && values.Known(op->operand(0)) &&
+             op->operand(0)->type().is_tensor() && op->operand(0)->type().rank() == 0 &&
+             op->operand(0)->type().dtype() == DType::kPred;
+    }
+    if (!values.AcceptScalarMath(*op)) return false;
   }
   return false;
 }
@@ -2510,52 +2536,25 @@ bool IsEmittableReduceWindowBody(const Op& op) {
   if (region.num_blocks() != 1) return false;
   const ir::Block& block = region.block(0);
   if (block.num_args() != 2 * n) return false;
-  std::unordered_set<const ir::Value*> defined;
+  RegionValues values;
   for (size_t i = 0; i < block.num_args(); ++i) {
     const ir::Type& t = block.arg(i)->type();
     if (!t.is_tensor() || t.rank() != 0 || t.dtype() != op.result(i % n)->type().dtype()) return false;
-    defined.insert(block.arg(i));
+    values.Define(block.arg(i));
   }
-  auto known = [&](const ir::Value* v) {
-    if (defined.count(v)) return true;
-    const Op* def = v->defining_op();  // a splat constant outside the region
-    return def && def->code() == OpCode::kConstant && IsFusibleOp(*def) && v->type().rank() == 0;
-  };
   for (const auto& body_op : block.ops()) {
     if (body_op->code() == OpCode::kReturn) {
       if (body_op.get() != block.ops().back().get() || body_op->num_operands() != n) return false;
       for (size_t i = 0; i < n; ++i) {
         const ir::Value* v = body_op->operand(i);
-        if (!known(v) || !v->type().is_tensor() || v->type().rank() != 0 ||
+        if (!values.Known(v) || !v->type().is_tensor() || v->type().rank() != 0 ||
             v->type().dtype() != op.result(i)->type().dtype()) {
           return false;
         }
       }
       return true;
     }
-    if (!IsFusibleOp(*body_op) || body_op->num_results() != 1 || body_op->result(0)->type().rank() != 0) {
-      return false;
-    }
-    switch (body_op->code()) {  // scalar math only
-      case OpCode::kIota:
-      case OpCode::kBroadcastInDim:
-      case OpCode::kReshape:
-      case OpCode::kTranspose:
-      case OpCode::kSlice:
-      case OpCode::kReverse:
-      case OpCode::kConcatenate:
-      case OpCode::kPad:
-      case OpCode::kDynamicSlice:
-      case OpCode::kDynamicUpdateSlice:
-      case OpCode::kBitcastConvert:
-        return false;
-      default:
-        break;
-    }
-    for (const ir::Value* v : body_op->operands()) {
-      if (!known(v)) return false;
-    }
-    defined.insert(body_op->result(0));
+    if (!values.AcceptScalarMath(*body_op)) return false;
   }
   return false;
 }

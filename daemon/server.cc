@@ -20,6 +20,7 @@
 #include <boost/asio.hpp>
 
 #include "base/unique_fd.h"
+#include "daemon/socket_dir.h"
 #include "ipc/fd_passing.h"
 #include "ipc/protocol.h"
 
@@ -31,22 +32,6 @@ using Local = asio::local::stream_protocol;
 
 Status Unavailable(std::string message) {
   return Status(StatusCode::kUnavailable, std::move(message));
-}
-
-// Creates `dir` and its missing parents with mode 0700.
-Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return Status::Ok();
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return Status(StatusCode::kFailedPrecondition, dir + " is not a directory");
-    return Status::Ok();
-  }
-  JITD_RETURN_IF_ERROR(MakeDirs(std::filesystem::path(dir).parent_path().string()));
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "cannot create " + dir + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
 }
 
 // Whether a daemon accepts connections at `path`.
@@ -101,14 +86,6 @@ Status CheckPeer(const PeerPolicy& policy, uid_t uid, gid_t gid, std::span<const
                     ", allowed uids: " + JoinIds(policy.allow_uids) +
                     ", allowed gids: " + JoinIds(policy.allow_gids) +
                     " (start it with --allow-uid=UID or --allow-gid=GID)");
-}
-
-std::string DefaultSocketPath() {
-  if (const char* env = std::getenv("JITD_SOCKET"); env != nullptr && *env != '\0') return env;
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
-    return std::string(xdg) + "/jitd/jitd.sock";
-  }
-  return "/tmp/jitd-" + std::to_string(::getuid()) + "/jitd.sock";
 }
 
 struct Server::Impl {
@@ -244,7 +221,9 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
   // A segment size that cannot work is a start-up error, not one per client.
   JITD_RETURN_IF_ERROR(
       ipc::Segment::Create(options.session.segment_bytes, DaemonSegmentLayout()).status());
-  JITD_RETURN_IF_ERROR(MakeDirs(std::filesystem::path(path).parent_path().string()));
+  // The directory must be this daemon's own (daemon/socket_dir.h).
+  JITD_RETURN_IF_ERROR(
+      PrepareSocketDir(std::filesystem::path(path).parent_path().string(), ::geteuid()));
   // Ownership of the path: one daemon at a time, whatever the timing.
   const std::string lock_path = path + ".lock";
   UniqueFd lock_fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));

@@ -15,7 +15,9 @@
 // crashes) is how the server learns the client is gone, and it tears the
 // session down, freeing everything the client held.
 //
-// Start-up: the socket's directory is created (mode 0700) when missing. The
+// Start-up: the socket's directory is created (mode 0700) when missing and
+// must be the daemon's own, writable by nobody else, under safe ancestors
+// (daemon/socket_dir.h: FAILED_PRECONDITION otherwise). The
 // server first takes an exclusive lock (flock) on PATH.lock beside the
 // socket and holds it for its lifetime: a second daemon for the same path is
 // refused (ALREADY_EXISTS) even when both start at the same moment, so only
@@ -42,12 +44,11 @@
 #include "base/status.h"
 #include "daemon/instance.h"
 #include "daemon/session.h"
+#include "daemon/socket_dir.h"
 
 namespace jitd::daemon {
 
-// $JITD_SOCKET when set, else $XDG_RUNTIME_DIR/jitd/jitd.sock when
-// XDG_RUNTIME_DIR is an absolute path, else /tmp/jitd-$UID/jitd.sock.
-std::string DefaultSocketPath();
+// DefaultSocketPath() is in daemon/socket_dir.h (included above).
 
 // Who may connect. Plain value.
 struct PeerPolicy {

@@ -6,8 +6,12 @@
 // A client is a key chosen by the caller (the daemon uses the peer's pid,
 // so all connections of one process share one turn). Each client with
 // waiters has a FIFO of them; the clients with waiters form a ring, and a
-// freed slot goes to the first waiter of the client at the head of the
-// ring, which then moves to the back. Uncontended (a free slot, nobody
+// freed slot goes to the first waiter of the first client in the ring that
+// holds no slot now (else of the client at the head), which then moves to
+// the back: while others wait, no client holds more than one slot, and a
+// waiting execute starts at the latest when the first running one ends —
+// bounded by the execute time limit, since devices check their deadline
+// inside loops and kernels (devices/device.h). Uncontended (a free slot, nobody
 // waiting) Acquire and Release are one uncontended mutex lock each; a
 // waiter sleeps on its own condition variable and is handed the slot
 // directly (no thundering herd).
@@ -34,8 +38,10 @@ class FairGate {
 
   // Blocks until `client` may run one execute; pair with Release.
   void Acquire(uint64_t client);
-  // Ends one execute: hands the slot to the next waiter, round-robin.
-  void Release();
+  // Ends one execute of `client` (the key it acquired with): hands the slot
+  // to the next waiter, round-robin, preferring a client that runs nothing
+  // now — so while others wait, no client holds more than one slot.
+  void Release(uint64_t client);
 
   int slots() const { return slots_; }
   // Executes granted after waiting (for stats and tests).
@@ -47,13 +53,16 @@ class FairGate {
   // RAII: Acquire in the constructor, Release in the destructor.
   class Turn {
    public:
-    Turn(FairGate& gate, uint64_t client) : gate_(gate) { gate_.Acquire(client); }
-    ~Turn() { gate_.Release(); }
+    Turn(FairGate& gate, uint64_t client) : gate_(gate), client_(client) {
+      gate_.Acquire(client);
+    }
+    ~Turn() { gate_.Release(client_); }
     Turn(const Turn&) = delete;
     Turn& operator=(const Turn&) = delete;
 
    private:
     FairGate& gate_;
+    const uint64_t client_;
   };
 
  private:
@@ -68,6 +77,7 @@ class FairGate {
   uint64_t waited_ = 0;
   std::unordered_map<uint64_t, std::deque<Waiter*>> queues_;  // client -> its waiters
   std::deque<uint64_t> ring_;  // clients with waiters, next to serve first
+  std::unordered_map<uint64_t, int> running_;  // client -> slots it holds
 };
 
 }  // namespace jitd::daemon

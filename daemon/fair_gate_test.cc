@@ -57,7 +57,7 @@ TEST(FairGateTest, WaitersAreServedRoundRobinAcrossClients) {
   enqueue(1);
   enqueue(2);
   enqueue(3);
-  gate.Release();
+  gate.Release(0);
   for (std::thread& t : threads) t.join();
   // Round-robin by client: 1, 2, 3, then client 1's remaining waiters; not
   // the arrival order 1, 1, 1, 2, 3.
@@ -70,10 +70,44 @@ TEST(FairGateTest, FreeSlotDoesNotWait) {
   gate.Acquire(1);
   gate.Acquire(1);
   gate.Acquire(2);
-  gate.Release();
-  gate.Release();
-  gate.Release();
+  gate.Release(1);
+  gate.Release(1);
+  gate.Release(2);
   EXPECT_EQ(gate.waited(), 0u);
+}
+
+TEST(FairGateTest, WhileOthersWaitNoClientHoldsTwoSlots) {
+  // Two slots, both held by client 1 (nobody waited when it took them).
+  // Client 1 queues another execute, then client 2 one: when client 1
+  // frees a slot it goes to client 2, who runs nothing, although client 1
+  // queued first; client 1's waiter gets the next slot.
+  FairGate gate(2);
+  gate.Acquire(1);
+  gate.Acquire(1);
+  std::mutex mu;
+  std::vector<uint64_t> order;
+  std::vector<std::thread> threads;
+  for (uint64_t client : {uint64_t{1}, uint64_t{2}}) {
+    threads.emplace_back([&, client] {
+      gate.Acquire(client);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        order.push_back(client);
+      }
+    });
+    std::this_thread::sleep_for(20ms);
+  }
+  gate.Release(1);
+  std::this_thread::sleep_for(20ms);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(order, (std::vector<uint64_t>{2}));
+  }
+  gate.Release(1);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(order, (std::vector<uint64_t>{2, 1}));
+  gate.Release(1);
+  gate.Release(2);
 }
 
 }  // namespace

@@ -14,8 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include <boost/asio.hpp>
 
@@ -89,12 +90,6 @@ Status CheckPeer(const PeerPolicy& policy, uid_t uid, gid_t gid, std::span<const
 }
 
 struct Server::Impl {
-  struct Connection {
-    explicit Connection(Local::socket s) : socket(std::move(s)) {}
-    Local::socket socket;
-    std::unique_ptr<Session> session;
-  };
-
   Impl(Instance* instance, ServerOptions options)
       : instance(instance), options(std::move(options)), acceptor(io) {}
 
@@ -122,6 +117,45 @@ struct Server::Impl {
     });
   }
 
+  static void Refuse(int fd, const Status& status) {
+    std::string payload = "JITE" + status.ToString();
+    (void)ipc::SendWithFd(fd, -1, std::span<const uint8_t>(
+                                      reinterpret_cast<const uint8_t*>(payload.data()),
+                                      payload.size()));
+  }
+
+  // Counts a session of `uid` against the limits (released by Release), or
+  // RESOURCE_EXHAUSTED naming the limit and its flag.
+  Status Reserve(uid_t uid) {
+    std::lock_guard<std::mutex> lock(limits_mu);
+    if (options.max_sessions != 0 && sessions_total >= options.max_sessions) {
+      return ResourceExhausted("the daemon serves " + std::to_string(sessions_total) +
+                               " sessions, its limit (jitd serve --max-sessions) is " +
+                               std::to_string(options.max_sessions) +
+                               "; close some clients or raise the limit");
+    }
+    uint64_t& mine = sessions_by_uid[uid];
+    if (options.max_sessions_per_uid != 0 && mine >= options.max_sessions_per_uid) {
+      return ResourceExhausted("uid " + std::to_string(uid) + " has " + std::to_string(mine) +
+                               " sessions open, the limit per uid (jitd serve "
+                               "--max-sessions-per-uid) is " +
+                               std::to_string(options.max_sessions_per_uid) +
+                               "; close some clients or raise the limit");
+    }
+    ++mine;
+    ++sessions_total;
+    return Status::Ok();
+  }
+  void Release(uid_t uid) {
+    std::lock_guard<std::mutex> lock(limits_mu);
+    --sessions_total;
+    auto it = sessions_by_uid.find(uid);
+    if (it != sessions_by_uid.end() && --it->second == 0) sessions_by_uid.erase(it);
+  }
+
+  // On the accept thread: who is it, may it connect, is there room. The
+  // session itself is set up on a dispatcher worker, so that the next
+  // connection is accepted at once.
   void OnConnection(Local::socket socket) {
     const int fd = socket.native_handle();
     StatusOr<ipc::UnixCredentials> peer = ipc::PeerCredentials(fd);
@@ -133,61 +167,64 @@ struct Server::Impl {
     if (Status allowed = CheckPeer(options.peers, peer->uid, peer->gid, groups); !allowed.ok()) {
       Log(0, "refused a connection from pid %d: %s", static_cast<int>(peer->pid),
           allowed.message().c_str());
-      std::string payload = "JITE" + allowed.ToString();
-      (void)ipc::SendWithFd(fd, -1, std::span<const uint8_t>(
-                                        reinterpret_cast<const uint8_t*>(payload.data()),
-                                        payload.size()));
+      Refuse(fd, allowed);
+      return;
+    }
+    if (Status room = Reserve(peer->uid); !room.ok()) {
+      Log(1, "refused a connection from pid %d: %s", static_cast<int>(peer->pid),
+          room.message().c_str());
+      Refuse(fd, room);
+      return;
+    }
+    boost::system::error_code ec;
+    UniqueFd connection(socket.release(ec));
+    if (ec || !connection.valid()) {
+      Release(peer->uid);
+      Log(0, "cannot take a connection: %s", ec.message().c_str());
       return;
     }
     const uint64_t id = next_session_id++;
+    dispatcher->Post([this, id, peer = *peer, fd = std::make_shared<UniqueFd>(
+                                                   std::move(connection))]() mutable {
+      OpenSession(id, peer, std::move(*fd));
+    });
+  }
+
+  // On a dispatcher worker: the session, the handshake, then serving.
+  void OpenSession(uint64_t id, const ipc::UnixCredentials& peer, UniqueFd connection) {
     StatusOr<std::unique_ptr<Session>> session = Session::Create(instance, id, options.session);
     if (!session.ok()) {
-      std::string payload = "JITE" + session.status().ToString();
-      (void)ipc::SendWithFd(fd, -1, std::span<const uint8_t>(
-                                        reinterpret_cast<const uint8_t*>(payload.data()),
-                                        payload.size()));
-      Log(0, "cannot open a session for pid %d: %s", static_cast<int>(peer->pid),
+      Refuse(connection.get(), session.status());
+      Release(peer.uid);
+      Log(0, "cannot open a session for pid %d: %s", static_cast<int>(peer.pid),
           session.status().ToString().c_str());
       return;
     }
+    (*session)->SetPeer(peer.pid, peer.uid);
     uint8_t payload[16] = {'J', 'I', 'T', 'D'};
     const uint32_t version = ipc::kProtocolVersion;
     std::memcpy(payload + 4, &version, 4);
     std::memcpy(payload + 8, &id, 8);
-    Status sent = ipc::SendWithFd(fd, (*session)->segment_fd(), payload);
+    Status sent = ipc::SendWithFd(connection.get(), (*session)->segment_fd(), payload);
     if (!sent.ok()) {
+      Release(peer.uid);
       Log(1, "session %llu: handshake failed: %s", static_cast<unsigned long long>(id),
           sent.ToString().c_str());
-      return;
+      return;  // the session goes; it was never served
     }
-    (*session)->SetPeer(peer->pid, peer->uid);
-    (*session)->Start();
+    Status added = dispatcher->Add(std::move(session).value(), std::move(connection));
+    if (!added.ok()) {
+      Log(0, "session %llu: %s", static_cast<unsigned long long>(id), added.ToString().c_str());
+      return;  // Add failing freed the session: OnClosed released it
+    }
     Log(1, "session %llu opened for pid %d (uid %d)", static_cast<unsigned long long>(id),
-        static_cast<int>(peer->pid), static_cast<int>(peer->uid));
-    auto connection = std::make_unique<Connection>(std::move(socket));
-    connection->session = std::move(session).value();
-    Connection* raw = connection.get();
-    connections.emplace(id, std::move(connection));
-    WatchClose(id, raw);
+        static_cast<int>(peer.pid), static_cast<int>(peer.uid));
   }
 
-  // Waits for the client's end of the connection to close.
-  void WatchClose(uint64_t id, Connection* connection) {
-    connection->socket.async_wait(
-        Local::socket::wait_read, [this, id, connection](const boost::system::error_code& ec) {
-          if (ec == asio::error::operation_aborted) return;
-          if (!ec) {
-            char buffer[256];
-            const ssize_t n = ::recv(connection->socket.native_handle(), buffer, sizeof(buffer),
-                                     MSG_DONTWAIT);
-            if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) {
-              WatchClose(id, connection);  // a client sent bytes: ignored
-              return;
-            }
-          }
-          Log(1, "session %llu closed by the client", static_cast<unsigned long long>(id));
-          connections.erase(id);  // stops the session and frees what it held
-        });
+  // On a dispatcher worker, as a session is freed.
+  void OnClosed(const Session& session) {
+    Release(static_cast<uid_t>(session.peer_uid()));
+    Log(1, "session %llu closed", static_cast<unsigned long long>(session.id()));
   }
 
   Instance* instance;
@@ -195,8 +232,11 @@ struct Server::Impl {
   asio::io_context io;
   Local::acceptor acceptor;
   std::optional<asio::signal_set> signals;
-  std::map<uint64_t, std::unique_ptr<Connection>> connections;
-  uint64_t next_session_id = 1;
+  std::unique_ptr<Dispatcher> dispatcher;
+  uint64_t next_session_id = 1;  // the accept thread's
+  std::mutex limits_mu;
+  uint64_t sessions_total = 0;                           // guarded by limits_mu
+  std::unordered_map<uid_t, uint64_t> sessions_by_uid;  // guarded by limits_mu
   std::atomic<bool> stopping{false};
   bool bound = false;
   UniqueFd lock_fd;  // flock'ed PATH.lock, held for the server's lifetime
@@ -205,7 +245,7 @@ struct Server::Impl {
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() {
-  impl_->connections.clear();
+  impl_->dispatcher.reset();
   if (impl_->bound) ::unlink(impl_->options.socket_path.c_str());
 }
 
@@ -255,6 +295,10 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
   }
   auto impl = std::make_unique<Impl>(instance, std::move(options));
   impl->lock_fd = std::move(lock_fd);
+  Impl* raw = impl.get();
+  JITD_ASSIGN_OR_RETURN(impl->dispatcher,
+                        Dispatcher::Create(impl->options.dispatcher,
+                                           [raw](const Session& s) { raw->OnClosed(s); }));
   boost::system::error_code ec;
   impl->acceptor.open(Local(), ec);
   if (!ec) impl->acceptor.bind(Local::endpoint(path), ec);
@@ -285,13 +329,13 @@ Status Server::Run() {
   boost::system::error_code ignored;
   impl.acceptor.close(ignored);
   if (impl.signals) impl.signals->cancel(ignored);
-  const size_t open = impl.connections.size();
-  impl.connections.clear();  // each session finishes its request in progress
+  const uint64_t open = impl.dispatcher->stats().sessions;
+  impl.dispatcher.reset();  // each session finishes (or cancels) its request in progress
   if (impl.bound) {
     ::unlink(impl.options.socket_path.c_str());
     impl.bound = false;
   }
-  impl.Log(1, "stopped (%zu session(s) were open)", open);
+  impl.Log(1, "stopped (%llu session(s) were open)", static_cast<unsigned long long>(open));
   return Status::Ok();
 }
 

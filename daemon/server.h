@@ -11,9 +11,16 @@
 //   success: "JITD" | u32 protocol version | u64 session id   (LE, 16 bytes)
 //   failure: "JITE" | Status::ToString() ("CODE: message")      (no descriptor)
 //
-// The connection then carries nothing more; its close (the client exits or
-// crashes) is how the server learns the client is gone, and it tears the
-// session down, freeing everything the client held.
+// After the handshake the connection carries only doorbell bytes from the
+// client (its request ring's wake-ups, see dispatcher.h); its close (the
+// client exits or crashes) is how the server learns the client is gone, and
+// the session is torn down, freeing everything the client held.
+//
+// The accept thread only accepts, checks the peer and counts sessions
+// against the limits (max_sessions, max_sessions_per_uid: the next one is
+// refused RESOURCE_EXHAUSTED naming the flag); setting a session up, serving
+// it and tearing it down happen on the Dispatcher's workers, so a new client
+// is answered whatever the other sessions are doing.
 //
 // Start-up: the socket's directory is created (mode 0700) when missing and
 // must be the daemon's own, writable by nobody else, under safe ancestors
@@ -27,8 +34,7 @@
 // (FAILED_PRECONDITION). The socket file is removed on exit (the lock file
 // stays: removing it would race with a starting daemon).
 //
-// Thread safety: Run blocks the calling thread, which runs all accept and
-// teardown work; Stop may be called from any thread (or by SIGTERM/SIGINT
+// Thread safety: Run blocks the calling thread, which accepts connections; Stop may be called from any thread (or by SIGTERM/SIGINT
 // when ServerOptions::handle_signals). Lifetime: the Instance must outlive
 // the Server; Run returns after every session is stopped.
 #ifndef JITD_DAEMON_SERVER_H_
@@ -42,6 +48,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/dispatcher.h"
 #include "daemon/instance.h"
 #include "daemon/session.h"
 #include "daemon/socket_dir.h"
@@ -76,6 +83,12 @@ struct ServerOptions {
   int log_level = 1;
   // Who may connect.
   PeerPolicy peers;
+  // Sessions open at once, in all and per peer uid; the next is refused
+  // RESOURCE_EXHAUSTED. 0 = no limit.
+  uint64_t max_sessions = 1024;
+  uint64_t max_sessions_per_uid = 256;
+  // The worker pool serving every session's requests.
+  DispatcherOptions dispatcher;
 };
 
 class Server {

@@ -34,7 +34,6 @@ class ServerTest : public ::testing::Test {
     options.handle_signals = false;
     options.log_level = 0;
     options.session.segment_bytes = 8 << 20;
-    options.session.poll_interval = std::chrono::milliseconds(20);
     auto server = Server::Create(instance_.get(), options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
@@ -179,7 +178,6 @@ class CustomServer {
     options.handle_signals = false;
     options.log_level = 0;
     options.session.segment_bytes = 8 << 20;
-    options.session.poll_interval = std::chrono::milliseconds(20);
     auto server = Server::Create(instance_.get(), options);
     EXPECT_TRUE(server.ok()) << server.status().ToString();
     if (!server.ok()) return;

@@ -69,7 +69,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t 
 }
 
 Session::~Session() {
-  Stop();
+  Cancel();
   instance_->UnregisterClient(id_);
   instance_->CountSessionClosed();
 }
@@ -77,18 +77,9 @@ Session::~Session() {
 void Session::SetPeer(int64_t pid, int64_t uid) {
   // All connections of one process share one turn at the execute gate.
   if (pid > 0) fair_key_ = static_cast<uint64_t>(pid);
+  peer_uid_ = uid;
   counters_->pid.store(pid, std::memory_order_relaxed);
   counters_->uid.store(uid, std::memory_order_relaxed);
-}
-
-void Session::Start() {
-  if (thread_.joinable()) return;
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void Session::Stop() {
-  stop_.store(true, std::memory_order_relaxed);
-  if (thread_.joinable()) thread_.join();
 }
 
 void Session::PublishCounts() {
@@ -97,31 +88,26 @@ void Session::PublishCounts() {
   counters_->buffer_bytes.store(buffer_bytes_, std::memory_order_relaxed);
 }
 
-void Session::Loop() {
-  ipc::RingMessage message;
-  ipc::WaitOptions wait;
-  wait.spin = options_.request_spin;
-  while (!stop_.load(std::memory_order_relaxed)) {
-    wait.deadline = Clock::now() + options_.poll_interval;
-    Status popped = segment_->request_ring().Pop(&message, wait);
-    if (popped.code() == StatusCode::kDeadlineExceeded) continue;
-    if (!popped.ok()) {
-      instance_->CountBadRequest();
-      PushReply(Reply(0, popped));
-      continue;
-    }
-    if (message.kind == ipc::RingMessageKind::kHeapRef) {
-      StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(message.heap);
-      if (!bytes.ok()) {
-        instance_->CountBadRequest();
-        PushReply(Reply(0, InvalidArgument("request in the heap: " + bytes.status().message())));
-        continue;
-      }
-      PushReply(HandleInto(*bytes));
-    } else {
-      PushReply(HandleInto(message.bytes));
-    }
+bool Session::ServeOne() {
+  StatusOr<bool> popped = segment_->request_ring().TryPop(&message_);
+  if (!popped.ok()) {
+    instance_->CountBadRequest();
+    PushReply(Reply(0, popped.status()));
+    return true;
   }
+  if (!*popped) return false;
+  if (message_.kind == ipc::RingMessageKind::kHeapRef) {
+    StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(message_.heap);
+    if (!bytes.ok()) {
+      instance_->CountBadRequest();
+      PushReply(Reply(0, InvalidArgument("request in the heap: " + bytes.status().message())));
+      return true;
+    }
+    PushReply(HandleInto(*bytes));
+  } else {
+    PushReply(HandleInto(message_.bytes));
+  }
+  return true;
 }
 
 void Session::PushReply(std::span<const uint8_t> bytes) {
@@ -203,7 +189,12 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
       }
       if (hello->client_name()) counters_->SetName(hello->client_name()->str().substr(0, 128));
       auto version = fbb.CreateString(kDaemonVersion);
-      auto body = wire::CreateHelloReply(fbb, ipc::kProtocolVersion, version, segment_->size());
+      // The devices this daemon has, so that clients list those (not the
+      // names they know of) and pick among them.
+      auto devices = fbb.CreateVectorOfStrings(devices::DeviceNames());
+      auto default_device = fbb.CreateString(instance_->options().default_device);
+      auto body = wire::CreateHelloReply(fbb, ipc::kProtocolVersion, version, segment_->size(),
+                                         devices, default_device);
       return Reply(id, Status::Ok(), wire::ReplyBody_HelloReply, body.Union());
     }
 

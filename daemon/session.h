@@ -1,9 +1,9 @@
 // Session: the daemon's side of one client connection — the client's shared
-// segment, its handle tables, and the thread that serves its request ring.
+// segment and its handle tables. The Dispatcher (dispatcher.h) serves it:
+// ServeOne on a worker thread while requests wait, ArmSleep when none does.
 //
-// The session thread pops requests (waking at least every poll interval to
-// notice Stop), copies each one out of shared memory (Ring::Pop already
-// copies inline payloads; heap-referenced ones are copied with
+// ServeOne pops one request, copies it out of shared memory (Ring::TryPop
+// already copies inline payloads; heap-referenced ones are copied with
 // CopyFromHeap), verifies it (ipc::VerifyRequest) and answers with exactly
 // one ReplyMessage on the reply ring, inline (the daemon never allocates in
 // the client's heap; the reply ring's slots are sized for the largest
@@ -16,11 +16,11 @@
 // byte size; their bytes are read (arguments) and written (results) only
 // through Segment::HeapBytes.
 //
-// Thread safety: Start and Stop are called by the owner (the server's
-// thread); Handle is for the session thread or, in tests, a caller that has
-// not started it. Lifetime: Stop (or the destructor) joins the thread after
-// the request in progress finishes; destroying the session frees everything
-// the client held (handles, segment mapping).
+// Thread safety: ServeOne, ArmSleep, HasRequest and Handle are called by
+// one thread at a time (the dispatcher's worker whose turn it is, or a test
+// driving it); Cancel may be called from any thread at any time. Lifetime:
+// destroying the session frees everything the client held (handles,
+// segment mapping); no request may be in progress then.
 #ifndef JITD_DAEMON_SESSION_H_
 #define JITD_DAEMON_SESSION_H_
 
@@ -47,8 +47,6 @@ namespace jitd::daemon {
 struct SessionOptions {
   // The client's segment (rings + heap), rounded up to whole pages.
   uint64_t segment_bytes = uint64_t{64} << 20;
-  // How often an idle session thread wakes to check for Stop.
-  std::chrono::milliseconds poll_interval{100};
   // Execution deadline when a request gives none.
   std::chrono::milliseconds default_execute_deadline{60'000};
 
@@ -76,10 +74,6 @@ struct SessionOptions {
   // so one client has at most one such compile going. 0 = no limit (the
   // compile runs on the session thread).
   std::chrono::milliseconds max_compile_time{300'000};
-  // How long the session thread spins for the next request before sleeping
-  // on the futex (ipc::WaitOptions::spin). Back-to-back requests arrive
-  // within a few µs; longer spins burn a core for an idle client.
-  std::chrono::nanoseconds request_spin = std::chrono::microseconds(5);
   // How long a reply may wait for room in a full reply ring before the
   // session gives up on it (the client is not reading).
   std::chrono::milliseconds reply_push_timeout{5'000};
@@ -104,14 +98,24 @@ class Session {
   int segment_fd() const { return segment_->fd(); }
   uint64_t segment_bytes() const { return segment_->size(); }
 
-  // Starts the thread serving the request ring.
-  void Start();
-  // Asks the thread to stop and joins it (the request in progress finishes
-  // first). Idempotent.
-  void Stop();
+  // Serves the next request on the ring, if there is one: true when it
+  // handled one (its reply is pushed), false when the ring was empty.
+  bool ServeOne();
+  // Whether a request waits on the ring.
+  bool HasRequest() { return segment_->request_ring().HasMessage(); }
+  // Marks the ring asleep (Ring::ArmSleep): true = armed, the client's next
+  // push wakes the daemon through the connection socket; false = a request
+  // arrived meanwhile.
+  bool ArmSleep() { return segment_->request_ring().ArmSleep(); }
+  // The client is gone or the daemon stops: a request in progress gives up
+  // at its next check (feed waits at once; executes at the device's next
+  // deadline check). Thread-safe; idempotent.
+  void Cancel() { stop_.store(true, std::memory_order_relaxed); }
 
-  // Records who the client is (for stats and logs); call before Start.
+  // Records who the client is (for stats, logs and limits); call before the
+  // first request is served.
   void SetPeer(int64_t pid, int64_t uid);
+  int64_t peer_uid() const { return peer_uid_; }
 
   // Handles one request message (a private copy) and returns the encoded
   // ReplyMessage. Never fails: errors become the reply's status.
@@ -131,7 +135,6 @@ class Session {
 
   Session(Instance* instance, uint64_t id, SessionOptions options,
           std::unique_ptr<ipc::Segment> segment);
-  void Loop();
   void PushReply(std::span<const uint8_t> reply);
   // Handle's work: the reply is built in fbb_ and the span points into it
   // (valid until the next call).
@@ -153,7 +156,8 @@ class Session {
   const SessionOptions options_;
   std::unique_ptr<ipc::Segment> segment_;
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  int64_t peer_uid_ = -1;
+  ipc::RingMessage message_;  // ServeOne's scratch
 
   // Touched only by the thread running Handle.
   uint64_t next_handle_ = 1;

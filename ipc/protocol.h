@@ -25,7 +25,9 @@ namespace jitd::ipc {
 // 2: TransferToInfeed / TransferFromOutfeed.
 // 3: PERMISSION_DENIED; ExecuteRequest.resource_seed and .result_data.
 // 4: CompileOptions.dumps, CompileReply.dumps, ReadDump; ExecuteReply.profile.
-inline constexpr uint32_t kProtocolVersion = 4;
+// 5: the client rings the daemon by writing a byte on its connection socket
+//    (a request ring found asleep; see daemon/dispatcher.h), not the futex.
+inline constexpr uint32_t kProtocolVersion = 5;
 
 // Verifier limits: a message is small; anything deeper or larger is hostile.
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

@@ -173,11 +173,28 @@ void Ring::WakeConsumer() {
   // Pairs with the fence in Pop: either the consumer sees the new sequence
   // before it sleeps, or we see its sleeping flag here.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (Atomic(header_->consumer_sleeping).load(std::memory_order_relaxed) != 0) {
-    Atomic(header_->doorbell).fetch_add(1, std::memory_order_release);
-    FutexWake(&header_->doorbell, 1);
-    ++futex_wakes_;
+  uint32_t& sleeping = header_->consumer_sleeping;
+  if (Atomic(sleeping).load(std::memory_order_relaxed) == 0) return;
+  // Take the flag back: one wake per sleep, however many pushes follow.
+  if (Atomic(sleeping).exchange(0, std::memory_order_relaxed) == 0) return;
+  ++futex_wakes_;
+  if (wake_hook_ != nullptr) {
+    wake_hook_(wake_context_);
+    return;
   }
+  Atomic(header_->doorbell).fetch_add(1, std::memory_order_release);
+  FutexWake(&header_->doorbell, 1);
+}
+
+bool Ring::ArmSleep() {
+  if (header_ == nullptr) return false;
+  uint32_t& sleeping = header_->consumer_sleeping;
+  Atomic(sleeping).store(1, std::memory_order_relaxed);
+  // Pairs with the fence in WakeConsumer (as in Pop's phase 2).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!NextReady()) return true;
+  Atomic(sleeping).store(0, std::memory_order_relaxed);
+  return false;
 }
 
 Status Ring::TryPush(std::span<const uint8_t> bytes) {

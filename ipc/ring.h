@@ -23,6 +23,13 @@
 // ring's "consumer sleeping" flag and FUTEX_WAITs on the doorbell word. The
 // producer issues FUTEX_WAKE only when that flag is set, so a busy consumer
 // costs the producer no system call.
+//
+// A consumer that serves many rings from a few threads (the daemon's
+// dispatcher) does not sleep in Pop: it TryPops, then ArmSleep()s the ring
+// and waits elsewhere (epoll). Its producer then wakes it through a wake
+// hook (set_wake_hook: the client writes a byte on its connection socket)
+// instead of the futex. Either way the producer takes the "sleeping" flag
+// back (one wake per sleep) and rings only when it was set.
 #ifndef JITD_IPC_RING_H_
 #define JITD_IPC_RING_H_
 
@@ -95,6 +102,14 @@ class Ring {
   uint32_t slot_capacity() const { return slot_capacity_; }
 
   // --- Producer side ---------------------------------------------------
+  // Called instead of FUTEX_WAKE when a push finds the consumer asleep (see
+  // the file comment); `context` is passed through. Null = the futex.
+  using WakeHook = void (*)(void* context);
+  void set_wake_hook(WakeHook hook, void* context) {
+    wake_hook_ = hook;
+    wake_context_ = context;
+  }
+
   // Pushes `bytes` inline. RESOURCE_EXHAUSTED ("ring full") when no slot is
   // free right now; INVALID_ARGUMENT when larger than slot_capacity() (send
   // such messages through the heap: Segment::TryPushLarge).
@@ -115,6 +130,12 @@ class Ring {
   // Pops the next message, waiting as `options` say: OK, DEADLINE_EXCEEDED,
   // or INVALID_ARGUMENT for a corrupt slot.
   Status Pop(RingMessage* out, const WaitOptions& options = {});
+  // Whether a message is waiting (one acquire load).
+  bool HasMessage() const { return header_ != nullptr && NextReady(); }
+  // Tells the producer that the consumer is going to sleep elsewhere: sets
+  // the "sleeping" flag unless a message is already waiting. True = armed
+  // (the next push wakes the consumer); false = a message is there, pop it.
+  bool ArmSleep();
 
   // Counters of this process's view (not shared): how often Pop went to
   // sleep on the futex and how often a push issued FUTEX_WAKE.
@@ -142,6 +163,8 @@ class Ring {
   uint64_t consumer_position_ = 0;
   uint64_t futex_waits_ = 0;
   uint64_t futex_wakes_ = 0;
+  WakeHook wake_hook_ = nullptr;
+  void* wake_context_ = nullptr;
 };
 
 }  // namespace jitd::ipc

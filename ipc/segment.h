@@ -60,10 +60,11 @@ class Segment {
   static StatusOr<std::unique_ptr<Segment>> Attach(UniqueFd fd);
 
   // Both sides map the first PrefaultBytes(size) bytes of a segment (the
-  // rings and the start of the heap) pre-faulted, and the daemon allocates
-  // them at Create; the rest is faulted in on first use. Bounded so that a
-  // large segment does not commit all its memory at connect.
-  static constexpr uint64_t kPrefaultLimit = uint64_t{16} << 20;
+  // request ring and the start of the reply ring with the daemon's layout)
+  // pre-faulted, and the daemon allocates them at Create; the rest is
+  // faulted in on first use (~2 us a page, once). Small, so that an idle
+  // client costs little memory: the daemon holds one segment per session.
+  static constexpr uint64_t kPrefaultLimit = uint64_t{512} << 10;
   static uint64_t PrefaultBytes(uint64_t segment_size);
 
   ~Segment();

@@ -4,9 +4,11 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +118,53 @@ Client::Client(std::string socket_path, ClientOptions options, UniqueFd socket,
 
 Client::~Client() = default;
 
+namespace {
+
+// Who answers at the other end of `fd` must be a daemon this process trusts
+// (ClientOptions::trusted_daemon_uids): checked before anything is sent to
+// it or taken from it, so an impostor listening where the client looks (a
+// socket another user put in /tmp) gets nothing.
+Status CheckDaemonPeer(int fd, const std::string& socket_path, const ClientOptions& options) {
+  StatusOr<ipc::UnixCredentials> peer = ipc::PeerCredentials(fd);
+  if (!peer.ok()) {
+    return Status(StatusCode::kPermissionDenied,
+                  "cannot tell who answers at " + socket_path + " (" + peer.status().message() +
+                      "); refusing to use it");
+  }
+  const uid_t self = ::geteuid();
+  if (peer->uid == self || peer->uid == 0) return Status::Ok();
+  for (uint32_t trusted : options.trusted_daemon_uids) {
+    if (peer->uid == trusted) return Status::Ok();
+  }
+  // $JITD_TRUST_DAEMON_UID: comma-separated uids (what the C API and Python
+  // clients use; they build ClientOptions without the field).
+  if (const char* env = std::getenv("JITD_TRUST_DAEMON_UID"); env != nullptr) {
+    std::string_view list(env);
+    while (!list.empty()) {
+      const size_t comma = std::min(list.find(','), list.size());
+      const std::string item(list.substr(0, comma));
+      list.remove_prefix(std::min(comma + 1, list.size()));
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long uid = std::strtoul(item.c_str(), &end, 10);
+      if (!item.empty() && end != nullptr && *end == '\0' && errno == 0 && uid == peer->uid) {
+        return Status::Ok();
+      }
+    }
+  }
+  return Status(StatusCode::kPermissionDenied,
+                "the process answering at " + socket_path + " (pid " +
+                    std::to_string(peer->pid) + ") runs as uid " + std::to_string(peer->uid) +
+                    ", neither this user (uid " + std::to_string(self) +
+                    ") nor root: it may be another user's impostor, so nothing was sent to it. "
+                    "If that uid runs a daemon you trust, set JITD_TRUST_DAEMON_UID=" +
+                    std::to_string(peer->uid) +
+                    " (or ClientOptions::trusted_daemon_uids, "
+                    "jitd_client_options_t.trust_daemon_uid)");
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path,
                                                   ClientOptions options) {
   sockaddr_un addr{};
@@ -130,6 +179,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path
     return Unavailable("no jitd daemon at " + socket_path + " (" + std::strerror(errno) +
                        "); start one with `jitd serve`");
   }
+  JITD_RETURN_IF_ERROR(CheckDaemonPeer(fd.get(), socket_path, options));
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(options.connect_timeout.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((options.connect_timeout.count() % 1000) * 1000);
@@ -156,10 +206,30 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path
   }
   uint64_t session_id = 0;
   std::memcpy(&session_id, payload.data() + 8, 8);
+  uint32_t daemon_protocol = 0;
+  std::memcpy(&daemon_protocol, payload.data() + 4, 4);
+  if (daemon_protocol < 5) {
+    // Before 5 the daemon slept on the ring's futex, which this client no
+    // longer rings: its requests would never be seen.
+    return Status(StatusCode::kFailedPrecondition,
+                  "the jitd daemon at " + socket_path + " speaks protocol " +
+                      std::to_string(daemon_protocol) + "; this client needs 5 or later "
+                      "(stop that daemon and start one from this jitd build)");
+  }
   JITD_ASSIGN_OR_RETURN(std::unique_ptr<ipc::Segment> segment,
                         ipc::Segment::Attach(std::move(hello->fd)));
   std::unique_ptr<Client> client(new Client(socket_path, std::move(options), std::move(fd),
                                             std::move(segment), session_id));
+  // A push that finds the daemon's side of the ring asleep wakes it with a
+  // byte on the connection (protocol 5; daemon/dispatcher.h). A full socket
+  // buffer means wake-ups are pending already, so the byte may be dropped.
+  client->segment_->request_ring().set_wake_hook(
+      [](void* context) {
+        const int socket = static_cast<Client*>(context)->socket_.get();
+        const char bell = 0;
+        (void)!::send(socket, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      },
+      client.get());
   flatbuffers::FlatBufferBuilder fbb(256);
   auto name = fbb.CreateString(client->options_.client_name);
   auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, name);
@@ -171,6 +241,14 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path
   if (hello_reply == nullptr) return Internal("Hello: the daemon's reply has no HelloReply");
   client->daemon_protocol_version_ = hello_reply->protocol_version();
   if (hello_reply->daemon_version()) client->daemon_version_ = hello_reply->daemon_version()->str();
+  if (hello_reply->devices()) {
+    for (const flatbuffers::String* device : *hello_reply->devices()) {
+      if (device != nullptr) client->daemon_devices_.push_back(device->str());
+    }
+  }
+  if (hello_reply->default_device()) {
+    client->daemon_default_device_ = hello_reply->default_device()->str();
+  }
   return client;
 }
 

@@ -81,6 +81,24 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
       ->check(CLI::NonNegativeNumber)
       ->envname("JITD_EXECUTE_SLOTS")
       ->capture_default_str();
+  cmd->add_option("--max-sessions", args.max_sessions,
+                  "Client sessions open at once (connections); the next is refused "
+                  "RESOURCE_EXHAUSTED")
+      ->type_name("N")
+      ->envname("JITD_MAX_SESSIONS")
+      ->capture_default_str();
+  cmd->add_option("--max-sessions-per-uid", args.max_sessions_per_uid,
+                  "Client sessions open at once per user")
+      ->type_name("N")
+      ->envname("JITD_MAX_SESSIONS_PER_UID")
+      ->capture_default_str();
+  cmd->add_option("--workers", args.workers,
+                  "Threads serving the sessions' requests in turn (0: one per CPU, at least "
+                  "2); spares are added while requests block")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
+      ->envname("JITD_WORKERS")
+      ->capture_default_str();
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
                   "Size bound of the disk cache (LRU eviction)")
       ->type_name("N")
@@ -138,6 +156,9 @@ int RunServe(const ServeArgs& args) {
   server_options.session.max_compile_time = std::chrono::milliseconds(args.max_compile_time_ms);
   server_options.session.max_execute_time = std::chrono::milliseconds(args.max_execute_time_ms);
   server_options.peers.allow_uids.assign(args.allow_uids.begin(), args.allow_uids.end());
+  server_options.max_sessions = args.max_sessions;
+  server_options.max_sessions_per_uid = args.max_sessions_per_uid;
+  server_options.dispatcher.workers = args.workers;
   server_options.peers.allow_gids.assign(args.allow_gids.begin(), args.allow_gids.end());
   server_options.log_level = args.log_level == "error" ? 0 : args.log_level == "debug" ? 2 : 1;
   StatusOr<std::unique_ptr<daemon::Server>> server =

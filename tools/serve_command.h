@@ -32,6 +32,11 @@ struct ServeArgs {
   uint64_t disk_cache_bytes = uint64_t{1} << 30;
   // Executes at once across clients (0 = CPUs), fair round-robin beyond.
   int execute_slots = 0;
+  // Sessions at once, in all and per uid (daemon::ServerOptions; 0 = no
+  // limit), and the worker threads serving them (0 = CPUs, at least 2).
+  uint64_t max_sessions = 1024;
+  uint64_t max_sessions_per_uid = 256;
+  int workers = 0;
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

@@ -1,0 +1,528 @@
+#include "daemon/dispatcher.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+namespace jitd::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// epoll keys of the dispatcher's own descriptors; sessions count up from
+// kFirstSessionKey.
+constexpr uint64_t kStopKey = 1;
+constexpr uint64_t kKickKey = 2;
+constexpr uint64_t kFirstSessionKey = 16;
+
+constexpr uint32_t kWatchInput = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
+constexpr uint32_t kWatchHangup = EPOLLRDHUP | EPOLLONESHOT;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct Dispatcher::Impl {
+  // One session and its connection.
+  struct Entry {
+    enum class State { kIdle, kReady, kRunning, kClosed };
+    uint64_t key = 0;
+    std::unique_ptr<Session> session;
+    UniqueFd socket;
+    std::mutex mu;
+    State state = State::kReady;  // guarded by mu
+    bool hangup = false;          // guarded by mu: the client closed
+    bool watching = false;        // guarded by mu: armed for hang-up while running
+    std::atomic<int64_t> running_since{0};  // ns; 0 = not in a turn
+  };
+  using EntryPtr = std::shared_ptr<Entry>;
+  using Item = std::variant<EntryPtr, std::function<void()>>;
+
+  // What the monitor knows of a worker.
+  struct Worker {
+    std::atomic<int64_t> turn_start{0};  // ns; 0 = idle
+  };
+
+  Impl(DispatcherOptions options, ClosedCallback on_closed)
+      : options(options), on_closed(std::move(on_closed)) {}
+
+  // --- Queue --------------------------------------------------------------
+
+  void Push(Item item) {
+    {
+      std::lock_guard<std::mutex> lock(queue_mu);
+      queue.push_back(std::move(item));
+      queued.store(queue.size(), std::memory_order_relaxed);
+    }
+    // Wake an idle worker (one waits in epoll_wait) unless every worker is
+    // busy: a busy one polls the queue before its next turn anyway.
+    if (idle_workers.load(std::memory_order_seq_cst) > 0) Kick();
+  }
+
+  bool Pop(Item* item) {
+    std::lock_guard<std::mutex> lock(queue_mu);
+    if (queue.empty()) return false;
+    *item = std::move(queue.front());
+    queue.pop_front();
+    queued.store(queue.size(), std::memory_order_relaxed);
+    return true;
+  }
+
+  bool QueueEmpty() const { return queued.load(std::memory_order_relaxed) == 0; }
+
+  void Kick() {
+    const uint64_t one = 1;
+    (void)!::write(kick_fd.get(), &one, sizeof(one));
+  }
+
+  // --- Sessions -------------------------------------------------------------
+
+  EntryPtr Lookup(uint64_t key) {
+    std::lock_guard<std::mutex> lock(entries_mu);
+    auto it = entries.find(key);
+    return it == entries.end() ? nullptr : it->second;
+  }
+
+  void Rearm(Entry& e, uint32_t events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = e.key;
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_MOD, e.socket.get(), &ev);
+  }
+
+  // Frees a session whose state the caller set to kClosed.
+  void Close(const EntryPtr& e) {
+    {
+      std::lock_guard<std::mutex> lock(entries_mu);
+      entries.erase(e->key);
+      num_sessions.store(entries.size(), std::memory_order_relaxed);
+    }
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, e->socket.get(), nullptr);
+    std::unique_ptr<Session> session;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      session = std::move(e->session);
+      e->socket.Reset();
+    }
+    if (session != nullptr && on_closed) on_closed(*session);
+  }
+
+  // An epoll event for a session: the entry to serve now, or null.
+  EntryPtr OnEvent(uint64_t key, uint32_t revents) {
+    EntryPtr e = Lookup(key);
+    if (e == nullptr) return nullptr;
+    std::unique_lock<std::mutex> lock(e->mu);
+    bool closed = (revents & (EPOLLHUP | EPOLLERR | EPOLLRDHUP)) != 0;
+    if (e->state == Entry::State::kRunning && e->watching) {
+      // The hang-up watch of a long turn fired: cancel the request; the
+      // worker frees the session when it returns.
+      e->watching = false;
+      if (closed) {
+        e->hangup = true;
+        e->session->Cancel();
+      }
+      return nullptr;
+    }
+    if (e->state != Entry::State::kIdle) return nullptr;  // a stale event
+    // Doorbell bytes (any number) or the end of the stream.
+    char buffer[256];
+    for (;;) {
+      const ssize_t n = ::recv(e->socket.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n == static_cast<ssize_t>(sizeof(buffer))) continue;
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        closed = true;
+      }
+      break;
+    }
+    if (closed) {
+      e->state = Entry::State::kClosed;
+      lock.unlock();
+      Close(e);
+      return nullptr;
+    }
+    e->state = Entry::State::kReady;
+    return e;
+  }
+
+  // One turn of a session: its requests while nobody else waits, at least
+  // one; then the back of the queue, or idle.
+  void Serve(Worker& me, const EntryPtr& e) {
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      if (e->state != Entry::State::kReady) return;
+      e->state = Entry::State::kRunning;
+    }
+    Session& session = *e->session;  // stays while the state is kRunning
+    turns.fetch_add(1, std::memory_order_relaxed);
+    e->running_since.store(me.turn_start.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
+    bool spun = false;
+    enum class Next { kQueue, kIdle } next;
+    for (;;) {
+      if (session.ServeOne()) {
+        requests.fetch_add(1, std::memory_order_relaxed);
+        const int64_t now = NowNanos();
+        me.turn_start.store(now, std::memory_order_relaxed);
+        e->running_since.store(now, std::memory_order_relaxed);
+        spun = false;
+        if (!QueueEmpty() && session.HasRequest()) {
+          next = Next::kQueue;  // others wait: take turns
+          break;
+        }
+        continue;
+      }
+      if (!spun && options.spin.count() > 0 && QueueEmpty() && !stopping.load()) {
+        // Back-to-back requests arrive within a few µs: wait for the next
+        // one here rather than pay a wake-up.
+        spun = true;
+        const auto end = Clock::now() + options.spin;
+        while (!session.HasRequest() && QueueEmpty() && Clock::now() < end) CpuRelax();
+        continue;
+      }
+      if (session.ArmSleep()) {
+        next = Next::kIdle;
+        break;
+      }
+      if (!QueueEmpty()) {
+        next = Next::kQueue;
+        break;
+      }
+    }
+    e->running_since.store(0, std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lock(e->mu);
+    if (e->hangup) {
+      e->state = Entry::State::kClosed;
+      lock.unlock();
+      Close(e);
+      return;
+    }
+    e->watching = false;
+    if (next == Next::kIdle) {
+      e->state = Entry::State::kIdle;
+      Rearm(*e, kWatchInput);  // under mu: an event for it sees kIdle
+      return;
+    }
+    e->state = Entry::State::kReady;
+    lock.unlock();
+    Push(e);
+  }
+
+  // --- Workers --------------------------------------------------------------
+
+  void StartWorker(bool spare) {
+    auto worker = std::make_shared<Worker>();
+    {
+      std::lock_guard<std::mutex> lock(threads_mu);
+      workers.push_back(worker);
+      ++live_threads;
+    }
+    num_threads.fetch_add(1, std::memory_order_relaxed);
+    if (spare) spares_started.fetch_add(1, std::memory_order_relaxed);
+    std::thread([this, worker] { WorkerLoop(worker); }).detach();
+  }
+
+  void Run(Worker& me, Item& item) {
+    me.turn_start.store(NowNanos(), std::memory_order_relaxed);
+    BusyBegin();
+    if (auto* e = std::get_if<EntryPtr>(&item)) {
+      Serve(me, *e);
+    } else {
+      std::get<std::function<void()>>(item)();
+    }
+    item = Item();
+    me.turn_start.store(0, std::memory_order_relaxed);
+    BusyEnd();
+  }
+
+  // Whether this idle worker is a spare that may exit now.
+  bool RetireSpare() {
+    int n = num_threads.load();
+    while (n > base_workers) {
+      if (num_threads.compare_exchange_weak(n, n - 1)) return true;
+    }
+    return false;
+  }
+
+  void WorkerLoop(std::shared_ptr<Worker> me) {
+    epoll_event events[8];
+    Item item;
+    while (!stopping.load(std::memory_order_relaxed)) {
+      if (!QueueEmpty()) {
+        // Newly readied sessions go behind the ones already waiting.
+        const int n = ::epoll_wait(epoll_fd.get(), events, 8, 0);
+        for (int i = 0; i < n; ++i) {
+          const uint64_t key = events[i].data.u64;
+          if (key == kStopKey) continue;  // seen at the top of the loop
+          if (key == kKickKey) {
+            uint64_t count;
+            (void)!::read(kick_fd.get(), &count, sizeof(count));
+            continue;
+          }
+          if (EntryPtr e = OnEvent(key, events[i].events)) Push(std::move(e));
+        }
+        if (Pop(&item)) Run(*me, item);
+        continue;
+      }
+      idle_workers.fetch_add(1, std::memory_order_seq_cst);
+      // Re-check after announcing: a push in between kicked, or we see it.
+      if (!QueueEmpty()) {
+        idle_workers.fetch_sub(1, std::memory_order_seq_cst);
+        continue;
+      }
+      const bool spare = num_threads.load(std::memory_order_relaxed) > base_workers;
+      const int timeout = spare ? static_cast<int>(options.spare_idle.count()) : -1;
+      const int n = ::epoll_wait(epoll_fd.get(), events, 1, timeout);
+      idle_workers.fetch_sub(1, std::memory_order_seq_cst);
+      if (n == 0) {
+        if (RetireSpare()) break;
+        continue;
+      }
+      if (n < 0) continue;  // EINTR
+      const uint64_t key = events[0].data.u64;
+      if (key == kStopKey) break;
+      if (key == kKickKey) {
+        uint64_t count;
+        (void)!::read(kick_fd.get(), &count, sizeof(count));
+        continue;
+      }
+      if (EntryPtr e = OnEvent(key, events[0].events)) {
+        item = std::move(e);
+        Run(*me, item);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(threads_mu);
+      workers.remove(me);
+    }
+    std::unique_lock<std::mutex> lock(threads_mu);
+    --live_threads;
+    // Notified after this thread's locals are gone: the destructor may then
+    // free everything.
+    std::notify_all_at_thread_exit(threads_cv, std::move(lock));
+  }
+
+  // --- Monitor --------------------------------------------------------------
+
+  void BusyBegin() {
+    if (busy_workers.fetch_add(1, std::memory_order_seq_cst) == 0 &&
+        monitor_sleeping.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(monitor_mu);
+      monitor_cv.notify_one();
+    }
+  }
+  void BusyEnd() { busy_workers.fetch_sub(1, std::memory_order_seq_cst); }
+
+  void MonitorLoop() {
+    std::unique_lock<std::mutex> lock(monitor_mu);
+    Clock::time_point last_busy = Clock::now();
+    while (!stopping.load()) {
+      if (busy_workers.load() == 0 && Clock::now() - last_busy > std::chrono::seconds(1)) {
+        // Idle for a while: sleep until a worker starts a turn.
+        monitor_sleeping.store(true, std::memory_order_seq_cst);
+        monitor_cv.wait(lock, [&] { return stopping.load() || busy_workers.load() > 0; });
+        monitor_sleeping.store(false, std::memory_order_seq_cst);
+        continue;
+      }
+      monitor_cv.wait_for(lock, options.stall, [&] { return stopping.load(); });
+      if (stopping.load()) break;
+      if (busy_workers.load() > 0) last_busy = Clock::now();
+      lock.unlock();
+      Check();
+      lock.lock();
+    }
+  }
+
+  void Check() {
+    const int64_t now = NowNanos();
+    const int64_t stall = std::chrono::duration_cast<std::chrono::nanoseconds>(options.stall).count();
+    int responsive = 0;
+    {
+      std::lock_guard<std::mutex> lock(threads_mu);
+      for (const std::shared_ptr<Worker>& w : workers) {
+        const int64_t start = w->turn_start.load(std::memory_order_relaxed);
+        if (start == 0 || now - start < stall) ++responsive;
+      }
+    }
+    if (responsive == 0 && num_threads.load() < max_threads) StartWorker(/*spare=*/true);
+    // Long turns: watch their clients for hang-up.
+    std::vector<EntryPtr> long_turns;
+    {
+      std::lock_guard<std::mutex> lock(entries_mu);
+      for (auto& [key, e] : entries) {
+        const int64_t since = e->running_since.load(std::memory_order_relaxed);
+        if (since != 0 && now - since >= stall) long_turns.push_back(e);
+      }
+    }
+    for (const EntryPtr& e : long_turns) {
+      std::lock_guard<std::mutex> lock(e->mu);
+      if (e->state == Entry::State::kRunning && !e->watching && !e->hangup) {
+        e->watching = true;
+        Rearm(*e, kWatchHangup);
+      }
+    }
+  }
+
+  const DispatcherOptions options;
+  const ClosedCallback on_closed;
+  int base_workers = 2;
+  int max_threads = 0;
+  UniqueFd epoll_fd, stop_fd, kick_fd;
+  std::atomic<bool> stopping{false};
+
+  std::mutex queue_mu;
+  std::deque<Item> queue;
+  std::atomic<size_t> queued{0};
+  std::atomic<int> idle_workers{0};
+
+  mutable std::mutex entries_mu;
+  std::unordered_map<uint64_t, EntryPtr> entries;
+  uint64_t next_key = kFirstSessionKey;  // guarded by entries_mu
+
+  std::mutex threads_mu;
+  std::condition_variable threads_cv;
+  std::list<std::shared_ptr<Worker>> workers;
+  int live_threads = 0;  // guarded by threads_mu
+  std::atomic<int> num_threads{0};
+
+  std::mutex monitor_mu;
+  std::condition_variable monitor_cv;
+  std::atomic<bool> monitor_sleeping{false};
+  std::atomic<int> busy_workers{0};
+  std::thread monitor;
+
+  std::atomic<uint64_t> num_sessions{0}, spares_started{0}, turns{0}, requests{0};
+};
+
+Dispatcher::Dispatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+StatusOr<std::unique_ptr<Dispatcher>> Dispatcher::Create(DispatcherOptions options,
+                                                         ClosedCallback on_closed) {
+  auto impl = std::make_unique<Impl>(options, std::move(on_closed));
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  impl->base_workers = options.workers > 0 ? options.workers : std::max(2, cpus);
+  impl->max_threads =
+      std::max(impl->base_workers, options.max_threads > 0 ? options.max_threads
+                                                           : impl->base_workers + 1024);
+  impl->epoll_fd.Reset(::epoll_create1(EPOLL_CLOEXEC));
+  impl->stop_fd.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  impl->kick_fd.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->epoll_fd.valid() || !impl->stop_fd.valid() || !impl->kick_fd.valid()) {
+    return Internal(std::string("dispatcher: epoll/eventfd: ") + std::strerror(errno));
+  }
+  epoll_event stop{};
+  stop.events = EPOLLIN;  // level-triggered: once written, wakes every worker
+  stop.data.u64 = kStopKey;
+  epoll_event kick{};
+  kick.events = EPOLLIN | EPOLLET;
+  kick.data.u64 = kKickKey;
+  if (::epoll_ctl(impl->epoll_fd.get(), EPOLL_CTL_ADD, impl->stop_fd.get(), &stop) != 0 ||
+      ::epoll_ctl(impl->epoll_fd.get(), EPOLL_CTL_ADD, impl->kick_fd.get(), &kick) != 0) {
+    return Internal(std::string("dispatcher: epoll_ctl: ") + std::strerror(errno));
+  }
+  std::unique_ptr<Dispatcher> dispatcher(new Dispatcher(std::move(impl)));
+  Impl* raw = dispatcher->impl_.get();
+  for (int i = 0; i < raw->base_workers; ++i) raw->StartWorker(/*spare=*/false);
+  raw->monitor = std::thread([raw] { raw->MonitorLoop(); });
+  return dispatcher;
+}
+
+Dispatcher::~Dispatcher() {
+  Impl& impl = *impl_;
+  impl.stopping.store(true);
+  {
+    std::lock_guard<std::mutex> lock(impl.entries_mu);
+    for (auto& [key, e] : impl.entries) {
+      std::lock_guard<std::mutex> entry_lock(e->mu);
+      if (e->session != nullptr) e->session->Cancel();
+    }
+  }
+  const uint64_t one = 1;
+  (void)!::write(impl.stop_fd.get(), &one, sizeof(one));
+  {
+    std::lock_guard<std::mutex> lock(impl.monitor_mu);
+    impl.monitor_cv.notify_all();
+  }
+  impl.monitor.join();
+  {
+    std::unique_lock<std::mutex> lock(impl.threads_mu);
+    impl.threads_cv.wait(lock, [&] { return impl.live_threads == 0; });
+  }
+  // Tasks never run (their owners learn nothing more) and sessions go.
+  impl.queue.clear();
+  std::unordered_map<uint64_t, Impl::EntryPtr> entries;
+  {
+    std::lock_guard<std::mutex> lock(impl.entries_mu);
+    entries.swap(impl.entries);
+  }
+  for (auto& [key, e] : entries) {
+    std::unique_ptr<Session> session;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      e->state = Impl::Entry::State::kClosed;
+      session = std::move(e->session);
+    }
+    if (session != nullptr && impl.on_closed) impl.on_closed(*session);
+  }
+}
+
+void Dispatcher::Post(std::function<void()> task) { impl_->Push(std::move(task)); }
+
+Status Dispatcher::Add(std::unique_ptr<Session> session, UniqueFd connection) {
+  Impl& impl = *impl_;
+  auto e = std::make_shared<Impl::Entry>();
+  e->session = std::move(session);
+  e->socket = std::move(connection);
+  {
+    std::lock_guard<std::mutex> lock(impl.entries_mu);
+    e->key = impl.next_key++;
+    // Registered disarmed: the first turn is queued below, and the turn
+    // arms the socket when the session goes idle.
+    epoll_event ev{};
+    ev.events = EPOLLONESHOT;  // hang-up is reported even with no events asked
+    ev.data.u64 = e->key;
+    if (::epoll_ctl(impl.epoll_fd.get(), EPOLL_CTL_ADD, e->socket.get(), &ev) != 0) {
+      return Internal(std::string("dispatcher: epoll_ctl(ADD): ") + std::strerror(errno));
+    }
+    impl.entries.emplace(e->key, e);
+    impl.num_sessions.store(impl.entries.size(), std::memory_order_relaxed);
+  }
+  impl.Push(std::move(e));
+  return Status::Ok();
+}
+
+DispatcherStats Dispatcher::stats() const {
+  const Impl& impl = *impl_;
+  DispatcherStats s;
+  s.sessions = impl.num_sessions.load();
+  s.threads = static_cast<uint64_t>(impl.num_threads.load());
+  s.spares_started = impl.spares_started.load();
+  s.turns = impl.turns.load();
+  s.requests = impl.requests.load();
+  return s;
+}
+
+}  // namespace jitd::daemon

@@ -1,0 +1,103 @@
+// Dispatcher: serves the request rings of every session with a small pool of
+// worker threads, in turn, so that an idle session costs no thread and no
+// session, busy or stuck, keeps the others waiting.
+//
+// Each session's connection socket sits in one epoll set (EPOLLONESHOT). A
+// session is
+//   idle     its request ring is armed (Ring::ArmSleep) and its socket is
+//            watched: the client's next push finds the ring asleep and
+//            writes a byte on the socket (its ring's wake hook), so the
+//            socket turns readable;
+//   ready    in the run queue (FIFO), or just taken from epoll by a worker;
+//   running  a worker serves it, one request at a time: after each it goes
+//            to the back of the queue when other work waits; otherwise the
+//            worker spins briefly for the next request (back-to-back
+//            requests cost no wake-up), then arms the ring and lets it idle.
+// Idle workers wait in epoll_wait themselves (a wake-up is one hop); a busy
+// worker polls epoll without blocking before each queued turn, so new
+// arrivals join the back of the queue and nobody is skipped.
+//
+// Blocking: a request may hold its worker for long (an execute, a wait for
+// an execute slot, a compile, a feed). A monitor thread, awake only while
+// some worker is busy, checks every `stall`: when every worker has been in
+// its current turn longer than that, it starts a spare worker (up to
+// `max_threads`), so new clients and short requests are served within about
+// two stall periods whatever the others do; spares exit after a second
+// idle. A session whose turn has lasted longer than `stall` also gets its
+// socket watched for hang-up: a client that dies mid-request cancels that
+// request (Session::Cancel) and its session is freed when the request ends.
+//
+// Closing: the client's close (EOF/hang-up on the socket) frees the session
+// on the worker that notices it; nothing of the client's outlives that.
+//
+// Thread safety: Post and Add may be called from any thread; the callbacks
+// run on worker threads. Lifetime: the destructor cancels every session,
+// joins the threads (each finishes its request in progress, which cancelled
+// requests do promptly) and then destroys the sessions.
+#ifndef JITD_DAEMON_DISPATCHER_H_
+#define JITD_DAEMON_DISPATCHER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "daemon/session.h"
+
+namespace jitd::daemon {
+
+// Options of a Dispatcher. Plain value.
+struct DispatcherOptions {
+  // Worker threads serving rings; 0 = the number of CPUs (at least 2).
+  int workers = 0;
+  // Most threads, spares included; 0 = workers + 1024.
+  int max_threads = 0;
+  // How long a worker spins for a session's next request when nothing else
+  // is waiting (see ipc::WaitOptions::spin).
+  std::chrono::nanoseconds spin = std::chrono::microseconds(5);
+  // How long a turn may last before the monitor counts its worker as stuck.
+  std::chrono::milliseconds stall{5};
+  // How long a spare worker stays idle before it exits.
+  std::chrono::milliseconds spare_idle{1000};
+};
+
+// Counters, a snapshot. Plain value.
+struct DispatcherStats {
+  uint64_t sessions = 0;      // sessions held now
+  uint64_t threads = 0;       // worker threads now
+  uint64_t spares_started = 0;
+  uint64_t turns = 0;         // sessions served (one or more requests each)
+  uint64_t requests = 0;
+};
+
+class Dispatcher {
+ public:
+  // Called on a worker thread when a session is freed (its client closed).
+  using ClosedCallback = std::function<void(const Session& session)>;
+
+  static StatusOr<std::unique_ptr<Dispatcher>> Create(DispatcherOptions options,
+                                                      ClosedCallback on_closed);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Runs `task` on a worker, in queue order with the sessions' turns.
+  void Post(std::function<void()> task);
+  // Serves `session`, whose client is at the other end of `connection`,
+  // from now on (its first turn is queued at once). The session is freed
+  // when the connection's peer closes, or with the dispatcher.
+  Status Add(std::unique_ptr<Session> session, UniqueFd connection);
+
+  DispatcherStats stats() const;
+
+ private:
+  struct Impl;
+  explicit Dispatcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jitd::daemon
+
+#endif  // JITD_DAEMON_DISPATCHER_H_

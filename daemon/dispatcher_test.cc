@@ -1,0 +1,176 @@
+// Dispatcher tests: a worker pool serving sessions' rings through real
+// memfd segments and socket pairs, as the server hands them over.
+#include "daemon/dispatcher.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "ipc/protocol.h"
+
+namespace jitd::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One client of a session: its own mapping of the segment and its end of
+// the connection, ringing the daemon the way libclient does.
+struct FakeClient {
+  std::unique_ptr<ipc::Segment> segment;
+  UniqueFd socket;
+  uint64_t next_id = 1;
+
+  static void Ring(void* context) {
+    const char bell = 0;
+    (void)!::send(static_cast<FakeClient*>(context)->socket.get(), &bell, 1,
+                  MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+
+  // Sends a Hello and waits for its reply: OK or the reply's status.
+  Status Hello(std::chrono::milliseconds timeout = 5000ms) {
+    flatbuffers::FlatBufferBuilder fbb;
+    const uint64_t id = next_id++;
+    auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, fbb.CreateString("test"));
+    fbb.Finish(wire::CreateRequestMessage(fbb, id, wire::Request_Hello, body.Union()),
+               wire::RequestMessageIdentifier());
+    JITD_RETURN_IF_ERROR(segment->request_ring().Push(
+        std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize())));
+    ipc::RingMessage reply;
+    ipc::WaitOptions wait;
+    wait.deadline = std::chrono::steady_clock::now() + timeout;
+    JITD_RETURN_IF_ERROR(segment->reply_ring().Pop(&reply, wait));
+    StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
+    JITD_RETURN_IF_ERROR(verified.status());
+    if ((*verified)->id() != id) return Internal("reply to another request");
+    return Status::Ok();
+  }
+};
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto instance = Instance::Create({});
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    instance_ = std::move(instance).value();
+  }
+
+  std::unique_ptr<Dispatcher> MakeDispatcher(DispatcherOptions options = {}) {
+    auto dispatcher = Dispatcher::Create(options, [this](const Session&) { ++closed_; });
+    EXPECT_TRUE(dispatcher.ok()) << dispatcher.status().ToString();
+    return std::move(dispatcher).value();
+  }
+
+  // A session added to `dispatcher`, and its client.
+  std::unique_ptr<FakeClient> Connect(Dispatcher& dispatcher) {
+    SessionOptions options;
+    options.segment_bytes = 4 << 20;
+    auto session = Session::Create(instance_.get(), next_session_++, options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    auto client = std::make_unique<FakeClient>();
+    auto segment = ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
+    EXPECT_TRUE(segment.ok()) << segment.status().ToString();
+    client->segment = std::move(segment).value();
+    client->socket.Reset(fds[1]);
+    client->segment->request_ring().set_wake_hook(&FakeClient::Ring, client.get());
+    EXPECT_TRUE(dispatcher.Add(std::move(session).value(), UniqueFd(fds[0])).ok());
+    return client;
+  }
+
+  static void WaitFor(const std::function<bool()>& done) {
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(1ms);
+  }
+
+  std::unique_ptr<Instance> instance_;
+  std::atomic<int> closed_{0};
+  uint64_t next_session_ = 1;
+};
+
+TEST_F(DispatcherTest, ServesRequestsAfterTheSessionWentIdle) {
+  auto dispatcher = MakeDispatcher();
+  auto client = Connect(*dispatcher);
+  ASSERT_TRUE(client->Hello().ok());
+  // Long enough for the worker to stop spinning and arm the ring: the next
+  // request must arrive through the socket's doorbell.
+  std::this_thread::sleep_for(50ms);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client->Hello().ok());
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_GE(dispatcher->stats().requests, 4u);
+}
+
+TEST_F(DispatcherTest, IdleSessionsCostNoThread) {
+  DispatcherOptions options;
+  options.workers = 2;
+  auto dispatcher = MakeDispatcher(options);
+  std::vector<std::unique_ptr<FakeClient>> clients;
+  for (int i = 0; i < 64; ++i) clients.push_back(Connect(*dispatcher));
+  for (auto& client : clients) ASSERT_TRUE(client->Hello().ok());
+  EXPECT_EQ(dispatcher->stats().sessions, 64u);
+  EXPECT_EQ(dispatcher->stats().threads, 2u);
+}
+
+TEST_F(DispatcherTest, ClosingTheConnectionFreesTheSession) {
+  auto dispatcher = MakeDispatcher();
+  auto a = Connect(*dispatcher);
+  auto b = Connect(*dispatcher);
+  ASSERT_TRUE(a->Hello().ok());
+  ASSERT_TRUE(b->Hello().ok());
+  a->socket.Reset();
+  WaitFor([&] { return closed_.load() == 1; });
+  EXPECT_EQ(closed_.load(), 1);
+  EXPECT_EQ(dispatcher->stats().sessions, 1u);
+  ASSERT_TRUE(b->Hello().ok());
+}
+
+TEST_F(DispatcherTest, AStuckWorkerDoesNotDelayOtherClients) {
+  DispatcherOptions options;
+  options.workers = 1;
+  options.stall = 5ms;
+  auto dispatcher = MakeDispatcher(options);
+  // The only worker runs a task that blocks for a long time.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  dispatcher->Post([released] { released.wait(); });
+  std::this_thread::sleep_for(10ms);
+  auto client = Connect(*dispatcher);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client->Hello(2000ms).ok());
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(waited, 100ms);
+  EXPECT_GE(dispatcher->stats().spares_started, 1u);
+  release.set_value();
+}
+
+TEST_F(DispatcherTest, DestroyingTheDispatcherFreesEverySession) {
+  {
+    auto dispatcher = MakeDispatcher();
+    auto a = Connect(*dispatcher);
+    auto b = Connect(*dispatcher);
+    ASSERT_TRUE(a->Hello().ok());
+  }
+  EXPECT_EQ(closed_.load(), 2);
+}
+
+TEST_F(DispatcherTest, DoorbellBytesWithoutRequestsAreHarmless) {
+  auto dispatcher = MakeDispatcher();
+  auto client = Connect(*dispatcher);
+  ASSERT_TRUE(client->Hello().ok());
+  // A client that rings and rings with nothing on its ring.
+  for (int i = 0; i < 1000; ++i) FakeClient::Ring(client.get());
+  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(client->Hello().ok());
+  EXPECT_EQ(dispatcher->stats().sessions, 1u);
+}
+
+}  // namespace
+}  // namespace jitd::daemon

@@ -285,6 +285,24 @@ static void test_stats(jitd_client_t* client) {
   jitd_string_free(json);
 }
 
+/* Version 7: the daemon's devices, from its Hello reply. */
+static void test_devices(jitd_client_t* client) {
+  CHECK(jitd_client_num_devices(NULL) == 0);
+  CHECK(jitd_client_device_name(NULL, 0) == NULL);
+  CHECK(strcmp(jitd_client_default_device(NULL), "") == 0);
+  const size_t n = jitd_client_num_devices(client);
+  CHECK(n >= 1);
+  int has_interpreter = 0, has_default = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char* name = jitd_client_device_name(client, i);
+    CHECK(name != NULL && name[0] != '\0');
+    if (strcmp(name, "interpreter") == 0) has_interpreter = 1;
+    if (strcmp(name, jitd_client_default_device(client)) == 0) has_default = 1;
+  }
+  CHECK(has_interpreter && has_default);
+  CHECK(jitd_client_device_name(client, n) == NULL);
+}
+
 /* start_daemon_if_missing from several processes at once: every one
  * connects, all to the one daemon that won the socket. */
 static void test_start_daemon_if_missing(void) {
@@ -536,6 +554,7 @@ int main(int argc, char** argv) {
   test_compile_and_execute(client, other, fingerprint);
   test_compile_by_fingerprint(other, fingerprint); /* closes `other` */
   test_stats(client);
+  test_devices(client);
   test_execute_ex(client);
   test_infeed_outfeed(client);
   {

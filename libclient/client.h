@@ -10,7 +10,9 @@
 // This library links only jitd_ipc and jitd_base — no compiler, no IR.
 //
 // Errors: UNAVAILABLE (with the socket path and what happened) when there is
-// no daemon or the daemon has gone away; DEADLINE_EXCEEDED when a reply does
+// no daemon or the daemon has gone away; PERMISSION_DENIED from Connect when
+// the daemon refuses this user, or when it runs as a user this client does
+// not trust (ClientOptions::trusted_daemon_uids); DEADLINE_EXCEEDED when a reply does
 // not come within ClientOptions::timeout; otherwise the daemon's status
 // (NOT_FOUND for an unknown handle, INVALID_ARGUMENT for a bad request...).
 //
@@ -77,6 +79,13 @@ struct ClientOptions {
   // 1.5 t (at least 5 µs); after a slower one (long executes, a loaded
   // machine: spinning buys nothing) it halves.
   std::chrono::nanoseconds reply_spin = std::chrono::microseconds(50);
+  // Who may be the daemon. Before sending anything, Connect reads the peer
+  // credentials of the connected socket (SO_PEERCRED): the daemon must run
+  // as this process's effective uid, as root, or as one of these uids (or of
+  // the comma-separated uids in $JITD_TRUST_DAEMON_UID); otherwise
+  // PERMISSION_DENIED naming the daemon's uid and pid (an impostor may be
+  // listening where this client looks, see docs/SECURITY.md).
+  std::vector<uint32_t> trusted_daemon_uids;
 };
 
 // Options of one Execute. Plain value.
@@ -221,6 +230,10 @@ class Client {
   uint64_t session_id() const { return session_id_; }
   const std::string& daemon_version() const { return daemon_version_; }
   uint32_t daemon_protocol_version() const { return daemon_protocol_version_; }
+  // The daemon's devices and its default one, from its HelloReply (empty
+  // when the daemon is older than that field).
+  const std::vector<std::string>& daemon_devices() const { return daemon_devices_; }
+  const std::string& daemon_default_device() const { return daemon_default_device_; }
   uint64_t segment_bytes() const { return segment_->size(); }
 
  private:
@@ -260,6 +273,8 @@ class Client {
   const uint64_t session_id_;
   std::string daemon_version_;
   uint32_t daemon_protocol_version_ = 0;
+  std::vector<std::string> daemon_devices_;
+  std::string daemon_default_device_;
 
   std::mutex mu_;
   uint64_t next_id_ = 1;

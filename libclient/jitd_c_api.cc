@@ -328,6 +328,10 @@ jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
       if (options->timeout_ms != 0) {
         client_options.timeout = std::chrono::milliseconds(options->timeout_ms);
       }
+      if (options->struct_size >= JITD_STRUCT_SIZE(jitd_client_options_t, trust_daemon_uid) &&
+          options->trust_daemon_uid != 0) {
+        client_options.trusted_daemon_uids.push_back(options->trust_daemon_uid);
+      }
     }
     if (socket_path.empty()) socket_path = DefaultSocketPath();
     JITD_ASSIGN_OR_RETURN(std::unique_ptr<Client> client,
@@ -350,6 +354,19 @@ jitd_status_t* jitd_client_stats_json(jitd_client_t* client, int include_keys, c
     *out_json = copy;
     return Status::Ok();
   });
+}
+
+size_t jitd_client_num_devices(const jitd_client_t* client) {
+  return client == nullptr ? 0 : client->client->daemon_devices().size();
+}
+
+const char* jitd_client_device_name(const jitd_client_t* client, size_t index) {
+  if (client == nullptr || index >= client->client->daemon_devices().size()) return nullptr;
+  return client->client->daemon_devices()[index].c_str();
+}
+
+const char* jitd_client_default_device(const jitd_client_t* client) {
+  return client == nullptr ? "" : client->client->daemon_default_device().c_str();
 }
 
 jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype, const int64_t* dims,

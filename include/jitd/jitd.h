@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 6
+#define JITD_API_VERSION 7
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -119,13 +119,21 @@ typedef struct jitd_client_options_t {
   int start_daemon_if_missing;
   /* Longest wait for one reply, in milliseconds; 0 = 120000. */
   uint32_t timeout_ms;
+  /* (Version 7.) Before sending anything, jitd_client_connect checks who
+   * answers (the socket's peer credentials): the daemon must run as this
+   * process's effective uid, as root, as this uid (0 = no other), or as one
+   * of the comma-separated uids in $JITD_TRUST_DAEMON_UID; otherwise
+   * PERMISSION_DENIED naming its uid (another user may have put an impostor
+   * where this client looks). */
+  uint32_t trust_daemon_uid;
 } jitd_client_options_t;
 #define JITD_CLIENT_OPTIONS_STRUCT_SIZE \
   JITD_STRUCT_SIZE(jitd_client_options_t, timeout_ms)
 
 /* Connects to the daemon. `options` may be NULL (all defaults). UNAVAILABLE
  * with the socket path when no daemon answers; PERMISSION_DENIED when the
- * daemon refuses this process's user (see jitd serve --allow-uid/gid). */
+ * daemon refuses this process's user (see jitd serve --allow-uid/gid) or runs
+ * as a user this process does not trust (see trust_daemon_uid). */
 JITD_API jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
                                             jitd_client_t** out_client);
 /* Gives back the caller's client reference; NULL is a no-op. */
@@ -136,6 +144,15 @@ JITD_API void jitd_client_close(jitd_client_t* client);
  * frees *out_json with jitd_string_free. */
 JITD_API jitd_status_t* jitd_client_stats_json(jitd_client_t* client, int include_keys,
                                                char** out_json);
+
+/* (Version 7.) The daemon's devices, as its Hello reply listed them: their
+ * number (0 for a NULL client, or a daemon too old to say), the name of
+ * device `index` (NULL out of range) and the daemon's default device ("" when
+ * it did not say). The strings are borrowed from the client and live as long
+ * as it does. */
+JITD_API size_t jitd_client_num_devices(const jitd_client_t* client);
+JITD_API const char* jitd_client_device_name(const jitd_client_t* client, size_t index);
+JITD_API const char* jitd_client_default_device(const jitd_client_t* client);
 
 /* ---- Buffers ------------------------------------------------------------ */
 

@@ -17,7 +17,8 @@ the jitd status code and message.
 from ._status import JitdError, StatusCode
 from ._types import Shape
 from ._client import (Client, CompileOptions, JitdNotImplementedError, LocalBuffer,
-                      LocalExecutable, PLATFORMS, compile_stablehlo, get_client,
+                      LocalExecutable, PLATFORMS, available_platforms, compile_stablehlo,
+                      get_client,
                       transfer_from_outfeed, transfer_to_infeed)
 from ._builder import (Computation, ComputationBuilder, FftType, GatherDimensionNumbers,
                        LocalComputation, Op, PaddingType, PrimitiveType,
@@ -31,6 +32,7 @@ __all__ = [
     "GatherDimensionNumbers",
     "JitdError", "JitdNotImplementedError", "LocalBuffer", "LocalComputation",
     "LocalExecutable", "Op", "PLATFORMS", "PaddingType", "PrimitiveType",
-    "ScatterDimensionNumbers", "Shape", "StatusCode", "compile_stablehlo", "get_client",
+    "ScatterDimensionNumbers", "Shape", "StatusCode", "available_platforms",
+    "compile_stablehlo", "get_client",
     "library_path", "transfer_from_outfeed", "transfer_to_infeed",
 ]

@@ -36,6 +36,8 @@ class JitdNotImplementedError(JitdError, NotImplementedError):
         JitdError.__init__(self, StatusCode.UNIMPLEMENTED, message)
 
 
+# The device names a jitd build may have. Which ones a daemon really has is
+# its own answer: Client.platforms and available_platforms() ask it.
 PLATFORMS = ("cpu", "cuda", "interpreter")
 
 # Compiling this on a device tells whether the daemon has it (NOT_FOUND if
@@ -90,6 +92,46 @@ class _Connection(object):
             self.handle = None
 
 
+def _daemon_devices(conn):
+    """The devices the daemon listed in its Hello reply (a tuple of names), or
+    None when the library or the daemon is too old to say."""
+    if not _lib.has("jitd_client_num_devices"):
+        return None
+    n = _lib.fn("jitd_client_num_devices")(conn.handle)
+    if n == 0:
+        return None
+    name = _lib.fn("jitd_client_device_name")
+    return tuple(name(conn.handle, i).decode("utf-8", "replace") for i in range(n))
+
+
+def _probe_device(conn, device):
+    """Whether the daemon has `device`, by compiling a tiny program on it
+    (NOT_FOUND if not; for daemons too old to list their devices). The daemon
+    caches the program, so the probe is cheap after the first time."""
+    exe = ctypes.c_void_p()
+    opts = _compile_options_struct(device)
+    status = _lib.fn("jitd_client_compile")(conn.drain(), _PROBE.encode(), len(_PROBE),
+                                            ctypes.byref(opts), ctypes.byref(exe))
+    if status:
+        code = _lib.lib().jitd_status_code(status)
+        if code == StatusCode.NOT_FOUND:
+            _lib.lib().jitd_status_free(status)
+            return False
+        _lib.check(status)
+    _lib.fn("jitd_executable_release")(exe)
+    return True
+
+
+def available_platforms(socket_path=None):
+    """The devices the jitd daemon (at `socket_path`, or $JITD_SOCKET, or its
+    default place) has, as a tuple of names such as ('interpreter', 'cpu')."""
+    conn = _Connection(socket_path, 0)
+    listed = _daemon_devices(conn)
+    if listed is not None:
+        return listed
+    return tuple(p for p in PLATFORMS if _probe_device(conn, p))
+
+
 def _compile_options_struct(device, profile=False, dump_dir=None):
     opts = _lib.CompileOptions()
     opts.struct_size = ctypes.sizeof(_lib.CompileOptions)
@@ -142,8 +184,9 @@ def _compile_with_options(client, compile_options, compile_fn):
 
 
 class Client(object):
-    """A connection to the jitd daemon for one platform ('cpu', 'cuda' or
-    'interpreter'). Use get_client() for the memoized default.
+    """A connection to the jitd daemon for one of its platforms (devices:
+    'cpu', 'interpreter', ... — `platforms` lists what this daemon has). Use
+    get_client() for the memoized default.
 
     `platform` is the platform in use (it may differ from the one asked for
     after a fallback; `requested_platform` keeps the request).
@@ -153,16 +196,20 @@ class Client(object):
                  fallback=()):
         """Connects and checks that the daemon has the platform's device; if
         it has not, tries the platforms in `fallback` in order with a
-        warning each, and raises JitdError(NOT_FOUND) when none is there."""
-        if platform not in PLATFORMS:
+        warning each, and raises JitdError(NOT_FOUND) naming the daemon's
+        devices when none is there."""
+        if not isinstance(platform, str) or not platform:
             raise JitdError(StatusCode.INVALID_ARGUMENT,
-                            "unknown platform %r (jitd has: %s)" % (platform, ", ".join(PLATFORMS)))
+                            "platform must be a device name such as 'cpu', got %r" % (platform,))
         self.requested_platform = platform
         self.socket_path = socket_path
         self._timeout_ms = timeout_ms
         self._conn = _Connection(socket_path, timeout_ms)
         self._feed_conn = None
         self._feed_lock = threading.Lock()
+        # The daemon's own list (None from a daemon too old to send one:
+        # then each candidate is probed).
+        self._listed = _daemon_devices(self._conn)
         tried = []
         for candidate in (platform,) + tuple(p for p in fallback if p != platform):
             if self._has_device(candidate):
@@ -177,21 +224,20 @@ class Client(object):
                 return
             tried.append(candidate)
         raise JitdError(StatusCode.NOT_FOUND,
-                        "the jitd daemon has none of the devices %s" % ", ".join(tried))
+                        "the jitd daemon has no device %s (it has: %s)"
+                        % (" or ".join(repr(t) for t in tried), ", ".join(self.platforms)))
 
     def _has_device(self, device):
-        exe = ctypes.c_void_p()
-        opts = _compile_options_struct(device)
-        status = _lib.fn("jitd_client_compile")(self._conn.drain(), _PROBE.encode(), len(_PROBE),
-                                                ctypes.byref(opts), ctypes.byref(exe))
-        if status:
-            code = _lib.lib().jitd_status_code(status)
-            if code == StatusCode.NOT_FOUND:
-                _lib.lib().jitd_status_free(status)
-                return False
-            _lib.check(status)
-        _lib.fn("jitd_executable_release")(exe)
-        return True
+        if self._listed is not None:
+            return device in self._listed
+        return _probe_device(self._conn, device)
+
+    @property
+    def platforms(self):
+        """The devices the daemon has (a tuple of names), as it says."""
+        if self._listed is None:
+            self._listed = tuple(p for p in PLATFORMS if _probe_device(self._conn, p))
+        return self._listed
 
     @property
     def device(self):

@@ -237,6 +237,13 @@ _BUILDER_V4 = {
                                             P, OPP]),
 }
 
+# API version 7: the daemon's devices (optional: older libraries lack them).
+_DEVICES = {
+    "jitd_client_num_devices": (SZ, [P]),
+    "jitd_client_device_name": (S, [P, SZ]),
+    "jitd_client_default_device": (S, [P]),
+}
+
 # Functions the loaded library lacks (an older libjitd.so): calling them
 # raises a JitdError naming the function.
 _missing = set()
@@ -290,6 +297,7 @@ def lib():
             _declare(loaded, _FEEDS)
             _declare(loaded, _BUILDER)
             _declare(loaded, _BUILDER_V4)
+            _declare(loaded, _DEVICES)
             core_missing = sorted(n for n in _CORE if n in _missing)
             if core_missing:
                 errors.append("%s: not a jitd C API library (lacks %s)"

@@ -35,24 +35,26 @@ Status FeedQueues::Push(FeedDirection direction, const std::string& device, uint
   }
   std::unique_lock<std::mutex> lock(mu_);
   Queue& queue = queues_[MakeKey(direction, device, replica)];
-  while (queue.bytes + bytes > max_queue_bytes_) {
+  while (bytes_ + bytes > max_queue_bytes_) {
     if (!deadline) {
-      return ResourceExhausted("the " + Where(direction, device, replica) + " holds " +
-                               std::to_string(queue.values.size()) + " values (" +
-                               std::to_string(queue.bytes) + " bytes); " +
-                               std::to_string(bytes) + " more would exceed its capacity of " +
-                               std::to_string(max_queue_bytes_) + " bytes");
+      return ResourceExhausted("this client's feed queues hold " + std::to_string(bytes_) +
+                               " bytes (the " + Where(direction, device, replica) + ": " +
+                               std::to_string(queue.values.size()) + " values); " +
+                               std::to_string(bytes) + " more would exceed their capacity of " +
+                               std::to_string(max_queue_bytes_) +
+                               " bytes (jitd serve --max-feed-bytes)");
     }
     if (cancel && cancel->load()) return Status(StatusCode::kUnavailable, "session closing");
     if (Clock::now() >= *deadline) {
       return Status(StatusCode::kDeadlineExceeded,
-                    "the " + Where(direction, device, replica) +
-                        " stayed full (nobody read it) until the execution deadline");
+                    "this client's feed queues stayed full (" + std::to_string(bytes_) +
+                        " bytes; nobody read the " + Where(direction, device, replica) +
+                        ") until the execution deadline");
     }
     changed_.wait_until(lock, std::min(*deadline, Clock::now() + poll_));
   }
   for (ir::Literal& v : values) queue.values.push_back(std::move(v));
-  queue.bytes += bytes;
+  bytes_ += bytes;
   changed_.notify_all();
   return Status::Ok();
 }
@@ -96,7 +98,7 @@ StatusOr<std::vector<ir::Literal>> FeedQueues::Pop(FeedDirection direction,
   std::vector<ir::Literal> out;
   out.reserve(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
-    queue.bytes -= queue.values.front().bytes().size();
+    bytes_ -= queue.values.front().bytes().size();
     out.push_back(std::move(queue.values.front()));
     queue.values.pop_front();
   }
@@ -109,6 +111,35 @@ size_t FeedQueues::size(FeedDirection direction, const std::string& device,
   std::lock_guard<std::mutex> lock(mu_);
   auto it = queues_.find(MakeKey(direction, device, replica));
   return it == queues_.end() ? 0 : it->second.values.size();
+}
+
+uint64_t FeedQueues::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+std::shared_ptr<FeedQueues> FeedRegistry::Acquire(const FeedOwner& owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::weak_ptr<FeedQueues>& slot = owners_[owner];
+  if (std::shared_ptr<FeedQueues> live = slot.lock()) return live;
+  // The last holder's release drops the map entry too, unless a new
+  // FeedQueues for the same owner took the slot meanwhile.
+  std::shared_ptr<FeedQueues> queues(
+      new FeedQueues(max_bytes_per_client_, poll_), [this, owner](FeedQueues* q) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto it = owners_.find(owner);
+          if (it != owners_.end() && it->second.expired()) owners_.erase(it);
+        }
+        delete q;
+      });
+  slot = queues;
+  return queues;
+}
+
+size_t FeedRegistry::clients() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return owners_.size();
 }
 
 }  // namespace jitd::daemon

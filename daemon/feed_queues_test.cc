@@ -107,5 +107,76 @@ TEST(FeedQueuesTest, CapacityIsBounded) {
             StatusCode::kResourceExhausted);
 }
 
+TEST(FeedQueuesTest, CapacityCoversAllOfAClientsQueues) {
+  FeedQueues q(16);
+  ASSERT_TRUE(q.Push(FeedDirection::kInfeed, "interpreter", 0, One(F32s({1, 2}))).ok());
+  ASSERT_TRUE(q.Push(FeedDirection::kOutfeed, "cpu", 0, One(F32s({3}))).ok());
+  EXPECT_EQ(q.bytes(), 12u);
+  Status full = q.Push(FeedDirection::kInfeed, "cpu", 0, One(F32s({4, 5})));
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(full.message().find("--max-feed-bytes"), std::string::npos) << full.message();
+}
+
+// Issue 13, item 6: one client's feeds are never another's.
+TEST(FeedRegistryTest, EachClientHasItsOwnQueues) {
+  FeedRegistry registry;
+  const ir::Type t2 = ir::Type::Tensor(ir::DType::kF32, {2});
+  // Two sessions of process 100 (uid 1000) share; process 200 and a session
+  // without a pid have their own.
+  auto a1 = registry.Acquire(FeedOwner::Of(/*session=*/1, /*pid=*/100, /*uid=*/1000));
+  auto a2 = registry.Acquire(FeedOwner::Of(2, 100, 1000));
+  auto b = registry.Acquire(FeedOwner::Of(3, 200, 1000));
+  auto c = registry.Acquire(FeedOwner::Of(4, 0, 1000));
+  auto d = registry.Acquire(FeedOwner::Of(5, 0, 1000));
+  // The same pid under another uid (a process that changed its uid between
+  // connections) is another client.
+  auto e = registry.Acquire(FeedOwner::Of(6, 100, 1001));
+  EXPECT_EQ(a1.get(), a2.get());
+  for (const auto& other : {b, c, d, e}) EXPECT_NE(a1.get(), other.get());
+  EXPECT_NE(c.get(), d.get());
+  EXPECT_EQ(registry.clients(), 5u);
+
+  ASSERT_TRUE(a1->Push(FeedDirection::kOutfeed, "interpreter", 0, One(F32s({7, 8}))).ok());
+  for (const auto& other : {b, c, d, e}) {
+    auto r = other->Pop(FeedDirection::kOutfeed, "interpreter", 0, {t2}, Clock::now() + 20ms);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  }
+  auto mine = a2->Pop(FeedDirection::kOutfeed, "interpreter", 0, {t2}, Clock::now() + 1s);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  EXPECT_EQ((*mine)[0].GetDouble(1), 8);
+}
+
+TEST(FeedRegistryTest, QueuesGoWithTheClientsLastSession) {
+  FeedRegistry registry;
+  const FeedOwner owner = FeedOwner::Of(1, 100, 1000);
+  auto first = registry.Acquire(owner);
+  auto second = registry.Acquire(owner);
+  ASSERT_TRUE(first->Push(FeedDirection::kInfeed, "interpreter", 0, One(F32s({1}))).ok());
+  first.reset();
+  EXPECT_EQ(second->size(FeedDirection::kInfeed, "interpreter", 0), 1u);
+  EXPECT_EQ(registry.clients(), 1u);
+  second.reset();
+  EXPECT_EQ(registry.clients(), 0u);
+  // A later process with the same pid starts empty.
+  auto later = registry.Acquire(owner);
+  EXPECT_EQ(later->size(FeedDirection::kInfeed, "interpreter", 0), 0u);
+}
+
+TEST(FeedRegistryTest, ConcurrentAcquireAndRelease) {
+  FeedRegistry registry;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&registry, t] {
+      for (int i = 0; i < 2000; ++i) {
+        auto q = registry.Acquire(FeedOwner::Of(0, 1 + (i + t) % 3, 1000));
+        (void)q->Push(FeedDirection::kInfeed, "interpreter", 0, One(F32s({1})));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(registry.clients(), 0u);
+}
+
 }  // namespace
 }  // namespace jitd::daemon

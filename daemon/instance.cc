@@ -1,5 +1,7 @@
 #include "daemon/instance.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -79,6 +81,8 @@ void OpenPayload(std::string_view payload, std::string_view* text, std::string_v
 
 Instance::Instance(InstanceOptions options)
     : options_(std::move(options)),
+      daemon_uid_(::geteuid()),
+      feeds_(options_.max_feed_bytes_per_client),
       memory_cache_(options_.memory_cache_bytes),
       execute_gate_(options_.execute_slots > 0
                         ? options_.execute_slots
@@ -183,11 +187,34 @@ StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {
 // Appended to the options part of the cache key of FlatBuffers programs (text
 // programs keep the key they always had).
 constexpr std::string_view kFlatBufferFormatOption = ",format=flatbuffer";
+// Appended to the options part of every cache key when the cache is not
+// shared across uids: ",uid=N", the uid whose entry it is. Disk entries keep
+// it in their key parts, so a restarted daemon still knows whose they are.
+constexpr std::string_view kUidOption = ",uid=";
+
+// The uid an entry's options part names, or -1 when it names none (a shared
+// entry, or one written before entries had owners: the daemon's own).
+static int64_t UidOfOptions(std::string_view options) {
+  const size_t at = options.find(kUidOption);
+  if (at == std::string_view::npos) return -1;
+  std::string_view digits = options.substr(at + kUidOption.size());
+  digits = digits.substr(0, digits.find(','));
+  if (digits.empty() || digits.size() > 18) return -1;
+  int64_t uid = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    uid = uid * 10 + (c - '0');
+  }
+  return uid;
+}
 
 cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec& spec) const {
   const std::string device = spec.device.empty() ? options_.default_device : spec.device;
   std::string options_text = std::string("profile=") + (spec.profile ? "1" : "0");
   if (spec.flatbuffer_module) options_text += std::string(kFlatBufferFormatOption);
+  if (!options_.share_cache_across_uids) {
+    options_text += std::string(kUidOption) + std::to_string(ResolveUid(spec.uid));
+  }
   return cache::MakeKeyParts(text, spec.argument_shapes, std::move(options_text), device,
                              options_.compiler_build_id, /*host_cpu_features=*/"");
 }
@@ -254,8 +281,13 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
         from_disk = true;
         cached_blob.assign(blob);
       } else if (entry.ok()) {
+        // Explained only against an entry of the same owner: another uid's
+        // entry would tell this one what that uid compiled.
         StatusOr<std::optional<cache::DiskEntryInfo>> nearest = disk_cache_->FindNearest(parts);
-        if (nearest.ok() && nearest->has_value()) explain = cache::Explain(parts, (*nearest)->parts);
+        if (nearest.ok() && nearest->has_value() &&
+            UidOfOptions((*nearest)->parts.options) == UidOfOptions(parts.options)) {
+          explain = cache::Explain(parts, (*nearest)->parts);
+        }
       }
     }
     std::string serialized;
@@ -297,6 +329,8 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
     outcome.source = "compiled";
   }
   outcome.cache_hit = outcome.source != "compiled";
+  // This uid has sent the text: its fingerprint-only compiles may find it.
+  outcome.program->suppliers.Add(ResolveUid(spec.uid));
   outcome.explain = std::move(explain);
   outcome.dumps = std::move(dumps);
   outcome.compile_micros = MicrosSince(start);
@@ -306,18 +340,25 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
 std::optional<CompileOutcome> Instance::CompileFromMemory(std::string_view program_text,
                                                           const CompileSpec& spec) {
   const Clock::time_point start = Clock::now();  // the hash counts in compile_micros
-  return ProbeMemory(cache::Fingerprint::Of(KeyParts(program_text, spec)), start);
+  return ProbeMemory(cache::Fingerprint::Of(KeyParts(program_text, spec)), start, spec.uid,
+                     /*must_have_sent=*/false);
 }
 
 std::optional<CompileOutcome> Instance::CompileByFingerprintFromMemory(
-    const cache::Fingerprint& fingerprint) {
-  return ProbeMemory(fingerprint, Clock::now());
+    const cache::Fingerprint& fingerprint, int64_t uid) {
+  return ProbeMemory(fingerprint, Clock::now(), uid, /*must_have_sent=*/true);
 }
 
 std::optional<CompileOutcome> Instance::ProbeMemory(const cache::Fingerprint& fingerprint,
-                                                    Clock::time_point start) {
+                                                    Clock::time_point start, int64_t uid,
+                                                    bool must_have_sent) {
   std::shared_ptr<const CompiledProgram> hit = memory_cache_.Probe(fingerprint);
   if (hit == nullptr) return std::nullopt;
+  if (must_have_sent) {
+    if (!TrustedUid(uid) && !hit->suppliers.Has(uid)) return std::nullopt;
+  } else {
+    hit->suppliers.Add(ResolveUid(uid));
+  }
   CompileOutcome outcome;
   outcome.program = std::move(hit);
   outcome.source = "memory";
@@ -326,25 +367,33 @@ std::optional<CompileOutcome> Instance::ProbeMemory(const cache::Fingerprint& fi
   return outcome;
 }
 
-StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint& fingerprint) {
+StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint& fingerprint,
+                                                         int64_t uid) {
   const Clock::time_point start = Clock::now();
   CompileOutcome outcome;
+  // A program this uid may not see answers exactly as a missing one: the
+  // answer must not tell whether another uid compiled it.
+  const auto not_found = [&] {
+    return NotFound("no program with fingerprint " + fingerprint.ToHex() +
+                    " that this user sent is cached; send the program text");
+  };
   if (auto hit = memory_cache_.Get(fingerprint)) {
-    outcome.program = std::move(hit);
-    outcome.source = "memory";
-    outcome.cache_hit = true;
-    outcome.compile_micros = MicrosSince(start);
-    return outcome;
+    if (TrustedUid(uid) || hit->suppliers.Has(uid)) {
+      outcome.program = std::move(hit);
+      outcome.source = "memory";
+      outcome.cache_hit = true;
+      outcome.compile_micros = MicrosSince(start);
+      return outcome;
+    }
   }
-  if (disk_cache_ == nullptr) {
-    return NotFound("no program with fingerprint " + fingerprint.ToHex() +
-                    " is cached (the daemon has no disk cache); send the program text");
-  }
+  if (disk_cache_ == nullptr) return not_found();
   JITD_ASSIGN_OR_RETURN(std::optional<cache::DiskEntry> entry, disk_cache_->Get(fingerprint));
-  if (!entry.has_value()) {
-    return NotFound("no program with fingerprint " + fingerprint.ToHex() +
-                    " is cached; send the program text");
-  }
+  if (!entry.has_value()) return not_found();
+  // Disk entries carry their uid in their key (unshared caches); one without
+  // (a shared cache's, or an older one) is the daemon's: after a restart
+  // nobody knows who sent its text, so other uids send it again (a disk hit).
+  const int64_t owner = UidOfOptions(entry->parts.options);
+  if (!TrustedUid(uid) && owner != uid) return not_found();
   if (entry->parts.compiler_build_id != options_.compiler_build_id) {
     return NotFound("the cached program " + fingerprint.ToHex() + " was built by '" +
                     entry->parts.compiler_build_id + "', this daemon is '" +
@@ -369,6 +418,7 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
       return program.status();
     }
     ++disk_loads_;
+    if (owner >= 0) (*program)->suppliers.Add(owner);
     const uint64_t bytes = EntryBytes(**program);
     return cache::MemoryCache<CompiledProgram>::Sized{std::move(program).value(), bytes};
   };
@@ -379,6 +429,30 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
   outcome.cache_hit = true;
   outcome.compile_micros = MicrosSince(start);
   return outcome;
+}
+
+// ,"clients":[...],"executables":N,"buffers":N of `clients`.
+void Instance::AppendClientsJson(std::ostringstream& out,
+                                 const std::vector<std::shared_ptr<ClientCounters>>& clients) {
+  uint64_t executables = 0, buffers = 0;
+  out << ",\"clients\":[";
+  for (size_t i = 0; i < clients.size(); ++i) {
+    const ClientCounters& c = *clients[i];
+    executables += c.executables.load(std::memory_order_relaxed);
+    buffers += c.buffers.load(std::memory_order_relaxed);
+    out << (i ? "," : "") << "{\"session\":" << c.session_id
+        << ",\"pid\":" << c.pid.load(std::memory_order_relaxed)
+        << ",\"uid\":" << c.uid.load(std::memory_order_relaxed) << ",\"name\":\""
+        << JsonEscape(c.name()) << "\",\"requests\":" << c.requests.load(std::memory_order_relaxed)
+        << ",\"compiles\":" << c.compiles.load(std::memory_order_relaxed)
+        << ",\"executes\":" << c.executes.load(std::memory_order_relaxed)
+        << ",\"errors\":" << c.errors.load(std::memory_order_relaxed)
+        << ",\"executables\":" << c.executables.load(std::memory_order_relaxed)
+        << ",\"buffers\":" << c.buffers.load(std::memory_order_relaxed)
+        << ",\"buffer_bytes\":" << c.buffer_bytes.load(std::memory_order_relaxed)
+        << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed) << "}";
+  }
+  out << "],\"executables\":" << executables << ",\"buffers\":" << buffers;
 }
 
 InstanceStats Instance::stats() const {
@@ -395,11 +469,36 @@ InstanceStats Instance::stats() const {
   return s;
 }
 
-std::string Instance::StatsJson(bool list_keys) const {
+std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const {
+  if (!TrustedUid(viewer.uid)) {
+    // Another uid: its own uid's sessions and its own programs, nothing of
+    // anyone else's (not even daemon-wide counters, which move with other
+    // clients' work).
+    std::vector<std::shared_ptr<ClientCounters>> clients;
+    {
+      std::lock_guard<std::mutex> lock(clients_mu_);
+      for (const auto& [id, c] : clients_) {
+        if (c->uid.load(std::memory_order_relaxed) == viewer.uid) clients.push_back(c);
+      }
+    }
+    std::ostringstream out;
+    out << "{\"version\":\"" << kDaemonVersion << "\",\"view\":\"uid\",\"uid\":" << viewer.uid
+        << ",\"sessions_active\":" << clients.size();
+    AppendClientsJson(out, clients);
+    if (list_keys) {
+      out << ",\"keys\":[";
+      for (size_t i = 0; i < viewer.own_keys.size() && i < 256; ++i) {
+        out << (i ? "," : "") << "{\"fingerprint\":\"" << viewer.own_keys[i].ToHex() << "\"}";
+      }
+      out << "]";
+    }
+    out << "}";
+    return out.str();
+  }
   const InstanceStats s = stats();
   const cache::MemoryCacheStats m = memory_cache_.stats();
   std::ostringstream out;
-  out << "{\"version\":\"" << kDaemonVersion << "\""
+  out << "{\"version\":\"" << kDaemonVersion << "\",\"view\":\"all\""
       << ",\"compiles\":" << s.compiles << ",\"disk_loads\":" << s.disk_loads
       << ",\"compile_errors\":" << s.compile_errors
       << ",\"sessions_active\":" << (s.sessions_opened - s.sessions_closed)
@@ -422,33 +521,17 @@ std::string Instance::StatsJson(bool list_keys) const {
   out << ",\"compile_latency\":" << SummaryJson(compile_latency_.Summarize())
       << ",\"execute_latency\":" << SummaryJson(execute_latency_.Summarize())
       << ",\"execute_slots\":" << execute_gate_.slots()
-      << ",\"execute_waits\":" << execute_gate_.waited();
+      << ",\"execute_waits\":" << execute_gate_.waited()
+      << ",\"execute_express\":" << execute_gate_.express();
   {
     std::vector<std::shared_ptr<ClientCounters>> clients;
     {
       std::lock_guard<std::mutex> lock(clients_mu_);
       for (const auto& [id, c] : clients_) clients.push_back(c);
     }
-    uint64_t executables = 0, buffers = 0;
-    out << ",\"clients\":[";
-    for (size_t i = 0; i < clients.size(); ++i) {
-      const ClientCounters& c = *clients[i];
-      executables += c.executables.load(std::memory_order_relaxed);
-      buffers += c.buffers.load(std::memory_order_relaxed);
-      out << (i ? "," : "") << "{\"session\":" << c.session_id
-          << ",\"pid\":" << c.pid.load(std::memory_order_relaxed)
-          << ",\"uid\":" << c.uid.load(std::memory_order_relaxed) << ",\"name\":\""
-          << JsonEscape(c.name()) << "\",\"requests\":" << c.requests.load(std::memory_order_relaxed)
-          << ",\"compiles\":" << c.compiles.load(std::memory_order_relaxed)
-          << ",\"executes\":" << c.executes.load(std::memory_order_relaxed)
-          << ",\"errors\":" << c.errors.load(std::memory_order_relaxed)
-          << ",\"executables\":" << c.executables.load(std::memory_order_relaxed)
-          << ",\"buffers\":" << c.buffers.load(std::memory_order_relaxed)
-          << ",\"buffer_bytes\":" << c.buffer_bytes.load(std::memory_order_relaxed)
-          << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed) << "}";
-    }
-    out << "],\"executables\":" << executables << ",\"buffers\":" << buffers;
+    AppendClientsJson(out, clients);
   }
+  out << ",\"feed_clients\":" << feeds_.clients();
   if (list_keys) {
     out << ",\"keys\":[";
     const std::vector<cache::MemoryCacheEntryInfo> entries = memory_cache_.Entries();

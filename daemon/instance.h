@@ -18,6 +18,8 @@
 #ifndef JITD_DAEMON_INSTANCE_H_
 #define JITD_DAEMON_INSTANCE_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -64,10 +67,48 @@ struct InstanceOptions {
   // Executes that may run at once across all clients (FairGate); more wait
   // their turn, round-robin by client. 0 = the number of CPUs.
   int execute_slots = 0;
+  // Whether compiled programs are shared across uids (jitd serve
+  // --share-cache-across-uids). Off: every cache key carries the client's
+  // uid, so each uid compiles and caches its own copy, a hit never tells one
+  // uid that another sent the same text, and a fingerprint finds only its
+  // own uid's programs. On: one entry per program whoever sends it (a hit
+  // says someone sent it), but a fingerprint-only compile still finds only
+  // programs whose text this uid sent (CompiledProgram::suppliers). See
+  // docs/SECURITY.md.
+  bool share_cache_across_uids = false;
+  // Bytes of infeed/outfeed values one client may have queued in the daemon
+  // (jitd serve --max-feed-bytes; feed_queues.h).
+  uint64_t max_feed_bytes_per_client = uint64_t{256} << 20;
 };
 
-// A compiled program as the cache holds it. Immutable once built; shared by
-// every session that holds a handle to it.
+// The uids that sent a cached program's text: a fingerprint-only compile
+// finds the program only for them (and for the daemon's own uid and root).
+// Thread-safe; grows only (an entry lives as long as its cache entry).
+class UidSet {
+ public:
+  void Add(int64_t uid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t u : uids_) {
+      if (u == uid) return;
+    }
+    uids_.push_back(uid);
+  }
+  bool Has(int64_t uid) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t u : uids_) {
+      if (u == uid) return true;
+    }
+    return false;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<int64_t> uids_;
+};
+
+// A compiled program as the cache holds it. Immutable once built (but for
+// `suppliers`, which is thread-safe); shared by every session that holds a
+// handle to it.
 struct CompiledProgram {
   cache::Fingerprint fingerprint;
   std::string device;
@@ -77,6 +118,8 @@ struct CompiledProgram {
   std::vector<ir::Type> result_types;
   // Compiled with CompileSpec::profile: every execute reports its profile.
   bool profile = false;
+  // Who sent this program's text (Instance::Compile adds the caller's uid).
+  mutable UidSet suppliers;
 };
 
 // Compile options as the daemon canonicalizes them. Plain value.
@@ -91,6 +134,20 @@ struct CompileSpec {
   // The program is a FlatBuffers module (ipc/module.fbs), not StableHLO
   // text; part of the cache key.
   bool flatbuffer_module = false;
+  // The client's uid (the session's peer); -1 = the daemon's own (callers
+  // inside the daemon process). Unless the cache is shared across uids it
+  // is part of the cache key.
+  int64_t uid = -1;
+};
+
+// Who asks for Instance::StatsJson. Plain value.
+struct StatsViewer {
+  // The asking client's uid; -1 (callers inside the daemon), the daemon's
+  // own uid and root see everything. Any other uid sees only its own uid's
+  // sessions and `own_keys`.
+  int64_t uid = -1;
+  // The fingerprints of the executables the asking session holds.
+  std::vector<cache::Fingerprint> own_keys;
 };
 
 // The outcome of Instance::Compile / CompileByFingerprint. Plain value.
@@ -148,8 +205,13 @@ class Instance {
   // Compiles `program_text` (StableHLO text) or finds it in a cache.
   StatusOr<CompileOutcome> Compile(std::string_view program_text, const CompileSpec& spec);
   // Finds a program by the fingerprint an earlier Compile returned, in
-  // memory or on disk; NOT_FOUND when neither has it.
-  StatusOr<CompileOutcome> CompileByFingerprint(const cache::Fingerprint& fingerprint);
+  // memory or on disk; NOT_FOUND when neither has it, and also (with the
+  // same message) when `uid` never sent its text: a fingerprint-only compile
+  // finds only programs of the caller's uid (memory: CompiledProgram::
+  // suppliers; disk: the uid in the entry's key, entries without one being
+  // the daemon's). `uid` -1, the daemon's own uid and root find any.
+  StatusOr<CompileOutcome> CompileByFingerprint(const cache::Fingerprint& fingerprint,
+                                                int64_t uid = -1);
 
   // The memory-cache hit of Compile / CompileByFingerprint, or nullopt
   // (then call those): a hash and one lookup, no compile and no thread hop.
@@ -157,7 +219,7 @@ class Instance {
   std::optional<CompileOutcome> CompileFromMemory(std::string_view program_text,
                                                   const CompileSpec& spec);
   std::optional<CompileOutcome> CompileByFingerprintFromMemory(
-      const cache::Fingerprint& fingerprint);
+      const cache::Fingerprint& fingerprint, int64_t uid = -1);
 
   // Runs `work` (a Compile or CompileByFingerprint call) within `limit`:
   // limit 0 runs it on the calling thread; otherwise on the instance's
@@ -180,9 +242,13 @@ class Instance {
   // Admission of executes, fair across clients (see fair_gate.h).
   FairGate& execute_gate() { return execute_gate_; }
 
-  // The whole state as JSON: counters, cache statistics and, with
-  // `list_keys`, the memory cache's entries (at most 256).
-  std::string StatsJson(bool list_keys) const;
+  // The state as JSON, as `viewer` may see it: for the daemon's own uid and
+  // root (and in-process callers) the whole state — counters, cache
+  // statistics, every client and, with `list_keys`, the memory cache's
+  // entries (at most 256), "view":"all"; for any other uid only its own
+  // uid's sessions and, with `list_keys`, viewer.own_keys, "view":"uid"
+  // (one uid learns nothing of another's clients or programs).
+  std::string StatsJson(bool list_keys, const StatsViewer& viewer = {}) const;
   InstanceStats stats() const;
 
   // Counters the sessions bump.
@@ -193,8 +259,13 @@ class Instance {
   void CountExecute(bool ok) { ++(ok ? executes_ : execute_errors_); }
 
   const InstanceOptions& options() const { return options_; }
-  // The infeed/outfeed queues every session shares.
-  FeedQueues& feeds() { return feeds_; }
+  // Each client's infeed/outfeed queues (feed_queues.h).
+  FeedRegistry& feeds() { return feeds_; }
+  // Whether `uid` is trusted with everything: -1 (in-process), root, or the
+  // daemon's own uid (they can read the daemon's memory anyway).
+  bool TrustedUid(int64_t uid) const {
+    return uid < 0 || uid == 0 || uid == static_cast<int64_t>(daemon_uid_);
+  }
 
  private:
   explicit Instance(InstanceOptions options);
@@ -222,12 +293,23 @@ class Instance {
                                                          std::string* serialized,
                                                          const BuildOptions& build_options);
   cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
-  // The memory-cache hit for `fingerprint` (timed from `start`), or nullopt.
+  static void AppendClientsJson(std::ostringstream& out,
+                                const std::vector<std::shared_ptr<ClientCounters>>& clients);
+  // The memory-cache hit for `fingerprint` (timed from `start`), or nullopt;
+  // also nullopt when `must_have_sent` and `uid` may not see the program
+  // (CompileByFingerprint's rule). A hit records `uid` as a supplier unless
+  // `must_have_sent`.
   std::optional<CompileOutcome> ProbeMemory(const cache::Fingerprint& fingerprint,
-                                            std::chrono::steady_clock::time_point start);
+                                            std::chrono::steady_clock::time_point start,
+                                            int64_t uid, bool must_have_sent);
+  // The uid a CompileSpec::uid stands for (-1 = the daemon's).
+  int64_t ResolveUid(int64_t uid) const {
+    return uid < 0 ? static_cast<int64_t>(daemon_uid_) : uid;
+  }
 
   InstanceOptions options_;
-  FeedQueues feeds_;
+  const uid_t daemon_uid_;  // geteuid() at creation
+  FeedRegistry feeds_;
   std::mutex devices_mu_;
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
   cache::MemoryCache<CompiledProgram> memory_cache_;

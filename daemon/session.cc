@@ -58,7 +58,8 @@ Session::Session(Instance* instance, uint64_t id, SessionOptions options,
       id_(id),
       options_(options),
       segment_(std::move(segment)),
-      counters_(instance->RegisterClient(id)) {}
+      counters_(instance->RegisterClient(id)),
+      feeds_(instance->feeds().Acquire(FeedOwner::Of(id, 0, -1))) {}
 
 StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t id,
                                                    const SessionOptions& options) {
@@ -78,6 +79,9 @@ void Session::SetPeer(int64_t pid, int64_t uid) {
   // All connections of one process share one turn at the execute gate.
   if (pid > 0) fair_key_ = static_cast<uint64_t>(pid);
   peer_uid_ = uid;
+  // Feeds belong to the client's process: its sessions share them, nobody
+  // else sees them.
+  feeds_ = instance_->feeds().Acquire(FeedOwner::Of(id_, pid, uid));
   counters_->pid.store(pid, std::memory_order_relaxed);
   counters_->uid.store(uid, std::memory_order_relaxed);
 }
@@ -270,7 +274,19 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
 
     case wire::Request_StatsRequest: {
       const bool keys = request->request_as_StatsRequest()->keys();
-      auto json = fbb.CreateString(instance_->StatsJson(keys));
+      // A client sees its own uid's sessions and its own programs; the
+      // daemon's uid and root see everything (Instance::StatsJson).
+      StatsViewer viewer;
+      viewer.uid = peer_uid_;
+      if (keys && !instance_->TrustedUid(peer_uid_)) {
+        for (const auto& [handle, program] : executables_) {
+          viewer.own_keys.push_back(program->fingerprint);
+        }
+        std::sort(viewer.own_keys.begin(), viewer.own_keys.end());
+        viewer.own_keys.erase(std::unique(viewer.own_keys.begin(), viewer.own_keys.end()),
+                              viewer.own_keys.end());
+      }
+      auto json = fbb.CreateString(instance_->StatsJson(keys, viewer));
       auto body = wire::CreateStatsReply(fbb, json);
       return Reply(id, Status::Ok(), wire::ReplyBody_StatsReply, body.Union());
     }
@@ -325,6 +341,8 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
   }
   CompileSpec spec;
   spec.flatbuffer_module = compile->format() == wire::ProgramFormat_FLATBUFFER_MODULE;
+  // The cache is scoped by the client's uid (instance.h: share_cache_across_uids).
+  spec.uid = peer_uid_;
   if (const wire::CompileOptions* options = compile->options()) {
     if (options->device()) spec.device = options->device()->str();
     spec.profile = options->profile();
@@ -392,11 +410,16 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
       low = (low << 8) | compile->fingerprint()->Get(8 + i);
     }
     const cache::Fingerprint fingerprint(high, low);
-    if (std::optional<CompileOutcome> hit = instance_->CompileByFingerprintFromMemory(fingerprint)) {
+    // Only programs this client's uid sent the text of (Instance::
+    // CompileByFingerprint): a fingerprint is no key to another's program.
+    const int64_t uid = peer_uid_;
+    if (std::optional<CompileOutcome> hit =
+            instance_->CompileByFingerprintFromMemory(fingerprint, uid)) {
       outcome = std::move(*hit);
     } else {
-      outcome = run_limited(
-          [instance = instance_, fingerprint] { return instance->CompileByFingerprint(fingerprint); });
+      outcome = run_limited([instance = instance_, fingerprint, uid] {
+        return instance->CompileByFingerprint(fingerprint, uid);
+      });
     }
   }
   if (!outcome.ok()) return Reply(id, outcome.status());
@@ -598,9 +621,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // shows as Timing.queue_micros); the deadline starts when the run does.
   std::optional<FairGate::Turn> turn;
   turn.emplace(instance_->execute_gate(), fair_key_);
-  // stablehlo.infeed / outfeed use the instance's queues of this program's
-  // device; a wait gives up at the deadline or when the session stops (so
-  // Stop never waits on a feed). While it waits the execute slot goes back
+  // stablehlo.infeed / outfeed use this client's queues (feeds_) of this
+  // program's device; a wait gives up at the deadline or when the session
+  // stops (so Stop never waits on a feed). While it waits the execute slot goes back
   // to the gate: a program blocked on a feed must not keep other clients'
   // executes out.
   auto feed_wait = [this, &turn](auto&& wait) {
@@ -613,15 +636,15 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                        const std::vector<ir::Type>& types,
                        std::optional<Clock::time_point> deadline) {
     return feed_wait([&] {
-      return instance_->feeds().Pop(FeedDirection::kInfeed, device, 0, types, deadline, &stop_);
+      return feeds_->Pop(FeedDirection::kInfeed, device, 0, types, deadline, &stop_);
     });
   };
   options.outfeed = [this, device = program.device, &feed_wait](
                         std::vector<ir::Literal> values,
                         std::optional<Clock::time_point> deadline) {
     return feed_wait([&] {
-      return instance_->feeds().Push(FeedDirection::kOutfeed, device, 0, std::move(values),
-                                     deadline, &stop_);
+      return feeds_->Push(FeedDirection::kOutfeed, device, 0, std::move(values), deadline,
+                          &stop_);
     });
   };
   if (program.profile) options.profile = &profile_;
@@ -722,7 +745,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
 }
 
 // TransferToInfeed / TransferFromOutfeed: checks the request's device,
-// replica, shape and heap range, then pushes to or pops from the instance's
+// replica, shape and heap range, then pushes to or pops from this client's
 // queues (a pop waits up to the request's timeout, cut to the execution
 // quota, and gives up early when the session stops).
 std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMessage& request) {
@@ -781,7 +804,7 @@ std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMes
                                             "(max_buffer_bytes) of " +
                                             std::to_string(options_.max_buffer_bytes)));
   }
-  FeedQueues& feeds = instance_->feeds();
+  FeedQueues& feeds = *feeds_;  // this client's own (feed_queues.h)
   if (infeed) {
     StatusOr<std::vector<uint8_t>> bytes = segment_->CopyFromHeap(ref);
     if (!bytes.ok()) {

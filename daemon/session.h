@@ -202,6 +202,9 @@ class Session {
   // This client's key at the execute gate: its pid once known, else a key
   // of its own (session ids with the top bit set never collide with pids).
   uint64_t fair_key_ = id_ | (uint64_t{1} << 63);
+  // This client's infeed/outfeed queues (feed_queues.h): the session's own
+  // until SetPeer names its process, then that process's.
+  std::shared_ptr<FeedQueues> feeds_;
 };
 
 }  // namespace jitd::daemon

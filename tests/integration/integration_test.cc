@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -336,7 +337,8 @@ TEST_F(IntegrationTest, SecondDaemonOnSameSocketRefuses) {
   ASSERT_NE(c, nullptr);
 }
 
-// Infeed and outfeed across processes (daemon/feed_queues.h).
+// Infeed and outfeed (daemon/feed_queues.h): a client's queues are its
+// process's, shared by its connections and by no other process.
 constexpr char kFeedProgram[] = R"(
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %t = stablehlo.create_token : !stablehlo.token
@@ -350,7 +352,11 @@ const client::TensorShape kF32x2{wire::ElementType_F32, {2}};
 // In a client process: compiles kFeedProgram, signals `ready_fd` just before
 // executing on x = {1, 2} with `deadline`; exit 0 when the result is
 // {11, 22}, 10 on DEADLINE_EXCEEDED naming the infeed, other codes otherwise.
-int RunFeedProgram(const std::string& socket, int ready_fd, std::chrono::microseconds deadline) {
+// With `feed_itself`, a second connection of the process feeds {10, 20}
+// while the execute waits, and the process reads the sum back from its
+// outfeed (7 or 8 when that fails).
+int RunFeedProgram(const std::string& socket, int ready_fd, std::chrono::microseconds deadline,
+                   bool feed_itself = false) {
   client::ClientOptions options;
   options.timeout = 30s;
   auto c = Client::Connect(socket, options);
@@ -367,7 +373,22 @@ int RunFeedProgram(const std::string& socket, int ready_fd, std::chrono::microse
   const uint64_t args[] = {x->handle};
   const uint64_t outs[] = {y->handle};
   if (::write(ready_fd, "r", 1) != 1) return 4;
+  std::thread feeder;
+  std::atomic<int> fed{-1};
+  if (feed_itself) {
+    feeder = std::thread([&] {
+      auto f = Client::Connect(socket);
+      std::this_thread::sleep_for(300ms);  // the execute waits on the infeed
+      const float values[2] = {10, 20};
+      fed = f.ok() && (*f)->TransferToInfeed(
+                          "interpreter", kF32x2,
+                          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values), 8))
+                          .ok();
+    });
+  }
   auto timing = (*c)->Execute(exe->handle, args, outs, deadline);
+  if (feeder.joinable()) feeder.join();
+  if (feed_itself && fed != 1) return 7;
   if (!timing.ok()) {
     const std::string& m = timing.status().message();
     if (timing.status().code() == StatusCode::kDeadlineExceeded &&
@@ -381,7 +402,14 @@ int RunFeedProgram(const std::string& socket, int ready_fd, std::chrono::microse
   }
   float ys[2];
   std::memcpy(ys, y->data.data(), 8);
-  return ys[0] == 11 && ys[1] == 22 ? 0 : 6;
+  if (ys[0] != 11 || ys[1] != 22) return 6;
+  if (feed_itself) {
+    std::vector<uint8_t> out(8);
+    if (!(*c)->TransferFromOutfeed("interpreter", kF32x2, out, 5000ms).ok()) return 8;
+    std::memcpy(ys, out.data(), 8);
+    if (ys[0] != 11 || ys[1] != 22) return 8;
+  }
+  return 0;
 }
 
 // Waits (up to 10 s) for one byte on `fd`.
@@ -392,39 +420,30 @@ bool WaitReady(int fd) {
   return ::read(fd, &c, 1) == 1;
 }
 
-TEST_F(IntegrationTest, OneProcessFeedsWhileAnotherExecutes) {
+// Issue 13, item 6: another process (here the test itself) neither feeds a
+// client's executions nor reads its outfeed; the client's own second
+// connection does both.
+TEST_F(IntegrationTest, FeedsBelongToTheClientProcess) {
   StartDaemon(false);
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
-  pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 20s); });
+  pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 20s, true); });
   ASSERT_TRUE(WaitReady(ready[0]));
-  std::this_thread::sleep_for(200ms);  // the execute is now waiting on the infeed
-  // The daemon keeps serving others meanwhile.
+  // A stranger's value: before the fix the executor would have taken it
+  // (and computed {101, 202}).
   auto c = Connect();
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(c->Stats().ok());
-  // An outfeed read before anything was written times out cleanly.
-  std::vector<uint8_t> out(8);
-  Status early = c->TransferFromOutfeed("", kF32x2, out, 50ms);
-  EXPECT_EQ(early.code(), StatusCode::kDeadlineExceeded) << early.ToString();
-  pid_t feeder = Spawn([&] {
-    auto f = Client::Connect(socket_);
-    if (!f.ok()) return 1;
-    const float fed[2] = {10, 20};
-    Status s = (*f)->TransferToInfeed(
-        "interpreter", kF32x2,
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(fed), sizeof(fed)));
-    return s.ok() ? 0 : 2;
-  });
-  EXPECT_EQ(ExitCode(WaitForExit(feeder, 20s)), 0);
+  const float stranger[2] = {100, 200};
+  ASSERT_TRUE(c->TransferToInfeed(
+                   "interpreter", kF32x2,
+                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stranger), 8))
+                  .ok());
+  ASSERT_TRUE(c->Stats().ok());  // the daemon keeps serving others meanwhile
   EXPECT_EQ(ExitCode(WaitForExit(executor, 30s)), 0);
-  // The outfeed holds the sum, for any client of the daemon.
-  Status read = c->TransferFromOutfeed("interpreter", kF32x2, out, 5000ms);
-  ASSERT_TRUE(read.ok()) << read.ToString();
-  float sums[2];
-  std::memcpy(sums, out.data(), 8);
-  EXPECT_EQ(sums[0], 11);
-  EXPECT_EQ(sums[1], 22);
+  // The executor's outfeed was its own: nothing here for the stranger.
+  std::vector<uint8_t> out(8);
+  Status read = c->TransferFromOutfeed("interpreter", kF32x2, out, 300ms);
+  EXPECT_EQ(read.code(), StatusCode::kDeadlineExceeded) << read.ToString();
   ::close(ready[0]);
   ::close(ready[1]);
   EXPECT_EQ(ExitCode(StopDaemon()), 0);

@@ -101,3 +101,12 @@ def assert_strict(actual, expected, rtol=1e-6, atol=0.0):
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.fixture
+def run(client):
+    """run(builder, *args, root=None): builds `builder` (root: its last op
+    unless given), compiles it on the test client and executes it on args."""
+    def build_compile_execute(builder, *args, root=None):
+        return builder.Build(root).Compile(client=client).Execute(list(args))
+    return build_compile_execute

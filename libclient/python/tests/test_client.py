@@ -75,8 +75,9 @@ class TestGetClient(object):
     def test_unknown_platform(self, daemon):
         with pytest.raises(jitd.JitdError) as e:
             jitd.get_client("tpu")
-        assert e.value.code == jitd.StatusCode.INVALID_ARGUMENT
-        assert "tpu" in e.value.message
+        # The daemon has no such device; the message lists the ones it has.
+        assert e.value.code == jitd.StatusCode.NOT_FOUND
+        assert "tpu" in e.value.message and "interpreter" in e.value.message
 
     def test_no_daemon_is_unavailable(self, tmp_path):
         with pytest.raises(jitd.JitdError) as e:

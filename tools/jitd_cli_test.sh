@@ -51,6 +51,11 @@ expect_exit 2 "fmt without file" "$jitd" fmt
 expect_exit 2 "check without file" "$jitd" check
 
 # --- read errors ---
+# A binary file: the error shows the offending byte escaped, never raw.
+printf '\177ELF\002\001\001' >"$tmp/binary.mlir"
+expect_exit 1 "check a binary file" "$jitd" check "$tmp/binary.mlir"
+expect_grep "check a binary file" "$tmp/err" "binary.mlir:1:1: .*got '\\\\x7f'"
+LC_ALL=C grep -q "$(printf '\177')" "$tmp/err" && fail "check a binary file: a raw byte in the message"
 expect_exit 2 "missing file" "$jitd" check "$tmp/nope.mlir"
 expect_grep "missing file" "$tmp/err" "nope.mlir.*No such file"
 expect_exit 2 "directory" "$jitd" fmt "$tmp"
@@ -386,6 +391,9 @@ for _ in $(seq 100); do [ -S "$qsock" ] && break; sleep 0.05; done
 expect_exit 0 "quota: first program" "$jitd" run --no-start-daemon --socket "$qsock" "$softmax"
 expect_exit 1 "quota: execute time from the environment" "$jitd" run --no-start-daemon --socket "$qsock" "$tmp/forever.mlir"
 expect_grep "quota: execute time from the environment" "$tmp/err" "max_execute_time.* of 1 ms"
+# Without --timeout the message names the daemon's limit, not --timeout.
+expect_grep "quota: execute time from the environment" "$tmp/err" "daemon's execution time limit \(jitd serve --max-execute-time-ms\)"
+grep -q -e "--timeout" "$tmp/err" && fail "quota: the daemon's limit was reported as --timeout: $(cat "$tmp/err")"
 kill "$qpid"; wait "$qpid" 2>/dev/null
 expect_grep "quota: the log lists the limits" "$tmp/quota.log" "limits per client: 1 executables, .* execute 1 ms"
 expect_exit 0 "serve --help lists the policy flags" "$jitd" serve --help

@@ -485,14 +485,30 @@ int Report(const RunArgs& args, std::vector<eval::RuntimeValue>& results, size_t
   return kExitOk;
 }
 
+// A DEADLINE_EXCEEDED message that names the limit that fired: the
+// daemon's own (its message names max_execute_time or max_compile_time),
+// the client library's wait for a reply, or --timeout.
 std::string TimeoutMessage(const RunArgs& args, const Status& status) {
-  std::string message = status.message();
-  if (status.code() == StatusCode::kDeadlineExceeded) {
+  const std::string& message = status.message();
+  if (status.code() != StatusCode::kDeadlineExceeded) return message;
+  if (message.find("max_execute_time") != std::string::npos) {
+    return std::string("stopped by the daemon's execution time limit (jitd serve "
+                       "--max-execute-time-ms") +
+           (args.timeout_seconds > 0 ? ", shorter than --timeout" : "") + "): " + message;
+  }
+  if (message.find("max_compile_time") != std::string::npos) {
+    return "stopped by the daemon's compile time limit (jitd serve --max-compile-time-ms): " +
+           message;
+  }
+  if (message.find("no reply from the jitd daemon") != std::string::npos) {
+    return "gave up waiting for the daemon's reply: " + message;
+  }
+  if (args.timeout_seconds > 0) {
     char limit[32];
     std::snprintf(limit, sizeof(limit), "%g", args.timeout_seconds);
-    message = std::string("timed out after ") + limit + " s (--timeout): " + message;
+    return std::string("timed out after ") + limit + " s (--timeout): " + message;
   }
-  return message;
+  return "timed out (a deadline of the daemon; no --timeout was given): " + message;
 }
 
 std::string MicrosText(double micros) {
@@ -685,7 +701,10 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   if (!executable.ok()) {
     const bool program_error = executable.status().code() == StatusCode::kInvalidArgument ||
                                executable.status().code() == StatusCode::kUnimplemented;
-    PrintError(WithFileName(args.path, executable.status().ToString()));
+    PrintError(WithFileName(args.path,
+                            executable.status().code() == StatusCode::kDeadlineExceeded
+                                ? TimeoutMessage(args, executable.status())
+                                : executable.status().ToString()));
     return program_error ? kExitProgram : kExitUsageOrIo;
   }
 

@@ -99,6 +99,18 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
       ->check(CLI::NonNegativeNumber)
       ->envname("JITD_WORKERS")
       ->capture_default_str();
+  cmd->add_option("--max-feed-bytes", args.max_feed_bytes,
+                  "Per client: bytes of infeed/outfeed values queued in the daemon")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->envname("JITD_MAX_FEED_BYTES")
+      ->capture_default_str();
+  cmd->add_flag("--share-cache-across-uids", args.share_cache_across_uids,
+                "Share compiled programs between users: one user's compile of a text "
+                "another sent is then a cache hit (and tells them so). Off: each user "
+                "compiles and caches its own. Either way a compile by fingerprint finds "
+                "only programs whose text that user sent")
+      ->envname("JITD_SHARE_CACHE_ACROSS_UIDS");
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
                   "Size bound of the disk cache (LRU eviction)")
       ->type_name("N")
@@ -128,6 +140,8 @@ int RunServe(const ServeArgs& args) {
   instance_options.disk_cache_max_bytes = args.disk_cache_bytes;
   instance_options.execute_slots = args.execute_slots;
   instance_options.default_device = args.default_device;
+  instance_options.share_cache_across_uids = args.share_cache_across_uids;
+  instance_options.max_feed_bytes_per_client = args.max_feed_bytes;
   if (!args.no_disk_cache) {
     if (!args.cache_dir.empty()) {
       instance_options.disk_cache_dir = args.cache_dir;
@@ -181,6 +195,10 @@ int RunServe(const ServeArgs& args) {
                  static_cast<unsigned long long>(args.memory_cache_bytes),
                  args.no_disk_cache ? "off"
                                     : (std::to_string(args.disk_cache_bytes) + " bytes").c_str());
+    std::fprintf(stderr, "jitd: feeds %llu bytes per client; compiled programs %s\n",
+                 static_cast<unsigned long long>(args.max_feed_bytes),
+                 args.share_cache_across_uids ? "shared across users (--share-cache-across-uids)"
+                                              : "cached per user");
   }
   Status run = (*server)->Run();
   if (!run.ok()) {

@@ -37,6 +37,11 @@ struct ServeArgs {
   uint64_t max_sessions = 1024;
   uint64_t max_sessions_per_uid = 256;
   int workers = 0;
+  // Compiled programs shared across uids (daemon::InstanceOptions::
+  // share_cache_across_uids); off: each uid has its own cache entries.
+  bool share_cache_across_uids = false;
+  // Bytes of infeed/outfeed values one client may have queued.
+  uint64_t max_feed_bytes = uint64_t{256} << 20;
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

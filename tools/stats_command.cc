@@ -45,12 +45,9 @@ std::string Bytes(const ptree& tree, const std::string& path) {
   return text;
 }
 
-// The readable summary of the daemon's stats JSON (daemon/instance.cc).
-std::string Summary(const ptree& s, const std::string& socket_path) {
-  std::ostringstream out;
-  out << "jitd daemon " << Field(s, "version") << " at " << socket_path << "\n";
-  out << "  sessions:     " << Field(s, "sessions_active") << " active (this one included), "
-      << Field(s, "sessions_opened") << " opened since start\n";
+// The daemon-wide lines (requests, compiles, caches, latencies) of the
+// full view.
+void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
   out << "  requests:     " << Field(s, "requests") << " (" << Field(s, "bad_requests")
       << " malformed)\n";
   out << "  compiles:     " << Field(s, "compiles") << " (" << Field(s, "compile_errors")
@@ -82,6 +79,25 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
         << Field(*h, "count") << (std::string(name) == "compile_latency"
                                       ? " device compiles)\n"
                                       : " executes, daemon side)\n");
+  }
+}
+
+// The readable summary of the daemon's stats JSON (daemon/instance.cc).
+std::string Summary(const ptree& s, const std::string& socket_path) {
+  std::ostringstream out;
+  out << "jitd daemon " << Field(s, "version") << " at " << socket_path << "\n";
+  // A user other than the daemon's (and root) sees only its own uid's
+  // sessions and programs (daemon/instance.h, StatsJson).
+  const bool own_only = Field(s, "view") == "uid";
+  if (own_only) {
+    out << "  (only uid " << Field(s, "uid")
+        << "'s sessions are shown; the daemon's own user or root sees everything)\n";
+    out << "  sessions:     " << Field(s, "sessions_active")
+        << " of this user (this one included)\n";
+  } else {
+    out << "  sessions:     " << Field(s, "sessions_active") << " active (this one included), "
+        << Field(s, "sessions_opened") << " opened since start\n";
+    AppendDaemonWide(s, out);
   }
   const boost::optional<const ptree&> clients = s.get_child_optional("clients");
   if (clients) {

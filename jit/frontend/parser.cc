@@ -140,7 +140,30 @@ class Parser {
       case TokenKind::kBangId: sigil = "!"; break;
       default: break;
     }
-    return "'" + sigil + std::string(text) + (t.text.size() > 40 ? "...'" : "'");
+    // Bytes that are not printable ASCII or valid UTF-8 (a binary file, a
+    // control character) print as \xNN, never raw.
+    std::string shown;
+    for (size_t i = 0; i < text.size();) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 1;
+      if (c >= 0x80 && n == 1) n = 0;  // a stray continuation byte, 0xC0/0xC1 or > 0xF4
+      bool valid = n > 1 && i + n <= text.size();
+      for (size_t k = 1; valid && k < n; ++k) {
+        valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+      }
+      if ((c >= 0x20 && c < 0x7F) || valid) {
+        const size_t len = valid ? n : 1;
+        shown.append(text.substr(i, len));
+        i += len;
+        continue;
+      }
+      static constexpr char kHex[] = "0123456789abcdef";
+      shown += "\\x";
+      shown += kHex[c >> 4];
+      shown += kHex[c & 15];
+      ++i;
+    }
+    return "'" + sigil + shown + (t.text.size() > 40 ? "...'" : "'");
   }
   Status ErrorAt(Location loc, std::string message) const {
     return InvalidArgument(loc.ToString() + ": " + message);

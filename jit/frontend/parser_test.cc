@@ -334,5 +334,26 @@ TEST(ParserTest, ResourceBlobsAreKeptAndPrinted) {
   EXPECT_FALSE(ParseModule("module {\n}\n{-# dialect_resources: { builtin: { a: [1] } } #-}").ok());
 }
 
+// Issue 13, item 9: a binary file's error shows its bytes escaped, never raw.
+TEST(ParserTest, UnprintableBytesInMessagesAreEscaped) {
+  auto elf = ParseModule(std::string_view("\x7f" "ELF\x02\x01\x01", 7));
+  ASSERT_FALSE(elf.ok());
+  EXPECT_NE(elf.status().message().find("got '\\x7f'"), std::string::npos)
+      << elf.status().message();
+  auto control = ParseModule(std::string_view("func.func @main() -> tensor<f32> {\x01\xff}", 37));
+  ASSERT_FALSE(control.ok());
+  const std::string& m = control.status().message();
+  EXPECT_NE(m.find("'\\x01"), std::string::npos) << m;
+  for (char c : m) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(u >= 0x20 && u < 0x7f) << "raw byte " << static_cast<int>(u) << " in: " << m;
+  }
+  // UTF-8 text stays as written.
+  auto utf8 = ParseModule("func.func @main() -> \"\xc3\xa9t\xc3\xa9\" {}");
+  ASSERT_FALSE(utf8.ok());
+  EXPECT_NE(utf8.status().message().find("got '\"\xc3\xa9t\xc3\xa9\"'"), std::string::npos)
+      << utf8.status().message();
+}
+
 }  // namespace
 }  // namespace jitd::frontend

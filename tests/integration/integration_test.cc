@@ -5,7 +5,9 @@
 // processes are forked and always reaped with a deadline. No wait in this
 // file is unbounded.
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,8 +68,9 @@ class IntegrationTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // Starts `jitd serve` and waits (up to 10 s) until it accepts clients.
-  void StartDaemon(bool disk_cache = true) {
+  // Starts `jitd serve` (with `extra` flags) and waits (up to 10 s) until it
+  // accepts clients.
+  void StartDaemon(bool disk_cache = true, const std::vector<std::string>& extra = {}) {
     ASSERT_LT(daemon_, 0);
     daemon_ = ::fork();
     ASSERT_GE(daemon_, 0);
@@ -79,6 +82,7 @@ class IntegrationTest : public ::testing::Test {
       } else {
         args.push_back("--no-disk-cache");
       }
+      args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -127,6 +131,14 @@ class IntegrationTest : public ::testing::Test {
   std::string dir_, socket_, cache_dir_;
   pid_t daemon_ = -1;
 };
+
+// Forks a client process that runs `body` as `uid` (and gid), like Spawn.
+pid_t SpawnAs(uid_t uid, const std::function<int()>& body) {
+  return Spawn([&] {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) return 99;
+    return body();
+  });
+}
 
 // Runs softmax through `c` and returns the 8 result floats.
 std::vector<float> RunSoftmax(Client& c) {
@@ -335,6 +347,108 @@ TEST_F(IntegrationTest, SecondDaemonOnSameSocketRefuses) {
   EXPECT_EQ(ExitCode(WaitForExit(second, 10s)), 2);
   auto c = Connect();  // the first daemon still serves
   ASSERT_NE(c, nullptr);
+}
+
+// Issue 13, item 6, across users (needs root to run clients as uids 65534
+// and 4242): one uid cannot compile another's program by its fingerprint
+// (before or after a restart), its compile of the same text is a miss, and
+// its stats show neither the other's session nor its program; the daemon's
+// own uid (root here) sees and finds everything.
+constexpr char kSecretProgram[] = R"(func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = stablehlo.constant dense<[3.0, 1.0, 4.0, 1.5]> : tensor<4xf32>
+  %0 = stablehlo.multiply %x, %w : tensor<4xf32>
+  return %0 : tensor<4xf32>
+})";
+constexpr uid_t kAlice = 65534, kBob = 4242;
+
+TEST_F(IntegrationTest, AnotherUsersProgramsAndSessionsStayHidden) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run clients as other users";
+  ::chmod(dir_.c_str(), 0711);
+  const std::vector<std::string> allow = {"--allow-uid", "65534,4242"};
+  StartDaemon(true, allow);
+  const std::string run_dir = std::filesystem::path(socket_).parent_path().string();
+  ASSERT_EQ(::chmod(run_dir.c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(socket_.c_str(), 0666), 0);
+
+  // Alice compiles her program and stays connected until told.
+  int fingerprint_pipe[2], release_pipe[2];
+  ASSERT_EQ(::pipe(fingerprint_pipe), 0);
+  ASSERT_EQ(::pipe(release_pipe), 0);
+  pid_t alice = SpawnAs(kAlice, [&] {
+    client::ClientOptions options;
+    options.client_name = "alice-secret";
+    auto c = Client::Connect(socket_, options);
+    if (!c.ok()) return 1;
+    auto exe = (*c)->Compile(kSecretProgram);
+    if (!exe.ok() || exe->cache_hit) return 2;
+    if (::write(fingerprint_pipe[1], exe->fingerprint.data(), 16) != 16) return 3;
+    char byte;
+    (void)!::read(release_pipe[0], &byte, 1);
+    return 0;
+  });
+  client::Fingerprint fingerprint{};
+  pollfd p{fingerprint_pipe[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
+  ASSERT_EQ(::read(fingerprint_pipe[0], fingerprint.data(), 16), 16);
+  const std::string hex = client::FingerprintHex(fingerprint);
+
+  // Bob: exit 0 when everything of Alice's stays hidden; the first failed
+  // check's number otherwise.
+  auto bob_checks = [&](bool after_restart) {
+    return SpawnAs(kBob, [&, after_restart] {
+      auto c = Client::Connect(socket_);
+      if (!c.ok()) return 1;
+      auto by_fingerprint = (*c)->CompileByFingerprint(fingerprint);
+      if (by_fingerprint.ok() || by_fingerprint.status().code() != StatusCode::kNotFound) return 2;
+      if (!after_restart) {
+        auto stats = (*c)->Stats(true);
+        if (!stats.ok()) return 3;
+        if (stats->find("\"view\":\"uid\"") == std::string::npos) return 4;
+        if (stats->find("alice-secret") != std::string::npos) return 5;
+        if (stats->find("\"pid\":" + std::to_string(alice)) != std::string::npos) return 6;
+        if (stats->find(hex) != std::string::npos) return 7;
+      }
+      auto by_text = (*c)->Compile(kSecretProgram);
+      if (!by_text.ok()) return 8;
+      // A hit would say someone sent it (after the restart Bob's own entry
+      // from before may hit).
+      if (by_text->cache_hit && !after_restart) return 9;
+      if (by_text->fingerprint == fingerprint) return 10;
+      return 0;
+    });
+  };
+  EXPECT_EQ(ExitCode(WaitForExit(bob_checks(false), 20s)), 0);
+
+  // The daemon's own uid sees Alice's session and program, and finds it.
+  auto root = Connect();
+  ASSERT_NE(root, nullptr);
+  auto stats = root->Stats(true);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_NE(stats->find("\"view\":\"all\""), std::string::npos) << *stats;
+  EXPECT_NE(stats->find("alice-secret"), std::string::npos) << *stats;
+  EXPECT_NE(stats->find(hex), std::string::npos) << *stats;
+  EXPECT_TRUE(root->CompileByFingerprint(fingerprint).ok());
+  root.reset();
+  ASSERT_EQ(::write(release_pipe[1], "x", 1), 1);
+  EXPECT_EQ(ExitCode(WaitForExit(alice, 10s)), 0);
+
+  // After a restart the disk cache still knows the entry is Alice's.
+  EXPECT_EQ(ExitCode(StopDaemon()), 0);
+  StartDaemon(true, allow);
+  ASSERT_EQ(::chmod(run_dir.c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(socket_.c_str(), 0666), 0);
+  EXPECT_EQ(ExitCode(WaitForExit(bob_checks(true), 20s)), 0);
+  pid_t alice_again = SpawnAs(kAlice, [&] {
+    auto c = Client::Connect(socket_);
+    if (!c.ok()) return 1;
+    auto exe = (*c)->CompileByFingerprint(fingerprint);
+    return exe.ok() ? 0 : 2;
+  });
+  EXPECT_EQ(ExitCode(WaitForExit(alice_again, 20s)), 0);
+  for (int fd : {fingerprint_pipe[0], fingerprint_pipe[1], release_pipe[0], release_pipe[1]}) {
+    ::close(fd);
+  }
+  EXPECT_EQ(ExitCode(StopDaemon()), 0);
 }
 
 // Infeed and outfeed (daemon/feed_queues.h): a client's queues are its

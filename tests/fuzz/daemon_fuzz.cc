@@ -1,16 +1,21 @@
 // libFuzzer target for the daemon's message handling: Session::Handle on
-// arbitrary bytes, as a hostile client would push them onto its request ring.
+// arbitrary bytes, as hostile clients would push them onto their request
+// rings — SEQUENCES of requests across TWO sessions (two client processes of
+// two different users), interleaved.
 //
-// Each input runs against a fresh Instance and Session (no disk cache), so a
-// run is reproducible from its input alone. The input is a sequence of
-// records, each a little-endian u16 header then that many bytes:
+// Each input runs against a fresh Instance (no disk cache) and two Sessions,
+// A and B, with peers (pid 101, uid U+1000) and (pid 102, uid U+2000), U the
+// fuzzer's own uid (neither is trusted with everything, see
+// Instance::TrustedUid), so a run is reproducible from its input alone. The
+// input is a sequence of records, each a little-endian u16 header then that
+// many bytes (the low 14 bits):
+//   header bit 14: the record is for session B (else A);
 //   header bit 15 clear: the bytes are one request message, given to Handle;
-//   header bit 15 set:   the bytes are written into the client's heap at
-//                        kTextOffset (what a client does before Compile),
-//                        and a u64 of the length lands at kTextLengthOffset.
-// A trailing partial record is one last message of the bytes left. At most
-// kMaxRecords records are handled. Handles are numbered from 1 in a fresh
-// session, so a sequence can compile, create buffers and execute them.
+//   header bit 15 set:   the bytes are written into that client's heap at
+//                        kTextOffset (what a client does before Compile).
+// A trailing partial record is one last message for A of the bytes left. At
+// most kMaxRecords records are handled. Handles are numbered from 1 in a
+// fresh session, so a sequence can compile, create buffers and execute them.
 //
 // Contract checked on every message:
 //   - Handle never crashes, hangs or leaks (ASan/UBSan/libFuzzer enforce it);
@@ -18,12 +23,31 @@
 //   - a reply to a message that verifies carries the request's id, and one
 //     that does not verify is INVALID_ARGUMENT with id 0;
 //   - the session's quotas hold (handle counts, registered bytes).
+// Across the two sessions (a model of each one's live handles, fingerprints
+// and executes is kept from the replies):
+//   - nothing succeeds with a handle the session does not hold (Execute,
+//     Release, DestroyBuffer, ReadDump, arguments and result buffers); after
+//     every record the harness also uses each handle the OTHER session holds
+//     and this one does not (Execute / DestroyBuffer), which must be
+//     NOT_FOUND;
+//   - a session never reads another's outfeed: TransferFromOutfeed succeeds
+//     only in a session that has sent an Execute (only its own executions
+//     write its outfeed); after every successful Execute the harness reads
+//     the other session's outfeed, which must not succeed unless that one
+//     executed too;
+//   - fingerprints do not cross uids: a text compile's fingerprint is never
+//     one the other uid got, and after every successful text compile the
+//     harness compiles that fingerprint in the other session, which must be
+//     NOT_FOUND;
+//   - stats show a session nothing of the other: not its session id, pid,
+//     name or fingerprints.
 // A broken contract ends in __builtin_trap() (a crash artifact).
 //
 // Seeds: `jitd_daemon_fuzz --write-seeds=DIR` writes valid request sequences
 // built with the generated FlatBuffers builders (hello, compile + buffers +
-// execute + release, stats, compile by fingerprint, quota walks) and exits;
-// ctest does that before its short run (tests/CMakeLists.txt).
+// execute + release, stats, compile by fingerprint, quota walks, feeds, and
+// two-session interplays) and exits; ctest does that before its short run
+// (tests/CMakeLists.txt).
 
 #include <unistd.h>
 
@@ -35,6 +59,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,8 +77,10 @@ using namespace jitd;  // NOLINT: a one-file tool
 
 constexpr uint64_t kTextOffset = 0;
 constexpr uint64_t kBufferOffset = 64 * 1024;  // buffers the seeds register
-constexpr int kMaxRecords = 16;
+constexpr int kMaxRecords = 24;
 constexpr uint16_t kHeapRecord = 0x8000;
+constexpr uint16_t kSessionB = 0x4000;
+constexpr uint16_t kLengthMask = 0x3fff;
 
 daemon::SessionOptions FuzzSessionOptions() {
   daemon::SessionOptions options;
@@ -99,12 +126,14 @@ class SeedWriter {
                flatbuffers::Offset<void> body) {
     fbb.Finish(wire::CreateRequestMessage(fbb, next_id_++, type, body),
                wire::RequestMessageIdentifier());
-    Record(0, std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()));
+    Record(session_, std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()));
   }
   void HeapText(std::string_view text) {
-    Record(kHeapRecord, std::span<const uint8_t>(
-                            reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    Record(session_ | kHeapRecord, std::span<const uint8_t>(
+                                      reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   }
+  // The records that follow go to session B (or back to A).
+  void ToB(bool b) { session_ = b ? kSessionB : 0; }
   const std::vector<uint8_t>& bytes() const { return bytes_; }
 
  private:
@@ -115,6 +144,7 @@ class SeedWriter {
     bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
   }
   uint64_t next_id_ = 1;
+  uint16_t session_ = 0;
   std::vector<uint8_t> bytes_;
 };
 
@@ -314,6 +344,64 @@ void WriteSeeds(const std::string& dir) {
     read(1, 0, kBufferOffset, 64);
     seeds.push_back(w.bytes());
   }
+  {  // Two clients: A feeds and executes (its outfeed holds a value); B
+     // reads the outfeed, uses A's handle numbers, compiles the same text
+     // (its own miss), asks for stats; then A reads its own outfeed.
+    SeedWriter w;
+    Hello(w);
+    w.HeapText(kFeed);
+    Compile(w, std::strlen(kFeed));
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 16, 16);
+    Feed(w, true, "", 0, kBufferOffset, 16);
+    Execute(w, 1, {2}, {3});
+    w.ToB(true);
+    Hello(w);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    Feed(w, false, "", 0, kBufferOffset, 16, 1000);
+    Execute(w, 1, {1}, {1});
+    Feed(w, true, "", 0, kBufferOffset, 16);  // B's value, never A's
+    w.HeapText(kFeed);
+    Compile(w, std::strlen(kFeed));
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_StatsRequest, wire::CreateStatsRequest(fbb, true).Union());
+    }
+    w.ToB(false);
+    Feed(w, false, "", 0, kBufferOffset + 16, 16, 1000);
+    Execute(w, 1, {2}, {3}, 1000);  // A's infeed is empty: B's value is not A's
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_StatsRequest, wire::CreateStatsRequest(fbb, true).Union());
+    }
+    seeds.push_back(w.bytes());
+  }
+  {  // Interleaved: both compile the same program, release and destroy
+     // each other's handle numbers, compile by fingerprint.
+    SeedWriter w;
+    w.HeapText(kAdd);
+    Compile(w, add_len);
+    w.ToB(true);
+    w.HeapText(kAdd);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_ReleaseRequest, wire::CreateReleaseRequest(fbb, 1).Union());
+    }
+    Compile(w, add_len);
+    w.ToB(false);
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      w.Message(fbb, wire::Request_DestroyBufferRequest,
+                wire::CreateDestroyBufferRequest(fbb, 1).Union());
+    }
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 16, 16);
+    Execute(w, 1, {2, 2}, {3});
+    w.ToB(true);
+    Execute(w, 2, {1, 1}, {1});
+    seeds.push_back(w.bytes());
+  }
   for (size_t i = 0; i < seeds.size(); ++i) {
     const std::string path = dir + "/seed_" + std::to_string(i);
     std::ofstream out(path, std::ios::binary);
@@ -341,42 +429,272 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   return 0;
 }
 
+namespace {
+
+// --- Two sessions and the model of what each holds --------------------------
+
+// One client as the harness sees it: its session, its segment, and what the
+// replies say it holds and did.
+struct Client {
+  std::unique_ptr<daemon::Session> session;
+  std::unique_ptr<ipc::Segment> segment;
+  int64_t pid = 0, uid = 0;
+  std::set<uint64_t> executables, buffers;
+  std::set<std::vector<uint8_t>> fingerprints;  // of its successful text compiles
+  bool executed = false;                        // has sent an Execute
+};
+
+uint64_t next_probe_id = uint64_t{1} << 40;
+
+bool IsOk(const wire::ReplyMessage* reply) { return reply->status() == nullptr; }
+bool IsNotFound(const wire::ReplyMessage* reply) {
+  return reply->status() != nullptr && reply->status()->code() == wire::StatusCode_NOT_FOUND;
+}
+
+std::string Hex(const std::vector<uint8_t>& bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : bytes) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+// Sends `fbb`'s finished request to `c` and returns the verified reply
+// bytes (the checks of CheckReply included).
+std::vector<uint8_t> Send(Client& c, flatbuffers::FlatBufferBuilder& fbb,
+                          const daemon::SessionOptions& options) {
+  std::vector<uint8_t> message(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> reply = c.session->Handle(message);
+  CheckReply(message, reply, *c.session, options);
+  return reply;
+}
+
+const wire::ReplyMessage* Verified(const std::vector<uint8_t>& reply) {
+  return *ipc::VerifyReply(reply);  // CheckReply verified it
+}
+
+// Updates `self`'s model from a request and its reply, and checks the
+// cross-session rules that concern this one message.
+void Model(Client& self, const Client& other, std::span<const uint8_t> message,
+           const std::vector<uint8_t>& reply_bytes) {
+  StatusOr<const wire::RequestMessage*> verified = ipc::VerifyRequest(message);
+  if (!verified.ok()) return;
+  const wire::RequestMessage* request = *verified;
+  const wire::ReplyMessage* reply = Verified(reply_bytes);
+  const bool ok = IsOk(reply);
+  auto must_hold = [&](const std::set<uint64_t>& held, uint64_t handle, const char* what) {
+    if (ok && held.count(handle) == 0) {
+      Fail("a request succeeded with a handle its session does not hold", what);
+    }
+  };
+  switch (request->request_type()) {
+    case wire::Request_CompileRequest: {
+      const wire::CompileRequest* compile = request->request_as_CompileRequest();
+      if (!ok || compile == nullptr) break;
+      const wire::CompileReply* body = reply->body_as_CompileReply();
+      if (body == nullptr || body->fingerprint() == nullptr) Fail("compile reply without body");
+      const std::vector<uint8_t> fingerprint(body->fingerprint()->begin(),
+                                             body->fingerprint()->end());
+      if (compile->program() != nullptr) {
+        if (other.fingerprints.count(fingerprint) != 0) {
+          Fail("two uids got the same fingerprint (the cache crossed uids)", Hex(fingerprint));
+        }
+        self.fingerprints.insert(fingerprint);
+      } else if (self.fingerprints.count(fingerprint) == 0) {
+        Fail("a fingerprint-only compile found a program this uid never sent",
+             Hex(fingerprint));
+      }
+      self.executables.insert(body->executable());
+      break;
+    }
+    case wire::Request_CreateBufferRequest:
+      if (ok && reply->body_as_CreateBufferReply() != nullptr) {
+        self.buffers.insert(reply->body_as_CreateBufferReply()->buffer());
+      }
+      break;
+    case wire::Request_DestroyBufferRequest: {
+      const wire::DestroyBufferRequest* r = request->request_as_DestroyBufferRequest();
+      if (r == nullptr) break;
+      must_hold(self.buffers, r->buffer(), "DestroyBuffer");
+      if (ok) self.buffers.erase(r->buffer());
+      break;
+    }
+    case wire::Request_ReleaseRequest: {
+      const wire::ReleaseRequest* r = request->request_as_ReleaseRequest();
+      if (r == nullptr) break;
+      must_hold(self.executables, r->executable(), "Release");
+      if (ok) self.executables.erase(r->executable());
+      break;
+    }
+    case wire::Request_ReadDumpRequest: {
+      const wire::ReadDumpRequest* r = request->request_as_ReadDumpRequest();
+      if (r != nullptr) must_hold(self.executables, r->executable(), "ReadDump");
+      break;
+    }
+    case wire::Request_ExecuteRequest: {
+      const wire::ExecuteRequest* r = request->request_as_ExecuteRequest();
+      if (r == nullptr) break;
+      self.executed = true;
+      must_hold(self.executables, r->executable(), "Execute");
+      if (!ok) break;
+      if (r->arguments()) {
+        for (size_t i = 0; i < r->arguments()->size(); ++i) {
+          must_hold(self.buffers, ipc::ReadVectorElement(*r->arguments(), i), "Execute argument");
+        }
+      }
+      if (r->results() && r->results()->size() != 0) {
+        for (size_t i = 0; i < r->results()->size(); ++i) {
+          must_hold(self.buffers, ipc::ReadVectorElement(*r->results(), i), "Execute result");
+        }
+      } else if (const wire::ExecuteReply* body = reply->body_as_ExecuteReply();
+                 body != nullptr && body->results()) {
+        for (size_t i = 0; i < body->results()->size(); ++i) {
+          self.buffers.insert(ipc::ReadVectorElement(*body->results(), i));
+        }
+      }
+      break;
+    }
+    case wire::Request_TransferFromOutfeedRequest:
+      if (ok && !self.executed) {
+        Fail("a session read an outfeed value though it never executed anything (another "
+             "session's outfeed)");
+      }
+      break;
+    case wire::Request_StatsRequest: {
+      const wire::StatsReply* body = reply->body_as_StatsReply();
+      if (!ok || body == nullptr || body->json() == nullptr) break;
+      const std::string json = body->json()->str();
+      const std::string other_session = "\"session\":" + std::to_string(other.session->id()) + ",";
+      const std::string other_pid = "\"pid\":" + std::to_string(other.pid) + ",";
+      if (json.find(other_session) != std::string::npos ||
+          json.find(other_pid) != std::string::npos) {
+        Fail("stats showed the other session", json);
+      }
+      for (const std::vector<uint8_t>& f : other.fingerprints) {
+        if (self.fingerprints.count(f) == 0 && json.find(Hex(f)) != std::string::npos) {
+          Fail("stats showed the other uid's program", json);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// The harness's own cross-session probes after a record of `self`: it uses
+// the other session's handles, fingerprints and outfeed from `self`.
+void Probe(Client& self, const Client& other, const daemon::SessionOptions& options) {
+  for (uint64_t handle : other.executables) {
+    if (self.executables.count(handle) != 0) continue;
+    flatbuffers::FlatBufferBuilder fbb;
+    auto body = wire::CreateExecuteRequest(fbb, handle);
+    fbb.Finish(wire::CreateRequestMessage(fbb, next_probe_id++, wire::Request_ExecuteRequest,
+                                          body.Union()),
+               wire::RequestMessageIdentifier());
+    if (!IsNotFound(Verified(Send(self, fbb, options)))) {
+      Fail("another session's executable handle was not NOT_FOUND");
+    }
+  }
+  for (uint64_t handle : other.buffers) {
+    if (self.buffers.count(handle) != 0) continue;
+    flatbuffers::FlatBufferBuilder fbb;
+    auto body = wire::CreateDestroyBufferRequest(fbb, handle);
+    fbb.Finish(wire::CreateRequestMessage(fbb, next_probe_id++,
+                                          wire::Request_DestroyBufferRequest, body.Union()),
+               wire::RequestMessageIdentifier());
+    if (!IsNotFound(Verified(Send(self, fbb, options)))) {
+      Fail("another session's buffer handle was not NOT_FOUND");
+    }
+  }
+  for (const std::vector<uint8_t>& fingerprint : other.fingerprints) {
+    if (self.fingerprints.count(fingerprint) != 0) continue;
+    flatbuffers::FlatBufferBuilder fbb;
+    auto f = fbb.CreateVector(fingerprint);
+    auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, nullptr, f);
+    fbb.Finish(wire::CreateRequestMessage(fbb, next_probe_id++, wire::Request_CompileRequest,
+                                          body.Union()),
+               wire::RequestMessageIdentifier());
+    const std::vector<uint8_t> reply = Send(self, fbb, options);
+    if (!IsNotFound(Verified(reply))) {
+      Fail("a fingerprint-only compile found another uid's program");
+    }
+  }
+  if (other.executed && !self.executed) {
+    // An f32[4] from self's outfeed: only self's executions could have
+    // written it, and self has none.
+    flatbuffers::FlatBufferBuilder fbb;
+    auto dims = fbb.CreateVector(std::vector<int64_t>{4});
+    auto shape = wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
+    wire::HeapRef data(kBufferOffset, 16);
+    auto body = wire::CreateTransferFromOutfeedRequest(fbb, 0, 0, shape, &data, 1);
+    fbb.Finish(wire::CreateRequestMessage(fbb, next_probe_id++,
+                                          wire::Request_TransferFromOutfeedRequest,
+                                          body.Union()),
+               wire::RequestMessageIdentifier());
+    if (IsOk(Verified(Send(self, fbb, options)))) {
+      Fail("a session read another session's outfeed");
+    }
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   daemon::InstanceOptions instance_options;
   instance_options.memory_cache_bytes = 1 << 20;
   StatusOr<std::unique_ptr<daemon::Instance>> instance = daemon::Instance::Create(instance_options);
   if (!instance.ok()) Fail("Instance::Create", instance.status().message());
   const daemon::SessionOptions options = FuzzSessionOptions();
-  StatusOr<std::unique_ptr<daemon::Session>> session =
-      daemon::Session::Create(instance->get(), 1, options);
-  if (!session.ok()) Fail("Session::Create", session.status().message());
-  StatusOr<std::unique_ptr<ipc::Segment>> client =
-      ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
-  if (!client.ok()) Fail("Segment::Attach", client.status().message());
+  Client clients[2];
+  for (int i = 0; i < 2; ++i) {
+    Client& c = clients[i];
+    StatusOr<std::unique_ptr<daemon::Session>> session =
+        daemon::Session::Create(instance->get(), static_cast<uint64_t>(i + 1), options);
+    if (!session.ok()) Fail("Session::Create", session.status().message());
+    c.session = std::move(session).value();
+    // Two processes of two users, neither the daemon's nor root.
+    c.pid = 101 + i;
+    c.uid = static_cast<int64_t>(::geteuid()) + 1000 * (i + 1);
+    c.session->SetPeer(c.pid, c.uid);
+    StatusOr<std::unique_ptr<ipc::Segment>> segment =
+        ipc::Segment::Attach(UniqueFd(::dup(c.session->segment_fd())));
+    if (!segment.ok()) Fail("Segment::Attach", segment.status().message());
+    c.segment = std::move(segment).value();
+  }
 
   std::span<const uint8_t> input(data, size);
   for (int record = 0; record < kMaxRecords && !input.empty(); ++record) {
     std::span<const uint8_t> body;
     bool heap = false;
+    int which = 0;
     if (input.size() < 2) {
       body = input;
       input = {};
     } else {
       const uint16_t header = static_cast<uint16_t>(input[0] | (input[1] << 8));
       heap = (header & kHeapRecord) != 0;
-      const size_t length = std::min<size_t>(header & ~kHeapRecord, input.size() - 2);
+      which = (header & kSessionB) != 0 ? 1 : 0;
+      const size_t length = std::min<size_t>(header & kLengthMask, input.size() - 2);
       body = input.subspan(2, length);
       input = input.subspan(2 + length);
     }
+    Client& self = clients[which];
+    Client& other = clients[1 - which];
     if (heap) {
-      StatusOr<std::span<uint8_t>> text = (*client)->HeapBytes({kTextOffset, body.size()});
+      StatusOr<std::span<uint8_t>> text = self.segment->HeapBytes({kTextOffset, body.size()});
       if (text.ok() && !body.empty()) std::memcpy(text->data(), body.data(), body.size());
       continue;
     }
-    // Handle gets a private copy, as the session thread gives it.
+    // Handle gets a private copy, as the session's worker gives it.
     std::vector<uint8_t> message(body.begin(), body.end());
-    std::vector<uint8_t> reply = (*session)->Handle(message);
-    CheckReply(message, reply, **session, options);
+    std::vector<uint8_t> reply = self.session->Handle(message);
+    CheckReply(message, reply, *self.session, options);
+    Model(self, other, message, reply);
+    Probe(self, other, options);
+    Probe(other, self, options);
   }
   return 0;
 }

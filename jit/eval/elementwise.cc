@@ -16,17 +16,21 @@
 // Where the spec leaves a result open (integer division by zero, shifts by
 // the bit width or more, out-of-range float-to-integer conversion), the
 // kernels give XLA's answers, which the conformance corpus was recorded from.
+#include <array>
 #include <bit>
 #include <boost/math/policies/policy.hpp>
+#include <boost/math/special_functions/bernoulli.hpp>
 #include <boost/math/special_functions/bessel.hpp>
 #include <boost/math/special_functions/digamma.hpp>
 #include <boost/math/special_functions/erf.hpp>
+#include <boost/math/special_functions/factorials.hpp>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <string>
 
 #include "jit/eval/internal/kernels.h"
@@ -246,60 +250,92 @@ double BesselI1e(double x) {
   return static_cast<double>(x < 0 ? -value : value);
 }
 
-// The Hurwitz zeta function sum_{k>=0} (q + k)^-x, by Euler-Maclaurin
-// summation (the method of Cephes' zeta, which XLA's decomposition follows).
+// The Hurwitz zeta function zeta(s, q) = sum_{k>=0} (q + k)^-s: chlo.zeta's
+// zeta(x, q), written with s = x below.
+//
+// Domain: NaN in, NaN out; s = 1 is a pole (+inf) and s < 1 gives NaN; a
+// non-positive integer q is a pole (+inf); q < 0 with a non-integer s gives
+// NaN, since (q + k)^-s is not real. Infinite arguments give the limits:
+// zeta(+inf, q) is 1 at q = 1, +inf for 0 < q < 1 and 0 for q > 1, and
+// zeta(s, +inf) is 0.
+//
+// Method: peel off the first N terms, S_N = sum_{k<N} (q + k)^-s, and sum
+// the rest, zeta(s, a) with a = q + N, by the Euler-Maclaurin formula for
+// f(x) = x^-s on [a, inf). There int_a^inf f = a^(1-s) / (s-1) and
+// f^(m)(x) = (-1)^m (s)_m x^(-s-m), with (s)_m = s (s+1) ... (s+m-1), so
+// the formula's -B_2j/(2j)! f^(2j-1)(a) is +B_2j/(2j)! (s)_(2j-1) a^(-s-2j+1):
+//
+//   zeta(s, a) = a^(1-s)/(s-1) + a^-s/2 + sum_{j=1..M} T_j + R_M,
+//   T_j = B_2j/(2j)! (s)_(2j-1) a^(-s-2j+1).
+//
+// Error bound: for s > 0 every derivative of f keeps one sign on (0, inf),
+// so R_M lies between 0 and T_(M+1). By Euler, |B_2j|/(2j)! =
+// 2 zeta(2j)/(2 pi)^2j, and the tail is at least its integral
+// a^(1-s)/(s-1), hence
+//
+//   |R_M| / zeta(s, a) <= 2 zeta(2M+2) prod_{i=0..2M+1} (s-1+i) / (2 pi a).
+//
+// By the AM-GM inequality the product is at most ((s + M - 1/2)/(2 pi a))^(2M+2).
+// With M = kZetaTerms = 15 and N the least count that makes
+// a >= 2 (s + M - 1/2)/pi, that is at most 4^-32, and the bound is
+// 2 zeta(32) 4^-32 < 1.1e-19, long double's epsilon. The series stops early
+// once a term falls below epsilon relative to the sum (R_M is below the
+// first omitted term). The peeled sum may stop early too: for q + k > 0 the
+// terms after (q + k)^-s add up to at most int_(q+k)^inf x^-s dx =
+// (q + k)^-s (q + k)/(s-1), and once that is below epsilon relative to S_N
+// the rest is dropped. Everything runs in long double.
+constexpr int kZetaTerms = 15;
+
+// B_2j / (2j)! for j = 1..kZetaTerms (index 0 unused).
+const std::array<long double, kZetaTerms + 1>& EulerMaclaurinCoefficients() {
+  static const std::array<long double, kZetaTerms + 1> table = [] {
+    std::array<long double, kZetaTerms + 1> c{};
+    for (int j = 1; j <= kZetaTerms; ++j) {
+      c[j] = boost::math::bernoulli_b2n<long double>(j) /
+             boost::math::factorial<long double>(static_cast<unsigned>(2 * j));
+    }
+    return c;
+  }();
+  return table;
+}
+
 double Zeta(double x, double q) {
   if (std::isnan(x) || std::isnan(q)) return kNaN;
   if (x == 1) return kInf;
   if (x < 1) return kNaN;
   if (q <= 0) {
     if (q == std::floor(q)) return kInf;  // a pole
-    if (x != std::floor(x)) return kNaN;  // q^-x is not real
+    if (x != std::floor(x)) return kNaN;  // (q + k)^-x is not real
   }
-  // Coefficients (2k)! / B_2k of the Euler-Maclaurin remainder terms.
-  static constexpr long double kA[] = {12.0L,
-                                       -720.0L,
-                                       30240.0L,
-                                       -1209600.0L,
-                                       47900160.0L,
-                                       -1.8924375803183791606e9L,
-                                       7.47242496e10L,
-                                       -2.950130727918164224e12L,
-                                       1.1646782814350067249e14L,
-                                       -4.5979787224074726105e15L,
-                                       1.8152105401943546773e17L,
-                                       -7.1661652561756670113e18L};
+  if (q == kInf) return 0;
   constexpr long double kEpsilon = std::numeric_limits<long double>::epsilon();
-  const long double s_exp = x;
+  constexpr int kMaxPeeled = 1 << 20;  // more only for q below about -10^6: NaN
+  const long double s = x;
+  const long double start = 2 * (s + kZetaTerms - 0.5L) / std::numbers::pi_v<long double>;
   long double a = q;
-  long double s = std::pow(a, -s_exp);
-  long double b = 0;
-  int i = 0;
-  while (i < 9 || a <= 9) {
-    // Far below zero, q + k cannot be stepped up to 9 term by term.
-    if (i > (1 << 20)) return kNaN;
-    ++i;
-    a += 1;
-    b = std::pow(a, -s_exp);
-    s += b;
-    if (std::fabs(b / s) < kEpsilon) return static_cast<double>(s);
+  long double sum = 0;
+  for (int n = 0; a < start; ++n, a += 1) {
+    if (n == kMaxPeeled) return kNaN;
+    const long double term = std::pow(a, -s);
+    sum += term;
+    if (a > 0 && term * a / (s - 1) <= kEpsilon * std::fabs(sum)) {
+      return static_cast<double>(sum);
+    }
   }
-  const long double w = a;
-  s += b * w / (s_exp - 1);
-  s -= 0.5L * b;
-  long double factor = 1, k = 0;
-  for (long double coefficient : kA) {
-    factor *= s_exp + k;
-    b /= w;
-    const long double t = factor * b / coefficient;
-    s += t;
-    if (std::fabs(t / s) < kEpsilon) break;
-    k += 1;
-    factor *= s_exp + k;
-    b /= w;
-    k += 1;
+  const long double a_to_minus_s = std::pow(a, -s);
+  long double total = sum + a * a_to_minus_s / (s - 1) + a_to_minus_s / 2;
+  const auto& coefficient = EulerMaclaurinCoefficients();
+  long double rising = s;                // (s)_(2j-1)
+  long double power = a_to_minus_s / a;  // a^(-s-2j+1)
+  const long double a_to_minus_2 = 1 / (a * a);
+  for (int j = 1; j <= kZetaTerms; ++j) {
+    const long double term = coefficient[j] * rising * power;
+    total += term;
+    if (std::fabs(term) <= kEpsilon * std::fabs(total)) break;
+    rising *= (s + 2 * j - 1) * (s + 2 * j);
+    power *= a_to_minus_2;
   }
-  return static_cast<double>(s);
+  return static_cast<double>(total);
 }
 
 // polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for integer n >= 1.

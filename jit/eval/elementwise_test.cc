@@ -1,12 +1,14 @@
 // Edge semantics of the elementwise kernels, with hand-computed expectations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -523,6 +525,131 @@ TEST(ElementwiseTest, ChloSpecialFunctions) {
   EXPECT_NEAR(pg.GetDouble(0), pi2_6, 1e-15);
   EXPECT_NEAR(pg.GetDouble(1), -0.5772156649015329, 1e-15);
   EXPECT_TRUE(std::isnan(pg.GetDouble(2)));
+}
+
+// zeta and polygamma against values that follow from identities, with the
+// constants they need written out: pi, zeta(3) (Apery's constant), zeta(5),
+// Catalan's constant G and the Stieltjes constants gamma_0, gamma_1.
+constexpr long double kPi = std::numbers::pi_v<long double>;
+constexpr long double kZeta3 = 1.20205690315959428539973816151144999L;
+constexpr long double kZeta5 = 1.03692775514336992633136548645703417L;
+constexpr long double kCatalan = 0.91596559417721901505460351493238411L;
+constexpr long double kEulerGamma = 0.57721566490153286060651209008240243L;
+constexpr long double kStieltjes1 = -0.07281584548367672486058637587490131L;
+
+void ExpectRelative(double got, long double want, double tolerance) {
+  EXPECT_LE(std::fabs((got - want) / want), tolerance) << "got " << got << ", want " << want;
+}
+
+TEST(ElementwiseTest, ChloZetaAgreesWithClosedForms) {
+  // zeta(2n, 1) from Euler's values; zeta(s, 1/2) = (2^s - 1) zeta(s);
+  // zeta(s, 2) = zeta(s) - 1; zeta(2, 1/4) = pi^2 + 8G and
+  // zeta(2, 3/4) = pi^2 - 8G; sum_{r=1..4} zeta(s, r/4) = 4^s zeta(s) gives
+  // zeta(3, 1/4) + zeta(3, 3/4) = 56 zeta(3) (checked below); for negative
+  // q the first terms are peeled by hand: zeta(2, -1/2) = 4 + zeta(2, 1/2)
+  // and zeta(3, -3/2) = -8/27 - 8 + zeta(3, 1/2).
+  const std::string s = "[2.0, 4.0, 6.0, 8.0, 3.0, 5.0, 2.0, 4.0, 5.0, 2.0, 2.0, 2.0, 2.0, 3.0]";
+  const std::string q =
+      "[1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 2.0, 0.25, 0.75, -0.5, -1.5]";
+  ASSERT_OK_AND_ASSIGN(z, Binary("chlo.zeta", "tensor<14xf64>", s, q));
+  const long double pi2 = kPi * kPi;
+  const long double want[] = {pi2 / 6,
+                              pi2 * pi2 / 90,
+                              pi2 * pi2 * pi2 / 945,
+                              pi2 * pi2 * pi2 * pi2 / 9450,
+                              kZeta3,
+                              31 * kZeta5,
+                              3 * pi2 / 6,
+                              15 * pi2 * pi2 / 90,
+                              31 * kZeta5,
+                              pi2 / 6 - 1,
+                              pi2 + 8 * kCatalan,
+                              pi2 - 8 * kCatalan,
+                              4 + 3 * pi2 / 6,
+                              -8.0L / 27 - 8 + 7 * kZeta3};
+  for (int i = 0; i < 14; ++i) {
+    SCOPED_TRACE(i);
+    ExpectRelative(z.GetDouble(i), want[i], 4e-16);
+  }
+  ASSERT_OK_AND_ASSIGN(quarters,
+                       Binary("chlo.zeta", "tensor<2xf64>", "[3.0, 3.0]", "[0.25, 0.75]"));
+  ExpectRelative(quarters.GetDouble(0) + quarters.GetDouble(1), 56 * kZeta3, 4e-16);
+}
+
+TEST(ElementwiseTest, ChloZetaAcrossItsRange) {
+  // zeta(s, q) - zeta(s, q + 1) = q^-s, for q small, moderate and large and
+  // s near 1, moderate and large (q and q + 1 exact in binary).
+  const std::string s = "[1.0625, 1.0625, 2.5, 2.5, 3.5, 3.5, 20.0, 20.0, 7.0, 7.0]";
+  const std::string q = "[0.375, 1.375, 0.375, 1.375, 1000.125, 1001.125, 0.875, 1.875, "
+                        "-2.25, -1.25]";
+  ASSERT_OK_AND_ASSIGN(z, Binary("chlo.zeta", "tensor<10xf64>", s, q));
+  const double exponent[] = {1.0625, 2.5, 3.5, 20.0, 7.0};
+  const double base[] = {0.375, 0.375, 1000.125, 0.875, -2.25};
+  for (int i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    const long double step = std::pow(static_cast<long double>(base[i]), -exponent[i]);
+    const double difference = z.GetDouble(2 * i) - z.GetDouble(2 * i + 1);
+    // The two values round separately: allow an ULP of the larger.
+    const double larger =
+        std::max(std::fabs(z.GetDouble(2 * i)), std::fabs(z.GetDouble(2 * i + 1)));
+    EXPECT_NEAR(difference, static_cast<double>(step), 3e-16 * larger);
+  }
+  // Near the pole: zeta(1 + e, 1) = 1/e + gamma_0 - gamma_1 e + O(e^2).
+  // Far from it: zeta(40, 1) = 1 + 2^-40 + 3^-40 + O(4^-40), and
+  // zeta(30, 2) is a short direct sum.
+  ASSERT_OK_AND_ASSIGN(
+      edges, Binary("chlo.zeta", "tensor<3xf64>", "[1.00000095367431640625, 40.0, 30.0]",
+                    "[1.0, 1.0, 2.0]"));
+  const long double e = 1.0L / (1 << 20);
+  ExpectRelative(edges.GetDouble(0), 1 / e + kEulerGamma - kStieltjes1 * e, 3e-16);
+  ExpectRelative(edges.GetDouble(1), 1 + std::pow(2.0L, -40) + std::pow(3.0L, -40), 2e-16);
+  long double direct = 0;
+  for (int k = 200; k >= 2; --k) direct += std::pow(static_cast<long double>(k), -30);
+  ExpectRelative(edges.GetDouble(2), direct, 2e-16);
+  // f32 operands are computed the same way and rounded once.
+  ASSERT_OK_AND_ASSIGN(f, Binary("chlo.zeta", "tensor<2xf32>", "[2.0, 4.0]", "[1.0, 0.5]"));
+  EXPECT_EQ(F32At(f, 0), static_cast<float>(kPi * kPi / 6));
+  EXPECT_EQ(F32At(f, 1), static_cast<float>(kPi * kPi * kPi * kPi / 6));
+}
+
+TEST(ElementwiseTest, ChloZetaDomain) {
+  // NaN in; s = 1 (pole); s < 1; q = 0 and q = -3 (poles); negative q with
+  // a non-integer s; infinite s or q (the limits).
+  const std::string nan = "0x7FF8000000000000";
+  const std::string inf = "0x7FF0000000000000";
+  const std::string s = "[" + nan + ", 2.0, 1.0, 0.5, -3.0, 2.0, 2.0, 2.5, " + inf + ", " + inf +
+                        ", " + inf + ", 2.0, 1.0]";
+  const std::string q = "[1.0, " + nan + ", 3.0, 1.0, 1.0, 0.0, -3.0, -0.5, 1.0, 0.5, 2.0, " +
+                        inf + ", -0.5]";
+  ASSERT_OK_AND_ASSIGN(z, Binary("chlo.zeta", "tensor<13xf64>", s, q));
+  EXPECT_TRUE(std::isnan(z.GetDouble(0)));
+  EXPECT_TRUE(std::isnan(z.GetDouble(1)));
+  EXPECT_EQ(z.GetDouble(2), kInf);
+  EXPECT_TRUE(std::isnan(z.GetDouble(3)));
+  EXPECT_TRUE(std::isnan(z.GetDouble(4)));
+  EXPECT_EQ(z.GetDouble(5), kInf);
+  EXPECT_EQ(z.GetDouble(6), kInf);
+  EXPECT_TRUE(std::isnan(z.GetDouble(7)));
+  EXPECT_EQ(z.GetDouble(8), 1.0);
+  EXPECT_EQ(z.GetDouble(9), kInf);
+  EXPECT_EQ(z.GetDouble(10), 0.0);
+  EXPECT_EQ(z.GetDouble(11), 0.0);
+  EXPECT_EQ(z.GetDouble(12), kInf);
+}
+
+TEST(ElementwiseTest, ChloPolygammaFromZeta) {
+  // psi_n(x) = (-1)^(n+1) n! zeta(n + 1, x): psi_1(1/2) = pi^2/2,
+  // psi_1(2) = pi^2/6 - 1, psi_2(1) = -2 zeta(3), psi_3(1) = pi^4/15,
+  // psi_4(1/2) = -24 * 31 zeta(5).
+  ASSERT_OK_AND_ASSIGN(pg, Binary("chlo.polygamma", "tensor<5xf64>", "[1.0, 1.0, 2.0, 3.0, 4.0]",
+                                  "[0.5, 2.0, 1.0, 1.0, 0.5]"));
+  const long double pi2 = kPi * kPi;
+  const long double want[] = {pi2 / 2, pi2 / 6 - 1, -2 * kZeta3, pi2 * pi2 / 15,
+                              -24 * 31 * kZeta5};
+  for (int i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    ExpectRelative(pg.GetDouble(i), want[i], 4e-16);
+  }
 }
 
 TEST(ElementwiseTest, ChloPredicatesAndNextAfter) {

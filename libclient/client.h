@@ -206,7 +206,9 @@ class Client {
   // Infeed / outfeed (daemon/feed_queues.h). `device` empty = the daemon's
   // default device; one replica (0). TransferToInfeed queues a copy of
   // `bytes` (exactly ByteSize(shape) of them) for `stablehlo.infeed` ops of
-  // any client's executions on that device to read.
+  // this process's executions on that device to read (feed queues belong to
+  // the client process: its connections share them, no other process sees
+  // them).
   Status TransferToInfeed(const std::string& device, const TensorShape& shape,
                           std::span<const uint8_t> bytes);
   // The same from a buffer of this client (no copy on this side).

@@ -346,15 +346,18 @@ JITD_API jitd_status_t* jitd_executable_execute_with_deadline(
 /* ---- Infeed and outfeed (since version 3) ------------------------------- */
 
 /* The daemon keeps one FIFO queue of tensors per device (one replica, 0) for
- * infeed and one for outfeed, shared by all its clients: one process may feed
- * while another executes. A `stablehlo.infeed` op with N tensor results takes
- * the next N values of its device's infeed queue, waiting for them up to its
- * execution's deadline (then JITD_DEADLINE_EXCEEDED); a `stablehlo.outfeed`
- * op appends its tensor operands to the outfeed queue, where they wait for a
- * client's read. `device` NULL or "" = the daemon's default device.
+ * infeed and one for outfeed per client process (since version 7; before,
+ * all clients shared them): every client of one process feeds and reads the
+ * same queues, and no other process ever sees them. A `stablehlo.infeed` op
+ * with N tensor results takes the next N values of its device's infeed
+ * queue, waiting for them up to its execution's deadline (then
+ * JITD_DEADLINE_EXCEEDED); a `stablehlo.outfeed` op appends its tensor
+ * operands to the outfeed queue, where they wait for the process's read.
+ * `device` NULL or "" = the daemon's default device.
  *
  * Calls on one client are serialized, so an execute blocked on infeed holds
- * its client: feed from another client (another connection or process). */
+ * its client: feed from another client of the same process (a second
+ * connection). */
 
 /* Queues a copy of data[0..size_bytes) as a value of `dtype` and
  * dims[0..rank) (size_bytes must be its exact byte size) on `device`'s

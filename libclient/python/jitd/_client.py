@@ -292,8 +292,9 @@ class Client(object):
 
     def transfer_to_infeed(self, value, replica_number=None):
         """Queues `value` (an array or scalar, or a tuple of them: each element
-        in order) on this platform's infeed, for stablehlo.infeed ops of any
-        execution on the daemon's device to read."""
+        in order) on this platform's infeed, for stablehlo.infeed ops of this
+        process's executions on the daemon's device to read (the daemon keeps
+        feed queues per client process; no other process sees them)."""
         _check_replica(replica_number)
         if isinstance(value, (tuple, list)):
             for v in value:

@@ -41,9 +41,15 @@ std::string JsonEscape(std::string_view s) {
   return out;
 }
 
-// Bytes an entry counts against the memory budget: its text plus a rough
-// constant for the executable's own structures.
-uint64_t EntryBytes(const CompiledProgram& p) { return p.program_text.size() + 4096; }
+// Bytes an entry counts against the memory budget: what its executable
+// keeps (code, data, constants, module: Executable::size_bytes), the program
+// text and the entry itself.
+uint64_t EntryBytes(const CompiledProgram& p) {
+  uint64_t bytes = sizeof(CompiledProgram) + p.program_text.size() + p.executable->size_bytes();
+  for (const ir::Type& t : p.argument_types) bytes += sizeof(t) + 8 * static_cast<uint64_t>(t.rank());
+  for (const ir::Type& t : p.result_types) bytes += sizeof(t) + 8 * static_cast<uint64_t>(t.rank());
+  return bytes;
+}
 
 // Disk payloads: the program text alone (devices without a compiled form,
 // e.g. the interpreter), or an envelope holding the text and the device's

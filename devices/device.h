@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -80,6 +81,77 @@ inline void SortProfile(std::vector<ProfileEntry>& rows) {
   });
 }
 
+// Bytes `module` occupies in memory, estimated from its ops, values,
+// attributes (dense data counted once per shared buffer) and resource
+// blobs, with the allocator's overhead per object: what executables that
+// keep their module count in Executable::size_bytes. Inline: devices/cpu
+// uses it and sits below jitd_devices in the link order.
+inline uint64_t ModuleBytes(const ir::Module& module) {
+  constexpr uint64_t kAllocation = 16;  // malloc's header and rounding, per object
+  auto type_bytes = [](const ir::Type& t) -> uint64_t {
+    return sizeof(ir::Type) + (t.rank() > 0 ? kAllocation + 8 * static_cast<uint64_t>(t.rank()) : 0);
+  };
+  uint64_t bytes = sizeof(ir::Module) + module.name().size();
+  std::vector<const void*> dense;  // shared dense buffers, counted once
+  auto attrs_bytes = [&](const ir::AttributeList& attrs) {
+    uint64_t n = attrs.size() * (sizeof(ir::NamedAttribute) + kAllocation);
+    for (const ir::NamedAttribute& a : attrs.entries()) {
+      n += a.name.size();
+      if (const auto* d = a.value.get_if<ir::DenseElementsAttr>()) {
+        if (d->data && std::find(dense.begin(), dense.end(), d->data.get()) == dense.end()) {
+          dense.push_back(d->data.get());
+          n += d->data->size() + kAllocation;
+        }
+      } else if (const auto* d = a.value.get_if<ir::DenseArrayAttr>()) {
+        n += 8 * (d->ints.size() + d->floats.size());
+      } else if (const auto* d = a.value.get_if<ir::ArrayAttr>()) {
+        n += d->elements.size() * sizeof(ir::Attribute);
+      } else if (const auto* d = a.value.get_if<ir::StringAttr>()) {
+        n += d->value.size();
+      } else if (const auto* d = a.value.get_if<ir::OpaqueAttr>()) {
+        n += d->text.size();
+      }
+    }
+    return n;
+  };
+  for (const auto& fn : module.functions()) {
+    bytes += sizeof(ir::Function) + kAllocation + fn->name().size() + attrs_bytes(fn->attrs());
+    for (const ir::Type& t : fn->arg_types()) bytes += type_bytes(t);
+    for (const ir::Type& t : fn->result_types()) bytes += type_bytes(t);
+    ir::WalkOps(fn->body(), [&](const ir::Op& op) {
+      // The op, its operand / result / region vectors, each result Value.
+      bytes += sizeof(ir::Op) + 4 * kAllocation + op.num_operands() * sizeof(void*) +
+               op.result_groups().size() * sizeof(ir::ResultGroup);
+      for (size_t i = 0; i < op.num_results(); ++i) {
+        bytes += sizeof(ir::Value) + sizeof(void*) + kAllocation + type_bytes(op.result(i)->type()) +
+                 op.result(i)->name().size();
+      }
+      bytes += attrs_bytes(op.attrs());
+      for (size_t r = 0; r < op.num_regions(); ++r) {
+        const ir::Region& region = op.region(r);
+        bytes += sizeof(ir::Region) + kAllocation;
+        for (size_t b = 0; b < region.num_blocks(); ++b) {
+          const ir::Block& block = region.block(b);
+          bytes += sizeof(ir::Block) + 2 * kAllocation + block.ops().size() * sizeof(void*);
+          for (size_t i = 0; i < block.num_args(); ++i) {
+            bytes += sizeof(ir::Value) + kAllocation + type_bytes(block.arg(i)->type());
+          }
+        }
+      }
+    });
+    if (const ir::Block* entry = fn->entry()) {
+      bytes += sizeof(ir::Block) + 2 * kAllocation + entry->ops().size() * sizeof(void*);
+      for (size_t i = 0; i < entry->num_args(); ++i) {
+        bytes += sizeof(ir::Value) + kAllocation + type_bytes(entry->arg(i)->type());
+      }
+    }
+  }
+  for (const ir::ResourceEntry& r : module.resources()) {
+    bytes += sizeof(ir::ResourceEntry) + r.section.size() + r.group.size() + r.key.size() + r.value.size();
+  }
+  return bytes;
+}
+
 // The evaluator options that carry out `options` (deadline, resource fill,
 // infeed/outfeed hooks): for the interpreter and for ops other devices hand
 // to jit/eval.
@@ -114,6 +186,13 @@ class Executable {
   // The entry function's signature.
   virtual const std::vector<ir::Type>& argument_types() const = 0;
   virtual const std::vector<ir::Type>& result_types() const = 0;
+  // Bytes of memory this executable keeps while it lives: its program
+  // (module), constants, compiled code and data pages, and what running it
+  // keeps between executes (the cpu device: one arena of temporaries). What
+  // a cache of executables counts against its budget (daemon/instance.cc);
+  // an estimate, fixed once compiled. Everything it counts is freed when
+  // the last reference to the executable goes.
+  virtual uint64_t size_bytes() const = 0;
 };
 
 class Device {

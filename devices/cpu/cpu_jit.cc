@@ -25,6 +25,7 @@
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -168,6 +169,58 @@ const std::vector<llvm::VecDesc>& LibmvecMappings() {
   return *mappings;
 }
 
+// Counts what JITLink allocates for each JITDylib's code and data: the
+// standard-lifetime sections of every graph linked into it, grouped by
+// protection (each group gets pages of its own), each group rounded up to
+// whole pages. Finalize-lifetime sections are freed once linked, and
+// metadata (no-alloc) sections are never allocated.
+class LinkedBytesPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
+ public:
+  explicit LinkedBytesPlugin(uint64_t page_size) : page_size_(page_size) {}
+
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility& mr, llvm::jitlink::LinkGraph&,
+                        llvm::jitlink::PassConfiguration& config) override {
+    const llvm::orc::JITDylib* jd = &mr.getTargetJITDylib();
+    config.PostAllocationPasses.push_back([this, jd](llvm::jitlink::LinkGraph& graph) {
+      std::map<llvm::orc::MemProt, uint64_t> by_prot;
+      for (llvm::jitlink::Section& section : graph.sections()) {
+        if (section.getMemLifetime() != llvm::orc::MemLifetime::Standard) continue;
+        uint64_t& bytes = by_prot[section.getMemProt()];
+        for (const llvm::jitlink::Block* block : section.blocks()) {
+          bytes = llvm::alignTo(bytes, block->getAlignment()) + block->getSize();
+        }
+      }
+      uint64_t total = 0;
+      for (const auto& [prot, bytes] : by_prot) total += llvm::alignTo(bytes, page_size_);
+      std::lock_guard<std::mutex> lock(mu_);
+      bytes_[jd] += total;
+      return llvm::Error::success();
+    });
+  }
+  llvm::Error notifyFailed(llvm::orc::MaterializationResponsibility&) override { return llvm::Error::success(); }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib& jd, llvm::orc::ResourceKey) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    bytes_.erase(&jd);
+    return llvm::Error::success();
+  }
+  void notifyTransferringResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
+
+  // The bytes linked into `jd` so far; forgets them.
+  uint64_t Take(const llvm::orc::JITDylib* jd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = bytes_.find(jd);
+    if (it == bytes_.end()) return 0;
+    const uint64_t bytes = it->second;
+    bytes_.erase(it);
+    return bytes;
+  }
+
+ private:
+  const uint64_t page_size_;
+  std::mutex mu_;
+  std::map<const llvm::orc::JITDylib*, uint64_t> bytes_;
+};
+
 }  // namespace
 
 struct CpuJit::State {
@@ -177,6 +230,11 @@ struct CpuJit::State {
   std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
   // Unique across JITs in the process (module ids name the dump files).
   static inline std::atomic<uint64_t> counter{0};
+  // Sizes of linked code and data (null when the JIT links with RuntimeDyld).
+  std::shared_ptr<LinkedBytesPlugin> linked_bytes;
+  // JITDylibs removed (JitCode destroyed), for the symbol pool sweep.
+  std::atomic<uint64_t> removals{0};
+  static constexpr uint64_t kRemovalsPerPoolSweep = 64;
 
   static std::string Print(const llvm::Module& m) {
     std::string text;
@@ -354,9 +412,20 @@ StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(const CpuJitOptions& options) {
   jit->state_->jtmb = jtmb;
   // Modules are optimized and compiled to objects by AddModule (on its own
   // threads); the JIT links those objects and resolves symbols.
-  auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+  // No platform: kernels have no static initializers, and LLJIT's default
+  // (generic IR) platform gives every JITDylib an LLVM context and module of
+  // its own that live until the JITDylib is removed.
+  auto built = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(jtmb)
+                   .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                   .create();
   if (!built) return FromLlvm(built.takeError(), "cannot create the LLVM JIT");
   jit->jit_ = std::move(*built);
+  if (auto* linking = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&jit->jit_->getObjLinkingLayer())) {
+    jit->state_->linked_bytes = std::make_shared<LinkedBytesPlugin>(
+        jit->jit_->getExecutionSession().getExecutorProcessControl().getPageSize());
+    linking->addPlugin(jit->state_->linked_bytes);
+  }
   auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       jit->jit_->getDataLayout().getGlobalPrefix());
   if (!generator) return FromLlvm(generator.takeError(), "cannot search the process's symbols");
@@ -392,6 +461,8 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::Resolve(std::function<void()> release
     if (!address) return FromLlvm(address.takeError(), "cannot resolve kernel '" + name + "'");
     code->addresses_.push_back(address->toPtr<void*>());
   }
+  // Every object defines a symbol looked up above, so all are linked now.
+  if (state_->linked_bytes) code->code_bytes_ = state_->linked_bytes->Take(&jd);
   return code;
 }
 
@@ -455,17 +526,27 @@ StatusOr<std::unique_ptr<JitCode>> CpuJit::AddObjects(const std::vector<std::str
                                                       const std::vector<std::string>& symbols) {
   const uint64_t n = state_->counter.fetch_add(1);
   const std::string id = "jitd_object_" + std::to_string(n);
-  auto jd = jit_->createJITDylib(id);
-  if (!jd) return FromLlvm(jd.takeError(), "cannot create a JITDylib");
+  auto created = jit_->createJITDylib(id);
+  if (!created) return FromLlvm(created.takeError(), "cannot create a JITDylib");
+  llvm::orc::JITDylibSP jd(&*created);
   jd->addToLinkOrder(jit_->getMainJITDylib());
-  auto tracker = jd->createResourceTracker();
+  // Removing the JITDylib frees all it holds: the linked code and data
+  // (JITLink's allocations, EH frames deregistered), its symbol table and
+  // materialization state; then the session's interned symbol names that
+  // nothing uses any more (every kRemovalsPerPoolSweep removals).
+  std::function<void()> release = [this, jd] {
+    llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*jd));
+    if (state_->removals.fetch_add(1) % State::kRemovalsPerPoolSweep == State::kRemovalsPerPoolSweep - 1) {
+      jit_->getExecutionSession().getSymbolStringPool()->clearDeadEntries();
+    }
+  };
   for (const std::string& object : objects) {
-    if (auto err = jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, id))) {
-      llvm::consumeError(tracker->remove());
+    if (auto err = jit_->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(object, id))) {
+      release();
       return FromLlvm(std::move(err), "cannot load an object file of the program");
     }
   }
-  auto code = Resolve([tracker] { llvm::consumeError(tracker->remove()); }, &*jd, symbols);
+  auto code = Resolve(std::move(release), jd.get(), symbols);
   if (code.ok()) (*code)->objects_ = objects;
   return code;
 }

@@ -35,19 +35,24 @@ namespace jitd::cpu {
 class CpuJit;
 
 // One program's machine code: the addresses of its kernels and the object
-// files they came from (one per compiled part). Removes the code from the
-// JIT on destruction.
+// files they came from (one per compiled part). Destruction removes the
+// program's JITDylib from the JIT, which frees its code and data pages, its
+// symbols and the JIT's bookkeeping for it.
 class JitCode {
  public:
   ~JitCode();
   const std::vector<void*>& addresses() const { return addresses_; }
   const std::vector<std::string>& objects() const { return objects_; }
+  // Memory the linked code and data occupy (whole pages per protection),
+  // 0 when the JIT cannot tell (a RuntimeDyld linking layer).
+  uint64_t code_bytes() const { return code_bytes_; }
 
  private:
   friend class CpuJit;
   std::function<void()> release_;  // removes the code from the JIT
   std::vector<void*> addresses_;
   std::vector<std::string> objects_;
+  uint64_t code_bytes_ = 0;
 };
 
 // One program's LLVM texts, collected by AddModule when asked: the module as

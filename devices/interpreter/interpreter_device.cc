@@ -9,7 +9,7 @@ namespace {
 class InterpreterExecutable final : public Executable {
  public:
   InterpreterExecutable(std::shared_ptr<const ir::Module> module, const ir::Function* entry)
-      : module_(std::move(module)), entry_(entry) {}
+      : module_(std::move(module)), entry_(entry), size_bytes_(sizeof(*this) + ModuleBytes(*module_)) {}
 
   StatusOr<std::vector<eval::RuntimeValue>> Execute(
       std::span<const eval::RuntimeValue> args, const ExecuteOptions& options) const override {
@@ -27,10 +27,13 @@ class InterpreterExecutable final : public Executable {
   }
   const std::vector<ir::Type>& argument_types() const override { return entry_->arg_types(); }
   const std::vector<ir::Type>& result_types() const override { return entry_->result_types(); }
+  // The verified module is all it keeps.
+  uint64_t size_bytes() const override { return size_bytes_; }
 
  private:
   std::shared_ptr<const ir::Module> module_;
   const ir::Function* entry_;
+  uint64_t size_bytes_;
 };
 
 }  // namespace

@@ -855,39 +855,39 @@ KernelResult BitcastConvertKernel(OpContext& ctx) {
 
 // ---- reduce_precision -----------------------------------------------------
 
-// Rounds the bit pattern `bits` of a float with `format` to `exponent_bits`
-// and `mantissa_bits` (XLA's algorithm): round the mantissa to nearest even
-// at the new width, then overflow to infinity or flush to zero what falls
-// outside the new exponent range. NaN stays NaN.
+// reduce_precision as the spec and XLA define it: the float with bit pattern
+// `bits` and `format`, rounded to `mantissa_bits` (to nearest, ties to
+// even), then replaced by a signed infinity above or a signed zero below the
+// normal range of an `exponent_bits`-wide exponent (IEEE bias). The caller
+// passes NaN through unchanged.
 uint64_t ReducePrecisionBits(uint64_t bits, const ir::FloatFormat& format, int64_t exponent_bits,
                              int64_t mantissa_bits) {
-  const int src_mantissa = format.mantissa_bits;
-  const int src_exponent = format.exponent_bits;
-  const int total = 1 + src_exponent + src_mantissa;
+  const int m = format.mantissa_bits;
+  const int e = format.exponent_bits;
   uint64_t x = bits;
-  if (mantissa_bits < src_mantissa) {
-    const int drop = src_mantissa - static_cast<int>(mantissa_bits);
-    const uint64_t last_kept_bit = uint64_t{1} << drop;
-    const uint64_t base_bias = (last_kept_bit >> 1) - 1;
-    const uint64_t bias = ((x & last_kept_bit) >> drop) + base_bias;
-    x = (x + bias) & ~(last_kept_bit - 1);
+  if (mantissa_bits < m) {
+    // Round the low `cut` bits away. A carry out of the mantissa moves into
+    // the exponent, which is the right result (up to infinity).
+    const int cut = m - static_cast<int>(mantissa_bits);
+    const uint64_t unit = uint64_t{1} << cut;  // an ULP at the new width
+    const uint64_t rest = x & (unit - 1);
+    x -= rest;
+    if (rest > unit / 2 || (rest == unit / 2 && (x & unit) != 0)) x += unit;
   }
-  if (exponent_bits < src_exponent) {
-    const uint64_t sign_mask = uint64_t{1} << (total - 1);
-    const uint64_t exponent_mask = WidthMask(src_exponent) << src_mantissa;
-    const uint64_t src_bias = WidthMask(src_exponent - 1);
-    const uint64_t reduced_bias = WidthMask(static_cast<int>(exponent_bits) - 1);
-    const uint64_t max_exponent = src_bias + reduced_bias;
-    const uint64_t min_exponent = src_bias - reduced_bias;
-    const uint64_t exponent = x & exponent_mask;
-    const uint64_t sign = x & sign_mask;
-    if (exponent > (max_exponent << src_mantissa)) {
-      x = sign | exponent_mask;  // infinity
-    } else if (exponent <= (min_exponent << src_mantissa)) {
+  if (exponent_bits < e) {
+    // Normal numbers at the new width have unbiased exponents from
+    // 1 - new_bias to new_bias; subnormals are not kept.
+    const int64_t bias = (int64_t{1} << (e - 1)) - 1;
+    const int64_t new_bias = (int64_t{1} << (exponent_bits - 1)) - 1;
+    const int64_t exponent = static_cast<int64_t>((x >> m) & WidthMask(e)) - bias;
+    const uint64_t sign = x & (uint64_t{1} << (e + m));
+    if (exponent > new_bias) {
+      x = sign | (WidthMask(e) << m);  // infinity
+    } else if (exponent < 1 - new_bias) {
       x = sign;  // zero
     }
   }
-  return x & WidthMask(total);
+  return x & WidthMask(1 + e + m);
 }
 
 KernelResult ReducePrecisionKernel(OpContext& ctx) {

@@ -622,6 +622,18 @@ func.func @main(%a: tensor<4xf32>, %i: tensor<f32>) -> tensor<3xf32> {
   EXPECT_EQ(*op, nullptr);
 }
 
+// Its position tables would hold 2^22 * 4096 entries (terabytes): it used
+// to throw std::bad_alloc out of the cpu device's compile (a valid program
+// that killed the daemon); now declined, the interpreter's op runs it.
+TEST(ReduceWindowTest, DeclinesWindowsWhosePositionTablesWouldBeHuge) {
+  auto module = frontend::ParseModule(ReduceWindowText("4194304", "4190209", "f32", "stablehlo.add",
+                                                       "window_dimensions = array<i64: 4096>"));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto op = CreateLibraryOp(*(*module)->EntryFunction()->entry()->ops()[0]);
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  EXPECT_EQ(*op, nullptr);
+}
+
 // ---- gather, scatter --------------------------------------------------------------
 
 // Index values from RandomLiteral are -4..4 (signed) or 0..7 (unsigned): some

@@ -302,6 +302,17 @@ LibraryOpOr CreateReduceWindowOp(const ir::Op& op, const LibraryOpOptions& optio
       return OpError(op, "has a window stride, dilation or size out of range");
     }
   }
+  // The position tables hold out_dim * window entries per dimension: a long
+  // 1-d window over a long axis (4096 over 2^22 elements) would ask for
+  // terabytes. Decline those (the interpreter's op computes positions as it
+  // goes).
+  constexpr int64_t kMaxPositions = int64_t{1} << 22;
+  int64_t positions = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t out_dim = p.out.dim(static_cast<int64_t>(d));
+    if (p.window[d] > 0 && out_dim > (kMaxPositions - positions) / p.window[d]) return Declined();
+    positions += out_dim * p.window[d];
+  }
   p.in_strides = RowMajorStrides(p.in.dims());
   const bool general = compiled;
   p.positions.resize(rank);

@@ -103,12 +103,9 @@ class Thunk {
 };
 using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 
-Status CheckDeadline(const ExecState& state) {
-  if (state.options.deadline && std::chrono::steady_clock::now() >= *state.options.deadline) {
-    return Status(StatusCode::kDeadlineExceeded, "execution ran past its deadline");
-  }
-  return Status::Ok();
-}
+// Past the deadline or cancelled (devices::CheckStop): checked before every
+// thunk, every while iteration, and between a kernel's slices.
+Status CheckDeadline(const ExecState& state) { return devices::CheckStop(state.options); }
 
 Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
   for (const auto& thunk : thunks) {
@@ -238,12 +235,43 @@ class KernelThunk final : public Thunk {
       p = heap.data();
     }
     for (size_t i = 0; i < params_.size(); ++i) p[i] = state.Ptr(params_[i]);
-    state.program.pool->ParallelFor(work_items_, min_chunk_,
-                                    [fn, p](int64_t b, int64_t e) { fn(p, b, e); });
-    if (combine_items_ > 0) {
-      auto combine = reinterpret_cast<Fn>(state.program.code->addresses()[combine_]);
-      state.program.pool->ParallelFor(combine_items_, combine_min_chunk_,
-                                      [combine, p](int64_t b, int64_t e) { combine(p, b, e); });
+    auto combine = combine_items_ > 0 ? reinterpret_cast<Fn>(state.program.code->addresses()[combine_]) : nullptr;
+    const ExecuteOptions& options = state.options;
+    const int64_t slice = std::max<int64_t>(1, min_chunk_ / 4);
+    const int64_t combine_slice = std::max<int64_t>(1, combine_min_chunk_ / 4);
+    // Without a deadline or cancel flag, or when each phase is one slice
+    // (RunSequence checked just before), no checks inside.
+    if ((!options.deadline && !options.cancel) || (work_items_ <= slice && combine_items_ <= combine_slice)) {
+      state.program.pool->ParallelFor(work_items_, min_chunk_, [fn, p](int64_t b, int64_t e) { fn(p, b, e); });
+      if (combine) {
+        state.program.pool->ParallelFor(combine_items_, combine_min_chunk_,
+                                        [combine, p](int64_t b, int64_t e) { combine(p, b, e); });
+      }
+      return Status::Ok();
+    }
+    // With a deadline or a cancel flag: the pool's chunks run in slices of a
+    // quarter of the planner's minimum chunk (~256 KiB of memory traffic),
+    // checking before each; once one check fails, every thread skips what
+    // is left.
+    std::atomic<bool> stopped{false};
+    auto sliced = [&](Fn f, int64_t step) {
+      return [&, f, step](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; b += step) {
+          if (stopped.load(std::memory_order_relaxed) || devices::ShouldStop(options)) {
+            stopped.store(true, std::memory_order_relaxed);
+            return;
+          }
+          f(p, b, std::min(end, b + step));
+        }
+      };
+    };
+    state.program.pool->ParallelFor(work_items_, min_chunk_, sliced(fn, slice));
+    if (combine && !stopped.load(std::memory_order_relaxed)) {
+      state.program.pool->ParallelFor(combine_items_, combine_min_chunk_, sliced(combine, combine_slice));
+    }
+    if (stopped.load(std::memory_order_relaxed)) {
+      Status why = CheckDeadline(state);
+      return why.ok() ? Status(StatusCode::kDeadlineExceeded, "execution ran past its deadline") : why;
     }
     return Status::Ok();
   }
@@ -339,8 +367,20 @@ class LibraryThunk final : public Thunk {
     RunContext context;
     context.parallel_for = &parallel_for;
     context.deadline = state.options.deadline;
+    context.cancel = state.options.cancel;
+    std::atomic<bool> stopped{false};
+    context.stopped = &stopped;
     if (stamped) context.operand_stamps = stamps;
-    return op_->Run(in, out, context);
+    Status status = op_->Run(in, out, context);
+    // The library stops past the deadline or when cancelled: with an error
+    // from its own loops, or by skipping slices of its parallel loops.
+    if (status.ok() && !stopped.load(std::memory_order_relaxed)) return status;
+    if (!status.ok() && status.code() != StatusCode::kDeadlineExceeded) return status;
+    if (state.options.cancel && state.options.cancel->load(std::memory_order_relaxed)) {
+      return eval::CancelledStatus();
+    }
+    if (!status.ok()) return status;  // the op's own "... ran past its deadline"
+    return Status(StatusCode::kDeadlineExceeded, "library " + name_ + " ran past its deadline");
   }
 
  private:

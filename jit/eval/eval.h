@@ -4,6 +4,7 @@
 #ifndef JITD_JIT_EVAL_EVAL_H_
 #define JITD_JIT_EVAL_EVAL_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -71,13 +72,24 @@ enum class RandomFill : uint8_t {
 std::string_view RandomFillName(RandomFill fill);
 StatusOr<RandomFill> ParseRandomFill(std::string_view name);
 
+// The status of an evaluation (or a device's execution) stopped through its
+// cancel flag (EvalOptions::cancel, devices::ExecuteOptions::cancel).
+// UNAVAILABLE: jitd has no CANCELLED code, and the client that would read
+// it is gone.
+inline Status CancelledStatus() {
+  return Status(StatusCode::kUnavailable, "execution cancelled (the client went away)");
+}
+
 struct EvalOptions {
   // Largest tensor one op may produce; bigger results fail with
   // RESOURCE_EXHAUSTED instead of allocating.
   int64_t max_literal_bytes = int64_t{1} << 32;
   // Evaluation stops with DEADLINE_EXCEEDED after this point (while loops
-  // can run forever).
+  // can run forever). Checked before every op, at every nesting level.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // When set and it becomes true, evaluation stops where the deadline is
+  // checked, with CancelledStatus(). Must outlive the evaluation.
+  const std::atomic<bool>* cancel = nullptr;
   // dense_resource constants whose bytes the module does not carry: filled
   // with seeded pseudo-random values when set, an error otherwise.
   std::optional<uint64_t> resource_fill_seed;

@@ -296,6 +296,7 @@ class Evaluator {
   }
 
   Status CheckDeadline(const Op& op) {
+    if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return CancelledStatus();
     if (!options_.deadline) return Status::Ok();
     if (std::chrono::steady_clock::now() < *options_.deadline) return Status::Ok();
     return OpError(op, StatusCode::kDeadlineExceeded, "evaluation ran past its deadline");

@@ -194,12 +194,33 @@ void ParallelRange(const RunContext& context, int64_t n, int64_t cost_per_item,
   if (n <= 0) return;
   // Below ~100k operations a hand-off costs more than it saves.
   constexpr int64_t kMinParallelCost = 100'000;
-  if (context.parallel_for == nullptr || n < 2 ||
-      n * std::max<int64_t>(cost_per_item, 1) < kMinParallelCost) {
-    fn(0, n);
+  // Operations between two deadline checks (about a millisecond).
+  constexpr int64_t kStopCheckCost = int64_t{1} << 20;
+  const int64_t cost = std::max<int64_t>(cost_per_item, 1);
+  const bool serial = context.parallel_for == nullptr || n < 2 || n * cost < kMinParallelCost;
+  if (context.stopped == nullptr || (!context.deadline && !context.cancel)) {
+    if (serial) {
+      fn(0, n);
+    } else {
+      (*context.parallel_for)(n, fn);
+    }
     return;
   }
-  (*context.parallel_for)(n, fn);
+  const int64_t slice = std::max<int64_t>(1, kStopCheckCost / cost);
+  const std::function<void(int64_t, int64_t)> sliced = [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += slice) {
+      if (PastDeadline(context)) {
+        if (context.stopped) context.stopped->store(true, std::memory_order_relaxed);
+        return;
+      }
+      fn(b, std::min(end, b + slice));
+    }
+  };
+  if (serial) {
+    sliced(0, n);
+  } else {
+    (*context.parallel_for)(n, sliced);
+  }
 }
 
 }  // namespace jitd::cpu::internal

@@ -16,6 +16,7 @@
 #ifndef JITD_DEVICES_CPU_RUNTIME_LIBRARY_OP_H_
 #define JITD_DEVICES_CPU_RUNTIME_LIBRARY_OP_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,9 +37,17 @@ using ParallelFor = std::function<void(int64_t n, const std::function<void(int64
 struct RunContext {
   // Null: run on the calling thread.
   const ParallelFor* parallel_for = nullptr;
-  // Long-running ops (sort with a slow comparator) check this and fail with
-  // DEADLINE_EXCEEDED past it.
+  // Long-running ops check this in their own loops and fail with
+  // DEADLINE_EXCEEDED past it (and, with `stopped` given, between slices of
+  // ~1M operations of their parallel loops).
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Set (by another thread) = stop as if the deadline had passed; the
+  // caller reports the cancellation.
+  const std::atomic<bool>* cancel = nullptr;
+  // Optional: when given, parallel loops check the deadline and `cancel`
+  // too, and set it when they skipped work; the caller must then treat the
+  // op as failed (its results are incomplete) though Run returned OK.
+  std::atomic<bool>* stopped = nullptr;
   // Optional, one per operand: nonzero when operand i's bytes are immutable
   // and the pair (its address, stamp) names them for as long as the op
   // lives — the caller never reuses a pair for other bytes. An op may then

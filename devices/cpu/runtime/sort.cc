@@ -321,6 +321,7 @@ class SortOp final : public LibraryOp {
     if (region_ != nullptr) {
       eval::EvalOptions options;
       options.deadline = context.deadline;
+      options.cancel = context.cancel;
       evaluator = std::make_unique<eval::RegionEvaluator>(EmptyModule(), options);
       for (size_t i = 0; i < 2 * n; ++i) {
         JITD_ASSIGN_OR_RETURN(ir::Literal scalar,

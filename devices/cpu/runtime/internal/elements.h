@@ -112,13 +112,18 @@ void Permute(const T* src, const std::vector<int64_t>& dims, const std::vector<i
   }
 }
 
-// Whether a deadline has passed.
+// Whether the op must stop: its deadline passed or it was cancelled.
 inline bool PastDeadline(const RunContext& context) {
-  return context.deadline && std::chrono::steady_clock::now() >= *context.deadline;
+  return (context.cancel && context.cancel->load(std::memory_order_relaxed)) ||
+         (context.deadline && std::chrono::steady_clock::now() >= *context.deadline);
 }
 
 // Runs fn(begin, end) over [0, n): on the context's pool when it has one and
-// the work is worth splitting, else on the calling thread.
+// the work is worth splitting, else on the calling thread. When the context
+// has a `stopped` flag and a deadline or cancel flag, fn gets slices of ~1M
+// operations (cost_per_item each) and PastDeadline is asked before each:
+// once it holds, the remaining slices are skipped and *context.stopped is
+// set.
 void ParallelRange(const RunContext& context, int64_t n, int64_t cost_per_item,
                    const std::function<void(int64_t, int64_t)>& fn);
 

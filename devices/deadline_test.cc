@@ -207,5 +207,49 @@ TEST_P(CpuLongOpTest, StopsWhenCancelled) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, CpuLongOpTest, ::testing::Values(0, 1, 2));
 
+// With a deadline (far away) kernels run in slices and library loops check
+// between slices: the results are those of a run without one, bit for bit.
+TEST(CpuSlicedRunTest, SameResultsWithAFarDeadline) {
+  const std::string programs[] = {
+      // Elementwise over 2^21, a split reduction over 2^22, a reduce_window.
+      R"(
+func.func @main(%x: tensor<2097152xf32>) -> tensor<2097152xf32> {
+  %0 = stablehlo.sine %x : tensor<2097152xf32>
+  %1 = stablehlo.exponential %0 : tensor<2097152xf32>
+  return %1 : tensor<2097152xf32>
+})",
+      R"(
+func.func @main(%x: tensor<4194304xf32>) -> tensor<f32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.sine %x : tensor<4194304xf32>
+  %r = stablehlo.reduce(%0 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4194304xf32>, tensor<f32>) -> tensor<f32>
+  return %r : tensor<f32>
+})",
+      R"(
+func.func @main(%x: tensor<515x515xf32>) -> tensor<512x512xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%x, %zero) <{window_dimensions = array<i64: 4, 4>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) : (tensor<515x515xf32>, tensor<f32>) -> tensor<512x512xf32>
+  return %r : tensor<512x512xf32>
+})"};
+  for (const std::string& text : programs) {
+    auto exe = Compile("cpu", text);
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    std::vector<eval::RuntimeValue> args;
+    for (const ir::Type& t : (*exe)->argument_types()) args.emplace_back(*eval::RandomLiteral(t, 3));
+    auto plain = (*exe)->Execute(args, {});
+    ExecuteOptions options;
+    std::atomic<bool> cancel{false};
+    options.deadline = Clock::now() + std::chrono::seconds(60);
+    options.cancel = &cancel;
+    auto sliced = (*exe)->Execute(args, options);
+    ASSERT_TRUE(plain.ok() && sliced.ok()) << plain.status().ToString() << " / " << sliced.status().ToString();
+    EXPECT_EQ((*plain)[0].literal(), (*sliced)[0].literal()) << text;
+  }
+}
+
 }  // namespace
 }  // namespace jitd::devices

@@ -15,7 +15,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(FairGateTest, NeverMoreThanSlotsAtOnce) {
-  FairGate gate(2);
+  FairGate gate(2, /*express_below=*/0ms);
   std::atomic<int> running{0}, peak{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t) {
@@ -39,7 +39,7 @@ TEST(FairGateTest, NeverMoreThanSlotsAtOnce) {
 TEST(FairGateTest, WaitersAreServedRoundRobinAcrossClients) {
   // One slot, held by the test. Client 1 queues three waiters (a process
   // with three connections), client 2 one, client 3 one, in that order.
-  FairGate gate(1);
+  FairGate gate(1, /*express_below=*/0ms);
   gate.Acquire(0);
   std::mutex mu;
   std::vector<uint64_t> order;
@@ -57,7 +57,7 @@ TEST(FairGateTest, WaitersAreServedRoundRobinAcrossClients) {
   enqueue(1);
   enqueue(2);
   enqueue(3);
-  gate.Release(0);
+  gate.Release(0, FairGate::Lane::kSlot, 1s);
   for (std::thread& t : threads) t.join();
   // Round-robin by client: 1, 2, 3, then client 1's remaining waiters; not
   // the arrival order 1, 1, 1, 2, 3.
@@ -66,13 +66,13 @@ TEST(FairGateTest, WaitersAreServedRoundRobinAcrossClients) {
 }
 
 TEST(FairGateTest, FreeSlotDoesNotWait) {
-  FairGate gate(3);
+  FairGate gate(3, /*express_below=*/0ms);
   gate.Acquire(1);
   gate.Acquire(1);
   gate.Acquire(2);
-  gate.Release(1);
-  gate.Release(1);
-  gate.Release(2);
+  gate.Release(1, FairGate::Lane::kSlot, 1ms);
+  gate.Release(1, FairGate::Lane::kSlot, 1ms);
+  gate.Release(2, FairGate::Lane::kSlot, 1ms);
   EXPECT_EQ(gate.waited(), 0u);
 }
 
@@ -81,7 +81,7 @@ TEST(FairGateTest, WhileOthersWaitNoClientHoldsTwoSlots) {
   // Client 1 queues another execute, then client 2 one: when client 1
   // frees a slot it goes to client 2, who runs nothing, although client 1
   // queued first; client 1's waiter gets the next slot.
-  FairGate gate(2);
+  FairGate gate(2, /*express_below=*/0ms);
   gate.Acquire(1);
   gate.Acquire(1);
   std::mutex mu;
@@ -97,17 +97,67 @@ TEST(FairGateTest, WhileOthersWaitNoClientHoldsTwoSlots) {
     });
     std::this_thread::sleep_for(20ms);
   }
-  gate.Release(1);
+  gate.Release(1, FairGate::Lane::kSlot, 1s);
   std::this_thread::sleep_for(20ms);
   {
     std::lock_guard<std::mutex> lock(mu);
     EXPECT_EQ(order, (std::vector<uint64_t>{2}));
   }
-  gate.Release(1);
+  gate.Release(1, FairGate::Lane::kSlot, 1s);
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(order, (std::vector<uint64_t>{2, 1}));
-  gate.Release(1);
-  gate.Release(2);
+  gate.Release(1, FairGate::Lane::kSlot, 1s);
+  gate.Release(2, FairGate::Lane::kSlot, 1s);
+}
+
+TEST(FairGateTest, ShortClientsTakeTheExpressLanesPastLongOnes) {
+  FairGate gate(1, /*express_below=*/10ms);
+  // Client 1 is long (its last run took a second) and holds the slot.
+  EXPECT_EQ(gate.Acquire(1), FairGate::Lane::kSlot);
+  gate.Release(1, FairGate::Lane::kSlot, 1s);
+  EXPECT_EQ(gate.Acquire(1), FairGate::Lane::kSlot);
+  // Client 2 has no history: its first execute runs at once on the trial
+  // lane; client 3 is short and runs at once on the short lane.
+  EXPECT_EQ(gate.Acquire(3), FairGate::Lane::kTrial);
+  gate.Release(3, FairGate::Lane::kTrial, 1ms);
+  EXPECT_EQ(gate.Acquire(2), FairGate::Lane::kTrial);
+  EXPECT_EQ(gate.Acquire(3), FairGate::Lane::kShort);
+  // One execute per lane: client 4 (new) waits for client 2's end.
+  std::atomic<bool> granted{false};
+  std::thread four([&] {
+    EXPECT_EQ(gate.Acquire(4), FairGate::Lane::kTrial);
+    granted = true;
+    gate.Release(4, FairGate::Lane::kTrial, 1ms);
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(granted.load());
+  gate.Release(3, FairGate::Lane::kShort, 1ms);  // the short lane is not its
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(granted.load());
+  gate.Release(2, FairGate::Lane::kTrial, 1ms);
+  four.join();
+  EXPECT_TRUE(granted.load());
+  EXPECT_EQ(gate.express(), 4u);
+  gate.Release(1, FairGate::Lane::kSlot, 1s);
+}
+
+TEST(FairGateTest, LongClientsWaitForASlot) {
+  FairGate gate(1, /*express_below=*/10ms);
+  // Client 2 ran long once: its average keeps it off the express lane.
+  EXPECT_EQ(gate.Acquire(2), FairGate::Lane::kSlot);
+  gate.Release(2, FairGate::Lane::kSlot, 2s);
+  EXPECT_EQ(gate.Acquire(1), FairGate::Lane::kSlot);
+  std::atomic<bool> granted{false};
+  std::thread two([&] {
+    EXPECT_EQ(gate.Acquire(2), FairGate::Lane::kSlot);
+    granted = true;
+    gate.Release(2, FairGate::Lane::kSlot, 2s);
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(granted.load());
+  gate.Release(1, FairGate::Lane::kSlot, 1ms);
+  two.join();
+  EXPECT_EQ(gate.express(), 0u);
 }
 
 }  // namespace

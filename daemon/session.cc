@@ -650,6 +650,8 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   if (program.profile) options.profile = &profile_;
   const Clock::time_point run_start = Clock::now();
   options.deadline = run_start + budget;
+  // The dispatcher cancels the request when the client hangs up.
+  options.cancel = &stop_;
   StatusOr<std::vector<eval::RuntimeValue>> results = std::vector<eval::RuntimeValue>();
   Status run_status;
   if (on_buffers) {

@@ -103,6 +103,14 @@ func.func @main(%x: tensor<2111x2111xf32>) -> tensor<2048x2048xf32> {
   return %r : tensor<2048x2048xf32>
 })";
 
+// A dot_general of two 4096x4096 f32 matrices (OpenBLAS; ~7e10
+// multiply-adds).
+constexpr char kLongDot[] = R"(
+func.func @main(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
+  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  return %r : tensor<4096x4096xf32>
+})";
+
 // Runs `exe` on zeros with a deadline `deadline_ms` from the start (or only
 // a far backstop) and, with `cancel_ms`, a thread that sets the cancel flag
 // that long after the start (0: before it); returns the status and the milliseconds the
@@ -178,7 +186,8 @@ class CpuLongOpTest : public ::testing::TestWithParam<int> {
     switch (i) {
       case 0: return {"elementwise kernel", LongKernel()};
       case 1: return {"split reduction kernel", LongReduce()};
-      default: return {"reduce_window library call", kLongReduceWindow};
+      case 2: return {"reduce_window library call", kLongReduceWindow};
+      default: return {"dot_general (BLAS) library call", kLongDot};
     }
   }
 };
@@ -205,7 +214,7 @@ TEST_P(CpuLongOpTest, StopsWhenCancelled) {
   EXPECT_LT(ms, kCancelMs + kSlackMs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, CpuLongOpTest, ::testing::Values(0, 1, 2));
+INSTANTIATE_TEST_SUITE_P(Ops, CpuLongOpTest, ::testing::Values(0, 1, 2, 3));
 
 // With a deadline (far away) kernels run in slices and library loops check
 // between slices: the results are those of a run without one, bit for bit.

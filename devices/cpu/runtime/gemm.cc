@@ -90,21 +90,45 @@ void Gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, bool a_trans
     if (UsesBlas<T>(m, n, k)) {
       const CBLAS_TRANSPOSE ta = a_trans ? CblasTrans : CblasNoTrans;
       const CBLAS_TRANSPOSE tb = b_trans ? CblasTrans : CblasNoTrans;
-      const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+      const int in = static_cast<int>(n), ik = static_cast<int>(k);
       const int ia = static_cast<int>(std::max<int64_t>(lda, 1));
       const int ib = static_cast<int>(std::max<int64_t>(ldb, 1));
       const int ic = static_cast<int>(ldc);
-      if constexpr (std::is_same_v<T, float>) {
-        cblas_sgemm(CblasRowMajor, ta, tb, im, in, ik, 1.0f, a, ia, b, ib, 0.0f, c, ic);
-      } else if constexpr (std::is_same_v<T, double>) {
-        cblas_dgemm(CblasRowMajor, ta, tb, im, in, ik, 1.0, a, ia, b, ib, 0.0, c, ic);
-      } else {
-        const T one(1), zero(0);
-        if constexpr (std::is_same_v<T, std::complex<float>>) {
-          cblas_cgemm(CblasRowMajor, ta, tb, im, in, ik, &one, a, ia, b, ib, &zero, c, ic);
+      // Rows [i, i + rows) of the product.
+      auto blas = [&](int64_t i, int64_t rows) {
+        const int im = static_cast<int>(rows);
+        const T* ai = a_trans ? a + i : a + i * lda;
+        T* ci = c + i * ldc;
+        if constexpr (std::is_same_v<T, float>) {
+          cblas_sgemm(CblasRowMajor, ta, tb, im, in, ik, 1.0f, ai, ia, b, ib, 0.0f, ci, ic);
+        } else if constexpr (std::is_same_v<T, double>) {
+          cblas_dgemm(CblasRowMajor, ta, tb, im, in, ik, 1.0, ai, ia, b, ib, 0.0, ci, ic);
         } else {
-          cblas_zgemm(CblasRowMajor, ta, tb, im, in, ik, &one, a, ia, b, ib, &zero, c, ic);
+          const T one(1), zero(0);
+          if constexpr (std::is_same_v<T, std::complex<float>>) {
+            cblas_cgemm(CblasRowMajor, ta, tb, im, in, ik, &one, ai, ia, b, ib, &zero, ci, ic);
+          } else {
+            cblas_zgemm(CblasRowMajor, ta, tb, im, in, ik, &one, ai, ia, b, ib, &zero, ci, ic);
+          }
         }
+      };
+      // A BLAS call cannot be interrupted: with a deadline or cancel flag to
+      // honour (and a `stopped` flag to report through), a big product runs
+      // as blocks of rows of ~2^30 multiply-adds (tens of ms), at least 256
+      // rows each so that BLAS keeps its speed, checking before each.
+      constexpr int64_t kStopBlock = int64_t{1} << 30;
+      constexpr int64_t kMinBlockRows = 256;
+      if (context.stopped == nullptr || (!context.deadline && !context.cancel) || m * n * k <= kStopBlock) {
+        blas(0, m);
+        return;
+      }
+      const int64_t rows = std::max<int64_t>(kMinBlockRows, kStopBlock / (n * k));
+      for (int64_t i = 0; i < m; i += rows) {
+        if (PastDeadline(context)) {
+          context.stopped->store(true, std::memory_order_relaxed);
+          return;
+        }
+        blas(i, std::min(rows, m - i));
       }
       return;
     }

@@ -111,6 +111,13 @@ func.func @main(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<
   return %r : tensor<4096x4096xf32>
 })";
 
+// A 2-d fft of 4096x4096 complex<f32> (KISS FFT, one thread: ~4 s).
+constexpr char kLongFft[] = R"(
+func.func @main(%x: tensor<4096x4096xcomplex<f32>>) -> tensor<4096x4096xcomplex<f32>> {
+  %r = stablehlo.fft %x, type = FFT, length = [4096, 4096] : (tensor<4096x4096xcomplex<f32>>) -> tensor<4096x4096xcomplex<f32>>
+  return %r : tensor<4096x4096xcomplex<f32>>
+})";
+
 // Runs `exe` on zeros with a deadline `deadline_ms` from the start (or only
 // a far backstop) and, with `cancel_ms`, a thread that sets the cancel flag
 // that long after the start (0: before it); returns the status and the milliseconds the
@@ -187,7 +194,8 @@ class CpuLongOpTest : public ::testing::TestWithParam<int> {
       case 0: return {"elementwise kernel", LongKernel()};
       case 1: return {"split reduction kernel", LongReduce()};
       case 2: return {"reduce_window library call", kLongReduceWindow};
-      default: return {"dot_general (BLAS) library call", kLongDot};
+      case 3: return {"dot_general (BLAS) library call", kLongDot};
+      default: return {"fft library call", kLongFft};
     }
   }
 };
@@ -214,7 +222,7 @@ TEST_P(CpuLongOpTest, StopsWhenCancelled) {
   EXPECT_LT(ms, kCancelMs + kSlackMs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, CpuLongOpTest, ::testing::Values(0, 1, 2, 3));
+INSTANTIATE_TEST_SUITE_P(Ops, CpuLongOpTest, ::testing::Values(0, 1, 2, 3, 4));
 
 // With a deadline (far away) kernels run in slices and library loops check
 // between slices: the results are those of a run without one, bit for bit.

@@ -78,15 +78,31 @@ class FftOp final : public LibraryOp {
       auto fft = make(n_last, false);
       line.resize(static_cast<size_t>(n_last));
       for (int64_t b = 0; b < lines; ++b) {
+        if ((b & 15) == 15 && PastDeadline(context)) {
+          return Status(StatusCode::kDeadlineExceeded, "fft ran past its deadline");
+        }
         for (int64_t i = 0; i < n_last; ++i) line[i] = C(x[b * n_last + i], 0);
         Transform(fft.get(), line, scratch);
         for (int64_t k = 0; k < half; ++k) data[b * half + k] = line[k];
       }
     } else {
-      std::vector<std::complex<double>> x(static_cast<size_t>(in_count));
-      LoadDomain<std::complex<double>>(input, p_.in.dtype(), p_.in.dtype(), in_count, x.data());
-      data.resize(static_cast<size_t>(in_count));
-      for (int64_t i = 0; i < in_count; ++i) data[i] = C(x[i].real(), x[i].imag());
+      // In pieces of 2^16 elements, with the deadline between them.
+      constexpr int64_t kPiece = int64_t{1} << 16;
+      const int64_t element_bytes = ir::StorageBytes(p_.in.dtype());
+      // (data grows piece by piece: its pages are touched there, not all at
+      // once before the first check).
+      std::vector<std::complex<double>> x(static_cast<size_t>(std::min(in_count, kPiece)));
+      data.reserve(static_cast<size_t>(in_count));
+      for (int64_t begin = 0; begin < in_count; begin += kPiece) {
+        if (begin > 0 && PastDeadline(context)) {
+          return Status(StatusCode::kDeadlineExceeded, "fft ran past its deadline");
+        }
+        const int64_t n = std::min(kPiece, in_count - begin);
+        data.resize(static_cast<size_t>(begin + n));
+        LoadDomain<std::complex<double>>(static_cast<const uint8_t*>(input) + begin * element_bytes,
+                                         p_.in.dtype(), p_.in.dtype(), n, x.data());
+        for (int64_t i = 0; i < n; ++i) data[begin + i] = C(x[i].real(), x[i].imag());
+      }
     }
     if (PastDeadline(context)) {
       return Status(StatusCode::kDeadlineExceeded, "fft ran past its deadline");
@@ -94,6 +110,7 @@ class FftOp final : public LibraryOp {
     // Complex passes, in the interpreter's order: forward from the last
     // axis outward, inverse from the outermost inward.
     const std::vector<int64_t> strides = RowMajorStrides(p_.cdims);
+    int64_t lines_done = 0;
     for (size_t i = 0; i < count; ++i) {
       const size_t axis = inverse ? rank - count + i : last - i;
       if ((real_in || real_out) && axis == last) continue;
@@ -105,6 +122,10 @@ class FftOp final : public LibraryOp {
       const int64_t outer_step = n * stride;
       for (int64_t outer = 0; outer < total; outer += outer_step) {
         for (int64_t inner = 0; inner < stride; ++inner) {
+          // The deadline every 16 lines (one line's transform is not cut).
+          if ((++lines_done & 15) == 0 && PastDeadline(context)) {
+            return Status(StatusCode::kDeadlineExceeded, "fft ran past its deadline");
+          }
           const int64_t base = outer + inner;
           for (int64_t j = 0; j < n; ++j) line[j] = data[base + j * stride];
           Transform(fft.get(), line, scratch);
@@ -121,6 +142,9 @@ class FftOp final : public LibraryOp {
       std::vector<double> out(static_cast<size_t>(out_count));
       line.resize(static_cast<size_t>(n_last));
       for (int64_t b = 0; b < lines; ++b) {
+        if ((b & 15) == 15 && PastDeadline(context)) {
+          return Status(StatusCode::kDeadlineExceeded, "fft ran past its deadline");
+        }
         for (int64_t k = 0; k < n_last; ++k) {
           line[k] = k < half ? data[b * half + k] : std::conj(data[b * half + (n_last - k)]);
         }

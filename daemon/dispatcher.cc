@@ -65,7 +65,12 @@ struct Dispatcher::Impl {
   // What the monitor knows of a worker.
   struct Worker {
     std::atomic<int64_t> turn_start{0};  // ns; 0 = idle
+    int64_t last_harvest = 0;            // ns; the worker's own
   };
+
+  // How often a worker serving one session back to back looks for others
+  // that became ready meanwhile (an epoll_wait that does not block).
+  static constexpr int64_t kHarvestNanos = 20'000;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options), on_closed(std::move(on_closed)) {}
@@ -189,6 +194,9 @@ struct Dispatcher::Impl {
         me.turn_start.store(now, std::memory_order_relaxed);
         e->running_since.store(now, std::memory_order_relaxed);
         spun = false;
+        // While this session is served back to back, others may have rung:
+        // without this look they would wait for its turn to end.
+        if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
         if (!QueueEmpty() && session.HasRequest()) {
           next = Next::kQueue;  // others wait: take turns
           break;
@@ -267,23 +275,31 @@ struct Dispatcher::Impl {
     return false;
   }
 
+  // Moves the sessions that rang since the last look to the back of the
+  // queue (a non-blocking epoll_wait).
+  void Harvest(Worker& me, int64_t now) {
+    me.last_harvest = now;
+    epoll_event events[8];
+    const int n = ::epoll_wait(epoll_fd.get(), events, 8, 0);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t key = events[i].data.u64;
+      if (key == kStopKey) continue;  // seen at the top of the worker loop
+      if (key == kKickKey) {
+        uint64_t count;
+        (void)!::read(kick_fd.get(), &count, sizeof(count));
+        continue;
+      }
+      if (EntryPtr e = OnEvent(key, events[i].events)) Push(std::move(e));
+    }
+  }
+
   void WorkerLoop(std::shared_ptr<Worker> me) {
     epoll_event events[8];
     Item item;
     while (!stopping.load(std::memory_order_relaxed)) {
       if (!QueueEmpty()) {
         // Newly readied sessions go behind the ones already waiting.
-        const int n = ::epoll_wait(epoll_fd.get(), events, 8, 0);
-        for (int i = 0; i < n; ++i) {
-          const uint64_t key = events[i].data.u64;
-          if (key == kStopKey) continue;  // seen at the top of the loop
-          if (key == kKickKey) {
-            uint64_t count;
-            (void)!::read(kick_fd.get(), &count, sizeof(count));
-            continue;
-          }
-          if (EntryPtr e = OnEvent(key, events[i].events)) Push(std::move(e));
-        }
+        Harvest(*me, NowNanos());
         if (Pop(&item)) Run(*me, item);
         continue;
       }

@@ -521,7 +521,9 @@ Status Dispatcher::Add(std::unique_ptr<Session> session, UniqueFd connection) {
     ev.events = EPOLLONESHOT;  // hang-up is reported even with no events asked
     ev.data.u64 = e->key;
     if (::epoll_ctl(impl.epoll_fd.get(), EPOLL_CTL_ADD, e->socket.get(), &ev) != 0) {
-      return Internal(std::string("dispatcher: epoll_ctl(ADD): ") + std::strerror(errno));
+      const int error = errno;
+      if (impl.on_closed) impl.on_closed(*e->session);  // every session added is reported
+      return Internal(std::string("dispatcher: epoll_ctl(ADD): ") + std::strerror(error));
     }
     impl.entries.emplace(e->key, e);
     impl.num_sessions.store(impl.entries.size(), std::memory_order_relaxed);

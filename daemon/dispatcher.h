@@ -87,7 +87,8 @@ class Dispatcher {
   void Post(std::function<void()> task);
   // Serves `session`, whose client is at the other end of `connection`,
   // from now on (its first turn is queued at once). The session is freed
-  // when the connection's peer closes, or with the dispatcher.
+  // when the connection's peer closes, or with the dispatcher; either way
+  // (and when Add fails) the ClosedCallback sees it first.
   Status Add(std::unique_ptr<Session> session, UniqueFd connection);
 
   DispatcherStats stats() const;

@@ -232,7 +232,6 @@ struct Server::Impl {
   asio::io_context io;
   Local::acceptor acceptor;
   std::optional<asio::signal_set> signals;
-  std::unique_ptr<Dispatcher> dispatcher;
   uint64_t next_session_id = 1;  // the accept thread's
   std::mutex limits_mu;
   uint64_t sessions_total = 0;                           // guarded by limits_mu
@@ -240,6 +239,8 @@ struct Server::Impl {
   std::atomic<bool> stopping{false};
   bool bound = false;
   UniqueFd lock_fd;  // flock'ed PATH.lock, held for the server's lifetime
+  // Last: destroyed first, while the limits its callback releases exist.
+  std::unique_ptr<Dispatcher> dispatcher;
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

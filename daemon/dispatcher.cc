@@ -84,8 +84,11 @@ struct Dispatcher::Impl {
       queued.store(queue.size(), std::memory_order_relaxed);
     }
     // Wake an idle worker (one waits in epoll_wait) unless every worker is
-    // busy: a busy one polls the queue before its next turn anyway.
-    if (idle_workers.load(std::memory_order_seq_cst) > 0) Kick();
+    // busy: a busy one polls the queue before its next turn anyway. The
+    // fence pairs with the worker's fetch_add on idle_workers before its
+    // last look at the queue: either it sees this item or we see it idle.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (idle_workers.load(std::memory_order_relaxed) > 0) Kick();
   }
 
   bool Pop(Item* item) {

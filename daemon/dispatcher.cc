@@ -58,6 +58,10 @@ struct Dispatcher::Impl {
     bool hangup = false;          // guarded by mu: the client closed
     bool watching = false;        // guarded by mu: armed for hang-up while running
     std::atomic<int64_t> running_since{0};  // ns; 0 = not in a turn
+    // Pacing: requests served (moved up to the floor when it was quiet),
+    // and when it last asked for something.
+    std::atomic<uint64_t> served{0};
+    std::atomic<int64_t> last_active{0};  // ns
   };
   using EntryPtr = std::shared_ptr<Entry>;
   using Item = std::variant<EntryPtr, std::function<void()>>;
@@ -71,6 +75,19 @@ struct Dispatcher::Impl {
   // How often a worker serving one session back to back looks for others
   // that became ready meanwhile (an epoll_wait that does not block).
   static constexpr int64_t kHarvestNanos = 20'000;
+
+  // Pacing: when more sessions are active (a request within kActiveNanos)
+  // than there are CPUs, the OS runs some clients far more than others, and
+  // a worker serves whoever runs. So then a session served kLead requests
+  // more than the least served active one is held back — kHoldNanos at
+  // most — which leaves the CPUs to the clients that lag. A laggard that
+  // did not catch up meanwhile asks less by choice: it is forgiven (moved
+  // up to the held session's count), so a client that asks rarely costs a
+  // busy one at most kHoldNanos per kLead requests.
+  static constexpr uint64_t kLead = 32;
+  static constexpr int64_t kActiveNanos = 5'000'000;
+  static constexpr int64_t kFloorNanos = 100'000;
+  static constexpr int64_t kHoldNanos = 200'000;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options), on_closed(std::move(on_closed)) {}
@@ -156,6 +173,7 @@ struct Dispatcher::Impl {
       return nullptr;
     }
     if (e->state != Entry::State::kIdle) return nullptr;  // a stale event
+    Wake(*e, NowNanos());
     // Doorbell bytes (any number) or the end of the stream.
     char buffer[256];
     for (;;) {
@@ -176,6 +194,75 @@ struct Dispatcher::Impl {
     return e;
   }
 
+  // --- Pacing ---------------------------------------------------------------
+
+  // Recomputes the floor (the least served active session) at most every
+  // kFloorNanos, and lets held sessions go that are back within kLead of it
+  // or have waited kHoldNanos.
+  void RefreshFloor(int64_t now) {
+    int64_t at = floor_at.load(std::memory_order_relaxed);
+    if (now - at < kFloorNanos || !floor_at.compare_exchange_strong(at, now)) return;
+    uint64_t floor = UINT64_MAX;
+    int active = 0;
+    {
+      std::lock_guard<std::mutex> lock(entries_mu);
+      for (auto& [key, e] : entries) {
+        if (now - e->last_active.load(std::memory_order_relaxed) >= kActiveNanos) continue;
+        ++active;
+        floor = std::min(floor, e->served.load(std::memory_order_relaxed));
+      }
+    }
+    if (active > 0) floor_served.store(floor, std::memory_order_relaxed);
+    active_sessions.store(active, std::memory_order_relaxed);
+    if (num_held.load(std::memory_order_relaxed) == 0) return;
+    std::vector<EntryPtr> go;
+    uint64_t forgive_to = 0;
+    {
+      std::lock_guard<std::mutex> lock(held_mu);
+      for (auto it = held.begin(); it != held.end();) {
+        const bool timed_out = now - it->second >= kHoldNanos;
+        if (!Ahead(*it->first) || timed_out) {
+          if (timed_out) {
+            forgive_to = std::max(forgive_to, it->first->served.load(std::memory_order_relaxed));
+          }
+          go.push_back(std::move(it->first));
+          it = held.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      num_held.store(held.size(), std::memory_order_relaxed);
+    }
+    if (forgive_to > 0) {
+      std::lock_guard<std::mutex> lock(entries_mu);
+      for (auto& [key, e] : entries) {
+        if (e->served.load(std::memory_order_relaxed) < forgive_to) {
+          e->served.store(forgive_to, std::memory_order_relaxed);
+        }
+      }
+      floor_served.store(forgive_to, std::memory_order_relaxed);
+    }
+    for (EntryPtr& e : go) Push(std::move(e));
+  }
+
+  bool Ahead(const Entry& e) const {
+    return active_sessions.load(std::memory_order_relaxed) > cpus &&
+           e.served.load(std::memory_order_relaxed) >=
+               floor_served.load(std::memory_order_relaxed) + kLead;
+  }
+
+  // A session that starts asking again after a quiet spell starts at the
+  // floor: no burst to "catch up" on time it did not ask for anything.
+  void Wake(Entry& e, int64_t now) {
+    if (now - e.last_active.load(std::memory_order_relaxed) >= kActiveNanos) {
+      const uint64_t floor = floor_served.load(std::memory_order_relaxed);
+      if (e.served.load(std::memory_order_relaxed) < floor) {
+        e.served.store(floor, std::memory_order_relaxed);
+      }
+    }
+    e.last_active.store(now, std::memory_order_relaxed);
+  }
+
   // One turn of a session: its requests while nobody else waits, at least
   // one; then the back of the queue, or idle.
   void Serve(Worker& me, const EntryPtr& e) {
@@ -189,11 +276,18 @@ struct Dispatcher::Impl {
     e->running_since.store(me.turn_start.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
     bool spun = false;
-    enum class Next { kQueue, kIdle } next;
+    enum class Next { kQueue, kIdle, kHold } next;
     for (;;) {
+      if (Ahead(*e) && session.HasRequest()) {
+        next = Next::kHold;  // others lag: let their clients have the CPUs
+        break;
+      }
       if (session.ServeOne()) {
         requests.fetch_add(1, std::memory_order_relaxed);
         const int64_t now = NowNanos();
+        e->served.fetch_add(1, std::memory_order_relaxed);
+        e->last_active.store(now, std::memory_order_relaxed);
+        RefreshFloor(now);
         me.turn_start.store(now, std::memory_order_relaxed);
         e->running_since.store(now, std::memory_order_relaxed);
         spun = false;
@@ -239,6 +333,12 @@ struct Dispatcher::Impl {
     }
     e->state = Entry::State::kReady;
     lock.unlock();
+    if (next == Next::kHold) {
+      std::lock_guard<std::mutex> held_lock(held_mu);
+      held.emplace_back(e, NowNanos());
+      num_held.store(held.size(), std::memory_order_relaxed);
+      return;
+    }
     Push(e);
   }
 
@@ -313,10 +413,15 @@ struct Dispatcher::Impl {
         continue;
       }
       const bool spare = num_threads.load(std::memory_order_relaxed) > base_workers;
-      const int timeout = spare ? static_cast<int>(options.spare_idle.count()) : -1;
+      const bool holding = num_held.load(std::memory_order_relaxed) > 0;
+      const int timeout = holding ? 1 : spare ? static_cast<int>(options.spare_idle.count()) : -1;
       const int n = ::epoll_wait(epoll_fd.get(), events, 1, timeout);
       idle_workers.fetch_sub(1, std::memory_order_seq_cst);
       if (n == 0) {
+        if (holding) {
+          RefreshFloor(NowNanos());
+          continue;
+        }
         if (RetireSpare()) break;
         continue;
       }
@@ -434,6 +539,15 @@ struct Dispatcher::Impl {
   std::thread monitor;
 
   std::atomic<uint64_t> num_sessions{0}, spares_started{0}, turns{0}, requests{0};
+
+  // Pacing (see kLead).
+  std::atomic<uint64_t> floor_served{0};
+  std::atomic<int> active_sessions{0};
+  std::atomic<int64_t> floor_at{0};
+  std::mutex held_mu;
+  std::deque<std::pair<EntryPtr, int64_t>> held;  // guarded by held_mu: (session, since)
+  std::atomic<size_t> num_held{0};
+  int cpus = 2;
 };
 
 Dispatcher::Dispatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -443,6 +557,7 @@ StatusOr<std::unique_ptr<Dispatcher>> Dispatcher::Create(DispatcherOptions optio
   auto impl = std::make_unique<Impl>(options, std::move(on_closed));
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   impl->base_workers = options.workers > 0 ? options.workers : std::max(2, cpus);
+  impl->cpus = std::max(1, cpus);
   impl->max_threads =
       std::max(impl->base_workers, options.max_threads > 0 ? options.max_threads
                                                            : impl->base_workers + 1024);
@@ -492,6 +607,7 @@ Dispatcher::~Dispatcher() {
   }
   // Tasks never run (their owners learn nothing more) and sessions go.
   impl.queue.clear();
+  impl.held.clear();
   std::unordered_map<uint64_t, Impl::EntryPtr> entries;
   {
     std::lock_guard<std::mutex> lock(impl.entries_mu);
@@ -515,6 +631,8 @@ Status Dispatcher::Add(std::unique_ptr<Session> session, UniqueFd connection) {
   auto e = std::make_shared<Impl::Entry>();
   e->session = std::move(session);
   e->socket = std::move(connection);
+  e->served.store(impl.floor_served.load());
+  e->last_active.store(NowNanos());
   {
     std::lock_guard<std::mutex> lock(impl.entries_mu);
     e->key = impl.next_key++;

@@ -14,8 +14,21 @@
 //            worker spins briefly for the next request (back-to-back
 //            requests cost no wake-up), then arms the ring and lets it idle.
 // Idle workers wait in epoll_wait themselves (a wake-up is one hop); a busy
-// worker polls epoll without blocking before each queued turn, so new
-// arrivals join the back of the queue and nobody is skipped.
+// worker polls epoll without blocking before each queued turn and every
+// 20 µs while it serves one session back to back, so new arrivals join the
+// back of the queue and nobody is skipped.
+//
+// Pacing: when more sessions are active (a request within 5 ms) than there
+// are CPUs, the OS decides which clients run, and a worker serves whoever
+// does: left alone, clients that happen to run beside a worker get many
+// times the calls of the others. Then a session served 32 requests more
+// than the least served active one is held back (200 µs at most), leaving
+// the CPUs to the clients that lag; a laggard that did not catch up in that
+// time asks less by choice and is forgiven (moved up to the held session's
+// count). A session waking from a quiet spell starts at the least served
+// count, so it gets no burst for time it asked for nothing. The cost: a
+// client of microsecond requests among many active ones that ask rarely
+// waits up to 200 µs per 32 requests.
 //
 // Blocking: a request may hold its worker for long (an execute, a wait for
 // an execute slot, a compile, a feed). A monitor thread, awake only while

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 
 #include "base/process.h"
 #include "base/unique_fd.h"
+#include "ipc/fd_passing.h"
 
 namespace jitd::client {
 namespace {
@@ -46,6 +49,17 @@ size_t ReadFull(int fd, void* data, size_t size) {
 }
 
 }  // namespace
+
+bool AutostartDisabled() {
+  const char* value = std::getenv("JITD_NO_AUTOSTART");
+  return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+}
+
+std::string DaemonAnnouncement(pid_t pid, const std::string& socket_path,
+                               const std::string& log_path) {
+  return "jitd: started a daemon (pid " + std::to_string(pid) + ") at " + socket_path +
+         "; log " + log_path + "; stop it with `jitd stop` (JITD_NO_AUTOSTART=1: never start one)";
+}
 
 StatusOr<std::string> FindJitdBinary() {
   std::string tried;
@@ -81,6 +95,40 @@ StatusOr<std::string> FindJitdBinary() {
   return Status(StatusCode::kFailedPrecondition,
                 "cannot find the jitd binary to start a daemon (tried $JITD_BINARY, " + tried +
                     "and jitd on $PATH); set JITD_BINARY or start `jitd serve` yourself");
+}
+
+std::string DaemonPidFilePath(const std::string& socket_path) {
+  return (std::filesystem::path(socket_path).parent_path() / "jitd.pid").string();
+}
+
+bool IsJitdDaemonProcess(pid_t pid) {
+  if (pid <= 1 || pid == ::getpid() || !ProcessAlive(pid)) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+  if (argv.empty() ||
+      std::filesystem::path(argv[0]).filename().string().rfind("jitd", 0) != 0) {
+    return false;
+  }
+  return std::find(argv.begin() + 1, argv.end(), "serve") != argv.end();
+}
+
+StatusOr<pid_t> FindDaemonPid(const std::string& socket_path) {
+  sockaddr_un addr{};
+  if (!socket_path.empty() && socket_path.size() < sizeof(addr.sun_path)) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+    if (fd.valid() && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      StatusOr<ipc::UnixCredentials> peer = ipc::PeerCredentials(fd.get());
+      if (peer.ok() && IsJitdDaemonProcess(peer->pid)) return peer->pid;
+    }
+  }
+  pid_t written = 0;
+  if (std::ifstream(DaemonPidFilePath(socket_path)) >> written && IsJitdDaemonProcess(written)) {
+    return written;
+  }
+  return Status(StatusCode::kNotFound, "no jitd daemon at " + socket_path);
 }
 
 std::string LogTail(const std::string& path, size_t lines) {
@@ -187,6 +235,10 @@ StatusOr<std::unique_ptr<Client>> ConnectOrStart(const std::string& socket_path,
   if (client.ok() || client.status().code() != StatusCode::kUnavailable || !launch.start) {
     return client;
   }
+  if (AutostartDisabled()) {
+    return Unavailable(client.status().message() +
+                       " (JITD_NO_AUTOSTART is set: no daemon was started)");
+  }
   std::string binary = launch.jitd_binary;
   if (binary.empty()) {
     StatusOr<std::string> found = FindJitdBinary();
@@ -207,8 +259,11 @@ StatusOr<std::unique_ptr<Client>> ConnectOrStart(const std::string& socket_path,
     backoff = std::min(backoff * 2, std::chrono::milliseconds(100));
     client = Client::Connect(socket_path, options);
     if (client.ok()) {
-      // Ours is the daemon that answers unless it exited (another won).
-      if (ProcessAlive(pid)) std::ofstream((dir / "jitd.pid").string(), std::ios::trunc) << pid << "\n";
+      // Ours is the daemon that answers unless it exited (another won). It
+      // writes jitd.pid itself.
+      if (launch.announce && ProcessAlive(pid)) {
+        std::fprintf(stderr, "%s\n", DaemonAnnouncement(pid, socket_path, log_path).c_str());
+      }
       return client;
     }
     if (client.status().code() != StatusCode::kUnavailable) return client;

@@ -11,6 +11,9 @@
 //                               (tools/stats_command.cc)
 //   jitd opt FILE               run compiler passes and print the result
 //                               (tools/opt_command.cc)
+//   jitd stop                   stop a running daemon (tools/stop_command.cc)
+//   jitd ps                     a running daemon's client processes
+//                               (tools/ps_command.cc)
 //
 // Exit status: 0 success, 1 a program is invalid (parse or verify error),
 // 2 usage or I/O error, 3 internal error. No exception leaves main().
@@ -40,9 +43,11 @@
 #include "tools/cli_util.h"
 #include "tools/conformance_command.h"
 #include "tools/opt_command.h"
+#include "tools/ps_command.h"
 #include "tools/run_command.h"
 #include "tools/serve_command.h"
 #include "tools/stats_command.h"
+#include "tools/stop_command.h"
 
 #ifndef JITD_VERSION
 #define JITD_VERSION "0.0.0"
@@ -221,6 +226,12 @@ int Main(int argc, char** argv) {
   OptArgs opt_args;
   CLI::App* opt = AddOptCommand(app, opt_args);
 
+  StopArgs stop_args;
+  CLI::App* stop = AddStopCommand(app, stop_args);
+
+  PsArgs ps_args;
+  CLI::App* ps = AddPsCommand(app, ps_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;
@@ -239,6 +250,8 @@ int Main(int argc, char** argv) {
   if (serve->parsed()) return RunServe(serve_args);
   if (stats->parsed()) return RunStats(stats_args);
   if (opt->parsed()) return RunOpt(opt_args);
+  if (stop->parsed()) return RunStop(stop_args);
+  if (ps->parsed()) return RunPs(ps_args);
   std::fputs(app.help().c_str(), stderr);
   return kExitUsageOrIo;
 }

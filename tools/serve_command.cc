@@ -1,14 +1,18 @@
 #include "tools/serve_command.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "daemon/instance.h"
 #include "daemon/server.h"
 #include "devices/device.h"
 #include "jit/cache/disk_cache.h"
+#include "libclient/launcher.h"
 #include "tools/cli_util.h"
 
 namespace jitd::tools {
@@ -131,6 +135,19 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
 
 namespace {
 bool LogsInfo(const std::string& level) { return level != "error"; }
+
+// jitd.pid beside the socket (client::DaemonPidFilePath): written once the
+// daemon owns the socket (so a daemon that lost the race never overwrites
+// the winner's), removed when it exits cleanly unless another daemon's pid
+// is in it by then. `jitd stop` reads it (libclient/launcher.h).
+void WritePidFile(const std::string& path) {
+  std::ofstream(path, std::ios::trunc) << ::getpid() << "\n";
+}
+
+void RemovePidFile(const std::string& path) {
+  pid_t written = 0;
+  if (std::ifstream(path) >> written && written == ::getpid()) ::unlink(path.c_str());
+}
 }  // namespace
 
 int RunServe(const ServeArgs& args) {
@@ -200,7 +217,10 @@ int RunServe(const ServeArgs& args) {
                  args.share_cache_across_uids ? "shared across users (--share-cache-across-uids)"
                                               : "cached per user");
   }
+  const std::string pid_file = client::DaemonPidFilePath((*server)->socket_path());
+  WritePidFile(pid_file);
   Status run = (*server)->Run();
+  RemovePidFile(pid_file);
   if (!run.ok()) {
     std::fprintf(stderr, "jitd serve: %s\n", run.ToString().c_str());
     return kExitInternal;

@@ -10,6 +10,18 @@ another thread's Execute waits on the infeed.
 
 Lifetime: buffers and executables keep their Client's connection alive; the
 daemon frees everything a connection held when it closes.
+
+The daemon's life: connecting starts a daemon when none answers at the
+socket (libjitd's launcher: `jitd serve` in the background, announced in one
+line on stderr; JITD_NO_AUTOSTART=1 in the environment, or
+Client(autostart=False), turns that off). When the daemon goes away (stopped,
+killed, restarted), the next call on a Client reconnects — to the daemon now
+at the socket, or a new one started as above — and retries once; each
+LocalExecutable is compiled again on its next use from the program text or
+module it was compiled from (a disk-cache hit when the new daemon shares the
+cache). LocalBuffers lived in the old daemon and cannot follow: using one
+raises FAILED_PRECONDITION saying so (its last contents stay readable with
+to_py()).
 """
 
 import ctypes
@@ -58,11 +70,12 @@ class _Connection(object):
     (`drain`), or freed by the daemon when the connection closes.
     """
 
-    def __init__(self, socket_path, timeout_ms):
+    def __init__(self, socket_path, timeout_ms, autostart=True):
         opts = _lib.ClientOptions()
         opts.struct_size = ctypes.sizeof(_lib.ClientOptions)
         opts.socket_path = socket_path.encode() if socket_path else None
-        opts.start_daemon_if_missing = 0
+        # libjitd starts a daemon when none answers, unless $JITD_NO_AUTOSTART.
+        opts.start_daemon_if_missing = 1 if autostart else 0
         opts.timeout_ms = int(timeout_ms or 0)
         handle = ctypes.c_void_p()
         _lib.check(_lib.fn("jitd_client_connect")(ctypes.byref(opts), ctypes.byref(handle)))
@@ -90,6 +103,25 @@ class _Connection(object):
             self.drain()
             _lib.fn("jitd_client_close")(h)
             self.handle = None
+
+
+def _daemon_gone(error):
+    """Whether `error` says that the connection's daemon went away (libclient's
+    Client::Gone: "... has gone away ..."), after which only a new
+    connection helps."""
+    return (isinstance(error, JitdError) and error.code == StatusCode.UNAVAILABLE
+            and "has gone away" in error.message)
+
+
+def _lost_buffer_error(what, buffer):
+    return JitdError(
+        StatusCode.FAILED_PRECONDITION,
+        "%s is a LocalBuffer (%s) of a jitd daemon that went away (the daemon at %s was "
+        "stopped or restarted since it was made): the daemon's copy was lost with it. Its "
+        "last contents are still readable here; make a new one with "
+        "LocalBuffer.from_pyval(old.to_py())"
+        % (what, buffer.shape(), buffer._client.socket_path or os.environ.get("JITD_SOCKET")
+           or "the default socket"))
 
 
 def _daemon_devices(conn):
@@ -164,20 +196,24 @@ def _dump_destinations(options):
 
 
 def _compile_with_options(client, compile_options, compile_fn):
-    """Runs compile_fn(opts_struct) -> executable handle with the C options
-    `compile_options` asks for, then copies the dumps it asked for into
-    their directories."""
+    """Runs compile_fn(connection, opts_struct) -> executable handle with the
+    C options `compile_options` asks for (reconnecting once when the daemon
+    went away), then copies the dumps it asked for into their directories.
+    Returns (handle, the connection, its generation)."""
     wanted = _dump_destinations(compile_options)
     profile = bool(getattr(compile_options, "hlo_profile", False))
     staging = tempfile.mkdtemp(prefix="jitd-dumps-") if wanted else None
     try:
-        handle = compile_fn(_compile_options_struct(client.device, profile, staging))
+        opts = _compile_options_struct(client.device, profile, staging)
+        with client._lock:  # the handle, and the connection it lives on
+            handle = client._call(lambda conn: compile_fn(conn, opts))
+            compiled = (handle, client._conn, client._generation)
         for directory, keep in wanted:
             os.makedirs(directory, exist_ok=True)
             for name in sorted(os.listdir(staging)):
                 if keep(name):
                     shutil.copyfile(os.path.join(staging, name), os.path.join(directory, name))
-        return handle
+        return compiled
     finally:
         if staging:
             shutil.rmtree(staging, ignore_errors=True)
@@ -193,18 +229,26 @@ class Client(object):
     """
 
     def __init__(self, platform="interpreter", socket_path=None, timeout_ms=0,
-                 fallback=()):
+                 fallback=(), autostart=True):
         """Connects and checks that the daemon has the platform's device; if
         it has not, tries the platforms in `fallback` in order with a
         warning each, and raises JitdError(NOT_FOUND) naming the daemon's
-        devices when none is there."""
+        devices when none is there. When no daemon answers, one is started
+        (announced on stderr) unless `autostart` is False or
+        $JITD_NO_AUTOSTART is set; then it is UNAVAILABLE."""
         if not isinstance(platform, str) or not platform:
             raise JitdError(StatusCode.INVALID_ARGUMENT,
                             "platform must be a device name such as 'cpu', got %r" % (platform,))
         self.requested_platform = platform
         self.socket_path = socket_path
         self._timeout_ms = timeout_ms
-        self._conn = _Connection(socket_path, timeout_ms)
+        self._autostart = autostart
+        self._conn = _Connection(socket_path, timeout_ms, autostart)
+        # Reconnecting (after the daemon went away) replaces _conn under this
+        # lock and counts up _generation; executables and buffers remember
+        # the generation they were made in.
+        self._lock = threading.RLock()
+        self._generation = 0
         self._feed_conn = None
         self._feed_lock = threading.Lock()
         # The daemon's own list (None from a daemon too old to send one:
@@ -248,8 +292,50 @@ class Client(object):
         """The second connection, for infeed/outfeed transfers."""
         with self._feed_lock:
             if self._feed_conn is None:
-                self._feed_conn = _Connection(self.socket_path, self._timeout_ms)
+                self._feed_conn = _Connection(self.socket_path, self._timeout_ms,
+                                              self._autostart)
             return self._feed_conn
+
+    # -- the daemon's life ----------------------------------------------------
+
+    def _reconnect(self, stale):
+        """Replaces the connection `stale`, whose daemon went away, with a new
+        one (to the daemon now at the socket, started when none runs) unless
+        another thread did so already; returns the current connection.
+        Executables recompile on their next use; buffers are lost."""
+        with self._lock:
+            if self._conn is stale:
+                conn = _Connection(self.socket_path, self._timeout_ms, self._autostart)
+                self._listed = _daemon_devices(conn)
+                self._conn = conn
+                self._generation += 1
+                with self._feed_lock:
+                    self._feed_conn = None  # the daemon's feed queues went with it
+            return self._conn
+
+    def _call(self, fn):
+        """fn(connection); when the daemon went away, reconnects and calls fn
+        once more on the new connection."""
+        conn = self._conn
+        try:
+            return fn(conn)
+        except JitdError as e:
+            if not _daemon_gone(e):
+                raise
+        return fn(self._reconnect(conn))
+
+    def _feed_call(self, fn):
+        """fn(feed connection), reconnecting that one the same way."""
+        conn = self._feed()
+        try:
+            return fn(conn)
+        except JitdError as e:
+            if not _daemon_gone(e):
+                raise
+        with self._feed_lock:
+            if self._feed_conn is conn:
+                self._feed_conn = None
+        return fn(self._feed())
 
     # -- compiling ----------------------------------------------------------
 
@@ -258,14 +344,18 @@ class Client(object):
         replica_count = _check_compile_options(compile_options)
         if isinstance(text, str):
             text = text.encode("utf-8")
+        profile = bool(getattr(compile_options, "hlo_profile", False))
 
-        def compile_fn(opts):
+        def recipe(conn, opts=None):
+            """Compiles the text on `conn` (again after a reconnect)."""
+            opts = opts or _compile_options_struct(self.device, profile)
             exe = ctypes.c_void_p()
-            _lib.check(_lib.fn("jitd_client_compile")(self._conn.drain(), text, len(text),
+            _lib.check(_lib.fn("jitd_client_compile")(conn.drain(), text, len(text),
                                                       ctypes.byref(opts), ctypes.byref(exe)))
             return exe
-        exe = _compile_with_options(self, compile_options, compile_fn)
-        executable = LocalExecutable(self, exe, result_is_tuple=None)
+        exe, conn, generation = _compile_with_options(self, compile_options, recipe)
+        executable = LocalExecutable(self, exe, result_is_tuple=None, recipe=recipe,
+                                     conn=conn, generation=generation)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
         return executable
@@ -273,14 +363,19 @@ class Client(object):
     def _compile_computation(self, computation, argument_shapes, compile_options,
                              result_is_tuple):
         replica_count = _check_compile_options(compile_options)
+        profile = bool(getattr(compile_options, "hlo_profile", False))
 
-        def compile_fn(opts):
+        def recipe(conn, opts=None):
+            """Compiles the computation's module on `conn` (again after a
+            reconnect: the closure keeps the Computation alive)."""
+            opts = opts or _compile_options_struct(self.device, profile)
             exe = ctypes.c_void_p()
             _lib.check(_lib.fn("jitd_client_compile_computation")(
-                self._conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
+                conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
             return exe
-        exe = _compile_with_options(self, compile_options, compile_fn)
-        executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple)
+        exe, conn, generation = _compile_with_options(self, compile_options, recipe)
+        executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple, recipe=recipe,
+                                     conn=conn, generation=generation)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
         return executable
@@ -302,9 +397,9 @@ class Client(object):
             return
         a = np.require(np.asarray(value), requirements="C")
         dims, n = _lib.int64_array(a.shape)
-        _lib.check(_lib.fn("jitd_client_transfer_to_infeed")(
-            self._feed().handle, self.device.encode(), to_jitd_dtype(a.dtype), dims, n,
-            a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
+        self._feed_call(lambda conn: _lib.check(_lib.fn("jitd_client_transfer_to_infeed")(
+            conn.handle, self.device.encode(), to_jitd_dtype(a.dtype), dims, n,
+            a.ctypes.data_as(ctypes.c_void_p), a.nbytes)))
 
     def transfer_from_outfeed(self, shape, replica_number=None, timeout_ms=60000):
         """Takes the next value of `shape` (a Shape; a tuple shape takes one
@@ -322,16 +417,18 @@ class Client(object):
                             % shape)
         out = np.empty(shape.dimensions(), dtype=shape.element_type())
         dims, n = _lib.int64_array(shape.dimensions())
-        _lib.check(_lib.fn("jitd_client_transfer_from_outfeed")(
-            self._feed().handle, self.device.encode(), to_jitd_dtype(out.dtype), dims, n,
-            out.ctypes.data_as(ctypes.c_void_p), out.nbytes, int(timeout_ms)))
+        self._feed_call(lambda conn: _lib.check(_lib.fn("jitd_client_transfer_from_outfeed")(
+            conn.handle, self.device.encode(), to_jitd_dtype(out.dtype), dims, n,
+            out.ctypes.data_as(ctypes.c_void_p), out.nbytes, int(timeout_ms))))
         return out
 
     def stats(self):
         """The daemon's statistics (a dict)."""
-        out = ctypes.c_void_p()
-        _lib.check(_lib.fn("jitd_client_stats_json")(self._conn.drain(), 0, ctypes.byref(out)))
-        return json.loads(_lib.take_string(out))
+        def stats(conn):
+            out = ctypes.c_void_p()
+            _lib.check(_lib.fn("jitd_client_stats_json")(conn.drain(), 0, ctypes.byref(out)))
+            return _lib.take_string(out)
+        return json.loads(self._call(stats))
 
     def __repr__(self):
         return "jitd.Client(platform=%r)" % self.platform
@@ -350,6 +447,8 @@ _clients_lock = threading.Lock()
 
 def get_client(platform=None, socket_path=None):
     """The memoized Client for `platform` ('cpu', 'cuda' or 'interpreter').
+    It starts a daemon when none runs (unless $JITD_NO_AUTOSTART) and
+    reconnects by itself after the daemon went away (see the module comment).
 
     None (the default) tries 'cuda', then 'cpu', then 'interpreter', warning
     at each fallback. 'cpu' falls back to 'interpreter' with a warning when
@@ -450,11 +549,13 @@ class LocalBuffer(object):
     its views are garbage-collected (so a view never dangles).
     """
 
-    def __init__(self, client, handle, shape):
+    def __init__(self, client, handle, shape, conn, generation):
         self._client = client
         self._handle = handle
         self._shape = shape
         self._deleted = False
+        self._conn = conn  # the connection (daemon) that holds it
+        self._generation = generation
 
     @staticmethod
     def from_pyval(pyval, client=None):
@@ -471,13 +572,22 @@ class LocalBuffer(object):
     from_py = from_pyval  # xla_client's older name
 
     @staticmethod
-    def _create(client, shape):
+    def _create(client, shape, conn=None, generation=None):
+        """A new buffer on `conn` (of `generation`); None = the client's
+        current connection, reconnecting once when the daemon went away."""
         dims, n = _lib.int64_array(shape.dimensions())
-        handle = ctypes.c_void_p()
-        _lib.check(_lib.fn("jitd_buffer_create")(client._conn.drain(),
-                                                 to_jitd_dtype(shape.element_type()), dims, n,
-                                                 ctypes.byref(handle)))
-        return LocalBuffer(client, handle, shape)
+
+        def create(c):
+            handle = ctypes.c_void_p()
+            _lib.check(_lib.fn("jitd_buffer_create")(c.drain(),
+                                                     to_jitd_dtype(shape.element_type()), dims,
+                                                     n, ctypes.byref(handle)))
+            return handle
+        if conn is not None:
+            return LocalBuffer(client, create(conn), shape, conn, generation)
+        with client._lock:
+            handle = client._call(create)
+            return LocalBuffer(client, handle, shape, client._conn, client._generation)
 
     def _writable_view(self):
         self._check_alive()
@@ -519,7 +629,7 @@ class LocalBuffer(object):
     def __del__(self):
         h = getattr(self, "_handle", None)
         if h:
-            self._client._conn.defer_destroy("jitd_buffer_destroy", h)
+            self._conn.defer_destroy("jitd_buffer_destroy", h)
             self._handle = None
 
     def __repr__(self):
@@ -532,9 +642,15 @@ class LocalExecutable(object):
     them when the computation's root is a tuple); ExecuteWithBuffers runs on
     LocalBuffers and returns LocalBuffers."""
 
-    def __init__(self, client, handle, result_is_tuple):
+    def __init__(self, client, handle, result_is_tuple, recipe=None, conn=None,
+                 generation=0):
         self._client = client
         self._handle = handle
+        # recipe(connection) compiles the program again (after a reconnect);
+        # _conn / _generation: where the handle lives.
+        self._recipe = recipe
+        self._conn = conn if conn is not None else client._conn
+        self._generation = generation
         L = _lib.fn
         self.argument_shapes = [shape_of_executable(handle, i, False)
                                 for i in range(L("jitd_executable_num_arguments")(handle))]
@@ -555,8 +671,33 @@ class LocalExecutable(object):
     def __del__(self):
         h = getattr(self, "_handle", None)
         if h:
-            self._client._conn.defer_destroy("jitd_executable_release", h)
+            self._conn.defer_destroy("jitd_executable_release", h)
             self._handle = None
+
+    def _current(self):
+        """Makes the handle one of the client's current connection: after a
+        reconnect, compiles the program again there (from the daemon's
+        cache when it has it)."""
+        client = self._client
+        if self._generation == client._generation:
+            return
+        with client._lock:
+            if self._generation == client._generation:
+                return
+            if self._recipe is None:
+                raise JitdError(StatusCode.FAILED_PRECONDITION,
+                                "this executable's jitd daemon went away and it cannot be "
+                                "compiled again (its program is unknown); compile it again")
+            try:
+                handle = client._call(self._recipe)
+            except JitdError as e:
+                raise JitdError(e.code, "compiling the executable again on the new jitd "
+                                "daemon (the old one went away) failed: " + e.message)
+            old_conn, old = self._conn, self._handle
+            self._handle, self._conn, self._generation = handle, client._conn, client._generation
+            self.cache_hit = bool(_lib.fn("jitd_executable_cache_hit")(handle))
+            if old:
+                old_conn.defer_destroy("jitd_executable_release", old)
 
     def DeviceOrdinals(self):
         return [0]
@@ -575,6 +716,9 @@ class LocalExecutable(object):
         want = self.argument_shapes[i]
         if isinstance(value, LocalBuffer):
             value._check_alive()
+            if value._generation != self._generation or value._client is not self._client:
+                if value._client is self._client:
+                    raise _lost_buffer_error("Execute: argument %d" % i, value)
             if value.shape() != want:
                 raise JitdError(StatusCode.INVALID_ARGUMENT,
                                 "Execute: argument %d is a buffer of %s, the computation "
@@ -592,20 +736,43 @@ class LocalExecutable(object):
             raise JitdError(StatusCode.INVALID_ARGUMENT,
                             "Execute: argument %d is %s, the computation expects %s"
                             % (i, got if got is not None else "a %s array" % a.dtype, want))
-        return LocalBuffer.from_pyval(a, client=self._client)
+        buf = LocalBuffer._create(self._client, Shape(a.dtype, a.shape), self._conn,
+                                  self._generation)
+        buf._writable_view()[...] = a
+        return buf
 
-    def _run(self, buffers, deadline_ms):
-        if len(buffers) != len(self.argument_shapes):
+    def _run(self, arguments, deadline_ms):
+        """Runs on `arguments` (as Execute takes them) -> result buffers. When
+        the daemon went away, reconnects, compiles again and runs once more
+        (unless an argument was a LocalBuffer: those are lost)."""
+        if len(arguments) != len(self.argument_shapes):
             raise JitdError(StatusCode.INVALID_ARGUMENT,
                             "Execute: %d argument(s) given, the computation takes %d (%s)"
-                            % (len(buffers), len(self.argument_shapes),
+                            % (len(arguments), len(self.argument_shapes),
                                ", ".join(str(s) for s in self.argument_shapes)))
-        results = [LocalBuffer._create(self._client, s) for s in self.result_shapes]
+        try:
+            self._current()
+            return self._run_once(arguments, deadline_ms)
+        except JitdError as e:
+            if not _daemon_gone(e):
+                raise
+            lost = e
+        self._client._reconnect(self._conn)
+        for i, a in enumerate(arguments):
+            if isinstance(a, LocalBuffer):
+                raise _lost_buffer_error("Execute: argument %d" % i, a) from lost
+        self._current()
+        return self._run_once(arguments, deadline_ms)
+
+    def _run_once(self, arguments, deadline_ms):
+        buffers = [self._argument_buffer(i, a) for i, a in enumerate(arguments)]
+        results = [LocalBuffer._create(self._client, s, self._conn, self._generation)
+                   for s in self.result_shapes]
         args = (ctypes.c_void_p * max(1, len(buffers)))(*[b._handle for b in buffers])
         outs = (ctypes.c_void_p * max(1, len(results)))(*[r._handle for r in results])
         timing = _lib.ExecuteTiming()
         timing.struct_size = ctypes.sizeof(_lib.ExecuteTiming)
-        self._client._conn.drain()
+        self._conn.drain()
         if deadline_ms is None:
             status = _lib.fn("jitd_executable_execute")(self._handle, args, len(buffers), outs,
                                                         len(results), ctypes.byref(timing))
@@ -641,9 +808,7 @@ class LocalExecutable(object):
         LocalBuffers) whose dtypes and shapes must equal the parameters'
         exactly; returns ndarrays (0-d for scalars). `deadline_ms` (jitd's
         addition) bounds this run, e.g. one waiting on the infeed."""
-        buffers = [self._argument_buffer(i, a) for i, a in enumerate(arguments)] \
-            if len(arguments) == len(self.argument_shapes) else list(arguments)
-        results = self._run(buffers, deadline_ms)
+        results = self._run(list(arguments), deadline_ms)
         return self._pack([r.to_py() for r in results])
 
     def ExecuteWithBuffers(self, arguments=(), deadline_ms=None):
@@ -652,9 +817,7 @@ class LocalExecutable(object):
         for i, b in enumerate(arguments):
             if not isinstance(b, LocalBuffer):
                 raise TypeError("ExecuteWithBuffers: argument %d is not a LocalBuffer" % i)
-        buffers = [self._argument_buffer(i, a) for i, a in enumerate(arguments)] \
-            if len(arguments) == len(self.argument_shapes) else list(arguments)
-        return self._pack(self._run(buffers, deadline_ms))
+        return self._pack(self._run(list(arguments), deadline_ms))
 
     ExecuteWithLocalBuffers = ExecuteWithBuffers
 

@@ -79,7 +79,8 @@ class TestGetClient(object):
         assert e.value.code == jitd.StatusCode.NOT_FOUND
         assert "tpu" in e.value.message and "interpreter" in e.value.message
 
-    def test_no_daemon_is_unavailable(self, tmp_path):
+    def test_no_daemon_is_unavailable(self, tmp_path, monkeypatch):
+        monkeypatch.setenv("JITD_NO_AUTOSTART", "1")  # else one is started
         with pytest.raises(jitd.JitdError) as e:
             jitd.Client("interpreter", socket_path=str(tmp_path / "nobody.sock"))
         assert e.value.code == jitd.StatusCode.UNAVAILABLE

@@ -76,21 +76,16 @@ struct Dispatcher::Impl {
   // that became ready meanwhile (an epoll_wait that does not block).
   static constexpr int64_t kHarvestNanos = 20'000;
 
-  // Pacing: when more sessions are active (a request within kActiveNanos)
-  // than there are CPUs, the OS runs some clients far more than others, and
-  // a worker serves whoever runs. So then a session served kLead requests
-  // more than the least served active one is held back — kHoldNanos at
-  // most — which leaves the CPUs to the clients that lag. A laggard that
-  // did not catch up meanwhile asks less by choice: it is forgiven (moved
-  // up to the held session's count), so a client that asks rarely costs a
-  // busy one at most kHoldNanos per kLead requests.
-  static constexpr uint64_t kLead = 32;
+  // Pacing (dispatcher.h; DispatcherOptions::pace_lead, pace_hold): a
+  // session is active while it asked for something within kActiveNanos;
+  // the least served active count is recomputed every kFloorNanos.
   static constexpr int64_t kActiveNanos = 5'000'000;
   static constexpr int64_t kFloorNanos = 100'000;
-  static constexpr int64_t kHoldNanos = 200'000;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
-      : options(options), on_closed(std::move(on_closed)) {}
+      : options(options),
+        on_closed(std::move(on_closed)),
+        hold_nanos(std::chrono::duration_cast<std::chrono::nanoseconds>(options.pace_hold).count()) {}
 
   // --- Queue --------------------------------------------------------------
 
@@ -197,8 +192,8 @@ struct Dispatcher::Impl {
   // --- Pacing ---------------------------------------------------------------
 
   // Recomputes the floor (the least served active session) at most every
-  // kFloorNanos, and lets held sessions go that are back within kLead of it
-  // or have waited kHoldNanos.
+  // kFloorNanos, and lets held sessions go that are back within pace_lead
+  // of it or have waited pace_hold.
   void RefreshFloor(int64_t now) {
     int64_t at = floor_at.load(std::memory_order_relaxed);
     if (now - at < kFloorNanos || !floor_at.compare_exchange_strong(at, now)) return;
@@ -220,7 +215,7 @@ struct Dispatcher::Impl {
     {
       std::lock_guard<std::mutex> lock(held_mu);
       for (auto it = held.begin(); it != held.end();) {
-        const bool timed_out = now - it->second >= kHoldNanos;
+        const bool timed_out = now - it->second >= hold_nanos;
         if (!Ahead(*it->first) || timed_out) {
           if (timed_out) {
             forgive_to = std::max(forgive_to, it->first->served.load(std::memory_order_relaxed));
@@ -246,9 +241,9 @@ struct Dispatcher::Impl {
   }
 
   bool Ahead(const Entry& e) const {
-    return active_sessions.load(std::memory_order_relaxed) > cpus &&
+    return options.pace_lead > 0 && active_sessions.load(std::memory_order_relaxed) > cpus &&
            e.served.load(std::memory_order_relaxed) >=
-               floor_served.load(std::memory_order_relaxed) + kLead;
+               floor_served.load(std::memory_order_relaxed) + options.pace_lead;
   }
 
   // A session that starts asking again after a quiet spell starts at the
@@ -512,6 +507,7 @@ struct Dispatcher::Impl {
 
   const DispatcherOptions options;
   const ClosedCallback on_closed;
+  const int64_t hold_nanos;
   int base_workers = 2;
   int max_threads = 0;
   UniqueFd epoll_fd, stop_fd, kick_fd;
@@ -540,7 +536,7 @@ struct Dispatcher::Impl {
 
   std::atomic<uint64_t> num_sessions{0}, spares_started{0}, turns{0}, requests{0};
 
-  // Pacing (see kLead).
+  // Pacing (see DispatcherOptions::pace_lead).
   std::atomic<uint64_t> floor_served{0};
   std::atomic<int> active_sessions{0};
   std::atomic<int64_t> floor_at{0};

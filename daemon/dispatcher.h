@@ -21,14 +21,17 @@
 // Pacing: when more sessions are active (a request within 5 ms) than there
 // are CPUs, the OS decides which clients run, and a worker serves whoever
 // does: left alone, clients that happen to run beside a worker get many
-// times the calls of the others. Then a session served 32 requests more
-// than the least served active one is held back (200 µs at most), leaving
+// times the calls of the others. Then a session served `pace_lead` (32)
+// requests more than the least served active one is held back (`pace_hold`,
+// 200 µs at most), leaving
 // the CPUs to the clients that lag; a laggard that did not catch up in that
 // time asks less by choice and is forgiven (moved up to the held session's
 // count). A session waking from a quiet spell starts at the least served
 // count, so it gets no burst for time it asked for nothing. The cost: a
 // client of microsecond requests among many active ones that ask rarely
-// waits up to 200 µs per 32 requests.
+// waits up to 200 µs per 32 requests, and when clients outnumber the CPUs
+// the holds trade aggregate calls/s for equal shares (`jitd serve
+// --pace-lead=0` turns pacing off; BENCHMARKS.md has both).
 //
 // Blocking: a request may hold its worker for long (an execute, a wait for
 // an execute slot, a compile, a feed). A monitor thread, awake only while
@@ -74,6 +77,11 @@ struct DispatcherOptions {
   std::chrono::milliseconds stall{5};
   // How long a spare worker stays idle before it exits.
   std::chrono::milliseconds spare_idle{1000};
+  // Pacing (see the file comment): how many requests a session may be
+  // ahead of the least served active one while active sessions outnumber
+  // the CPUs (0 = no pacing), and the longest it is then held back.
+  uint64_t pace_lead = 32;
+  std::chrono::microseconds pace_hold{200};
 };
 
 // Counters, a snapshot. Plain value.

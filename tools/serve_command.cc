@@ -17,6 +17,14 @@
 
 namespace jitd::tools {
 
+uint64_t EffectiveSegmentBytes(const ServeArgs& args) {
+  if (args.segment_bytes != 0) return args.segment_bytes;
+  constexpr uint64_t kLargest = uint64_t{1} << 40;  // ipc::Segment::kMaxSize
+  if (args.max_buffer_bytes == 0) return kUnlimitedSegmentBytes;
+  if (args.max_buffer_bytes > kLargest - kSegmentOverheadBytes) return kLargest;
+  return args.max_buffer_bytes + kSegmentOverheadBytes;
+}
+
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   CLI::App* cmd = app.add_subcommand("serve", "Run the jitd daemon in the foreground");
   cmd->footer(
@@ -34,7 +42,8 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--cache-dir", args.cache_dir, "Disk cache directory")->type_name("DIR");
   cmd->add_flag("--no-disk-cache", args.no_disk_cache, "Keep compiled programs in memory only");
   cmd->add_option("--segment-bytes", args.segment_bytes,
-                  "Shared memory per client (rings + buffer heap)")
+                  "Shared memory per client (rings + buffer heap); 0: the buffer quota "
+                  "(--max-buffer-bytes) + 64 MiB. Sparse: pages are committed when used")
       ->type_name("N")
       ->envname("JITD_SEGMENT_BYTES")
       ->capture_default_str();
@@ -115,6 +124,13 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
                 "compiles and caches its own. Either way a compile by fingerprint finds "
                 "only programs whose text that user sent")
       ->envname("JITD_SHARE_CACHE_ACROSS_UIDS");
+  cmd->add_option("--pace-lead", args.pace_lead,
+                  "When more sessions are active than CPUs: how many requests one may be "
+                  "served ahead of the least served before it waits (up to 200 us) so the "
+                  "others' clients get the CPUs; 0 = no pacing (more calls/s, unequal shares)")
+      ->type_name("N")
+      ->envname("JITD_PACE_LEAD")
+      ->capture_default_str();
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
                   "Size bound of the disk cache (LRU eviction)")
       ->type_name("N")
@@ -180,7 +196,7 @@ int RunServe(const ServeArgs& args) {
   }
   daemon::ServerOptions server_options;
   server_options.socket_path = args.socket_path;
-  server_options.session.segment_bytes = args.segment_bytes;
+  server_options.session.segment_bytes = EffectiveSegmentBytes(args);
   server_options.session.max_executables = args.max_executables;
   server_options.session.max_buffers = args.max_buffers;
   server_options.session.max_buffer_bytes = args.max_buffer_bytes;
@@ -190,6 +206,7 @@ int RunServe(const ServeArgs& args) {
   server_options.max_sessions = args.max_sessions;
   server_options.max_sessions_per_uid = args.max_sessions_per_uid;
   server_options.dispatcher.workers = args.workers;
+  server_options.dispatcher.pace_lead = args.pace_lead;
   server_options.peers.allow_gids.assign(args.allow_gids.begin(), args.allow_gids.end());
   server_options.log_level = args.log_level == "error" ? 0 : args.log_level == "debug" ? 2 : 1;
   StatusOr<std::unique_ptr<daemon::Server>> server =
@@ -208,7 +225,7 @@ int RunServe(const ServeArgs& args) {
                  static_cast<unsigned long long>(args.max_buffer_bytes),
                  static_cast<unsigned long long>(args.max_compile_time_ms),
                  static_cast<unsigned long long>(args.max_execute_time_ms),
-                 static_cast<unsigned long long>(args.segment_bytes),
+                 static_cast<unsigned long long>(EffectiveSegmentBytes(args)),
                  static_cast<unsigned long long>(args.memory_cache_bytes),
                  args.no_disk_cache ? "off"
                                     : (std::to_string(args.disk_cache_bytes) + " bytes").c_str());

@@ -15,7 +15,11 @@ struct ServeArgs {
   std::string socket_path;  // empty = daemon::DefaultSocketPath()
   std::string cache_dir;    // empty = cache::DefaultDiskCacheDir()
   bool no_disk_cache = false;
-  uint64_t segment_bytes = uint64_t{64} << 20;
+  // Shared memory per client; 0 = auto: max_buffer_bytes plus
+  // kSegmentOverheadBytes, so a client can use its whole buffer quota. The
+  // memfd is sparse: pages are committed when touched, so an idle client
+  // costs its mapping's address space, not memory.
+  uint64_t segment_bytes = 0;
   std::string log_level = "info";  // error | info | debug
   std::string default_device = "cpu";  // for compiles that name no device
   // Who may connect besides the daemon's own user.
@@ -37,12 +41,23 @@ struct ServeArgs {
   uint64_t max_sessions = 1024;
   uint64_t max_sessions_per_uid = 256;
   int workers = 0;
+  // Pacing of sessions when clients outnumber CPUs (daemon::DispatcherOptions).
+  uint64_t pace_lead = 32;
   // Compiled programs shared across uids (daemon::InstanceOptions::
   // share_cache_across_uids); off: each uid has its own cache entries.
   bool share_cache_across_uids = false;
   // Bytes of infeed/outfeed values one client may have queued.
   uint64_t max_feed_bytes = uint64_t{256} << 20;
 };
+
+// What an auto-sized segment holds besides buffers: the rings, the heap
+// allocator's bookkeeping, program text and large requests in flight.
+inline constexpr uint64_t kSegmentOverheadBytes = uint64_t{64} << 20;
+// The segment of an auto-sized (--segment-bytes=0) client when
+// max_buffer_bytes is 0 (no limit): virtual only, see segment_bytes.
+inline constexpr uint64_t kUnlimitedSegmentBytes = uint64_t{16} << 30;
+// The segment size `args` give a client (resolves segment_bytes = 0).
+uint64_t EffectiveSegmentBytes(const ServeArgs& args);
 
 // Adds the subcommand to `app`, binding its options to `args`.
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args);

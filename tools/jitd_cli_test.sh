@@ -400,6 +400,56 @@ expect_exit 0 "serve --help lists the policy flags" "$jitd" serve --help
 expect_grep "serve --help lists the policy flags" "$tmp/out" "--allow-uid"
 expect_grep "serve --help lists the policy flags" "$tmp/out" "JITD_MAX_COMPILE_TIME_MS"
 
+# --- the daemon's life: one announcement line, jitd ps, jitd stop, jitd.pid ---
+lsock="$tmp/life/jitd.sock"
+expect_exit 0 "life: run starts a daemon" "$jitd" run --socket "$lsock" "$softmax"
+expect_grep "life: run starts a daemon" "$tmp/err" "^jitd: started a daemon \(pid [0-9]+\) at $lsock; log $tmp/life/jitd.log; stop it with .jitd stop."
+[ "$(grep -c "started a daemon" "$tmp/err")" -eq 1 ] || fail "life: not one announcement: $(cat "$tmp/err")"
+lpid="$(cat "$tmp/life/jitd.pid" 2>/dev/null)"
+grep -q "(pid $lpid)" "$tmp/err" || fail "life: jitd.pid ($lpid) is not the announced pid"
+expect_exit 0 "life: run again" "$jitd" run --socket "$lsock" "$softmax"
+grep -q "started a daemon" "$tmp/err" && fail "life: a second daemon was announced"
+expect_exit 2 "life: JITD_NO_AUTOSTART" env JITD_NO_AUTOSTART=1 "$jitd" run --socket "$tmp/life_off/jitd.sock" "$softmax"
+expect_grep "life: JITD_NO_AUTOSTART" "$tmp/err" "no jitd daemon at .*JITD_NO_AUTOSTART is set"
+[ -e "$tmp/life_off/jitd.pid" ] && fail "life: JITD_NO_AUTOSTART started a daemon anyway"
+# jitd ps: a client that holds an executable (a run in an endless loop).
+"$jitd" run --socket "$lsock" "$tmp/forever.mlir" >/dev/null 2>&1 &
+rpid=$!
+for _ in $(seq 100); do
+  "$jitd" ps --socket "$lsock" >"$tmp/ps" 2>&1
+  grep -Eq "^$rpid +[0-9]+ +1 +1 " "$tmp/ps" && break
+  sleep 0.05
+done
+expect_exit 0 "life: ps" "$jitd" ps --socket "$lsock"
+expect_grep "life: ps" "$tmp/out" "^jitd daemon [0-9.]+ \(pid $lpid\) at $lsock: 1 client process$"
+expect_grep "life: ps" "$tmp/out" "^PID +UID +SESSIONS +EXECUTABLES +BUFFERS +BUFFER-MEM +REQUESTS +EXECUTES +ERRORS +NAME +COMMAND$"
+expect_grep "life: ps" "$tmp/out" "^$rpid +[0-9]+ +1 +1 .* jitd run +/.*/jitd run --socket $lsock"
+kill "$rpid"; wait "$rpid" 2>/dev/null
+# jitd stop: SIGTERM, waits, and the pid file goes.
+expect_exit 0 "life: stop" "$jitd" stop --socket "$lsock"
+expect_grep "life: stop" "$tmp/err" "^jitd: stopped the daemon \(pid $lpid\) at $lsock$"
+# (kill -0 would count a zombie nobody reaped: the daemon's parent is init.)
+[ -e "/proc/$lpid" ] && ! grep -q ') Z ' "/proc/$lpid/stat" 2>/dev/null &&
+  fail "life: the daemon still runs after jitd stop"
+[ -e "$tmp/life/jitd.pid" ] && fail "life: jitd.pid stays after jitd stop"
+expect_exit 0 "life: stop with none running" "$jitd" stop --socket "$lsock"
+expect_grep "life: stop with none running" "$tmp/err" "no daemon running at $lsock"
+expect_exit 2 "life: ps with none running" "$jitd" ps --socket "$lsock"
+expect_grep "life: ps with none running" "$tmp/err" "no jitd daemon at .*never starts one"
+# A stale pid file (a pid that is no daemon) is not signalled, and removed.
+mkdir -p "$tmp/stale" && echo $$ >"$tmp/stale/jitd.pid"
+expect_exit 0 "life: stale pid file" "$jitd" stop --socket "$tmp/stale/jitd.sock"
+[ -e "$tmp/stale/jitd.pid" ] && fail "life: a stale jitd.pid was not removed"
+# `jitd serve` run by hand writes jitd.pid too, and removes it on a clean exit.
+"$jitd" serve --socket "$tmp/life2/jitd.sock" --no-disk-cache 2>/dev/null &
+spid=$!
+for _ in $(seq 100); do [ -s "$tmp/life2/jitd.pid" ] && break; sleep 0.05; done
+[ "$(cat "$tmp/life2/jitd.pid" 2>/dev/null)" = "$spid" ] || fail "life: serve wrote no jitd.pid with its pid"
+kill "$spid"; wait "$spid"
+[ $? -eq 0 ] || fail "life: serve did not exit cleanly on SIGTERM"
+[ -e "$tmp/life2/jitd.pid" ] && fail "life: serve left jitd.pid after a clean exit"
+kill -9 "$lpid" "$spid" 2>/dev/null  # whatever failed above, no daemon outlives the test
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1

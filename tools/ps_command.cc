@@ -166,7 +166,7 @@ int RunPs(const PsArgs& args) {
                 static_cast<unsigned long long>(row.requests),
                 static_cast<unsigned long long>(row.executes),
                 static_cast<unsigned long long>(row.errors), row.name.c_str(),
-                CommandLine(row.pid, 60).c_str());
+                CommandLine(row.pid, 100).c_str());
     if (!row.programs.empty()) {
       std::string programs;
       for (const std::string& p : row.programs) programs += (programs.empty() ? "" : ", ") + p;

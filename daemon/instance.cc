@@ -9,9 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include "daemon/program_key.h"
 #include "devices/compile.h"
-#include "jit/frontend/flatbuffer_module.h"
-#include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 
 namespace jitd::daemon {
@@ -45,7 +44,8 @@ std::string JsonEscape(std::string_view s) {
 // keeps (code, data, constants, module: Executable::size_bytes), the program
 // text and the entry itself.
 uint64_t EntryBytes(const CompiledProgram& p) {
-  uint64_t bytes = sizeof(CompiledProgram) + p.program_text.size() + p.executable->size_bytes();
+  uint64_t bytes = sizeof(CompiledProgram) + p.program_text.size() + p.executable->size_bytes() +
+                   p.key_parts.program_hash.size() + p.key_parts.argument_shapes.size();
   for (const ir::Type& t : p.argument_types) bytes += sizeof(t) + 8 * static_cast<uint64_t>(t.rank());
   for (const ir::Type& t : p.result_types) bytes += sizeof(t) + 8 * static_cast<uint64_t>(t.rank());
   return bytes;
@@ -55,7 +55,8 @@ uint64_t EntryBytes(const CompiledProgram& p) {
 // e.g. the interpreter), or an envelope holding the text and the device's
 // serialized executable (Device::Serialize), so that a cached program loads
 // without code generation. The text stays in the envelope: it is what the
-// program hash covers and the fallback when the blob cannot be loaded (a
+// program hash covers (canonically: the program as first sent, StableHLO text
+// or a FlatBuffers module) and the fallback when the blob cannot be loaded (a
 // host with other CPU features).
 constexpr std::string_view kEnvelopeMagic = "JITDEXE1";
 
@@ -90,6 +91,7 @@ Instance::Instance(InstanceOptions options)
       daemon_uid_(::geteuid()),
       feeds_(options_.max_feed_bytes_per_client),
       memory_cache_(options_.memory_cache_bytes),
+      aliases_(options_.alias_map_bytes),
       execute_gate_(options_.execute_slots > 0
                         ? options_.execute_slots
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
@@ -190,9 +192,6 @@ StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {
   return raw;
 }
 
-// Appended to the options part of the cache key of FlatBuffers programs (text
-// programs keep the key they always had).
-constexpr std::string_view kFlatBufferFormatOption = ",format=flatbuffer";
 // Appended to the options part of every cache key when the cache is not
 // shared across uids: ",uid=N", the uid whose entry it is. Disk entries keep
 // it in their key parts, so a restarted daemon still knows whose they are.
@@ -214,19 +213,65 @@ static int64_t UidOfOptions(std::string_view options) {
   return uid;
 }
 
-cache::CacheKeyParts Instance::KeyParts(std::string_view text, const CompileSpec& spec) const {
-  const std::string device = spec.device.empty() ? options_.default_device : spec.device;
-  std::string options_text = std::string("profile=") + (spec.profile ? "1" : "0");
-  if (spec.flatbuffer_module) options_text += std::string(kFlatBufferFormatOption);
+cache::CacheKeyParts Instance::KeyParts(std::string program_part,
+                                        const CompileSpec& spec) const {
+  cache::CacheKeyParts parts;
+  parts.program_hash = std::move(program_part);
+  parts.argument_shapes = spec.argument_shapes;
+  parts.options = std::string("profile=") + (spec.profile ? "1" : "0");
   if (!options_.share_cache_across_uids) {
-    options_text += std::string(kUidOption) + std::to_string(ResolveUid(spec.uid));
+    parts.options += std::string(kUidOption) + std::to_string(ResolveUid(spec.uid));
   }
-  return cache::MakeKeyParts(text, spec.argument_shapes, std::move(options_text), device,
-                             options_.compiler_build_id, /*host_cpu_features=*/"");
+  parts.device = spec.device.empty() ? options_.default_device : spec.device;
+  parts.compiler_build_id = options_.compiler_build_id;
+  return parts;
+}
+
+std::string Instance::AliasKey(std::string_view bytes, const CompileSpec& spec) const {
+  std::string key = cache::HashProgram(bytes);
+  key += spec.flatbuffer_module ? ",fb" : ",text";
+  // Per uid unless shared: one uid's parse must not speed up another's.
+  if (!options_.share_cache_across_uids) key += "," + std::to_string(ResolveUid(spec.uid));
+  return key;
+}
+
+std::string Instance::ExplainMiss(const cache::CacheKeyParts& want) {
+  const std::string_view identity = cache::ProgramIdentity(want);
+  if (identity.empty()) return {};
+  // Only entries of the same program and the same owner: another uid's
+  // entry would tell this one what that uid compiled.
+  const int64_t owner = UidOfOptions(want.options);
+  const auto same_program = [&](const cache::CacheKeyParts& p) {
+    return cache::ProgramIdentity(p) == identity && UidOfOptions(p.options) == owner;
+  };
+  std::optional<cache::CacheKeyParts> best;
+  int best_score = -1;
+  // Most recently used first, so `>` keeps the most recent on ties.
+  for (const cache::MemoryCacheEntryInfo& e : memory_cache_.Entries()) {
+    const auto* program = static_cast<const CompiledProgram*>(e.value.get());
+    if (program == nullptr || program->key_parts == want || !same_program(program->key_parts)) {
+      continue;
+    }
+    const int score = cache::CountEqualParts(program->key_parts, want);
+    if (score > best_score) {
+      best_score = score;
+      best = program->key_parts;
+    }
+  }
+  if (disk_cache_ != nullptr) {
+    StatusOr<std::optional<cache::DiskEntryInfo>> nearest =
+        disk_cache_->FindNearest(want, same_program);
+    if (nearest.ok() && nearest->has_value() &&
+        cache::CountEqualParts((*nearest)->parts, want) > best_score) {
+      best = (*nearest)->parts;
+    }
+  }
+  return best.has_value() ? cache::Explain(want, *best) : std::string();
 }
 
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
-    const cache::Fingerprint& fingerprint, const std::string& device_name, std::string text,
+    const cache::CacheKeyParts& parts, const cache::Fingerprint& fingerprint,
+    const std::string& device_name, std::string text,
     std::string_view blob, std::string* serialized, const BuildOptions& build_options) {
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
   const Clock::time_point start = Clock::now();
@@ -239,9 +284,9 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   }
   if (!executable) {
     StatusOr<std::unique_ptr<ir::Module>> module =
-        build_options.flatbuffer_module ? frontend::ModuleFromFlatBuffer(std::span<const uint8_t>(
-                                reinterpret_cast<const uint8_t*>(text.data()), text.size()))
-                          : frontend::ParseModule(text);
+        build_options.parsed != nullptr && *build_options.parsed != nullptr
+            ? StatusOr<std::unique_ptr<ir::Module>>(std::move(*build_options.parsed))
+            : ParseProgram(text, build_options.flatbuffer_module);
     if (!module.ok()) return module.status();
     devices::ProgramCompileOptions compile_options;
     compile_options.dumps = build_options.dumps;
@@ -254,27 +299,46 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   }
   auto program = std::make_shared<CompiledProgram>();
   program->fingerprint = fingerprint;
+  program->key_parts = parts;
   program->device = device_name;
   program->argument_types = executable->argument_types();
   program->result_types = executable->result_types();
   program->executable = std::move(executable);
   program->program_text = std::move(text);
   program->profile = build_options.profile;
-  compile_latency_.Record(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+  const uint64_t nanos = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  program->build_micros = nanos / 1000;
+  compile_latency_.Record(nanos);
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 
 StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
                                            const CompileSpec& spec) {
   const Clock::time_point start = Clock::now();
-  const cache::CacheKeyParts parts = KeyParts(program_text, spec);
+  // The program's canonical key: remembered for these bytes, or parsed and
+  // printed (the module then serves the compile, if one follows).
+  std::unique_ptr<ir::Module> parsed;
+  const std::string alias_key = AliasKey(program_text, spec);
+  std::optional<std::string> program_part = aliases_.Find(alias_key);
+  if (!program_part.has_value()) {
+    StatusOr<std::unique_ptr<ir::Module>> module =
+        ParseProgram(program_text, spec.flatbuffer_module);
+    if (!module.ok()) {
+      ++compile_errors_;
+      return module.status();
+    }
+    parsed = std::move(module).value();
+    program_part = MakeProgramKey(*parsed).Part();
+    aliases_.Put(alias_key, *program_part);
+  }
+  const cache::CacheKeyParts parts = KeyParts(std::move(*program_part), spec);
   const cache::Fingerprint fingerprint = cache::Fingerprint::Of(parts);
   bool from_disk = false;
   std::string explain;
   std::vector<devices::CompileDump> dumps;
-  const BuildOptions build_options{spec.flatbuffer_module, spec.profile,
-                                   spec.dumps ? &dumps : nullptr};
+  BuildOptions build_options{spec.flatbuffer_module, spec.profile,
+                             spec.dumps ? &dumps : nullptr, &parsed};
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     std::string text(program_text);
     std::string cached_blob;
@@ -283,22 +347,18 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
       StatusOr<std::optional<cache::DiskEntry>> entry = disk_cache_->Get(parts);
       std::string_view cached_text, blob;
       if (entry.ok() && entry->has_value()) OpenPayload((*entry)->payload, &cached_text, &blob);
-      if (entry.ok() && entry->has_value() && cached_text == program_text) {
+      // The key is canonical: the entry is this program however it was
+      // spelled when cached (if its blob cannot be loaded, the client's
+      // bytes are compiled).
+      if (entry.ok() && entry->has_value()) {
         from_disk = true;
         cached_blob.assign(blob);
-      } else if (entry.ok()) {
-        // Explained only against an entry of the same owner: another uid's
-        // entry would tell this one what that uid compiled.
-        StatusOr<std::optional<cache::DiskEntryInfo>> nearest = disk_cache_->FindNearest(parts);
-        if (nearest.ok() && nearest->has_value() &&
-            UidOfOptions((*nearest)->parts.options) == UidOfOptions(parts.options)) {
-          explain = cache::Explain(parts, (*nearest)->parts);
-        }
       }
     }
+    if (!from_disk) explain = ExplainMiss(parts);
     std::string serialized;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, parts.device, std::move(text), cached_blob,
+        Build(parts, fingerprint, parts.device, std::move(text), cached_blob,
               disk_cache_ != nullptr && !from_disk ? &serialized : nullptr, build_options);
     if (!program.ok()) {
       ++compile_errors_;
@@ -328,7 +388,8 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   if (spec.dumps && lookup.source != cache::CacheSource::kComputed) {
     // The cache had it (or another session was compiling it): compile once
     // more, for the dumps, and hand out that executable; the cache keeps its own.
-    JITD_ASSIGN_OR_RETURN(outcome.program, Build(fingerprint, parts.device,
+    build_options.parsed = nullptr;  // the compute may have taken it
+    JITD_ASSIGN_OR_RETURN(outcome.program, Build(parts, fingerprint, parts.device,
                                                  std::string(program_text), {}, nullptr,
                                                  build_options));
     ++compiles_;
@@ -346,8 +407,12 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
 std::optional<CompileOutcome> Instance::CompileFromMemory(std::string_view program_text,
                                                           const CompileSpec& spec) {
   const Clock::time_point start = Clock::now();  // the hash counts in compile_micros
-  return ProbeMemory(cache::Fingerprint::Of(KeyParts(program_text, spec)), start, spec.uid,
-                     /*must_have_sent=*/false);
+  // Bytes never seen (or forgotten) need a parse to find their canonical
+  // key: that is Compile's work, off this thread.
+  std::optional<std::string> program_part = aliases_.Find(AliasKey(program_text, spec));
+  if (!program_part.has_value()) return std::nullopt;
+  return ProbeMemory(cache::Fingerprint::Of(KeyParts(std::move(*program_part), spec)), start,
+                     spec.uid, /*must_have_sent=*/false);
 }
 
 std::optional<CompileOutcome> Instance::CompileByFingerprintFromMemory(
@@ -407,18 +472,23 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
   }
   std::string_view cached_text, cached_blob;
   OpenPayload(entry->payload, &cached_text, &cached_blob);
-  if (cache::HashProgram(cached_text) != entry->parts.program_hash) {
+  // The stored program (text or FlatBuffers, as first sent) must still be
+  // the program its key names: its canonical key is checked.
+  const bool flatbuffer = IsFlatBufferModule(cached_text);
+  StatusOr<std::unique_ptr<ir::Module>> parsed = ParseProgram(cached_text, flatbuffer);
+  if (!parsed.ok() || MakeProgramKey(**parsed).Part() != entry->parts.program_hash) {
     return NotFound("the cached program " + fingerprint.ToHex() +
                     " does not match its hash; send the program text");
   }
+  std::unique_ptr<ir::Module> module = std::move(parsed).value();
   bool computed = false;
   auto compute = [&]() -> StatusOr<cache::MemoryCache<CompiledProgram>::Sized> {
     computed = true;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
-        Build(fingerprint, entry->parts.device, std::string(cached_text), cached_blob, nullptr,
-              BuildOptions{
-                  entry->parts.options.find(kFlatBufferFormatOption) != std::string::npos,
-                  entry->parts.options.rfind("profile=1", 0) == 0, nullptr});
+        Build(entry->parts, fingerprint, entry->parts.device, std::string(cached_text),
+              cached_blob, nullptr,
+              BuildOptions{flatbuffer, entry->parts.options.rfind("profile=1", 0) == 0, nullptr,
+                           &module});
     if (!program.ok()) {
       ++compile_errors_;
       return program.status();
@@ -435,6 +505,31 @@ StatusOr<CompileOutcome> Instance::CompileByFingerprint(const cache::Fingerprint
   outcome.cache_hit = true;
   outcome.compile_micros = MicrosSince(start);
   return outcome;
+}
+
+// One memory-cache entry for `jitd stats --keys`: its fingerprint, the
+// program's entry name, device, argument shapes, hits, build time, bytes and
+// last use (Unix milliseconds).
+void Instance::AppendKeyJson(std::ostringstream& out, const cache::MemoryCacheEntryInfo& entry) {
+  const auto* program = static_cast<const CompiledProgram*>(entry.value.get());
+  out << "{\"fingerprint\":\"" << entry.key.ToHex() << "\"";
+  if (program != nullptr) {
+    const std::string_view identity = cache::ProgramIdentity(program->key_parts);
+    const std::string_view name = identity.substr(0, identity.find('('));
+    std::string shapes;
+    for (size_t i = 0; i < program->argument_types.size(); ++i) {
+      if (i) shapes += ", ";
+      program->argument_types[i].AppendTo(shapes);
+    }
+    out << ",\"program\":\"" << JsonEscape(name) << "\",\"device\":\""
+        << JsonEscape(program->device) << "\",\"argument_shapes\":\"" << JsonEscape(shapes)
+        << "\",\"compile_micros\":" << program->build_micros;
+  }
+  out << ",\"hits\":" << entry.hits << ",\"bytes\":" << entry.bytes << ",\"last_use_unix_ms\":"
+      << std::chrono::duration_cast<std::chrono::milliseconds>(
+             entry.last_use.time_since_epoch())
+             .count()
+      << "}";
 }
 
 // ,"clients":[...],"executables":N,"buffers":N of `clients`.
@@ -493,8 +588,17 @@ std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const
     AppendClientsJson(out, clients);
     if (list_keys) {
       out << ",\"keys\":[";
+      const std::vector<cache::MemoryCacheEntryInfo> entries = memory_cache_.Entries();
       for (size_t i = 0; i < viewer.own_keys.size() && i < 256; ++i) {
-        out << (i ? "," : "") << "{\"fingerprint\":\"" << viewer.own_keys[i].ToHex() << "\"}";
+        out << (i ? "," : "");
+        auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) {
+          return e.key == viewer.own_keys[i];
+        });
+        if (it != entries.end()) {
+          AppendKeyJson(out, *it);
+        } else {
+          out << "{\"fingerprint\":\"" << viewer.own_keys[i].ToHex() << "\"}";
+        }
       }
       out << "]";
     }
@@ -542,8 +646,8 @@ std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const
     out << ",\"keys\":[";
     const std::vector<cache::MemoryCacheEntryInfo> entries = memory_cache_.Entries();
     for (size_t i = 0; i < entries.size() && i < 256; ++i) {
-      out << (i ? "," : "") << "{\"fingerprint\":\"" << entries[i].key.ToHex()
-          << "\",\"bytes\":" << entries[i].bytes << "}";
+      out << (i ? "," : "");
+      AppendKeyJson(out, entries[i]);
     }
     out << "]";
   }

@@ -2,8 +2,10 @@
 // compiled-executable cache (in memory, with single flight, and optionally
 // on disk) and the daemon-wide counters.
 //
-// Compiling: the cache key (jit/cache/fingerprint.h) is made of the program
-// text's hash, the canonical argument shapes the client declared (empty when
+// Compiling: the cache key (jit/cache/fingerprint.h) is made of the
+// program's canonical hash and entry signature (daemon/program_key.h: one key
+// however the program is spelled, text or FlatBuffers), the canonical
+// argument shapes the client declared (empty when
 // none), the canonical compile options, the device, the compiler build id
 // and (for host-compiled code) the CPU features. A memory miss runs one
 // compute per key at once however many sessions ask (MemoryCache single
@@ -11,6 +13,9 @@
 // device the payload on disk is the program text itself (the interpreter's
 // "compiled" form is the verified module, which serializes as its text), so a
 // restarted daemon recompiles from disk without the client resending.
+// Finding the canonical hash takes a parse; an AliasMap remembers it for the
+// raw bytes, so a program sent again verbatim hits memory after a hash of
+// its bytes and two lookups.
 //
 // Thread safety: every method may be called from any thread (session threads
 // call it concurrently). Lifetime: must outlive every Session and Server
@@ -39,6 +44,7 @@
 #include "base/status.h"
 #include "daemon/feed_queues.h"
 #include "devices/device.h"
+#include "jit/cache/alias_map.h"
 #include "jit/cache/disk_cache.h"
 #include "jit/cache/fingerprint.h"
 #include "jit/cache/memory_cache.h"
@@ -79,6 +85,8 @@ struct InstanceOptions {
   // Bytes of infeed/outfeed values one client may have queued in the daemon
   // (jitd serve --max-feed-bytes; feed_queues.h).
   uint64_t max_feed_bytes_per_client = uint64_t{256} << 20;
+  // Byte budget of the raw-bytes -> canonical-program alias map.
+  uint64_t alias_map_bytes = uint64_t{8} << 20;
 };
 
 // The uids that sent a cached program's text: a fingerprint-only compile
@@ -111,7 +119,11 @@ class UidSet {
 // handle to it.
 struct CompiledProgram {
   cache::Fingerprint fingerprint;
+  // The key it is cached under (fingerprint == Fingerprint::Of(key_parts)).
+  cache::CacheKeyParts key_parts;
   std::string device;
+  // Microseconds the device took to build it (compile or load).
+  uint64_t build_micros = 0;
   std::string program_text;  // the disk cache stores it (plus the device's blob, if any)
   std::shared_ptr<const devices::Executable> executable;
   std::vector<ir::Type> argument_types;
@@ -132,7 +144,8 @@ struct CompileSpec {
   // is not cached again); not part of the cache key.
   bool dumps = false;
   // The program is a FlatBuffers module (ipc/module.fbs), not StableHLO
-  // text; part of the cache key.
+  // text. Not part of the cache key: both forms key on the same canonical
+  // form (daemon/program_key.h).
   bool flatbuffer_module = false;
   // The client's uid (the session's peer); -1 = the daemon's own (callers
   // inside the daemon process). Unless the cache is shared across uids it
@@ -159,8 +172,11 @@ struct CompileOutcome {
   // "memory", "disk", "joined" or "compiled".
   std::string source;
   uint64_t compile_micros = 0;
-  // On a compile from text: what differs from the nearest disk entry
-  // (empty when there is no disk cache or nothing near).
+  // On a compile from text: what differs from the nearest cached entry of
+  // the same program (same entry name and signature; in memory or on disk,
+  // of the same owner), e.g. "differs in program_hash (same entry '@main(...)
+  // -> ...', other ops, constants or attributes: ...)"; empty when no entry
+  // of this program is cached.
   std::string explain;
   // With CompileSpec::dumps: the compile's dumps (devices/compile.h).
   std::vector<devices::CompileDump> dumps;
@@ -282,17 +298,30 @@ class Instance {
   // device has one.
   // `dumps` (may be null) receives the compile's dumps (devices/compile.h);
   // none when the executable came from `blob`.
+  // `parsed` (may be null or hold null): the module of `text`, already
+  // parsed (it is moved from when a compile needs it).
   struct BuildOptions {
     bool flatbuffer_module = false;
     bool profile = false;
     std::vector<devices::CompileDump>* dumps = nullptr;
+    std::unique_ptr<ir::Module>* parsed = nullptr;
   };
-  StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::Fingerprint& fingerprint,
+  StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::CacheKeyParts& parts,
+                                                         const cache::Fingerprint& fingerprint,
                                                          const std::string& device,
                                                          std::string text, std::string_view blob,
                                                          std::string* serialized,
                                                          const BuildOptions& build_options);
-  cache::CacheKeyParts KeyParts(std::string_view text, const CompileSpec& spec) const;
+  // The key of a program whose program part (ProgramKey::Part) is
+  // `program_part`.
+  cache::CacheKeyParts KeyParts(std::string program_part, const CompileSpec& spec) const;
+  // The alias-map key of `bytes` sent with `spec` (the bytes' hash, format
+  // and, in an unshared cache, uid).
+  std::string AliasKey(std::string_view bytes, const CompileSpec& spec) const;
+  // What `want` differs in from the nearest cached entry of the same program
+  // and owner (memory, then disk); "" when none is cached.
+  std::string ExplainMiss(const cache::CacheKeyParts& want);
+  static void AppendKeyJson(std::ostringstream& out, const cache::MemoryCacheEntryInfo& entry);
   static void AppendClientsJson(std::ostringstream& out,
                                 const std::vector<std::shared_ptr<ClientCounters>>& clients);
   // The memory-cache hit for `fingerprint` (timed from `start`), or nullopt;
@@ -313,6 +342,7 @@ class Instance {
   std::mutex devices_mu_;
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
   cache::MemoryCache<CompiledProgram> memory_cache_;
+  cache::AliasMap aliases_;  // AliasKey -> ProgramKey::Part
   std::unique_ptr<cache::DiskCache> disk_cache_;  // null = none
   FairGate execute_gate_;
   LatencyHistogram compile_latency_;   // device compiles (from text or disk)

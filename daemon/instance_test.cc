@@ -175,11 +175,12 @@ TEST(InstanceTest, FlatBufferModulesCompileAndCacheLikeText) {
     auto again = (*instance)->Compile(fb, spec);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->source, "memory");
-    // The same program as text is another cache entry (the format is part
-    // of the key), and the bytes read as text are refused.
+    // The same program as text is the same cache entry (both key on the
+    // canonical form), and the bytes read as text are refused.
     auto text = (*instance)->Compile(testing::kSoftmax, {});
     ASSERT_TRUE(text.ok());
-    EXPECT_FALSE(text->program->fingerprint == fingerprint);
+    EXPECT_TRUE(text->program->fingerprint == fingerprint);
+    EXPECT_EQ(text->source, "memory");
     EXPECT_FALSE((*instance)->Compile(fb, {}).ok());
     auto bad = (*instance)->Compile(std::string(testing::kSoftmax), spec);
     ASSERT_FALSE(bad.ok());

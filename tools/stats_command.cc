@@ -1,5 +1,8 @@
 #include "tools/stats_command.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -27,6 +30,19 @@ void PrintError(const std::string& message) {
 // `path` of `tree` as text; "-" when absent.
 std::string Field(const ptree& tree, const std::string& path) {
   return tree.get<std::string>(path, "-");
+}
+
+// A duration in microseconds as it reads best: "850 us", "1.2 ms", "3.4 s".
+std::string Duration(double micros) {
+  char buf[32];
+  if (micros < 1000) {
+    std::snprintf(buf, sizeof(buf), "%.0f us", micros);
+  } else if (micros < 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.1f ms", micros / 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f s", micros / 1e6);
+  }
+  return buf;
 }
 
 // Human-readable byte count: "1.5 MiB".
@@ -121,8 +137,25 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
   const boost::optional<const ptree&> keys = s.get_child_optional("keys");
   if (keys) {
     out << "  cache entries (" << keys->size() << "):\n";
+    char line[512];
+    std::snprintf(line, sizeof(line), "    %-16s %-12s %6s %9s %10s %10s  %-32s  %s\n", "program",
+                  "device", "hits", "compile", "bytes", "last use", "fingerprint", "arguments");
+    out << line;
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
     for (const auto& [unused, entry] : *keys) {
-      out << "    " << Field(entry, "fingerprint") << "  " << Bytes(entry, "bytes") << "\n";
+      const int64_t last_ms = entry.get<int64_t>("last_use_unix_ms", -1);
+      const std::string ago =
+          last_ms < 0 ? "-" : Duration(std::max<int64_t>(0, now_ms - last_ms) * 1e3) + " ago";
+      const double compile_us = entry.get<double>("compile_micros", -1);
+      std::snprintf(line, sizeof(line), "    %-16.16s %-12.12s %6s %9s %10s %10s  %-32s  %s\n",
+                    Field(entry, "program").c_str(), Field(entry, "device").c_str(),
+                    Field(entry, "hits").c_str(),
+                    compile_us < 0 ? "-" : Duration(compile_us).c_str(),
+                    Bytes(entry, "bytes").c_str(), ago.c_str(),
+                    Field(entry, "fingerprint").c_str(), Field(entry, "argument_shapes").c_str());
+      out << line;
     }
   }
   return out.str();
@@ -139,7 +172,8 @@ CLI::App* AddStatsCommand(CLI::App& app, StatsArgs& args) {
       "Exit status: 0 printed, 2 usage error or no daemon running.");
   cmd->add_option("--socket", args.socket_path, "The daemon's Unix socket")->type_name("PATH");
   cmd->add_flag("--json", args.json, "Print the daemon's statistics as JSON, unchanged");
-  cmd->add_flag("--keys", args.keys, "List the entries of the memory cache too");
+  cmd->add_flag("--keys", args.keys, "List the memory cache's entries too: program, device, hits, "
+                "compile time, bytes, last use, fingerprint, argument shapes");
   return cmd;
 }
 

@@ -404,12 +404,17 @@ StatusOr<std::vector<DiskEntryInfo>> DiskCache::List() {
 }
 
 StatusOr<std::optional<DiskEntryInfo>> DiskCache::FindNearest(const CacheKeyParts& want) {
+  return FindNearest(want, [](const CacheKeyParts&) { return true; });
+}
+
+StatusOr<std::optional<DiskEntryInfo>> DiskCache::FindNearest(
+    const CacheKeyParts& want, const std::function<bool(const CacheKeyParts&)>& accept) {
   JITD_ASSIGN_OR_RETURN(std::vector<DiskEntryInfo> entries, List());
   std::optional<DiskEntryInfo> best;
   int best_score = -1;
   // Least recently used first, so `>=` prefers the most recent on ties.
   for (DiskEntryInfo& e : entries) {
-    if (e.parts == want) continue;
+    if (e.parts == want || !accept(e.parts)) continue;
     int score = CountEqualParts(e.parts, want) +
                 (e.parts.program_hash == want.program_hash ? static_cast<int>(kNumKeyParts) : 0);
     if (score >= best_score) {

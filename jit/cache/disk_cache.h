@@ -37,6 +37,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,10 @@ class DiskCache {
   // equal, a shared program_hash counting first; nullopt when there is none.
   // Explain(want, nearest->parts) says what differs.
   StatusOr<std::optional<DiskEntryInfo>> FindNearest(const CacheKeyParts& want);
+  // The nearest entry among those `accept` accepts (e.g. the same program
+  // identity and owner), ranked as above.
+  StatusOr<std::optional<DiskEntryInfo>> FindNearest(
+      const CacheKeyParts& want, const std::function<bool(const CacheKeyParts&)>& accept);
 
   // Removes least recently used entries until the total is within
   // max_bytes; also removes temp files abandoned over an hour ago.

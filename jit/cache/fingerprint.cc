@@ -244,6 +244,12 @@ int CountEqualParts(const CacheKeyParts& a, const CacheKeyParts& b) {
   return n;
 }
 
+std::string_view ProgramIdentity(const CacheKeyParts& parts) {
+  const std::string_view p = parts.program_hash;
+  const size_t space = p.find(' ');
+  return space == std::string_view::npos ? std::string_view() : p.substr(space + 1);
+}
+
 std::string Explain(const CacheKeyParts& want, const CacheKeyParts& nearest) {
   std::string out;
   for (size_t i = 0; i < kNumKeyParts; ++i) {
@@ -252,6 +258,14 @@ std::string Explain(const CacheKeyParts& want, const CacheKeyParts& nearest) {
     if (w == n) continue;
     out += out.empty() ? "differs in " : ", ";
     out += kKeyPartNames[i];
+    const std::string_view identity = ProgramIdentity(want);
+    if (i == 0 && !identity.empty() && identity == ProgramIdentity(nearest)) {
+      const std::string_view wh = std::string_view(w).substr(0, w.size() - identity.size() - 1);
+      const std::string_view nh = std::string_view(n).substr(0, n.size() - identity.size() - 1);
+      out += " (same entry " + Quote(identity) + ", other ops, constants or attributes: " +
+             Quote(wh) + " vs cached " + Quote(nh) + ")";
+      continue;
+    }
     out += " (" + Quote(w) + " vs cached " + Quote(n) + ")";
   }
   return out.empty() ? "no component differs" : out;

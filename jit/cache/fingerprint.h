@@ -24,7 +24,11 @@ namespace jitd::cache {
 
 // The components of a cache key. Plain value type (thread-compatible).
 struct CacheKeyParts {
-  // XXH3-128 of the program bytes as 32 lowercase hex chars (HashProgram).
+  // Which program: XXH3-128 of the program bytes as 32 lowercase hex chars
+  // (HashProgram), optionally followed by one space and the program's
+  // identity (ProgramIdentity): the daemon keys on its canonical form's hash
+  // and the entry function's name and signature, e.g.
+  // "3fa2...c1 @main(tensor<4xf32>) -> tensor<4xf32>".
   std::string program_hash;
   // Canonical argument shapes, e.g. "tensor<2xf32>,tensor<i32>".
   std::string argument_shapes;
@@ -88,12 +92,21 @@ CacheKeyParts MakeKeyParts(std::string_view program_bytes, std::string argument_
                            std::string options, std::string device,
                            std::string compiler_build_id, std::string host_cpu_features);
 
+// The identity part of `parts.program_hash` (after the first space): the
+// entry function's name and signature; "" when the key has none. Two keys of
+// one identity are "the same program" (e.g. a changed constant) for Explain
+// and for DiskCache::FindNearest's same-program search.
+std::string_view ProgramIdentity(const CacheKeyParts& parts);
+
 // How many components of `a` and `b` are equal (0..kNumKeyParts).
 int CountEqualParts(const CacheKeyParts& a, const CacheKeyParts& b);
 
 // Names the components in which `want` differs from `nearest`, with both
 // values (long values shortened), e.g.
 //   "differs in device ('cpu' vs cached 'interpreter')".
+// When only the hash of one program identity differs it says so:
+//   "differs in program_hash (same entry @main(...) -> ..., other ops,
+//    constants or attributes: '3fa2...' vs cached '9b1c...')".
 // Returns "no component differs" when the parts are equal.
 std::string Explain(const CacheKeyParts& want, const CacheKeyParts& nearest);
 

@@ -46,6 +46,7 @@ ErasedMemoryCache::Value ErasedMemoryCache::Get(const Fingerprint& key) {
     return nullptr;
   }
   ++stats_.hits;
+  ++it->second.hits;
   TouchLocked(it->second);
   return it->second.value;
 }
@@ -55,6 +56,7 @@ ErasedMemoryCache::Value ErasedMemoryCache::Probe(const Fingerprint& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   ++stats_.hits;
+  ++it->second.hits;
   TouchLocked(it->second);
   return it->second.value;
 }
@@ -74,7 +76,7 @@ bool ErasedMemoryCache::PutLocked(const Fingerprint& key, Value value, uint64_t 
   } else {
     lru_.push_front(key);
     entries_.emplace(key, Entry{std::move(value), bytes, std::chrono::system_clock::now(),
-                                lru_.begin()});
+                                lru_.begin(), 0});
   }
   stats_.bytes += bytes;
   // The new entry is at the front and fits alone, so this stops before it.
@@ -110,6 +112,7 @@ StatusOr<ErasedMemoryCache::Lookup> ErasedMemoryCache::GetOrCompute(const Finger
   std::unique_lock lock(mu_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     ++stats_.hits;
+    ++it->second.hits;
     TouchLocked(it->second);
     return Lookup{it->second.value, CacheSource::kHit};
   }
@@ -166,7 +169,7 @@ std::vector<MemoryCacheEntryInfo> ErasedMemoryCache::Entries() const {
   out.reserve(lru_.size());
   for (const Fingerprint& key : lru_) {
     const Entry& e = entries_.at(key);
-    out.push_back({key, e.bytes, e.last_use});
+    out.push_back({key, e.bytes, e.last_use, e.hits, e.value});
   }
   return out;
 }

@@ -55,6 +55,8 @@ struct MemoryCacheEntryInfo {
   Fingerprint key;
   uint64_t bytes = 0;
   std::chrono::system_clock::time_point last_use;
+  uint64_t hits = 0;                   // lookups that found this entry
+  std::shared_ptr<const void> value;   // the cached value (MemoryCache<T>: a const T)
 };
 
 // How GetOrCompute obtained its value.
@@ -106,6 +108,7 @@ class ErasedMemoryCache {
     uint64_t bytes;
     std::chrono::system_clock::time_point last_use;
     std::list<Fingerprint>::iterator lru_pos;
+    uint64_t hits = 0;
   };
   using Flight = std::shared_future<StatusOr<Value>>;
 

@@ -12,8 +12,11 @@ namespace {
 // source names where they are unique, fresh numbers otherwise.
 class Namer {
  public:
+  explicit Namer(bool canonical = false) : canonical_(canonical) {}
+
   // Reserves every source name first so fresh numbers never collide.
   void Reserve(const Block& block) {
+    if (canonical_) return;  // no source names are printed
     for (size_t i = 0; i < block.num_args(); ++i) used_.insert(block.arg(i)->name());
     for (const auto& op : block.ops()) {
       for (const auto& g : op->result_groups()) used_.insert(g.name);
@@ -23,7 +26,8 @@ class Namer {
     }
   }
 
-  std::string Fresh(const std::string& hint) {
+  std::string Fresh(const std::string& given_hint) {
+    const std::string& hint = canonical_ ? kNoHint : given_hint;
     if (!hint.empty() && claimed_.insert(hint).second) {
       log_.push_back(hint);
       return hint;
@@ -63,7 +67,7 @@ class Namer {
     std::vector<ResultGroup> groups = op.result_groups();
     int total = 0;
     for (const auto& g : groups) total += g.count;
-    if (total != static_cast<int>(op.num_results())) {
+    if (canonical_ || total != static_cast<int>(op.num_results())) {
       groups = {ResultGroup{"", static_cast<int>(op.num_results())}};
     }
     std::string prefix;
@@ -103,11 +107,18 @@ class Namer {
   std::vector<std::string> log_;  // claimed names in order, for ExitScope
   std::unordered_map<const Value*, std::string> names_;
   int counter_ = 0;
+  bool canonical_ = false;
+  inline static const std::string kNoHint;
 };
+
+// The canonical names of private functions (PrintOptions::canonical).
+using SymbolRenames = std::unordered_map<std::string, std::string>;
+constexpr std::string_view kCanonicalFunctionPrefix = "_jitd_f";
 
 class Printer {
  public:
-  Printer(const PrintOptions& options, std::string& out) : options_(options), out_(out) {}
+  Printer(const PrintOptions& options, std::string& out, const SymbolRenames* renames = nullptr)
+      : options_(options), out_(out), namer_(options.canonical), renames_(renames) {}
 
   void PrintModule(const Module& module);
   void PrintResources(const std::vector<ResourceEntry>& entries);
@@ -148,10 +159,18 @@ class Printer {
   bool PrintDot(const Op& op);
   bool PrintCheck(const Op& op);
   void IntList(const std::vector<int64_t>& v) { AppendIntList(v, out_); }
+  void Symbol(const std::string& name) {
+    if (renames_ != nullptr) {
+      auto it = renames_->find(name);
+      if (it != renames_->end()) return AppendSymbol(it->second, out_);
+    }
+    AppendSymbol(name, out_);
+  }
 
   const PrintOptions& options_;
   std::string& out_;
   Namer namer_;
+  const SymbolRenames* renames_;  // may be null
 };
 
 template <typename Pred>
@@ -805,7 +824,7 @@ bool Printer::PrettyOp(const Op& op, int indent) {
       out_ += ' ';
       if (c == OpCode::kFuncCall) {
         if (!target->is<SymbolRefAttr>()) return false;
-        AppendSymbol(target->as<SymbolRefAttr>().name, out_);
+        Symbol(target->as<SymbolRefAttr>().name);
       } else {
         if (!target->is<StringAttr>()) return false;
         AppendSymbol(target->as<StringAttr>().value, out_);
@@ -920,7 +939,7 @@ void Printer::PrintFunction(const Function& fn) {
   out_ += "  func.func ";
   out_ += fn.visibility();
   out_ += ' ';
-  AppendSymbol(fn.name(), out_);
+  Symbol(fn.name());
   out_ += '(';
   const Block* entry = fn.entry();
   if (entry) {
@@ -965,7 +984,19 @@ void Printer::PrintFunction(const Function& fn) {
 
 void Printer::PrintModule(const Module& module) {
   out_ += "module";
-  if (!module.name().empty()) {
+  SymbolRenames renames;
+  if (options_.canonical) {
+    bool prefix_taken = false;
+    for (const auto& fn : module.functions()) {
+      prefix_taken |= fn->name().starts_with(kCanonicalFunctionPrefix);
+    }
+    int n = 0;
+    for (const auto& fn : module.functions()) {
+      if (prefix_taken || fn->visibility() != "private") continue;
+      renames[fn->name()] = std::string(kCanonicalFunctionPrefix) + std::to_string(n++);
+    }
+  }
+  if (!options_.canonical && !module.name().empty()) {
     out_ += ' ';
     AppendSymbol(module.name(), out_);
   }
@@ -975,7 +1006,7 @@ void Printer::PrintModule(const Module& module) {
   }
   out_ += " {\n";
   for (const auto& fn : module.functions()) {
-    Printer fn_printer(options_, out_);  // names are per function
+    Printer fn_printer(options_, out_, &renames);  // names are per function
     fn_printer.PrintFunction(*fn);
   }
   out_ += "}\n";

@@ -14,6 +14,14 @@ struct PrintOptions {
   // Print every op in the generic `"dialect.op"(...) <{...}> : (...) -> ...`
   // form instead of its pretty form.
   bool generic = false;
+  // Print the canonical form, for cache keys (jit/cache): what the program
+  // means, not how it was spelled. Values are numbered in order (%0, %1, ...;
+  // source names and result-group spelling ignored), the module's name is
+  // left out, and private functions are named @_jitd_fN in module order
+  // (calls follow) unless some function already uses that prefix. Public
+  // function names stay: clients call them. Locations are never printed;
+  // attributes print sorted, as always. The output still parses.
+  bool canonical = false;
 };
 
 std::string PrintModule(const Module& module, const PrintOptions& options = {});

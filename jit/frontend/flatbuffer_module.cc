@@ -19,7 +19,7 @@ namespace {
 namespace fb = ::jitd::fbmodule;
 
 // Bounds on hostile input, beyond what the FlatBuffers verifier checks.
-constexpr int kMaxRegionNesting = 128;    // ops inside regions inside ops...
+constexpr int kMaxRegionNesting = ir::kMaxRegionNesting;  // ops inside regions inside ops...
 constexpr int kMaxAttributeNesting = 128;  // arrays / dictionaries inside each other
 constexpr int kMaxTypeNesting = 64;        // tuples inside tuples
 constexpr size_t kMaxValues = size_t{1} << 26;  // values per function
@@ -300,7 +300,12 @@ class Writer {
     return id;
   }
 
-  StatusOr<flatbuffers::Offset<fb::Region>> WriteRegion(const ir::Region& region) {
+  // `depth`: regions enclosing this one (0 for a function body).
+  StatusOr<flatbuffers::Offset<fb::Region>> WriteRegion(const ir::Region& region, int depth) {
+    if (depth > kMaxRegionNesting) {
+      return InvalidArgument("regions nested deeper than the limit of " +
+                             std::to_string(kMaxRegionNesting) + " levels");
+    }
     std::vector<flatbuffers::Offset<fb::Block>> blocks;
     // Arguments of every block are defined first: a branch may name a later
     // block's arguments only through successors, which StableHLO has not.
@@ -315,7 +320,7 @@ class Writer {
       }
       std::vector<flatbuffers::Offset<fb::Op>> ops;
       for (const auto& op : block.ops()) {
-        JITD_ASSIGN_OR_RETURN(auto o, WriteOp(*op));
+        JITD_ASSIGN_OR_RETURN(auto o, WriteOp(*op, depth));
         ops.push_back(o);
       }
       auto types = WriteTypes(arg_types);
@@ -326,7 +331,7 @@ class Writer {
     return fb::CreateRegion(fbb_, fbb_.CreateVector(blocks));
   }
 
-  StatusOr<flatbuffers::Offset<fb::Op>> WriteOp(const ir::Op& op) {
+  StatusOr<flatbuffers::Offset<fb::Op>> WriteOp(const ir::Op& op, int depth) {
     std::vector<uint32_t> operands;
     for (const ir::Value* v : op.operands()) {
       auto it = ids_.find(v);
@@ -340,7 +345,7 @@ class Writer {
     for (size_t i = 0; i < op.num_results(); ++i) Define(op.result(i));
     std::vector<flatbuffers::Offset<fb::Region>> regions;
     for (size_t r = 0; r < op.num_regions(); ++r) {
-      JITD_ASSIGN_OR_RETURN(auto region, WriteRegion(op.region(r)));
+      JITD_ASSIGN_OR_RETURN(auto region, WriteRegion(op.region(r), depth + 1));
       regions.push_back(region);
     }
     std::vector<flatbuffers::Offset<fb::ResultGroup>> groups;
@@ -372,7 +377,7 @@ class Writer {
     next_id_ = 0;
     flatbuffers::Offset<fb::Region> body = 0;
     if (!fn.body().empty()) {
-      JITD_ASSIGN_OR_RETURN(body, WriteRegion(fn.body()));
+      JITD_ASSIGN_OR_RETURN(body, WriteRegion(fn.body(), 0));
     }
     auto name = fbb_.CreateString(fn.name());
     auto vis = fbb_.CreateString(fn.visibility());
@@ -717,7 +722,10 @@ class Reader {
   }
 
   Status ReadRegion(const fb::Region& r, ir::Region& region, int depth) {
-    if (depth > kMaxRegionNesting) return Error("regions nested too deeply");
+    if (depth > kMaxRegionNesting) {
+      return Error("regions nested deeper than the limit of " + std::to_string(kMaxRegionNesting) +
+                   " levels");
+    }
     const size_t scope = values_.size();
     if (r.blocks()) {
       // Arguments of all blocks first (the writer numbers them that way).

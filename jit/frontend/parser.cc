@@ -291,6 +291,7 @@ class Parser {
   Lexer lex_;
   Token tok_;
   int depth_ = 0;
+  int region_depth_ = 0;  // ParseRegion calls open (function body included)
   std::vector<Scope> scopes_;
   std::unordered_map<std::string_view, Type> type_cache_;  // keyed by `2x3xf32>`
   ir::Module* module_ = nullptr;
@@ -1667,6 +1668,16 @@ Status Parser::ParseRegion(ir::Region& region,
   DepthGuard guard(this);
   JITD_RETURN_IF_ERROR(CheckDepth());
   const Location loc = tok_.loc;
+  // A function's body is the outermost region; ops' regions nest inside.
+  ++region_depth_;
+  struct RegionDepthGuard {
+    int& depth;
+    ~RegionDepthGuard() { --depth; }
+  } region_guard{region_depth_};
+  if (region_depth_ > ir::kMaxRegionNesting + 1) {
+    return ErrorAt(loc, "regions nested deeper than the limit of " +
+                            std::to_string(ir::kMaxRegionNesting) + " levels");
+  }
   JITD_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "starting a region"));
   if (Consume(TokenKind::kRBrace)) {
     if (args && !args->empty()) return ErrorAt(loc, "region with arguments has no block");

@@ -223,6 +223,30 @@ TEST(ParserTest, ErrorsNameTheProblemAndPlace) {
             std::string::npos);
 }
 
+// `depth` stablehlo.if ops, each inside the first region of the one before.
+std::string NestedIfs(int depth) {
+  std::string s = "func.func @main(%p: tensor<i1>, %x: tensor<f32>) -> tensor<f32> {\n";
+  for (int d = 0; d < depth; ++d) s += "%r" + std::to_string(d) + " = \"stablehlo.if\"(%p) ({\n";
+  s += "stablehlo.return %x : tensor<f32>\n";
+  for (int d = depth; d-- > 0;) {
+    s += "}, {\nstablehlo.return %x : tensor<f32>\n}) : (tensor<i1>) -> tensor<f32>\n";
+    s += d == 0 ? std::string("return %r0") : "stablehlo.return %r" + std::to_string(d);
+    s += " : tensor<f32>\n";
+  }
+  return s + "}\n";
+}
+
+// Regions nest at most ir::kMaxRegionNesting deep; deeper text is refused
+// where the first region too deep opens (every later walk over regions
+// recurses once per level).
+TEST(ParserTest, RegionsNestAtMostTheLimit) {
+  EXPECT_TRUE(MustParse(NestedIfs(ir::kMaxRegionNesting)));
+  const std::string error = ParseError(NestedIfs(ir::kMaxRegionNesting + 1));
+  // Line 2 + 64 opens the 65th if; its first region's '{' is at column 28.
+  EXPECT_EQ(error, "66:28: regions nested deeper than the limit of 64 levels");
+  EXPECT_EQ(ParseError(NestedIfs(5000)), error);
+}
+
 TEST(ParserTest, HostileInputIsRefusedNotAllocated) {
   // Huge declared shapes: refused by the type limit.
   EXPECT_NE(ParseError(Wrap("", "%x: tensor<99999999999x99999999999xf32>")).find("limit"),

@@ -265,24 +265,65 @@ std::unique_ptr<Op> CreateOp(OpCode code, Location loc, std::span<Value* const> 
   return op;
 }
 
-void WalkOps(Region& region, const std::function<void(Op&)>& fn) {
-  for (size_t b = 0; b < region.num_blocks(); ++b) {
-    for (const auto& op : region.block(b).ops()) {
-      fn(*op);
-      for (size_t r = 0; r < op->num_regions(); ++r) WalkOps(op->region(r), fn);
+namespace {
+
+// Pre-order walk over the ops of `region` and of their regions with an
+// explicit stack (no recursion, whatever the nesting).
+template <typename RegionT, typename F>
+void WalkOpsIteratively(RegionT& region, F&& fn) {
+  struct Cursor {
+    RegionT* region;
+    size_t block = 0;
+    size_t op = 0;
+  };
+  std::vector<Cursor> stack = {{&region}};
+  while (!stack.empty()) {
+    Cursor& c = stack.back();
+    if (c.block == c.region->num_blocks()) {
+      stack.pop_back();
+      continue;
     }
+    const auto& ops = c.region->block(c.block).ops();
+    if (c.op == ops.size()) {
+      ++c.block;
+      c.op = 0;
+      continue;
+    }
+    auto& op = *ops[c.op++];
+    fn(op);
+    // Regions pushed last first, so they are walked in order.
+    for (size_t r = op.num_regions(); r-- > 0;) stack.push_back({&op.region(r)});
   }
 }
 
+}  // namespace
+
+void WalkOps(Region& region, const std::function<void(Op&)>& fn) {
+  WalkOpsIteratively(region, [&](Op& op) { fn(op); });
+}
+
 void WalkOps(const Region& region, const std::function<void(const Op&)>& fn) {
-  for (size_t b = 0; b < region.num_blocks(); ++b) {
-    for (const auto& op : region.block(b).ops()) {
-      fn(*op);
-      for (size_t r = 0; r < op->num_regions(); ++r) {
-        WalkOps(static_cast<const Region&>(op->region(r)), fn);
+  WalkOpsIteratively(region, [&](const Op& op) { fn(op); });
+}
+
+int RegionNesting(const Op& op) {
+  // (op, its depth below `op`): depth d means d regions enclose it.
+  int deepest = 0;
+  std::vector<std::pair<const Op*, int>> stack = {{&op, 0}};
+  while (!stack.empty()) {
+    const auto [o, depth] = stack.back();
+    stack.pop_back();
+    for (size_t r = 0; r < o->num_regions(); ++r) {
+      deepest = std::max(deepest, depth + 1);
+      const Region& region = o->region(r);
+      for (size_t b = 0; b < region.num_blocks(); ++b) {
+        for (const auto& inner : region.block(b).ops()) {
+          if (inner->num_regions() > 0) stack.push_back({inner.get(), depth + 1});
+        }
       }
     }
   }
+  return deepest;
 }
 
 void ReplaceAllUsesWith(Region& region, const Value* from, Value* to) {

@@ -38,6 +38,14 @@ std::optional<OpCode> ParseOpName(std::string_view name);
 bool IsElementwiseUnary(OpCode code);
 bool IsElementwiseBinary(OpCode code);
 
+// Regions nested inside each other (a while in a while in ...) at most this
+// deep: the parser refuses deeper text and VerifyModule deeper IR from any
+// source, and the inline pass never nests past it. Walks over nested
+// regions (verifier, printer, passes, evaluator, devices) recurse once per
+// level, so this bounds their stack use. Ops chained inside one block are
+// not limited: every walk over operands and use-def chains is iterative.
+inline constexpr int kMaxRegionNesting = 64;
+
 // Where something came from in the source text; line 0 = unknown.
 struct Location {
   uint32_t line = 0;
@@ -289,6 +297,10 @@ std::unique_ptr<Op> CreateOp(OpCode code, Location loc, std::span<Value* const> 
 // ops of the blocks being walked.
 void WalkOps(Region& region, const std::function<void(Op&)>& fn);
 void WalkOps(const Region& region, const std::function<void(const Op&)>& fn);
+
+// How deep regions nest inside `op`: 0 for an op without regions, 1 for one
+// whose regions hold no ops with regions, and so on. Iterative.
+int RegionNesting(const Op& op);
 
 // Makes every operand in `region` (nested regions included) that is `from`
 // use `to` instead.

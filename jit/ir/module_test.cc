@@ -26,6 +26,29 @@ constexpr std::string_view kTwoAdds = R"(module {
 }
 )";
 
+// WalkOps keeps its own stack: nesting costs it no recursion. (RegionNesting
+// too; the IR's destructor recurses, so the test stays at 2000 levels.)
+TEST(ModuleMutationTest, WalkOpsAndRegionNestingOnDeepIr) {
+  Module m;
+  auto fn = std::make_unique<Function>("main", Location{1, 1});
+  Block* at = &fn->body().add_block();
+  std::vector<Op*> ops;
+  for (int d = 0; d < 2000; ++d) {
+    const Location loc{static_cast<uint32_t>(d + 2), 1};
+    auto op = std::make_unique<Op>(OpCode::kOptimizationBarrier, loc);
+    Op* added = at->add_op(std::move(op));
+    ops.push_back(added);
+    at = &added->add_region().add_block();
+  }
+  std::vector<uint32_t> lines;
+  WalkOps(static_cast<const Region&>(fn->body()), [&](const Op& op) { lines.push_back(op.loc().line); });
+  ASSERT_EQ(lines.size(), 2000u);
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(lines[i], i + 2);  // program order
+  EXPECT_EQ(RegionNesting(*ops[0]), 2000);
+  EXPECT_EQ(RegionNesting(*ops[1999]), 1);
+  ASSERT_TRUE(m.AddFunction(std::move(fn)).ok());
+}
+
 TEST(ModuleMutationTest, CountUsesAndReplaceAllUses) {
   auto m = Parse(kTwoAdds);
   ASSERT_TRUE(m);

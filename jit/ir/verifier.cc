@@ -2514,6 +2514,7 @@ class Verifier {
 
   Status VerifyFunction(const Function& fn) {
     function_ = &fn;
+    nesting_ = 0;
     const Region& body = fn.body();
     if (body.empty()) {
       if (fn.is_public()) {
@@ -2646,7 +2647,16 @@ class Verifier {
         }
       }
     }
-    for (size_t i = 0; i < op.num_regions(); ++i) JITD_RETURN_IF_ERROR(VerifyRegion(op, i));
+    if (op.num_regions() > 0) {
+      // Checked before descending: this walk recurses once per level.
+      if (nesting_ >= kMaxRegionNesting) {
+        return Fail(op, "has regions nested deeper than the limit of " +
+                            std::to_string(kMaxRegionNesting) + " levels");
+      }
+      ++nesting_;
+      for (size_t i = 0; i < op.num_regions(); ++i) JITD_RETURN_IF_ERROR(VerifyRegion(op, i));
+      --nesting_;
+    }
     JITD_RETURN_IF_ERROR(VerifyRules(op));
     done_.Insert(&op, &block);
     return Status::Ok();
@@ -2763,6 +2773,7 @@ class Verifier {
 
   const Module& module_;
   const Function* function_ = nullptr;
+  int nesting_ = 0;  // regions enclosing the op being verified
   FinishedOps done_;
 };
 

@@ -1570,6 +1570,44 @@ TEST(VerifierRobustness, OutOfRangeEnumsAndNullData) {
   EXPECT_TRUE(Rejects(n, "func.func", "@broken has an invalid type in its signature"));
 }
 
+// stablehlo.if ops nested `depth` deep (the op at nesting level d on line
+// 100 + d), each returning %x from its innermost region.
+std::unique_ptr<Module> NestedIfs(int depth) {
+  auto m = std::make_unique<Module>();
+  Function& f = AddFunc(*m, "main", Ts({"i1", "f32"}), Ts({"f32"}));
+  Block& body = f.body().block(0);
+  Value* p = body.arg(0);
+  Value* x = body.arg(1);
+  std::vector<std::pair<Block*, Op*>> levels;
+  Block* at = &body;
+  for (int d = 0; d < depth; ++d) {
+    Op& op = AddOp(*at, OpCode::kIf, {p}, Ts({"f32"}), static_cast<uint32_t>(100 + d));
+    levels.push_back({at, &op});
+    Block& then = op.add_region().add_block();
+    Block& other = op.add_region().add_block();
+    AddOp(other, OpCode::kReturn, {x}, {});
+    at = &then;
+  }
+  AddOp(*at, OpCode::kReturn, {x}, {});
+  for (size_t i = levels.size(); i-- > 0;) {
+    AddOp(*levels[i].first, i == 0 ? OpCode::kFuncReturn : OpCode::kReturn,
+          {levels[i].second->result(0)}, {});
+  }
+  return m;
+}
+
+// Regions nest at most kMaxRegionNesting deep, whatever built the IR; the
+// check comes before descending, so deeper IR costs no deeper recursion.
+TEST(VerifierRobustness, RegionsNestAtMostTheLimit) {
+  EXPECT_TRUE(Verifies(*NestedIfs(kMaxRegionNesting)));
+  for (int depth : {kMaxRegionNesting + 1, 2000}) {
+    Status s = VerifyModule(*NestedIfs(depth));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(),
+              "164:5: 'stablehlo.if' op has regions nested deeper than the limit of 64 levels");
+  }
+}
+
 // A long chain verifies, and failures deep inside nesting are still found.
 TEST(VerifierRobustness, LongChainAndNestedFailure) {
   Module m;

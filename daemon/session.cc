@@ -228,7 +228,8 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
         return Reply(id, ResourceExhausted("CreateBuffer: this client holds " +
                                            std::to_string(buffers_.size()) +
                                            " buffers, the limit (max_buffers) is " +
-                                           std::to_string(options_.max_buffers)));
+                                           std::to_string(options_.max_buffers) +
+                                           "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it"));
       }
       // ref.length fits the heap (HeapBytes checked it), so the sum cannot wrap.
       if (options_.max_buffer_bytes != 0 &&
@@ -238,7 +239,8 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
                              " more bytes would make this client's buffers " +
                              std::to_string(buffer_bytes_ + ref.length) +
                              " bytes, the limit (max_buffer_bytes) is " +
-                             std::to_string(options_.max_buffer_bytes)));
+                             std::to_string(options_.max_buffer_bytes) +
+                             "; jitd serve --max-buffer-bytes or JITD_MAX_BUFFER_BYTES raises it"));
       }
       buffer_bytes_ += ref.length;
       const uint64_t handle = next_handle_++;
@@ -316,7 +318,8 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
                                        std::to_string(executables_.size()) +
                                        " executables, the limit (max_executables) is " +
                                        std::to_string(options_.max_executables) +
-                                       "; release some first"));
+                                       "; release some first, or raise it with jitd serve "
+                                       "--max-executables or JITD_MAX_EXECUTABLES"));
   }
   // A compile that may really compile: under the time limit, on the
   // compile threads, one abandoned compile per client at most.
@@ -557,7 +560,8 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                                          " new result buffers would make this client hold " +
                                          std::to_string(buffers_.size() + num_outputs) +
                                          ", the limit (max_buffers) is " +
-                                         std::to_string(options_.max_buffers)));
+                                         std::to_string(options_.max_buffers) +
+                                         "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it"));
     }
     if (options_.max_buffer_bytes != 0 && buffer_bytes_ + new_bytes > options_.max_buffer_bytes) {
       return Reply(id, ResourceExhausted("Execute: " + std::to_string(new_bytes) +
@@ -565,7 +569,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                                          "client's buffers " +
                                          std::to_string(buffer_bytes_ + new_bytes) +
                                          " bytes, the limit (max_buffer_bytes) is " +
-                                         std::to_string(options_.max_buffer_bytes)));
+                                         std::to_string(options_.max_buffer_bytes) +
+                                         "; jitd serve --max-buffer-bytes or JITD_MAX_BUFFER_BYTES "
+                                         "raises it"));
     }
   }
   std::vector<eval::RuntimeValue>& args = args_;
@@ -804,7 +810,9 @@ std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMes
                                             std::to_string(ref.length) +
                                             " bytes exceed this client's limit "
                                             "(max_buffer_bytes) of " +
-                                            std::to_string(options_.max_buffer_bytes)));
+                                            std::to_string(options_.max_buffer_bytes) +
+                                            "; jitd serve --max-buffer-bytes or "
+                                            "JITD_MAX_BUFFER_BYTES raises it"));
   }
   FeedQueues& feeds = *feeds_;  // this client's own (feed_queues.h)
   if (infeed) {

@@ -342,10 +342,22 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
   }
 }
 
+// A heap-allocation failure of a buffer, naming the limit and what raises it.
+static Status BufferHeapExhausted(const Status& status, uint64_t segment_bytes) {
+  if (status.code() != StatusCode::kResourceExhausted) return status;
+  return ResourceExhausted(status.message() + " in this client's shared memory segment of " +
+                           std::to_string(segment_bytes) +
+                           " bytes; the daemon's jitd serve --segment-bytes or "
+                           "JITD_SEGMENT_BYTES raises it (0: the buffer quota, "
+                           "--max-buffer-bytes, + 64 MiB)");
+}
+
 StatusOr<Buffer> Client::AllocateBuffer(const TensorShape& shape) {
   JITD_ASSIGN_OR_RETURN(uint64_t bytes, ByteSize(shape));
   std::lock_guard<std::mutex> lock(mu_);
-  JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block, segment_->Allocate(std::max<uint64_t>(bytes, 1)));
+  StatusOr<ipc::RingHeapRef> allocated = segment_->Allocate(std::max<uint64_t>(bytes, 1));
+  if (!allocated.ok()) return BufferHeapExhausted(allocated.status(), segment_->size());
+  ipc::RingHeapRef block = *allocated;
   block.length = bytes;
   flatbuffers::FlatBufferBuilder fbb(256);
   auto shape_offset = ToWire(fbb, shape);
@@ -554,7 +566,7 @@ StatusOr<Timing> Client::ExecuteAllocatingResults(uint64_t executable,
     StatusOr<ipc::RingHeapRef> block = segment_->Allocate(std::max<uint64_t>(bytes, 1));
     if (!block.ok()) {
       free_blocks();
-      return block.status();
+      return BufferHeapExhausted(block.status(), segment_->size());
     }
     block->length = bytes;
     blocks.push_back(*block);

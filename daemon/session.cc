@@ -613,6 +613,13 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   }
   devices::ExecuteOptions options;
   if (execute->resource_seed().has_value()) options.resource_fill_seed = *execute->resource_seed();
+  switch (execute->resource_fill()) {
+    case 0: options.resource_fill = eval::RandomFill::kUniform; break;
+    case 1: options.resource_fill = eval::RandomFill::kWeights; break;
+    default:
+      return Reply(id, InvalidArgument("Execute: unknown resource_fill " +
+                                       std::to_string(execute->resource_fill())));
+  }
   // The request's deadline (or the default), cut to the quota.
   std::chrono::microseconds budget =
       execute->deadline_micros() != 0

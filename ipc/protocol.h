@@ -27,7 +27,8 @@ namespace jitd::ipc {
 // 4: CompileOptions.dumps, CompileReply.dumps, ReadDump; ExecuteReply.profile.
 // 5: the client rings the daemon by writing a byte on its connection socket
 //    (a request ring found asleep; see daemon/dispatcher.h), not the futex.
-inline constexpr uint32_t kProtocolVersion = 5;
+// 6: ExecuteRequest.resource_fill.
+inline constexpr uint32_t kProtocolVersion = 6;
 
 // Verifier limits: a message is small; anything deeper or larger is hostile.
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

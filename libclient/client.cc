@@ -612,6 +612,9 @@ StatusOr<Timing> Client::ExecuteLocked(uint64_t executable, std::span<const uint
   body.add_results(outs);
   body.add_deadline_micros(static_cast<uint64_t>(std::max<int64_t>(0, options.deadline.count())));
   if (options.resource_seed) body.add_resource_seed(*options.resource_seed);
+  if (options.resource_fill != ExecuteOptions::ResourceFill::kUniform) {
+    body.add_resource_fill(static_cast<uint8_t>(options.resource_fill));
+  }
   if (!result_blocks.empty()) body.add_result_data(data);
   auto body_offset = body.Finish();
   const uint64_t id = next_id_++;

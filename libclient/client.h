@@ -95,6 +95,10 @@ struct ExecuteOptions {
   // Seed of the data that fills dense_resource placeholders; none = such a
   // program fails asking for one.
   std::optional<uint64_t> resource_seed;
+  // How that data is distributed (eval::RandomFill): uniform in [-1, 1), or
+  // like trained weights (kernels scaled by fan-in, vectors in [0.5, 1.5)).
+  enum class ResourceFill : uint8_t { kUniform = 0, kWeights = 1 };
+  ResourceFill resource_fill = ResourceFill::kUniform;
 };
 
 // Options of Compile. Plain value.

@@ -368,11 +368,45 @@ grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" 
 expect_exit 0 "run resource via daemon, other seed" "$jitd" run --socket "$sock" --random-inputs --resource-seed=6 "$tmp/resource.mlir"
 grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" &&
   fail "run via daemon --resource-seed: another seed gave the same weights"
-expect_exit 0 "run resource, weights fill" "$jitd" run --in-process --random-inputs --resource-seed=5 --resource-fill=weights "$tmp/resource.mlir"
-grep -v '^timing' "$tmp/out" | cmp -s - "$tmp/resource_local.txt" &&
-  fail "run --resource-fill=weights: same results as the uniform fill"
-expect_exit 2 "run resource, weights fill via daemon" "$jitd" run --socket "$sock" --resource-fill=weights "$tmp/resource.mlir"
-expect_grep "run resource, weights fill via daemon" "$tmp/err" "needs --in-process"
+# The default fill is weights; uniform differs, through the daemon too.
+expect_exit 0 "run resource, uniform fill" "$jitd" run --in-process --random-inputs --resource-seed=5 --resource-fill=uniform "$tmp/resource.mlir"
+grep -v '^timing' "$tmp/out" >"$tmp/resource_uniform.txt"
+cmp -s "$tmp/resource_uniform.txt" "$tmp/resource_local.txt" &&
+  fail "run --resource-fill=uniform: same results as the weights fill"
+expect_exit 0 "run resource, uniform fill via daemon" "$jitd" run --socket "$sock" --random-inputs --resource-seed=5 --resource-fill=uniform "$tmp/resource.mlir"
+grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/resource_uniform.txt" ||
+  fail "run via daemon --resource-fill=uniform: results differ from --in-process"
+# A run whose results are all NaN/Inf says so, with a hint.
+cat >"$tmp/nan.mlir" <<'MLIR'
+func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<3xf32>
+  %0 = stablehlo.divide %z, %z : tensor<3xf32>
+  %1 = stablehlo.add %0, %arg0 : tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+MLIR
+expect_exit 0 "run all-NaN results" "$jitd" run --in-process --random-inputs "$tmp/nan.mlir"
+expect_grep "run all-NaN results" "$tmp/err" "every floating-point result is NaN or Inf.*--seed"
+expect_exit 0 "run all-NaN results via daemon" "$jitd" run --socket "$sock" --random-inputs "$tmp/nan.mlir"
+expect_grep "run all-NaN results via daemon" "$tmp/err" "every floating-point result is NaN or Inf"
+expect_exit 0 "run finite results" "$jitd" run --in-process --random-inputs "$tmp/resource.mlir"
+grep -q "NaN or Inf" "$tmp/err" && fail "run finite results: printed the NaN hint"
+# --random-inputs keeps gather indices within the table (ids 0..2 of 3 rows:
+# every result row is one of the table's rows, none is clamped garbage) and
+# integers that index nothing at 0 or 1.
+cat >"$tmp/take.mlir" <<'MLIR'
+func.func public @main(%ids: tensor<64xi32>, %mask: tensor<8xi32>) -> (tensor<64xi32>, tensor<8xi32>) {
+  %t = stablehlo.constant dense<[10, 20, 30]> : tensor<3xi32>
+  %i = stablehlo.reshape %ids : (tensor<64xi32>) -> tensor<64x1xi32>
+  %g = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1>}> : (tensor<3xi32>, tensor<64x1xi32>) -> tensor<64xi32>
+  %d = stablehlo.subtract %g, %ids : tensor<64xi32>
+  return %d, %mask : tensor<64xi32>, tensor<8xi32>
+}
+MLIR
+expect_exit 0 "run random indices" "$jitd" run --in-process --random-inputs "$tmp/take.mlir"
+expect_grep "run random indices" "$tmp/out" "^result 1: tensor<8xi32> = \[[01] [01] [01] [01] [01] [01] [01] [01]\]"
+grep '^result 0: ' "$tmp/out" | sed 's/.*= //' | tr -d '[]' | tr ' ' '\n' |
+  grep -Ev '^(10|19|28)$' && fail "run random indices: an id outside the table (10, 19, 28 expected)"
 expect_exit 2 "run resource, unknown fill" "$jitd" run --in-process --resource-fill=normal "$tmp/resource.mlir"
 expect_exit 0 "stats, clients and percentiles" "$jitd" stats --socket "$sock"
 expect_grep "stats, clients and percentiles" "$tmp/out" "^  execute time: p50 [0-9.]+ us, p90 [0-9.]+ us, p99 [0-9.]+ us"

@@ -37,6 +37,7 @@
 #include "tools/conformance/checks.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
+#include "tools/random_inputs.h"
 
 namespace jitd::tools {
 
@@ -76,22 +77,6 @@ uint64_t MixSeed(uint64_t seed, uint64_t index) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
-}
-
-// A value of `type` for --random-inputs: tensors random, tokens, tuples of
-// random elements.
-StatusOr<eval::RuntimeValue> RandomValue(const ir::Type& type, uint64_t seed) {
-  if (type.is_token()) return eval::RuntimeValue::Token();
-  if (type.is_tuple()) {
-    std::vector<eval::RuntimeValue> elements;
-    for (size_t i = 0; i < type.elements().size(); ++i) {
-      JITD_ASSIGN_OR_RETURN(eval::RuntimeValue v, RandomValue(type.elements()[i], MixSeed(seed, i)));
-      elements.push_back(std::move(v));
-    }
-    return eval::RuntimeValue::Tuple(std::move(elements));
-  }
-  JITD_ASSIGN_OR_RETURN(ir::Literal literal, eval::RandomLiteral(type, seed));
-  return eval::RuntimeValue(std::move(literal));
 }
 
 // How an argument is named in messages: "argument 1 (%arg1)".
@@ -272,8 +257,10 @@ std::string TypeWithNumpy(const ir::Type& type) {
 }
 
 // Builds the argument list from --input files and, with --random-inputs,
-// seeded random values for the rest. Errors are usage errors.
+// seeded random values for the rest, shaped by how the program uses each
+// (tools/random_inputs.h). Errors are usage errors.
 StatusOr<std::vector<eval::RuntimeValue>> BuildArguments(const RunArgs& args,
+                                                         const ir::Module& module,
                                                          const ir::Function& entry) {
   const std::vector<ir::Type>& types = entry.arg_types();
   std::vector<std::optional<eval::RuntimeValue>> values(types.size());
@@ -305,6 +292,8 @@ StatusOr<std::vector<eval::RuntimeValue>> BuildArguments(const RunArgs& args,
   std::vector<eval::RuntimeValue> out;
   std::string missing;
   int num_missing = 0;
+  std::vector<ArgumentRole> roles;
+  if (args.random_inputs) roles = InferArgumentRoles(module, entry);
   for (size_t i = 0; i < types.size(); ++i) {
     if (values[i]) {
       out.push_back(std::move(*values[i]));
@@ -315,7 +304,8 @@ StatusOr<std::vector<eval::RuntimeValue>> BuildArguments(const RunArgs& args,
       continue;
     }
     if (args.random_inputs) {
-      StatusOr<eval::RuntimeValue> v = RandomValue(types[i], MixSeed(args.seed, i));
+      const ArgumentRole role = i < roles.size() ? roles[i] : ArgumentRole{};
+      StatusOr<eval::RuntimeValue> v = RandomArgument(types[i], role, MixSeed(args.seed, i));
       if (!v.ok()) {
         return InvalidArgument("cannot make a random " + ArgLabel(entry, i) + ": " +
                                v.status().message());
@@ -416,15 +406,17 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->type_name("NAME=FILE")
       ->allow_extra_args(false);
   cmd->add_flag("--random-inputs", args.random_inputs,
-                "Fill the arguments not given by --input with seeded random data");
+                "Fill the arguments not given by --input with seeded random data, shaped by "
+                "use: weights of a dot or convolution scaled by their fan-in, indices of a "
+                "gather or dynamic_slice within the indexed extent, other integers 0 or 1, "
+                "other floats in [-1, 1)");
   cmd->add_option("--seed", args.seed, "Seed for --random-inputs")->capture_default_str();
   cmd->add_option("--resource-seed", args.resource_seed,
                   "Seed for the data of dense_resource placeholders")
       ->capture_default_str();
   cmd->add_option("--resource-fill", args.resource_fill,
-                  "Distribution of that data: uniform ([-1, 1)) or weights (kernels scaled "
-                  "by fan-in, vectors in [0.5, 1.5): valid batch-norm variances); "
-                  "--in-process only")
+                  "Distribution of that data: weights (kernels scaled by fan-in, vectors in "
+                  "[0.5, 1.5): valid batch-norm variances) or uniform ([-1, 1))")
       ->check(CLI::IsMember({"uniform", "weights"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output_dir, "Write result_<i>.npy files to DIR")
@@ -455,6 +447,10 @@ int Report(const RunArgs& args, std::vector<eval::RuntimeValue>& results, size_t
            const std::vector<conformance::HoistedCheck>& checks, const std::string& timing_line) {
   for (size_t i = 0; i < num_results; ++i) {
     PrintValue("result " + std::to_string(i), results[i]);
+  }
+  if (AllFloatResultsNonFinite(std::vector<eval::RuntimeValue>(
+          results.begin(), results.begin() + static_cast<std::ptrdiff_t>(num_results)))) {
+    std::fprintf(stderr, "%s\n", NonFiniteHint(args.random_inputs).c_str());
   }
   int failed_checks = 0;
   for (const conformance::HoistedCheck& check : checks) {
@@ -550,7 +546,7 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
                  size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
                  Clock::duration parse_time) {
   // Arguments first: the compiler's passes rewrite the module in place.
-  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
+  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, *module, entry);
   if (!arguments.ok()) {
     PrintError(arguments.status().message());
     return kExitUsageOrIo;
@@ -659,7 +655,7 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
                      size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
                      Clock::duration parse_time) {
   // Arguments first: a usage error should not start a daemon.
-  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, entry);
+  StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, module, entry);
   if (!arguments.ok()) {
     PrintError(arguments.status().message());
     return kExitUsageOrIo;
@@ -751,6 +747,9 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   execute_options.deadline = deadline;
   // The same dense_resource fill as --in-process for the same seed.
   execute_options.resource_seed = args.resource_seed;
+  execute_options.resource_fill = args.resource_fill == "uniform"
+                                      ? client::ExecuteOptions::ResourceFill::kUniform
+                                      : client::ExecuteOptions::ResourceFill::kWeights;
   StatusOr<client::Timing> timing =
       client.Execute(executable->handle, argument_handles, result_handles, execute_options);
   const Clock::duration round_trip = Clock::now() - execute_start;
@@ -811,11 +810,6 @@ int RunRun(const RunArgs& args) {
     return kExitUsageOrIo;
   }
   std::unique_ptr<devices::Device> device;  // --in-process only
-  if (!args.in_process && args.resource_fill != "uniform") {
-    PrintError("--resource-fill=" + args.resource_fill +
-               " needs --in-process (the daemon's protocol carries the fill seed only)");
-    return kExitUsageOrIo;
-  }
   if (args.in_process) {
     StatusOr<std::unique_ptr<devices::Device>> created = devices::CreateDevice(args.device);
     if (!created.ok()) {

@@ -36,7 +36,7 @@ struct RunArgs {
   bool random_inputs = false;        // fill arguments not given by --input
   uint64_t seed = 0;                 // --seed for --random-inputs
   uint64_t resource_seed = 0;        // fill of dense_resource placeholders
-  std::string resource_fill = "uniform";  // their distribution (eval::RandomFill)
+  std::string resource_fill = "weights";  // their distribution (eval::RandomFill)
   std::string output_dir;            // write result_<i>.npy there
   double timeout_seconds = 0;        // execution deadline; 0 = none
   std::string dump_dir;              // write the compile's dumps there

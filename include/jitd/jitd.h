@@ -115,7 +115,12 @@ typedef struct jitd_client_options_t {
    * libjitd.so, else jitd on $PATH. Safe when several processes do this at
    * once: one daemon wins the socket, the others exit, everyone connects to
    * the winner. UNAVAILABLE (with the daemon log's tail) when it cannot be
-   * started. */
+   * started. The process that started the daemon prints one line on stderr
+   * ("jitd: started a daemon (pid P) at SOCKET; log LOG; ..."); the daemon
+   * writes its pid to jitd.pid beside the socket (`jitd stop` stops it).
+   * $JITD_NO_AUTOSTART set (not "" or "0") overrides this to 0, for every
+   * client of the process. 0 here (and NULL options) = just connect; the
+   * Python package and `jitd run` pass 1. */
   int start_daemon_if_missing;
   /* Longest wait for one reply, in milliseconds; 0 = 120000. */
   uint32_t timeout_ms;

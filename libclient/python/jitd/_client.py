@@ -280,7 +280,8 @@ class Client(object):
     def platforms(self):
         """The devices the daemon has (a tuple of names), as it says."""
         if self._listed is None:
-            self._listed = tuple(p for p in PLATFORMS if _probe_device(self._conn, p))
+            self._listed = self._call(
+                lambda conn: tuple(p for p in PLATFORMS if _probe_device(conn, p)))
         return self._listed
 
     @property

@@ -261,7 +261,8 @@ class Instance {
   // The state as JSON, as `viewer` may see it: for the daemon's own uid and
   // root (and in-process callers) the whole state — counters, cache
   // statistics, every client and, with `list_keys`, the memory cache's
-  // entries (at most 256), "view":"all"; for any other uid only its own
+  // entries (at most 256: fingerprint, program, device, argument_shapes,
+  // hits, compile_micros, bytes, last_use_unix_ms), "view":"all"; for any other uid only its own
   // uid's sessions and, with `list_keys`, viewer.own_keys, "view":"uid"
   // (one uid learns nothing of another's clients or programs).
   std::string StatsJson(bool list_keys, const StatsViewer& viewer = {}) const;

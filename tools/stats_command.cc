@@ -138,7 +138,7 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
   if (keys) {
     out << "  cache entries (" << keys->size() << "):\n";
     char line[512];
-    std::snprintf(line, sizeof(line), "    %-16s %-12s %6s %9s %10s %10s  %-32s  %s\n", "program",
+    std::snprintf(line, sizeof(line), "    %-16s %-12s %6s %9s %10s %12s  %-32s  %s\n", "program",
                   "device", "hits", "compile", "bytes", "last use", "fingerprint", "arguments");
     out << line;
     const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -149,7 +149,7 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
       const std::string ago =
           last_ms < 0 ? "-" : Duration(std::max<int64_t>(0, now_ms - last_ms) * 1e3) + " ago";
       const double compile_us = entry.get<double>("compile_micros", -1);
-      std::snprintf(line, sizeof(line), "    %-16.16s %-12.12s %6s %9s %10s %10s  %-32s  %s\n",
+      std::snprintf(line, sizeof(line), "    %-16.16s %-12.12s %6s %9s %10s %12s  %-32s  %s\n",
                     Field(entry, "program").c_str(), Field(entry, "device").c_str(),
                     Field(entry, "hits").c_str(),
                     compile_us < 0 ? "-" : Duration(compile_us).c_str(),

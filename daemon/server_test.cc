@@ -382,6 +382,38 @@ TEST_F(ServerTest, ResourceSeedFillsDenseResources) {
   EXPECT_NE(*a, *c);
 }
 
+// ExecuteRequest.resource_fill: the weights fill reaches the device (vectors
+// in [0.5, 1.5)), not only --in-process.
+TEST_F(ServerTest, ResourceFillTravelsToTheDevice) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok());
+  auto exe = (*client)->Compile(kResourceProgram);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  auto arg = (*client)->AllocateBuffer(exe->arguments[0]);
+  ASSERT_TRUE(arg.ok());
+  std::memset(arg->data.data(), 0, arg->data.size());
+  auto run = [&](client::ExecuteOptions::ResourceFill fill) -> StatusOr<std::vector<float>> {
+    client::ExecuteOptions options;
+    options.resource_seed = 7;
+    options.resource_fill = fill;
+    std::vector<client::Buffer> out;
+    const uint64_t args[] = {arg->handle};
+    JITD_RETURN_IF_ERROR(
+        (*client)->ExecuteAllocatingResults(exe->handle, args, exe->results, options, &out).status());
+    std::vector<float> values(4);
+    std::memcpy(values.data(), out[0].data.data(), 16);
+    return values;
+  };
+  auto uniform = run(client::ExecuteOptions::ResourceFill::kUniform);
+  auto weights = run(client::ExecuteOptions::ResourceFill::kWeights);
+  ASSERT_TRUE(uniform.ok() && weights.ok()) << weights.status().ToString();
+  EXPECT_NE(*uniform, *weights);
+  for (float v : *weights) {
+    EXPECT_GE(v, 0.5f);
+    EXPECT_LT(v, 1.5f);
+  }
+}
+
 // The cpu device runs on private copies of the shared buffers (no literals):
 // several arguments and results of other sizes, an empty tensor, results in
 // registered buffers and library-allocated ones, and repeated runs that reuse

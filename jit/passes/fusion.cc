@@ -80,9 +80,10 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
   }
 
   std::unordered_map<const Op*, std::vector<size_t>> groups_of;
+  // Group ids are appended in increasing order: each list is sorted.
   auto in_group = [&](const Op* op, size_t g) {
     auto it = groups_of.find(op);
-    return it != groups_of.end() && std::find(it->second.begin(), it->second.end(), g) != it->second.end();
+    return it != groups_of.end() && std::binary_search(it->second.begin(), it->second.end(), g);
   };
   // All users of all results of `op` are in group g (and none is external).
   auto only_used_in = [&](const Op* op, size_t g) {
@@ -137,6 +138,7 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
     FusionGroup& group = plan.groups.back();
     group.root = op;
     std::vector<const Op*> members = {op};
+    size_t counted = 1;  // members that are not constants (FusionPolicy::max_ops)
     groups_of[op].push_back(g);
     // Ops whose result elements the kernel computes exactly once each, at
     // its own iteration index (the root, and producers reached only through
@@ -156,17 +158,19 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
       }
       return IsPointwise(*user) && user->result(0)->type().dims() == producer->result(0)->type().dims();
     };
+    // Members reading each producer, recorded as they join: a producer's
+    // users in the group all come after it, so all have joined when it is
+    // considered (scanning every user instead costs a constant used by a
+    // million ops a million steps per kernel).
+    std::unordered_map<const Op*, std::vector<const Op*>> group_users;
     auto all_group_users_at_own_index = [&](const Op* p) {
       if (p->num_results() != 1 || p->result(0)->type().dims() != space.dims()) return false;
-      auto it = users.find(p->result(0));
-      if (it == users.end()) return false;
-      bool any = false;
+      auto it = group_users.find(p);
+      if (it == group_users.end()) return false;
       for (const Op* u : it->second) {
-        if (!in_group(u, g)) continue;
-        any = true;
         if (!reads_at_own_index(u, p)) return false;
       }
-      return any;
+      return true;
     };
     auto cmp = [&](const Op* a, const Op* b) { return position[a] < position[b]; };
     std::priority_queue<const Op*, std::vector<const Op*>, decltype(cmp)> work(cmp);
@@ -182,6 +186,7 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
         const Op* p = v->defining_op();
         if (is_top(p)) {
           if (behind) behind_expansion.insert(p);
+          group_users[p].push_back(consumer);
           work.push(p);
         }
       }
@@ -205,6 +210,8 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
       work.pop();
       if (in_group(p, g)) continue;
       if (!policy.is_fusible(*p)) continue;
+      const bool counts = p->code() != OpCode::kConstant;
+      if (counts && counted >= policy.max_ops) continue;
       if (behind_expansion.count(p) && !policy.is_cheap_to_duplicate(*p) && !MovesData(*p)) continue;
       bool extra = false;
       if (!policy.is_cheap_to_duplicate(*p) && !only_used_in(p, g)) {
@@ -214,6 +221,7 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
       if (all_group_users_at_own_index(p)) at_own_index.insert(p);
       groups_of[p].push_back(g);
       members.push_back(p);
+      if (counts) ++counted;
       if (extra) {
         plan.extra_output_of[p] = g;
         group.extra_outputs.push_back(p->result(0));
@@ -235,8 +243,11 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
 
 namespace {
 
-// Rewrites `block` (then the blocks of its while / if / case ops).
-void FuseBlock(ir::Block& block, const FusionPolicy& policy) {
+// Rewrites `block`, which `depth` regions enclose (then the blocks of its
+// while / if / case ops).
+void FuseBlock(ir::Block& block, const FusionPolicy& policy, int depth) {
+  // A fusion op's region would be one level deeper than the block.
+  if (depth >= ir::kMaxRegionNesting) return;
   const FusionPlan plan = PlanFusion(block, policy);
   if (!plan.groups.empty()) {
     std::unordered_map<const Op*, size_t> position;
@@ -312,7 +323,9 @@ void FuseBlock(ir::Block& block, const FusionPolicy& policy) {
   for (const auto& op : block.ops()) {
     if (op->code() != OpCode::kWhile && op->code() != OpCode::kIf && op->code() != OpCode::kCase) continue;
     for (size_t r = 0; r < op->num_regions(); ++r) {
-      for (size_t b = 0; b < op->region(r).num_blocks(); ++b) FuseBlock(op->region(r).block(b), policy);
+      for (size_t b = 0; b < op->region(r).num_blocks(); ++b) {
+        FuseBlock(op->region(r).block(b), policy, depth + 1);
+      }
     }
   }
 }
@@ -335,7 +348,7 @@ Status FuseModule(ir::Module& module, const FusionPolicy& policy) {
   }
   if (HasFusionOps(module)) return Status::Ok();  // already fused
   for (const auto& fn : module.functions()) {
-    if (fn->entry()) FuseBlock(*fn->entry(), policy);
+    if (fn->entry()) FuseBlock(*fn->entry(), policy, 0);
   }
   return Status::Ok();
 }

@@ -23,11 +23,14 @@
 // place in the block).
 //
 // Blocks rewritten: function bodies and the bodies of while / if / case
-// (not reduce or sort bodies: those are scalar computations). Everything
-// else (ops codegen does not handle, ops with regions) stays as it is.
+// (not reduce or sort bodies: those are scalar computations), except blocks
+// nested ir::kMaxRegionNesting deep (a fusion op there would nest one level
+// too deep). Everything else (ops codegen does not handle, ops with regions)
+// stays as it is.
 #ifndef JITD_JIT_PASSES_FUSION_H_
 #define JITD_JIT_PASSES_FUSION_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -52,6 +55,10 @@ struct FusionPolicy {
   // Fusible and worth recomputing in every consumer.
   std::function<bool(const ir::Op&)> is_cheap_to_duplicate;
   bool multi_output = true;
+  // At most this many ops in one kernel, constants not counted: producers
+  // beyond it get kernels of their own (a chain of N elementwise ops becomes
+  // N / max_ops kernels, which bounds code generation per kernel).
+  size_t max_ops = SIZE_MAX;
 };
 
 // One kernel of a block.

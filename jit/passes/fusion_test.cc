@@ -338,5 +338,59 @@ TEST(FusionTest, ModelsFuseAndRoundTrip) {
   EXPECT_EQ(seen, 3);
 }
 
+// FusionPolicy::max_ops: a chain of 1,000 adds (on one splat constant,
+// which does not count) becomes kernels of at most 300 adds, which compute
+// the same result.
+TEST(FusionTest, KernelsHoldAtMostMaxOps) {
+  std::string text = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                     "  %c = stablehlo.constant dense<1.0> : tensor<4xf32>\n";
+  std::string prev = "%x";
+  for (int i = 0; i < 1000; ++i) {
+    text += "  %v" + std::to_string(i) + " = stablehlo.add " + prev + ", %c : tensor<4xf32>\n";
+    prev = "%v" + std::to_string(i);
+  }
+  text += "  return " + prev + " : tensor<4xf32>\n}\n";
+  PipelineOptions options = TestOptions();
+  FusionPolicy policy = *options.fusion;
+  policy.max_ops = 300;
+  options.fusion = std::make_shared<const FusionPolicy>(policy);
+  auto m = RunAndCompare(text, "fusion", {Tensor(F32({4}), {0, 1, -3, 100})}, options);
+  ASSERT_TRUE(m);
+  const std::vector<const Op*> fusions = Fusions(*m);
+  ASSERT_EQ(fusions.size(), 4u);  // 300 + 300 + 300 + 100
+  for (const Op* f : fusions) {
+    int adds = 0;
+    for (const auto& op : f->region(0).block(0).ops()) adds += op->code() == OpCode::kAdd;
+    EXPECT_LE(adds, 300);
+  }
+}
+
+// A block nested ir::kMaxRegionNesting deep is left unfused: a fusion op
+// there would nest one level deeper than the limit.
+TEST(FusionTest, NoFusionAtTheNestingLimit) {
+  std::string text = "func.func @main(%p: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {\n";
+  const int depth = ir::kMaxRegionNesting;
+  for (int d = 0; d < depth; ++d) {
+    text += "%r" + std::to_string(d) + " = \"stablehlo.if\"(%p) ({\n";
+  }
+  text += "%n = stablehlo.negate %x : tensor<4xf32>\n%e = stablehlo.exponential %n : tensor<4xf32>\n"
+          "stablehlo.return %e : tensor<4xf32>\n";
+  for (int d = depth; d-- > 0;) {
+    text += "}, {\n%m" + std::to_string(d) + " = stablehlo.negate %x : tensor<4xf32>\n" +
+            "stablehlo.return %m" + std::to_string(d) + " : tensor<4xf32>\n" +
+            "}) : (tensor<i1>) -> tensor<4xf32>\n";
+    text += d == 0 ? std::string("return %r0") : "stablehlo.return %r" + std::to_string(d);
+    text += " : tensor<4xf32>\n";
+  }
+  text += "}\n";
+  const std::vector<eval::RuntimeValue> args = {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}),
+                                                Tensor(F32({4}), {0, 1, 2, 3})};
+  auto m = RunAndCompare(text, "fusion", args, TestOptions());
+  ASSERT_TRUE(m);
+  // The else-branch negates nested less deeply are fused (one kernel each);
+  // the two blocks at nesting 64 are not (that would be 65 kernels).
+  EXPECT_EQ(CountOpsNamed(*m, "jitd.fusion"), depth - 1);
+}
+
 }  // namespace
 }  // namespace jitd::passes

@@ -10,8 +10,9 @@
 //                      per round: a cold compile of a fresh copy of the
 //                      program (made unique by a constant: the tiny program
 //                      adds a different constant, the BERT model gets a
-//                      trailing "// round N" comment — either changes the
-//                      cache key), then hits from a second client (its own
+//                      module attribute jitd.bench_round = N — either
+//                      changes the cache key; a comment would not, keys are
+//                      canonical), then hits from a second client (its own
 //                      session) by full text and by fingerprint. Counters:
 //                      cold_us, hit_text_us, hit_fp_us (medians, µs, client
 //                      round trips) and ratio_text / ratio_fp = cold / hit.
@@ -288,8 +289,13 @@ void BM_CompileCache(benchmark::State& state) {
   for (auto _ : state) {
     for (int r = 0; r < rounds; ++r) {
       const int n = ++unique;
-      const std::string text =
-          bert ? bert_text + "// round " + std::to_string(n) + "\n" : UniqueTiny(n);
+      std::string text = UniqueTiny(n);
+      if (bert) {
+        text = bert_text;
+        const size_t at = text.find("mhlo.num_replicas = 1 : i32");
+        if (at == std::string::npos) Die("pt_bert.mlir: no mhlo.num_replicas attribute");
+        text.insert(at, "jitd.bench_round = " + std::to_string(n) + " : i64, ");
+      }
       StatusOr<client::Executable> compiled = Internal("unset");
       cold.push_back(TimeMicros([&] { compiled = first->Compile(text, options); }));
       if (!compiled.ok()) Die("cold compile: " + compiled.status().ToString());

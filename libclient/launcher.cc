@@ -115,6 +115,7 @@ bool IsJitdDaemonProcess(pid_t pid) {
 
 StatusOr<pid_t> FindDaemonPid(const std::string& socket_path) {
   sockaddr_un addr{};
+  pid_t listener = 0;  // the socket's peer when it answers but is no jitd serve
   if (!socket_path.empty() && socket_path.size() < sizeof(addr.sun_path)) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     addr.sun_family = AF_UNIX;
@@ -122,11 +123,19 @@ StatusOr<pid_t> FindDaemonPid(const std::string& socket_path) {
     if (fd.valid() && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
       StatusOr<ipc::UnixCredentials> peer = ipc::PeerCredentials(fd.get());
       if (peer.ok() && IsJitdDaemonProcess(peer->pid)) return peer->pid;
+      if (peer.ok()) listener = peer->pid;
     }
   }
   pid_t written = 0;
   if (std::ifstream(DaemonPidFilePath(socket_path)) >> written && IsJitdDaemonProcess(written)) {
     return written;
+  }
+  if (listener > 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "the socket " + socket_path + " answers, but its listener (pid " +
+                      std::to_string(listener) +
+                      ") is no `jitd serve` and no jitd.pid beside it names one (a "
+                      "socket-activated service? stop it with its service manager)");
   }
   return Status(StatusCode::kNotFound, "no jitd daemon at " + socket_path);
 }

@@ -96,7 +96,8 @@ bool IsJitdDaemonProcess(pid_t pid);
 // kernel saw it (SO_PEERCRED) when that is a `jitd serve` process — not
 // under socket activation, where it is the service manager — else the pid
 // in jitd.pid beside the socket when that is a running `jitd serve`.
-// NOT_FOUND when neither names one (no daemon, or a stale pid file).
+// NOT_FOUND when neither names one (no daemon, or a stale pid file);
+// FAILED_PRECONDITION when the socket answers but neither does.
 StatusOr<pid_t> FindDaemonPid(const std::string& socket_path);
 
 // The tail (last `lines` lines) of a log file, each line indented, for an

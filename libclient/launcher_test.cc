@@ -1,13 +1,18 @@
 #include "libclient/launcher.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "base/unique_fd.h"
 
 namespace jitd::client {
 namespace {
@@ -77,6 +82,23 @@ TEST_F(LauncherTest, FindDaemonPidIgnoresProcessesThatAreNoDaemon) {
     EXPECT_EQ(FindDaemonPid(dir_ + "/jitd.sock").status().code(), StatusCode::kNotFound) << pid;
     EXPECT_FALSE(IsJitdDaemonProcess(pid)) << pid;
   }
+}
+
+TEST_F(LauncherTest, FindDaemonPidNamesASocketServedByAnotherProgram) {
+  // This test listens on the socket: it answers, but is no jitd serve (as a
+  // service manager holding a socket-activated unit's socket).
+  const std::string socket_path = dir_ + "/jitd.sock";
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener.get(), 4), 0);
+  StatusOr<pid_t> found = FindDaemonPid(socket_path);
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(found.status().message().find("pid " + std::to_string(::getpid())), std::string::npos)
+      << found.status().message();
 }
 
 }  // namespace

@@ -58,6 +58,10 @@ int RunStop(const StopArgs& args) {
       args.socket_path.empty() ? daemon::DefaultSocketPath() : args.socket_path;
   const std::string pid_file = client::DaemonPidFilePath(socket_path);
   StatusOr<pid_t> found = client::FindDaemonPid(socket_path);
+  if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
+    PrintError(found.status().message());
+    return kExitUsageOrIo;
+  }
   if (!found.ok()) {
     RemovePidFileOf(pid_file, 0);
     std::fprintf(stderr, "jitd: no daemon running at %s\n", socket_path.c_str());

@@ -5,7 +5,9 @@
 // is not an error (it says so and removes a stale pid file).
 //
 // Exit status: 0 stopped or none running; 1 the daemon did not exit within
-// --timeout; 2 usage error or the signal could not be sent.
+// --timeout; 2 usage error, the signal could not be sent, or the socket is
+// served by a program that is no `jitd serve` (a socket-activated unit: stop
+// that with its service manager).
 #ifndef JITD_TOOLS_STOP_COMMAND_H_
 #define JITD_TOOLS_STOP_COMMAND_H_
 

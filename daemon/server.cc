@@ -21,6 +21,7 @@
 #include <boost/asio.hpp>
 
 #include "base/unique_fd.h"
+#include "daemon/listen_fds.h"
 #include "daemon/socket_dir.h"
 #include "ipc/fd_passing.h"
 #include "ipc/protocol.h"
@@ -262,6 +263,23 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
   // A segment size that cannot work is a start-up error, not one per client.
   JITD_RETURN_IF_ERROR(
       ipc::Segment::Create(options.session.segment_bytes, DaemonSegmentLayout()).status());
+  // Socket activation (daemon/listen_fds.h): serve the inherited socket; its
+  // path and directory are the service manager's, so no lock, bind or unlink.
+  JITD_ASSIGN_OR_RETURN(UniqueFd inherited, TakeListenFd());
+  if (inherited.valid()) {
+    if (std::string bound = BoundSocketPath(inherited.get()); !bound.empty()) {
+      options.socket_path = bound;
+    }
+    auto impl = std::make_unique<Impl>(instance, std::move(options));
+    Impl* raw = impl.get();
+    JITD_ASSIGN_OR_RETURN(impl->dispatcher,
+                          Dispatcher::Create(impl->options.dispatcher,
+                                             [raw](const Session& s) { raw->OnClosed(s); }));
+    boost::system::error_code ec;
+    impl->acceptor.assign(Local(), inherited.Release(), ec);
+    if (ec) return Unavailable("cannot serve the inherited socket: " + ec.message());
+    return std::unique_ptr<Server>(new Server(std::move(impl)));
+  }
   // The directory must be this daemon's own (daemon/socket_dir.h).
   JITD_RETURN_IF_ERROR(
       PrepareSocketDir(std::filesystem::path(path).parent_path().string(), ::geteuid()));

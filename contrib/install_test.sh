@@ -1,0 +1,54 @@
+#!/bin/bash
+# `cmake --install` into a temporary prefix: every file lands, the units name
+# the installed jitd, and the installed jitd.pc + headers + libjitd.so build
+# and run a small C program; the installed Python package loads the
+# installed libjitd.so.
+# Usage: install_test.sh BUILD_DIR C_COMPILER PYTHON
+set -euo pipefail
+build=$1 cc=$2 python=$3
+tmp=$(mktemp -d /tmp/jitd-install-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+fail() { echo "install_test: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install failed"; }
+
+for f in bin/jitd lib/libjitd.so lib/libjitd.so.1 include/jitd/jitd.h include/jitd/jitd_builder.h \
+         lib/pkgconfig/jitd.pc lib/systemd/user/jitd.service lib/systemd/user/jitd.socket \
+         lib/python3/dist-packages/jitd/__init__.py lib/python3/dist-packages/jitd/libjitd.so.1 \
+         share/doc/jitd/README.md share/doc/jitd/USING.md; do
+  [ -e "$prefix/$f" ] || fail "missing $prefix/$f"
+done
+[ -x "$prefix/bin/jitd" ] || fail "bin/jitd is not executable"
+"$prefix/bin/jitd" --version > /dev/null || fail "the installed jitd does not run"
+grep -qx "ExecStart=$prefix/bin/jitd serve --socket %t/jitd/jitd.sock" "$prefix/lib/systemd/user/jitd.service" \
+  || fail "jitd.service does not start the installed jitd: $(grep ExecStart "$prefix/lib/systemd/user/jitd.service")"
+grep -qx 'ListenStream=%t/jitd/jitd.sock' "$prefix/lib/systemd/user/jitd.socket" || fail "jitd.socket listens elsewhere"
+if grep -q '@[A-Z_]*@' "$prefix/lib/systemd/user/"jitd.*; then fail "an unconfigured @VAR@ in the units"; fi
+
+# The pkg-config file and headers build a C program against the installed library.
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+[ "$(pkg-config --modversion jitd)" != "" ] || fail "pkg-config does not know jitd"
+cat > "$tmp/hello.c" <<'C'
+#include <stdio.h>
+#include <jitd/jitd.h>
+#include <jitd/jitd_builder.h>
+int main(void) {
+  printf("%d\n", jitd_api_version());
+  return jitd_api_version() == JITD_API_VERSION ? 0 : 1;
+}
+C
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Werror -o "$tmp/hello" "$tmp/hello.c" $(pkg-config --cflags --libs jitd) \
+  || fail "a C program does not build with pkg-config's flags"
+LD_LIBRARY_PATH=$prefix/lib "$tmp/hello" > /dev/null || fail "the C program does not run"
+LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/hello" 2>/dev/null | grep -q "$prefix/lib/libjitd.so.1" || fail "the C program did not load the installed libjitd.so"
+
+# The Python package finds the installed library through its link.
+got=$(cd "$tmp" && env -u JITD_LIBRARY PYTHONPATH="$prefix/lib/python3/dist-packages" PYTHONDONTWRITEBYTECODE=1 \
+      "$python" -c 'import jitd._lib as l; l.lib(); print(l.library_path())') || fail "import jitd failed"
+case "$got" in
+  "$prefix"/lib/python3/dist-packages/jitd/libjitd.so.1) ;;
+  *) fail "the installed Python package loaded $got" ;;
+esac
+echo "install_test: ok ($prefix)"

@@ -1,15 +1,14 @@
 // The daemon (build/bin/jitd serve) and clients as real processes.
 //
-// Every case starts its own daemon on a socket in a fresh temp directory and
-// stops it (SIGTERM, then SIGKILL after a deadline) in TearDown; client
-// processes are forked and always reaped with a deadline. No wait in this
-// file is unbounded.
+// Every case starts its own daemon on a socket in a fresh temp directory
+// (tests/integration/daemon_process.h), stopped (SIGTERM, then SIGKILL after
+// a deadline) when the case ends; client processes are forked and always
+// reaped with a deadline. No wait in this file is unbounded.
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -19,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +28,7 @@
 #include "devices/device.h"
 #include "jit/frontend/parser.h"
 #include "libclient/client.h"
+#include "tests/integration/daemon_process.h"
 
 namespace jitd {
 namespace {
@@ -36,100 +37,38 @@ using namespace std::chrono_literals;
 using client::Client;
 using daemon::testing::kSoftmax;
 using daemon::testing::kSoftmaxInput;
-
-// Forks a client process running `body`; its return value is the exit code.
-pid_t Spawn(const std::function<int()>& body) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int code = 100;
-    try {
-      code = body();
-    } catch (...) {
-    }
-    ::_exit(code);
-  }
-  return pid;
-}
-
-int ExitCode(int status) { return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+using testing::DaemonProcess;
+using testing::ExitCode;
+using testing::Spawn;
+using testing::StatNumber;
 
 class IntegrationTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static int counter = 0;
-    dir_ = "/tmp/jitd_it_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    socket_ = dir_ + "/run/jitd.sock";
-    cache_dir_ = dir_ + "/cache";
-  }
-  void TearDown() override {
-    StopDaemon();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // Starts `jitd serve` (with `extra` flags) and waits (up to 10 s) until it
-  // accepts clients.
+  // Starts `jitd serve` (with `extra` flags and 8 MiB segments) and waits
+  // (up to 10 s) until it accepts clients. After StopDaemon it starts again
+  // on the same socket and cache directory.
   void StartDaemon(bool disk_cache = true, const std::vector<std::string>& extra = {}) {
-    ASSERT_LT(daemon_, 0);
-    daemon_ = ::fork();
-    ASSERT_GE(daemon_, 0);
-    if (daemon_ == 0) {
-      std::vector<std::string> args = {JITD_BIN, "serve", "--socket", socket_,
-                                       "--log-level", "error", "--segment-bytes", "8388608"};
-      if (disk_cache) {
-        args.insert(args.end(), {"--cache-dir", cache_dir_});
-      } else {
-        args.push_back("--no-disk-cache");
-      }
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(JITD_BIN, argv.data());
-      ::_exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Client::Connect(socket_).ok()) return;
-      int status;
-      ASSERT_EQ(::waitpid(daemon_, &status, WNOHANG), 0) << "jitd serve exited at start";
-      std::this_thread::sleep_for(20ms);
-    }
-    FAIL() << "jitd serve did not come up on " << socket_;
+    std::vector<std::string> flags = {"--segment-bytes", "8388608"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    ASSERT_TRUE(daemon_.Start(flags, disk_cache)) << "jitd serve did not come up on " << socket();
   }
+  // SIGTERM, and the daemon's wait status (-1 when it had to be killed).
+  int StopDaemon() { return daemon_.Stop(); }
+  void KillDaemon() { daemon_.Kill(); }
 
-  // SIGTERM, and the daemon's exit status (-1 when it had to be killed).
-  int StopDaemon() {
-    if (daemon_ < 0) return -1;
-    ::kill(daemon_, SIGTERM);
-    const int status = WaitForExit(daemon_, 10s);
-    daemon_ = -1;
-    return status;
-  }
-  void KillDaemon() {
-    ::kill(daemon_, SIGKILL);
-    WaitForExit(daemon_, 10s);
-    daemon_ = -1;
-  }
+  const std::string& dir() const { return daemon_.dir(); }
+  const std::string& socket() const { return daemon_.socket(); }
 
   std::unique_ptr<Client> Connect() {
     client::ClientOptions options;
     options.timeout = 30s;
-    auto c = Client::Connect(socket_, options);
+    auto c = Client::Connect(socket(), options);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(c).value() : nullptr;
   }
 
-  // Number `key` in the daemon's stats JSON (top level), or -1.
-  static long StatNumber(const std::string& json, const std::string& key) {
-    const std::string needle = "\"" + key + "\":";
-    size_t at = json.find(needle);
-    return at == std::string::npos ? -1 : std::stol(json.substr(at + needle.size()));
-  }
-
-  std::string dir_, socket_, cache_dir_;
-  pid_t daemon_ = -1;
+  // Stopped and its directory removed when the test ends.
+  DaemonProcess daemon_{JITD_BIN};
 };
 
 // Forks a client process that runs `body` as `uid` (and gid), like Spawn.
@@ -185,7 +124,7 @@ TEST_F(IntegrationTest, ExecuteMatchesInProcessInterpreter) {
   EXPECT_EQ(std::memcmp(want->at(0).literal().bytes().data(), got.data(), 32), 0)
       << "the daemon's result differs from the in-process interpreter's";
   EXPECT_EQ(ExitCode(StopDaemon()), 0);
-  EXPECT_FALSE(std::filesystem::exists(socket_)) << "socket file left behind";
+  EXPECT_FALSE(std::filesystem::exists(socket())) << "socket file left behind";
 }
 
 TEST_F(IntegrationTest, AnotherClientsHandleIsNotFound) {
@@ -194,7 +133,7 @@ TEST_F(IntegrationTest, AnotherClientsHandleIsNotFound) {
   ASSERT_EQ(::pipe(to_parent), 0);
   ASSERT_EQ(::pipe(to_child), 0);
   pid_t a = Spawn([&] {
-    auto c = Client::Connect(socket_);
+    auto c = Client::Connect(socket());
     if (!c.ok()) return 1;
     auto exe = (*c)->Compile(kSoftmax);
     if (!exe.ok()) return 2;
@@ -223,7 +162,7 @@ TEST_F(IntegrationTest, KilledClientDoesNotHurtOthers) {
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   pid_t victim = Spawn([&] {
-    auto c = Client::Connect(socket_);
+    auto c = Client::Connect(socket());
     if (!c.ok()) return 1;
     if (RunSoftmax(**c).size() != 8) return 2;
     (void)(*c)->AllocateBuffer({wire::ElementType_F32, {1024}});
@@ -265,7 +204,7 @@ TEST_F(IntegrationTest, DeadDaemonIsUnavailable) {
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(c->Compile(kSoftmax).status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(Client::Connect(socket_).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(Client::Connect(socket()).status().code(), StatusCode::kUnavailable);
 }
 
 TEST_F(IntegrationTest, RestartWithSameCacheDirHitsDisk) {
@@ -303,7 +242,7 @@ TEST_F(IntegrationTest, EightProcessesCompileOnce) {
   std::vector<pid_t> children;
   for (int i = 0; i < 8; ++i) {
     children.push_back(Spawn([&] {
-      auto c = Client::Connect(socket_);
+      auto c = Client::Connect(socket());
       if (!c.ok()) return 1;
       char byte;
       if (::read(go[0], &byte, 1) != 1) return 2;  // all start together
@@ -340,7 +279,7 @@ TEST_F(IntegrationTest, SecondDaemonOnSameSocketRefuses) {
   if (second == 0) {
     int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDERR_FILENO);
-    ::execl(JITD_BIN, JITD_BIN, "serve", "--socket", socket_.c_str(), "--no-disk-cache",
+    ::execl(JITD_BIN, JITD_BIN, "serve", "--socket", socket().c_str(), "--no-disk-cache",
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -363,12 +302,12 @@ constexpr uid_t kAlice = 65534, kBob = 4242;
 
 TEST_F(IntegrationTest, AnotherUsersProgramsAndSessionsStayHidden) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run clients as other users";
-  ::chmod(dir_.c_str(), 0711);
+  ::chmod(dir().c_str(), 0711);
   const std::vector<std::string> allow = {"--allow-uid", "65534,4242"};
   StartDaemon(true, allow);
-  const std::string run_dir = std::filesystem::path(socket_).parent_path().string();
+  const std::string run_dir = std::filesystem::path(socket()).parent_path().string();
   ASSERT_EQ(::chmod(run_dir.c_str(), 0711), 0);
-  ASSERT_EQ(::chmod(socket_.c_str(), 0666), 0);
+  ASSERT_EQ(::chmod(socket().c_str(), 0666), 0);
 
   // Alice compiles her program and stays connected until told.
   int fingerprint_pipe[2], release_pipe[2];
@@ -377,7 +316,7 @@ TEST_F(IntegrationTest, AnotherUsersProgramsAndSessionsStayHidden) {
   pid_t alice = SpawnAs(kAlice, [&] {
     client::ClientOptions options;
     options.client_name = "alice-secret";
-    auto c = Client::Connect(socket_, options);
+    auto c = Client::Connect(socket(), options);
     if (!c.ok()) return 1;
     auto exe = (*c)->Compile(kSecretProgram);
     if (!exe.ok() || exe->cache_hit) return 2;
@@ -396,7 +335,7 @@ TEST_F(IntegrationTest, AnotherUsersProgramsAndSessionsStayHidden) {
   // check's number otherwise.
   auto bob_checks = [&](bool after_restart) {
     return SpawnAs(kBob, [&, after_restart] {
-      auto c = Client::Connect(socket_);
+      auto c = Client::Connect(socket());
       if (!c.ok()) return 1;
       auto by_fingerprint = (*c)->CompileByFingerprint(fingerprint);
       if (by_fingerprint.ok() || by_fingerprint.status().code() != StatusCode::kNotFound) return 2;
@@ -436,10 +375,10 @@ TEST_F(IntegrationTest, AnotherUsersProgramsAndSessionsStayHidden) {
   EXPECT_EQ(ExitCode(StopDaemon()), 0);
   StartDaemon(true, allow);
   ASSERT_EQ(::chmod(run_dir.c_str(), 0711), 0);
-  ASSERT_EQ(::chmod(socket_.c_str(), 0666), 0);
+  ASSERT_EQ(::chmod(socket().c_str(), 0666), 0);
   EXPECT_EQ(ExitCode(WaitForExit(bob_checks(true), 20s)), 0);
   pid_t alice_again = SpawnAs(kAlice, [&] {
-    auto c = Client::Connect(socket_);
+    auto c = Client::Connect(socket());
     if (!c.ok()) return 1;
     auto exe = (*c)->CompileByFingerprint(fingerprint);
     return exe.ok() ? 0 : 2;
@@ -541,7 +480,7 @@ TEST_F(IntegrationTest, FeedsBelongToTheClientProcess) {
   StartDaemon(false);
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
-  pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 20s, true); });
+  pid_t executor = Spawn([&] { return RunFeedProgram(socket(), ready[1], 20s, true); });
   ASSERT_TRUE(WaitReady(ready[0]));
   // A stranger's value: before the fix the executor would have taken it
   // (and computed {101, 202}).
@@ -568,12 +507,12 @@ TEST_F(IntegrationTest, AnUnfedInfeedEndsAtItsDeadline) {
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   const auto start = std::chrono::steady_clock::now();
-  pid_t executor = Spawn([&] { return RunFeedProgram(socket_, ready[1], 300ms); });
+  pid_t executor = Spawn([&] { return RunFeedProgram(socket(), ready[1], 300ms); });
   EXPECT_EQ(ExitCode(WaitForExit(executor, 30s)), 10);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
   // A client killed while its execute waits on the infeed: the daemon drops
   // the session without waiting for the deadline, and stops promptly.
-  pid_t stuck = Spawn([&] { return RunFeedProgram(socket_, ready[1], 60s); });
+  pid_t stuck = Spawn([&] { return RunFeedProgram(socket(), ready[1], 60s); });
   char c;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);  // the first executor's byte
   ASSERT_TRUE(WaitReady(ready[0]));

@@ -44,8 +44,8 @@ std::string JsonEscape(std::string_view s) {
 // keeps (code, data, constants, module: Executable::size_bytes), the program
 // text and the entry itself.
 uint64_t EntryBytes(const CompiledProgram& p) {
-  uint64_t bytes = sizeof(CompiledProgram) + p.program_text.size() + p.executable->size_bytes() +
-                   p.key_parts.program_hash.size() + p.key_parts.argument_shapes.size();
+  uint64_t bytes = sizeof(CompiledProgram) + p.program_text.size() + p.executable->size_bytes();
+  for (size_t i = 0; i < cache::kNumKeyParts; ++i) bytes += cache::KeyPart(p.key_parts, i).size();
   for (const ir::Type& t : p.argument_types) bytes += sizeof(t) + 8 * static_cast<uint64_t>(t.rank());
   for (const ir::Type& t : p.result_types) bytes += sizeof(t) + 8 * static_cast<uint64_t>(t.rank());
   return bytes;

@@ -12,6 +12,7 @@
 #include "daemon/instance.h"
 #include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
+#include "jit/ir/printer.h"
 
 namespace jitd::daemon {
 namespace {
@@ -99,6 +100,22 @@ TEST(ProgramKeyTest, SpellingDoesNotChangeTheKey) {
   auto module = ParseProgram(FlatBufferOf(kRespelled), /*flatbuffer=*/true);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   EXPECT_EQ(MakeProgramKey(**module).Part(), key.Part());
+}
+
+TEST(ProgramKeyTest, TheCanonicalFormParsesBackToItself) {
+  ir::PrintOptions canonical;
+  canonical.canonical = true;
+  auto module = frontend::ParseModule(kRespelled);
+  ASSERT_TRUE(module.ok());
+  const std::string text = ir::PrintModule(**module, canonical);
+  EXPECT_EQ(text.find("twice"), std::string::npos) << text;
+  EXPECT_EQ(text.find("%sum"), std::string::npos) << text;
+  EXPECT_EQ(text.find("renamed"), std::string::npos) << text;
+  EXPECT_NE(text.find("@main"), std::string::npos) << text;
+  auto again = frontend::ParseModule(text);
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << text;
+  EXPECT_EQ(ir::PrintModule(**again, canonical), text);
+  EXPECT_EQ(MakeProgramKey(**again).Part(), KeyOf(kProgram).Part());
 }
 
 TEST(ProgramKeyTest, MeaningChangesTheKey) {

@@ -87,6 +87,10 @@ struct InstanceOptions {
   uint64_t max_feed_bytes_per_client = uint64_t{256} << 20;
   // Byte budget of the raw-bytes -> canonical-program alias map.
   uint64_t alias_map_bytes = uint64_t{8} << 20;
+  // Where compiles, misses (with their reason), disk loads, failed compiles
+  // and evictions are reported, one line each at level 2 (debug; jitd serve
+  // --log-level debug). Empty: not reported. Called from any thread.
+  std::function<void(int level, const std::string& line)> log;
 };
 
 // The uids that sent a cached program's text: a fingerprint-only compile

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/duration_text.h"
 #include "base/status.h"
 #include "daemon/server.h"
 #include "daemon/wire_types.h"
@@ -507,13 +508,7 @@ std::string TimeoutMessage(const RunArgs& args, const Status& status) {
   return "timed out (a deadline of the daemon; no --timeout was given): " + message;
 }
 
-std::string MicrosText(double micros) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.1f us", micros);
-  std::string s = text;
-  if (micros >= 1e6) s += " (" + std::to_string(micros / 1e6).substr(0, 5) + " s)";
-  return s;
-}
+std::string MicrosText(double micros) { return DurationText(micros); }
 
 // The profile rows, slowest first, to stderr.
 void PrintProfile(std::span<const devices::ProfileEntry> rows, uint64_t omitted) {
@@ -620,8 +615,9 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   const double execute_us = std::chrono::duration<double, std::micro>(execute_time).count();
   char timing[256];
   std::snprintf(timing, sizeof(timing),
-                "timing: parse+verify %.3f ms, compile %.3f ms, execute %s (device %s, in process)",
-                Millis(parse_time), Millis(compile_time), MicrosText(execute_us).c_str(),
+                "timing: parse+verify %s, compile %s, execute %s (device %s, in process)",
+                MicrosText(Millis(parse_time) * 1e3).c_str(),
+                MicrosText(Millis(compile_time) * 1e3).c_str(), MicrosText(execute_us).c_str(),
                 std::string(device.name()).c_str());
   return Report(args, *results, num_results, checks, timing);
 }
@@ -788,10 +784,12 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   // 5. Report.
   char line[512];
   std::snprintf(line, sizeof(line),
-                "timing: parse+verify %.3f ms, compile %s %.3f ms (round trip %.3f ms), execute %s "
+                "timing: parse+verify %s, compile %s %s (round trip %s), execute %s "
                 "(round trip %s) (device %s, daemon %s)",
-                Millis(parse_time), executable->cache_hit ? "hit" : "miss",
-                static_cast<double>(executable->compile_micros) / 1e3, Millis(compile_round_trip),
+                MicrosText(Millis(parse_time) * 1e3).c_str(),
+                executable->cache_hit ? "hit" : "miss",
+                MicrosText(static_cast<double>(executable->compile_micros)).c_str(),
+                MicrosText(Millis(compile_round_trip) * 1e3).c_str(),
                 MicrosText(static_cast<double>(timing->execute_micros)).c_str(),
                 MicrosText(std::chrono::duration<double, std::micro>(round_trip).count()).c_str(),
                 args.device.c_str(), socket_path.c_str());

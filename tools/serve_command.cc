@@ -175,6 +175,11 @@ int RunServe(const ServeArgs& args) {
   instance_options.default_device = args.default_device;
   instance_options.share_cache_across_uids = args.share_cache_across_uids;
   instance_options.max_feed_bytes_per_client = args.max_feed_bytes;
+  if (args.log_level == "debug") {  // compiles, misses and why, disk loads, evictions
+    instance_options.log = [](int, const std::string& line) {
+      std::fputs(("jitd: " + line + "\n").c_str(), stderr);
+    };
+  }
   if (!args.no_disk_cache) {
     if (!args.cache_dir.empty()) {
       instance_options.disk_cache_dir = args.cache_dir;

@@ -426,6 +426,10 @@ expect_grep "stats, clients and percentiles" "$tmp/out" "^  execute time: p50 [0
 expect_grep "stats, clients and percentiles" "$tmp/out" "^  compile time: p50 [0-9.]+ (us|ms|s)"
 expect_grep "stats, clients and percentiles" "$tmp/out" "^  clients \(1\):"
 expect_grep "stats, clients and percentiles" "$tmp/out" "jitd stats"
+expect_exit 0 "stats --prometheus" "$jitd" stats --socket "$sock" --prometheus
+expect_grep "stats --prometheus" "$tmp/out" "^# TYPE jitd_compiles_total counter$"
+expect_grep "stats --prometheus" "$tmp/out" "^jitd_executes_total [1-9][0-9]*$"
+expect_grep "stats --prometheus" "$tmp/out" "^jitd_execute_latency_seconds\{quantile=\"0.5\"\} [0-9.e-]+$"
 stop_daemon
 expect_exit 2 "stats after stop" "$jitd" stats --socket "$sock"
 

@@ -12,10 +12,12 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
+#include "base/duration_text.h"
 #include "base/status.h"
 #include "daemon/server.h"
 #include "libclient/client.h"
 #include "tools/cli_util.h"
+#include "tools/prometheus_text.h"
 
 namespace jitd::tools {
 
@@ -32,17 +34,13 @@ std::string Field(const ptree& tree, const std::string& path) {
   return tree.get<std::string>(path, "-");
 }
 
-// A duration in microseconds as it reads best: "850 us", "1.2 ms", "3.4 s".
-std::string Duration(double micros) {
-  char buf[32];
-  if (micros < 1000) {
-    std::snprintf(buf, sizeof(buf), "%.0f us", micros);
-  } else if (micros < 1e6) {
-    std::snprintf(buf, sizeof(buf), "%.1f ms", micros / 1e3);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.1f s", micros / 1e6);
-  }
-  return buf;
+// A duration in microseconds as it reads best: "850 us", "1.25 ms", "3.42 s".
+std::string Duration(double micros) { return DurationText(micros); }
+
+// The duration at `path` (microseconds) of `tree` as Duration; "-" when absent.
+std::string DurationField(const ptree& tree, const std::string& path) {
+  const double micros = tree.get<double>(path, -1);
+  return micros < 0 ? "-" : Duration(micros);
 }
 
 // Human-readable byte count: "1.5 MiB".
@@ -90,8 +88,9 @@ void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
     const boost::optional<const ptree&> h = s.get_child_optional(name);
     if (!h) continue;
     out << "  " << (std::string(name) == "compile_latency" ? "compile time: " : "execute time: ")
-        << "p50 " << Field(*h, "p50_us") << " us, p90 " << Field(*h, "p90_us") << " us, p99 "
-        << Field(*h, "p99_us") << " us, max " << Field(*h, "max_us") << " us ("
+        << "p50 " << DurationField(*h, "p50_us") << ", p90 " << DurationField(*h, "p90_us")
+        << ", p99 " << DurationField(*h, "p99_us") << ", max " << DurationField(*h, "max_us")
+        << " ("
         << Field(*h, "count") << (std::string(name) == "compile_latency"
                                       ? " device compiles)\n"
                                       : " executes, daemon side)\n");
@@ -172,6 +171,9 @@ CLI::App* AddStatsCommand(CLI::App& app, StatsArgs& args) {
       "Exit status: 0 printed, 2 usage error or no daemon running.");
   cmd->add_option("--socket", args.socket_path, "The daemon's Unix socket")->type_name("PATH");
   cmd->add_flag("--json", args.json, "Print the daemon's statistics as JSON, unchanged");
+  cmd->add_flag("--prometheus", args.prometheus,
+                "Print them in Prometheus' text exposition format, for scraping")
+      ->excludes("--json");
   cmd->add_flag("--keys", args.keys, "List the memory cache's entries too: program, device, hits, "
                 "compile time, bytes, last use, fingerprint, argument shapes");
   return cmd;
@@ -207,6 +209,10 @@ int RunStats(const StatsArgs& args) {
   } catch (const std::exception& e) {
     PrintError(std::string("the daemon's statistics are not valid JSON: ") + e.what());
     return kExitInternal;
+  }
+  if (args.prometheus) {
+    std::fputs(PrometheusText(tree).c_str(), stdout);
+    return kExitOk;
   }
   std::fputs(Summary(tree, socket_path).c_str(), stdout);
   return kExitOk;

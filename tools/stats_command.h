@@ -1,6 +1,7 @@
 // `jitd stats`: asks a running daemon for its statistics and prints them, as
-// a readable summary or (--json) the daemon's JSON as it is. It never starts
-// a daemon: when none answers at the socket it says so and exits 2.
+// a readable summary, (--json) the daemon's JSON as it is, or (--prometheus)
+// Prometheus' text format (tools/prometheus_text.h). It never starts a
+// daemon: when none answers at the socket it says so and exits 2.
 //
 // Exit status: 0 printed; 2 usage error or no daemon; 3 the daemon's reply
 // could not be read.
@@ -18,6 +19,7 @@ struct StatsArgs {
   std::string socket_path;  // empty = daemon::DefaultSocketPath()
   bool json = false;        // print the daemon's JSON unchanged
   bool keys = false;        // list the memory cache's entries too
+  bool prometheus = false;  // print Prometheus' text exposition format
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

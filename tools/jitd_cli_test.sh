@@ -40,6 +40,9 @@ expect_grep() {  # expect_grep NAME FILE REGEX
 expect_exit 0 "--help" "$jitd" --help
 expect_grep "--help" "$tmp/out" "fmt"
 expect_grep "--help" "$tmp/out" "check"
+expect_grep "--help" "$tmp/out" "JITD_CPU_THREADS"
+grep -A1 '^Running programs:' "$tmp/out" | tail -1 | grep -q '^  run ' || fail "--help: run is not listed first"
+grep -q 'reference interpreter\.$' "$tmp/out" && fail "--help: describes the tool as the interpreter"
 expect_exit 0 "fmt --help" "$jitd" fmt --help
 expect_grep "fmt --help" "$tmp/out" "--generic"
 expect_exit 0 "check --help" "$jitd" check --help

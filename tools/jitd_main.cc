@@ -1,19 +1,17 @@
 // The `jitd` command: the user-facing entry point of jitd.
 //
-// Subcommands today:
-//   jitd fmt FILE [--generic]   parse, verify and print a StableHLO file
+// Subcommands, in the order `jitd --help` lists them:
+//   jitd run FILE               run a program through the daemon (started if
+//                               none runs) or --in-process (run_command.cc)
+//   jitd serve                  run the daemon (serve_command.cc)
+//   jitd stop                   stop a running daemon (stop_command.cc)
+//   jitd ps                     a running daemon's clients (ps_command.cc)
+//   jitd stats                  a running daemon's statistics (stats_command.cc)
 //   jitd check FILE...          parse and verify, one line per file
-//   jitd conformance PATH...    run self-checking programs on a device
-//   jitd run FILE               run a program once, through the daemon or
-//                               --in-process (tools/run_command.cc)
-//   jitd serve                  run the daemon (tools/serve_command.cc)
-//   jitd stats                  a running daemon's statistics
-//                               (tools/stats_command.cc)
+//   jitd fmt FILE [--generic]   parse, verify and print a StableHLO file
 //   jitd opt FILE               run compiler passes and print the result
-//                               (tools/opt_command.cc)
-//   jitd stop                   stop a running daemon (tools/stop_command.cc)
-//   jitd ps                     a running daemon's client processes
-//                               (tools/ps_command.cc)
+//                               (opt_command.cc)
+//   jitd conformance PATH...    run self-checking programs on a device
 //
 // Exit status: 0 success, 1 a program is invalid (parse or verify error),
 // 2 usage or I/O error, 3 internal error. No exception leaves main().
@@ -172,17 +170,51 @@ int RunCheck(const std::vector<std::string>& paths) {
 int Main(int argc, char** argv) {
   CLI::App app(
       "jitd: a per-machine JIT runtime daemon for StableHLO programs.\n"
-      "This build parses StableHLO text (as JAX, PyTorch/XLA and stablehlo-opt\n"
-      "print it), verifies it against the spec's type and shape rules, prints it\n"
-      "back, and runs self-checking programs on the reference interpreter.",
+      "Programs (StableHLO text as JAX, PyTorch/XLA and stablehlo-opt print it)\n"
+      "are compiled once by the daemon, on the `cpu` device (an LLVM JIT) or the\n"
+      "reference `interpreter`, cached in memory and on disk for every process of\n"
+      "the machine, and run with their arguments in shared memory. `jitd run`\n"
+      "starts a daemon when none runs; Python and C programs use the same one.",
       "jitd");
   app.set_version_flag("--version", "jitd " JITD_VERSION);
   app.require_subcommand(1);
   app.footer(
       "Files may hold several modules separated by lines `// -----`; `-` reads\n"
       "standard input.\n"
+      "Environment: JITD_SOCKET (the daemon's socket; default\n"
+      "$XDG_RUNTIME_DIR/jitd/jitd.sock), JITD_NO_AUTOSTART=1 (never start a\n"
+      "daemon), JITD_CPU_THREADS (the cpu device's threads; default one per CPU).\n"
       "Exit status: 0 ok, 1 invalid program, 2 usage or I/O error, 3 internal error.\n"
-      "Run `jitd SUBCOMMAND --help` for a subcommand's options.");
+      "Run `jitd SUBCOMMAND --help` for a subcommand's options; docs/USING.md\n"
+      "covers the CLI, Python, C and running jitd as a service.");
+
+  // Registered in the order `jitd --help` lists them.
+  RunArgs run_args;
+  CLI::App* run = AddRunCommand(app, run_args);
+
+  ServeArgs serve_args;
+  CLI::App* serve = AddServeCommand(app, serve_args);
+
+  StopArgs stop_args;
+  CLI::App* stop = AddStopCommand(app, stop_args);
+
+  PsArgs ps_args;
+  CLI::App* ps = AddPsCommand(app, ps_args);
+
+  StatsArgs stats_args;
+  CLI::App* stats = AddStatsCommand(app, stats_args);
+
+  std::vector<std::string> check_paths;
+  CLI::App* check = app.add_subcommand(
+      "check", "Parse and verify StableHLO files, one line per file");
+  check->footer(
+      "Prints `FILE: ok` or `FILE:LINE:COL: message` to standard error for each\n"
+      "FILE. Exit status: 0 when every file is valid, 1 when one is not, 2 when\n"
+      "one cannot be read.");
+  check->add_option("FILE", check_paths,
+                    "StableHLO text files (.mlir), or - for standard input")
+      ->type_name("PATH")
+      ->required();
 
   std::string fmt_path;
   bool fmt_generic = false;
@@ -199,39 +231,16 @@ int Main(int argc, char** argv) {
   fmt->add_flag("-g,--generic", fmt_generic,
                 "Print every op in MLIR's generic form \"dialect.op\"(...) : (...) -> ...");
 
-  std::vector<std::string> check_paths;
-  CLI::App* check = app.add_subcommand(
-      "check", "Parse and verify StableHLO files, one line per file");
-  check->footer(
-      "Prints `FILE: ok` or `FILE:LINE:COL: message` to standard error for each\n"
-      "FILE. Exit status: 0 when every file is valid, 1 when one is not, 2 when\n"
-      "one cannot be read.");
-  check->add_option("FILE", check_paths,
-                    "StableHLO text files (.mlir), or - for standard input")
-      ->type_name("PATH")
-      ->required();
+  OptArgs opt_args;
+  CLI::App* opt = AddOptCommand(app, opt_args);
 
   ConformanceArgs conformance_args;
   CLI::App* conformance = AddConformanceCommand(app, conformance_args);
 
-  RunArgs run_args;
-  CLI::App* run = AddRunCommand(app, run_args);
-
-  ServeArgs serve_args;
-  CLI::App* serve = AddServeCommand(app, serve_args);
-
-  StatsArgs stats_args;
-  CLI::App* stats = AddStatsCommand(app, stats_args);
-
-  OptArgs opt_args;
-  CLI::App* opt = AddOptCommand(app, opt_args);
-
-  StopArgs stop_args;
-  CLI::App* stop = AddStopCommand(app, stop_args);
-
-  PsArgs ps_args;
-  CLI::App* ps = AddPsCommand(app, ps_args);
-
+  // `jitd --help` lists subcommands by group, groups in the order of their
+  // first member: running programs first, then tools for program text.
+  for (CLI::App* sub : {run, serve, stop, ps, stats}) sub->group("Running programs");
+  for (CLI::App* sub : {check, fmt, opt, conformance}) sub->group("Program text and testing");
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsageOrIo;

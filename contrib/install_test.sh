@@ -1,13 +1,19 @@
 #!/bin/bash
 # `cmake --install` into a temporary prefix: every file lands, the units name
 # the installed jitd, and the installed jitd.pc + headers + libjitd.so build
-# and run a small C program; the installed Python package loads the
-# installed libjitd.so.
-# Usage: install_test.sh BUILD_DIR C_COMPILER PYTHON
+# and run a small C program, and examples/add_one.c runs through a daemon
+# that the installed library starts from the installed bin/jitd; the
+# installed Python package loads the installed libjitd.so.
+# Usage: install_test.sh BUILD_DIR C_COMPILER PYTHON EXAMPLES_DIR
 set -euo pipefail
-build=$1 cc=$2 python=$3
+build=$1 cc=$2 python=$3 examples=$4
 tmp=$(mktemp -d /tmp/jitd-install-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+sock=$tmp/run/jitd.sock
+cleanup() {
+  [ -S "$sock" ] && "$tmp/prefix/bin/jitd" stop --socket "$sock" > /dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 prefix=$tmp/prefix
 fail() { echo "install_test: $*" >&2; exit 1; }
 
@@ -43,6 +49,21 @@ C
   || fail "a C program does not build with pkg-config's flags"
 LD_LIBRARY_PATH=$prefix/lib "$tmp/hello" > /dev/null || fail "the C program does not run"
 LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/hello" 2>/dev/null | grep -q "$prefix/lib/libjitd.so.1" || fail "the C program did not load the installed libjitd.so"
+
+# examples/add_one.c, built the way its comment says, starts the installed
+# daemon (../bin/jitd beside the installed libjitd.so) and runs through it.
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Werror -o "$tmp/add_one" "$examples/add_one.c" $(pkg-config --cflags --libs jitd) \
+  || fail "examples/add_one.c does not build against the install"
+out=$(env -u JITD_BINARY -u JITD_NO_AUTOSTART JITD_SOCKET="$sock" XDG_CACHE_HOME="$tmp/cache" \
+      LD_LIBRARY_PATH="$prefix/lib" "$tmp/add_one" 2> "$tmp/add_one.err") \
+  || { cat "$tmp/add_one.err"; fail "examples/add_one failed"; }
+[ "$out" = "2 3 4 5 (compile miss)" ] || fail "examples/add_one printed '$out'"
+grep -q "started a daemon" "$tmp/add_one.err" || fail "add_one did not start a daemon: $(cat "$tmp/add_one.err")"
+pid=$(cat "$tmp/run/jitd.pid" 2>/dev/null || true)
+[ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe")" = "$prefix/bin/jitd" ] \
+  || fail "the daemon started is not the installed jitd (pid '$pid': $(readlink "/proc/$pid/exe" 2>&1))"
+"$prefix/bin/jitd" stop --socket "$sock" > /dev/null || fail "jitd stop failed"
 
 # The Python package finds the installed library through its link.
 got=$(cd "$tmp" && env -u JITD_LIBRARY PYTHONPATH="$prefix/lib/python3/dist-packages" PYTHONDONTWRITEBYTECODE=1 \

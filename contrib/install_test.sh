@@ -32,6 +32,16 @@ grep -qx "ExecStart=$prefix/bin/jitd serve --socket %t/jitd/jitd.sock" "$prefix/
 grep -qx 'ListenStream=%t/jitd/jitd.sock' "$prefix/lib/systemd/user/jitd.socket" || fail "jitd.socket listens elsewhere"
 if grep -q '@[A-Z_]*@' "$prefix/lib/systemd/user/"jitd.*; then fail "an unconfigured @VAR@ in the units"; fi
 
+# A staged install (packaging): DESTDIR holds the files, the units name the
+# final prefix.
+DESTDIR=$tmp/stage cmake --install "$build" --prefix /usr/local > "$tmp/stage.log" \
+  || { cat "$tmp/stage.log"; fail "DESTDIR=... cmake --install failed"; }
+grep -qx "ExecStart=/usr/local/bin/jitd serve --socket %t/jitd/jitd.sock" \
+  "$tmp/stage/usr/local/lib/systemd/user/jitd.service" || fail "DESTDIR: jitd.service missing or wrong"
+[ "$(readlink "$tmp/stage/usr/local/lib/python3/dist-packages/jitd/libjitd.so.1")" = ../../../libjitd.so.1 ] \
+  || fail "DESTDIR: the Python package's libjitd.so.1 link is missing or wrong"
+[ -e "$tmp/stage/usr/local/bin/jitd" ] || fail "DESTDIR: bin/jitd missing"
+
 # The pkg-config file and headers build a C program against the installed library.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 [ "$(pkg-config --modversion jitd)" != "" ] || fail "pkg-config does not know jitd"
@@ -72,4 +82,18 @@ case "$got" in
   "$prefix"/lib/python3/dist-packages/jitd/libjitd.so.1) ;;
   *) fail "the installed Python package loaded $got" ;;
 esac
+# ... and, through it, the installed daemon (started on demand again).
+got=$(cd "$tmp" && env -u JITD_LIBRARY -u JITD_BINARY -u JITD_NO_AUTOSTART JITD_SOCKET="$sock" \
+      XDG_CACHE_HOME="$tmp/cache" PYTHONPATH="$prefix/lib/python3/dist-packages" PYTHONDONTWRITEBYTECODE=1 \
+      "$python" -c '
+import numpy as np, jitd
+c = jitd.get_client("cpu")
+exe = jitd.compile_stablehlo("""func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+  %y = stablehlo.add %x, %one : tensor<4xf32>
+  return %y : tensor<4xf32>
+}""", client=c)
+print(exe.Execute([np.arange(1, 5, dtype=np.float32)]).tolist())' 2> "$tmp/py.err") \
+  || { cat "$tmp/py.err"; fail "the installed Python package could not run a program"; }
+[ "$got" = "[2.0, 3.0, 4.0, 5.0]" ] || fail "the installed Python package printed '$got'"
 echo "install_test: ok ($prefix)"

@@ -73,6 +73,13 @@ class FairGate {
     std::lock_guard<std::mutex> lock(mu_);
     return express_;
   }
+  // Executes waiting for their turn now (for tests).
+  size_t waiting() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = 0;
+    for (uint64_t key : ring_) n += clients_.at(key).waiters.size();
+    return n;
+  }
 
   // RAII: Acquire in the constructor, Release in the destructor with the
   // time in between.

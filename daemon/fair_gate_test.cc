@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -13,6 +14,12 @@ namespace jitd::daemon {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Waits (10 s at most) until `done` holds.
+void WaitUntil(const std::function<bool()>& done) {
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(1ms);
+}
 
 TEST(FairGateTest, NeverMoreThanSlotsAtOnce) {
   FairGate gate(2, /*express_below=*/0ms);
@@ -50,7 +57,8 @@ TEST(FairGateTest, WaitersAreServedRoundRobinAcrossClients) {
       std::lock_guard<std::mutex> lock(mu);
       order.push_back(client);
     });
-    std::this_thread::sleep_for(20ms);  // let it queue before the next one
+    const size_t queued = threads.size();
+    WaitUntil([&] { return gate.waiting() == queued; });  // queued before the next one
   };
   enqueue(1);
   enqueue(1);
@@ -95,10 +103,14 @@ TEST(FairGateTest, WhileOthersWaitNoClientHoldsTwoSlots) {
         order.push_back(client);
       }
     });
-    std::this_thread::sleep_for(20ms);
+    const size_t queued = threads.size();
+    WaitUntil([&] { return gate.waiting() == queued; });
   }
   gate.Release(1, FairGate::Lane::kSlot, 1s);
-  std::this_thread::sleep_for(20ms);
+  WaitUntil([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !order.empty();
+  });
   {
     std::lock_guard<std::mutex> lock(mu);
     EXPECT_EQ(order, (std::vector<uint64_t>{2}));

@@ -17,6 +17,7 @@ inline std::string DurationText(double micros) {
     const char* format = value < 9.995 ? "%.2f %s" : value < 99.95 ? "%.1f %s" : "%.0f %s";
     std::snprintf(text, sizeof(text), format, value, unit);
   };
+  if (micros == 0) return "0 us";
   if (!std::isfinite(micros) || micros < 0) {
     std::snprintf(text, sizeof(text), "%g us", micros);
   } else if (micros < 999.5) {

@@ -6,7 +6,8 @@ namespace jitd {
 namespace {
 
 TEST(DurationText, PicksTheUnitBySize) {
-  EXPECT_EQ(DurationText(0), "0.00 us");
+  EXPECT_EQ(DurationText(0), "0 us");
+  EXPECT_EQ(DurationText(0.004), "0.00 us");
   EXPECT_EQ(DurationText(1.234), "1.23 us");
   EXPECT_EQ(DurationText(12.34), "12.3 us");
   EXPECT_EQ(DurationText(850), "850 us");

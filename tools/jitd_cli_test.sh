@@ -189,6 +189,9 @@ expect_grep "run example" "$tmp/out" "^result 0: tensor<2x4xf32>$"
 expect_grep "run example" "$tmp/out" "^\[\[0\.0320586"
 expect_grep "run example" "$tmp/out" "^checks: 1 passed, 0 failed$"
 expect_grep "run example" "$tmp/out" "^timing: parse\+verify [0-9.]+ (us|ms|s), compile [0-9.]+ (us|ms|s), execute [0-9.]+ (us|ms|s)"
+expect_exit 0 "run --repeat" "$jitd" run --in-process --repeat 5 --warmup 2 "$examples/softmax.mlir"
+expect_grep "run --repeat" "$tmp/out" "^repeat: 5 executes \(after 2 warmup\), execute min [0-9.]+ (us|ms|s), p50 [0-9.]+ (us|ms|s), p90 "
+expect_exit 2 "run --repeat 0" "$jitd" run --in-process --repeat 0 "$examples/softmax.mlir"
 expect_exit 2 "run unknown device" "$jitd" run --in-process --device=tpu "$softmax"
 expect_grep "run unknown device" "$tmp/err" "unknown device 'tpu'"
 expect_exit 2 "run two modules" "$jitd" run --in-process "$tmp/two.mlir"
@@ -333,6 +336,8 @@ expect_exit 0 "run via daemon again" "$jitd" run --socket "$sock" "$softmax"
 expect_grep "run via daemon again" "$tmp/out" "^timing: .*compile hit "
 expect_exit 0 "stats after two runs" "$jitd" stats --socket "$sock" --json
 expect_grep "stats after two runs" "$tmp/out" '"compiles":1,.*"memory_cache":\{"hits":1,"misses":1,'
+expect_exit 0 "run via daemon, --repeat" "$jitd" run --socket "$sock" --repeat 4 "$softmax"
+expect_grep "run via daemon, --repeat" "$tmp/out" "^repeat: 4 executes, execute min .*; round trip min [0-9.]+ (us|ms|s), p50 "
 expect_exit 0 "run via daemon, JITD_SOCKET" env JITD_SOCKET="$sock" "$jitd" run --no-start-daemon "$softmax"
 expect_grep "run via daemon, JITD_SOCKET" "$tmp/out" "compile hit "
 # Through the daemon and in process: the same results for the same seed.

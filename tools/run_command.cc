@@ -437,6 +437,16 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   cmd->add_option("--timeout", args.timeout_seconds, "Seconds the execution may take (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--repeat", args.repeat,
+                  "Execute N times and print the execute time's min, p50 and p90 (the results "
+                  "shown are the last run's)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", args.warmup, "Untimed executes before the --repeat ones")
+      ->type_name("K")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -509,6 +519,26 @@ std::string TimeoutMessage(const RunArgs& args, const Status& status) {
 }
 
 std::string MicrosText(double micros) { return DurationText(micros); }
+
+// "repeat: 10 executes (after 2 warmup), execute min 8.00 us, p50 9.00 us,
+// p90 12.0 us[; round trip ...]" for --repeat; "" for one execute.
+std::string RepeatLine(const RunArgs& args, std::vector<double> execute_us,
+                       std::vector<double> round_trip_us) {
+  if (execute_us.size() < 2) return "";
+  auto stats = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    auto at = [&](double q) {
+      return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+    };
+    return "min " + MicrosText(v.front()) + ", p50 " + MicrosText(at(0.5)) + ", p90 " +
+           MicrosText(at(0.9));
+  };
+  std::string line = "repeat: " + std::to_string(execute_us.size()) + " executes";
+  if (args.warmup > 0) line += " (after " + std::to_string(args.warmup) + " warmup)";
+  line += ", execute " + stats(execute_us);
+  if (!round_trip_us.empty()) line += "; round trip " + stats(round_trip_us);
+  return line;
+}
 
 // The profile rows, slowest first, to stderr.
 void PrintProfile(std::span<const devices::ProfileEntry> rows, uint64_t omitted) {
@@ -597,17 +627,25 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   options.resource_fill = *fill;
   std::vector<devices::ProfileEntry> profile;
   if (args.profile) options.profile = &profile;
-  const Clock::time_point execute_start = Clock::now();
-  if (args.timeout_seconds > 0) {
-    options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(args.timeout_seconds));
-  }
-  StatusOr<std::vector<eval::RuntimeValue>> results =
-      (*executable)->Execute(*arguments, options);
-  const Clock::duration execute_time = Clock::now() - execute_start;
-  if (!results.ok()) {
-    PrintError(WithFileName(args.path, TimeoutMessage(args, results.status())));
-    return kExitProgram;
+  StatusOr<std::vector<eval::RuntimeValue>> results = std::vector<eval::RuntimeValue>{};
+  Clock::duration execute_time{};
+  std::vector<double> repeat_us;  // --repeat: every timed execute
+  for (int run = 0; run < args.warmup + args.repeat; ++run) {
+    profile.clear();
+    const Clock::time_point execute_start = Clock::now();
+    if (args.timeout_seconds > 0) {
+      options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(args.timeout_seconds));
+    }
+    results = (*executable)->Execute(*arguments, options);
+    execute_time = Clock::now() - execute_start;
+    if (!results.ok()) {
+      PrintError(WithFileName(args.path, TimeoutMessage(args, results.status())));
+      return kExitProgram;
+    }
+    if (run >= args.warmup) {
+      repeat_us.push_back(std::chrono::duration<double, std::micro>(execute_time).count());
+    }
   }
   if (args.profile) PrintProfile(profile, 0);
 
@@ -619,7 +657,11 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
                 MicrosText(Millis(parse_time) * 1e3).c_str(),
                 MicrosText(Millis(compile_time) * 1e3).c_str(), MicrosText(execute_us).c_str(),
                 std::string(device.name()).c_str());
-  return Report(args, *results, num_results, checks, timing);
+  std::string timing_line = timing;
+  if (std::string repeat = RepeatLine(args, repeat_us, {}); !repeat.empty()) {
+    timing_line += "\n" + repeat;
+  }
+  return Report(args, *results, num_results, checks, timing_line);
 }
 
 // Connects to the daemon at `socket_path`; when none answers and `start`,
@@ -738,7 +780,6 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   // 4. Execute.
   const auto deadline = std::chrono::microseconds(
       static_cast<int64_t>(std::ceil(args.timeout_seconds * 1e6)));
-  const Clock::time_point execute_start = Clock::now();
   client::ExecuteOptions execute_options;
   execute_options.deadline = deadline;
   // The same dense_resource fill as --in-process for the same seed.
@@ -746,12 +787,21 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   execute_options.resource_fill = args.resource_fill == "uniform"
                                       ? client::ExecuteOptions::ResourceFill::kUniform
                                       : client::ExecuteOptions::ResourceFill::kWeights;
-  StatusOr<client::Timing> timing =
-      client.Execute(executable->handle, argument_handles, result_handles, execute_options);
-  const Clock::duration round_trip = Clock::now() - execute_start;
-  if (!timing.ok()) {
-    PrintError(WithFileName(args.path, TimeoutMessage(args, timing.status())));
-    return kExitProgram;
+  StatusOr<client::Timing> timing = client::Timing{};
+  Clock::duration round_trip{};
+  std::vector<double> repeat_us, repeat_round_trip_us;  // --repeat: every timed execute
+  for (int run = 0; run < args.warmup + args.repeat; ++run) {
+    const Clock::time_point execute_start = Clock::now();
+    timing = client.Execute(executable->handle, argument_handles, result_handles, execute_options);
+    round_trip = Clock::now() - execute_start;
+    if (!timing.ok()) {
+      PrintError(WithFileName(args.path, TimeoutMessage(args, timing.status())));
+      return kExitProgram;
+    }
+    if (run >= args.warmup) {
+      repeat_us.push_back(static_cast<double>(timing->execute_micros));
+      repeat_round_trip_us.push_back(std::chrono::duration<double, std::micro>(round_trip).count());
+    }
   }
   if (!args.dump_dir.empty()) {
     std::fprintf(stderr, "dumps: %zu files in %s\n", executable->dumps.size(),
@@ -796,6 +846,9 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   std::string timing_line = line;
   if (!executable->cache_hit && !executable->explain.empty()) {
     timing_line += "\ncache miss: " + executable->explain;
+  }
+  if (std::string repeat = RepeatLine(args, repeat_us, repeat_round_trip_us); !repeat.empty()) {
+    timing_line += "\n" + repeat;
   }
   return Report(args, results, num_results, checks, timing_line);
 }

@@ -42,6 +42,8 @@ struct RunArgs {
   std::string dump_dir;              // write the compile's dumps there
   bool profile = false;              // print where the execution's time went
   std::string pipeline;              // --in-process: passes instead of the device's
+  int repeat = 1;                    // timed executes (min/p50/p90 when more than one)
+  int warmup = 0;                    // untimed executes before them
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

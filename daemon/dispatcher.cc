@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <variant>
 
+#include "base/cpu_relax.h"
+
 namespace jitd::daemon {
 namespace {
 
@@ -30,14 +32,6 @@ constexpr uint64_t kFirstSessionKey = 16;
 
 constexpr uint32_t kWatchInput = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
 constexpr uint32_t kWatchHangup = EPOLLRDHUP | EPOLLONESHOT;
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 int64_t NowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "base/cpu_relax.h"
+
 namespace jitd::ipc {
 namespace {
 
@@ -23,14 +25,6 @@ constexpr uint32_t kMinSlotCapacity = sizeof(RingHeapRef);
 template <typename T>
 std::atomic_ref<T> Atomic(T& value) {
   return std::atomic_ref<T>(value);
-}
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 uint64_t RoundUp(uint64_t value, uint64_t to) { return (value + to - 1) / to * to; }

@@ -41,6 +41,18 @@ using ir::OpCode;
 namespace {
 
 constexpr int64_t kAlignment = 64;
+// Calls stop being planned in place (the interpreter runs them) once this
+// many ops, or four times the module's, have been planned.
+constexpr int64_t kMinPlanBudget = int64_t{1} << 18;
+// Code generation per program: at most this many distinct kernels, holding
+// at most this many ops (codegen::KernelOps) together; the interpreter runs
+// the fusion ops past either. LLVM takes ~1.5 ms per kernel plus ~40-90 us
+// per op here, so this bounds a compile's LLVM time to ~6 s: a program of
+// 10^6 ops that are all different (no two kernels alike) compiles in
+// seconds and runs partly interpreted. The models use < 40 distinct kernels
+// of < 3,000 ops in all.
+constexpr size_t kMaxProgramKernels = 4096;
+constexpr size_t kMaxProgramKernelOps = size_t{1} << 16;
 // Below this many bytes of traffic a kernel runs on the calling thread.
 constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
 
@@ -563,6 +575,11 @@ class Planner {
       : p_(program), llvm_module_(llvm_module) {}
 
   Status Plan() {
+    int64_t ops = 0;
+    for (const auto& f : p_.module->functions()) {
+      ir::WalkOps(static_cast<const ir::Region&>(f->body()), [&](const Op&) { ++ops; });
+    }
+    plan_budget_ = std::max(kMinPlanBudget, 4 * ops);
     const ir::Function& fn = *p_.entry;
     const ir::Block* block = fn.entry();
     if (!block) return InvalidArgument("entry function @" + fn.name() + " has no body");
@@ -793,7 +810,8 @@ class Planner {
   // The kernel a jitd.fusion op describes: its region's ops, the root
   // (defining the first returned value) returning its results first, then
   // extra outputs; inputs are the region's arguments. nullopt when codegen
-  // cannot emit it (a hand-written fusion): the interpreter runs it then.
+  // cannot emit it (a hand-written fusion, or one of more than
+  // codegen::kMaxKernelOps ops): the interpreter runs it then.
   static std::optional<codegen::KernelSpec> KernelSpecOf(const Op& fusion) {
     if (fusion.num_regions() != 1 || fusion.region(0).num_blocks() != 1) return std::nullopt;
     const ir::Block& block = fusion.region(0).block(0);
@@ -832,6 +850,7 @@ class Planner {
       std::rotate(spec.fused.begin(), it, it + 1);
     }
     for (size_t i = 0; i < block.num_args(); ++i) spec.inputs.push_back(block.arg(i));
+    if (codegen::KernelOps(spec) > codegen::kMaxKernelOps) return std::nullopt;
     return spec;
   }
 
@@ -841,13 +860,39 @@ class Planner {
     std::vector<const ir::Value*> reads(op.operands().begin(), op.operands().end());
     std::vector<const ir::Value*> writes;
     for (size_t i = 0; i < op.num_results(); ++i) writes.push_back(op.result(i));
-    return PlanKernel(std::move(*spec), reads, writes, plan);
+    Status planned = PlanKernel(std::move(*spec), reads, writes, plan);
+    // A kernel that would recompute too much (codegen::kMaxKernelComputations).
+    if (planned.code() == StatusCode::kResourceExhausted) return PlanFallback(op, plan);
+    return planned;
   }
 
   // One kernel thunk for `spec`, reading `reads` (one per spec.inputs) and
   // writing `writes` (the root's results, then the extra outputs).
+  // RESOURCE_EXHAUSTED, and nothing planned, when codegen refuses the kernel
+  // for its size (the caller interprets the op instead).
   Status PlanKernel(codegen::KernelSpec spec, const std::vector<const ir::Value*>& reads,
                     const std::vector<const ir::Value*>& writes, RegionPlan& plan) {
+    // Structurally equal kernels (repeated layers) are emitted once, and
+    // refused once.
+    const std::string key = codegen::KernelKey(spec);
+    auto [it, is_new] = emitted_.try_emplace(key);
+    if (is_new) {
+      spec.name = "jitd_k" + std::to_string(p_.kernel_names.size());
+      const size_t ops = codegen::KernelOps(spec);
+      StatusOr<codegen::KernelInfo> emitted =
+          kernel_ops_ + ops > kMaxProgramKernelOps || p_.kernel_names.size() >= kMaxProgramKernels
+              ? StatusOr<codegen::KernelInfo>(ResourceExhausted("the program's kernels are over budget"))
+              : codegen::EmitKernel(llvm_module_ ? *llvm_module_ : *scratch_module(), spec);
+      if (emitted.ok()) kernel_ops_ += ops;
+      if (!emitted.ok()) {
+        if (emitted.status().code() != StatusCode::kResourceExhausted) return emitted.status();
+        it->second = {kRefusedKernel, {}};
+        refused_[key] = emitted.status();
+      } else {
+        it->second = {p_.kernel_names.size(), *emitted};
+      }
+    }
+    if (it->second.first == kRefusedKernel) return refused_.at(key);
     std::vector<BufferRef> params;
     for (const ir::Value* v : reads) {
       JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
@@ -858,18 +903,8 @@ class Planner {
       Bind(v, r);
       params.push_back(r);
     }
-    // Structurally equal kernels (repeated layers) are emitted once.
-    const std::string key = codegen::KernelKey(spec);
-    auto [it, is_new] = emitted_.try_emplace(key);
     if (is_new) {
-      spec.name = "jitd_k" + std::to_string(p_.kernel_names.size());
-      codegen::KernelInfo info;
-      if (llvm_module_) {
-        JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*llvm_module_, spec));
-      } else {
-        JITD_ASSIGN_OR_RETURN(info, codegen::EmitKernel(*scratch_module(), spec));
-      }
-      it->second = {p_.kernel_names.size(), info};
+      const codegen::KernelInfo& info = it->second.second;
       p_.kernel_names.push_back(spec.name);
       p_.kernel_descriptions.push_back(DescribeKernel(spec));
       // A split reduction's phase 2 follows its phase 1.
@@ -1028,6 +1063,13 @@ class Planner {
     if (!callee || !callee->entry() || inlining_.count(callee) || inlining_.size() > 64) {
       return Unimplemented("call not inlined");
     }
+    // Planning recurses once per scope: calls are planned in place only while
+    // few are open (so at most twice ir::kMaxRegionNesting nest), and only
+    // while the ops planned stay within the budget (a tree of calls the
+    // inline pass left would otherwise be planned exponentially often).
+    if (scopes_.size() > static_cast<size_t>(ir::kMaxRegionNesting) || pos_ > plan_budget_) {
+      return Unimplemented("call not inlined");
+    }
     std::vector<BufferRef> args;
     for (const ir::Value* v : op.operands()) {
       JITD_ASSIGN_OR_RETURN(BufferRef r, UseValue(v));
@@ -1078,9 +1120,14 @@ class Planner {
   std::vector<std::vector<int32_t>> open_;
   std::unordered_map<const ir::Value*, int> output_of_;
   std::unordered_set<const ir::Function*> inlining_;
-  // KernelKey -> (kernel index, its info).
+  // KernelKey -> (kernel index, its info); the index is kRefusedKernel when
+  // codegen refused the kernel (its status in refused_).
   std::unordered_map<std::string, std::pair<size_t, codegen::KernelInfo>> emitted_;
+  static constexpr size_t kRefusedKernel = SIZE_MAX;
+  std::unordered_map<std::string, Status> refused_;
+  size_t kernel_ops_ = 0;  // ops of the distinct kernels emitted
   int64_t pos_ = 0;
+  int64_t plan_budget_ = 0;  // ops planned after which calls are not inlined
   std::vector<passes::BufferInterval> intervals_;
   passes::BufferAssignment assignment_;
 };

@@ -10,6 +10,7 @@ passes::FusionPolicy CpuFusionPolicy() {
   policy.is_fusible_reduce = [](const ir::Op& op) { return IsEmittableReduce(op); };
   policy.is_cheap_to_duplicate = [](const ir::Op& op) { return IsCheapToDuplicate(op); };
   policy.multi_output = true;
+  policy.max_ops = kMaxKernelOps;
   return policy;
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -591,8 +592,7 @@ class Emitter {
     params_.clear();
     scalars_.clear();
     outputs_.clear();
-    cache_.clear();
-    indices_.clear();
+    ResetIndices();
     preloaded_.clear();  // values of the previous function (a split reduction's phase 1)
     partial_ = nullptr;
     stream_stores_ = false;
@@ -796,10 +796,26 @@ class Emitter {
     indices_.back().dims = std::move(dims);
     return &indices_.back();
   }
+  // The index of rank-0 values: one object (constants only), so their
+  // values are cached once.
   Index* ScalarIndex() {
-    Index* idx = NewIndex({});
-    idx->linear = b_.getInt64(0);
-    return idx;
+    if (!scalar_) {
+      scalar_ = NewIndex({});
+      scalar_->linear = b_.getInt64(0);
+    }
+    return scalar_;
+  }
+  // Forgets the values computed so far (they need not dominate what is
+  // emitted next).
+  void ClearValues() {
+    cache_.clear();
+    derived_.clear();
+  }
+  // ClearValues, and frees the indices.
+  void ResetIndices() {
+    ClearValues();
+    indices_.clear();
+    scalar_ = nullptr;
   }
 
   llvm::Value* Linear(Index& idx) {
@@ -835,6 +851,117 @@ class Emitter {
   Index* ElementwiseOperandIndex(const Op& op, size_t i, Index* idx) {
     if (op.operand(i)->type().rank() == 0 && !idx->dims.empty()) return ScalarIndex();
     return idx;
+  }
+
+  // The index at which fused `op`, computed at `idx`, reads operand `k`
+  // unconditionally (EmitOp reads it there through Value), or null when it
+  // reads it otherwise: inside a guarded block (pad's and
+  // dynamic_update_slice's data), after a join (dynamic_update_slice's
+  // operand), as bits or pieces (bitcast_convert between widths or from
+  // f16 / bf16), or not at all (an empty concatenate operand). Memoized
+  // per (op, k, idx): the Index object is the cache key, so Prepare and
+  // EmitOp must get the same one. dynamic_slice's operand index needs its
+  // start values computed first (StartsFirst).
+  Index* OperandIndex(const Op& op, size_t k, Index* idx) {
+    const auto key = std::make_tuple(&op, k, static_cast<const Index*>(idx));
+    if (auto it = derived_.find(key); it != derived_.end()) return it->second;
+    Index* o = DeriveOperandIndex(op, k, idx);
+    derived_[key] = o;
+    return o;
+  }
+  static bool StartsFirst(const Op& op, size_t k) {
+    return op.code() == OpCode::kDynamicSlice && k == 0;
+  }
+
+  Index* DeriveOperandIndex(const Op& op, size_t k, Index* idx) {
+    const ir::Value* operand = op.operand(k);
+    switch (op.code()) {
+      case OpCode::kBroadcastInDim: {
+        if (operand->type().rank() == 0) return ScalarIndex();
+        const std::vector<int64_t> bdims = op.GetI64Array("broadcast_dimensions").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        const auto& m = Multi(*idx);
+        for (size_t d = 0; d < bdims.size(); ++d) {
+          const int64_t od = operand->type().dim(static_cast<int64_t>(d));
+          o->multi.push_back(od == 1 ? b_.getInt64(0) : m[static_cast<size_t>(bdims[d])]);
+        }
+        return o;
+      }
+      case OpCode::kReshape: {
+        Index* o = NewIndex(operand->type().dims());
+        o->linear = Linear(*idx);
+        return o;
+      }
+      case OpCode::kTranspose: {
+        const std::vector<int64_t> perm = op.GetI64Array("permutation").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        o->multi.resize(perm.size());
+        const auto& m = Multi(*idx);
+        for (size_t i = 0; i < perm.size(); ++i) o->multi[static_cast<size_t>(perm[i])] = m[i];
+        return o;
+      }
+      case OpCode::kSlice: {
+        const auto start = op.GetI64Array("start_indices").value_or(std::vector<int64_t>{});
+        auto strides = op.GetI64Array("strides").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        const auto& m = Multi(*idx);
+        for (size_t d = 0; d < m.size(); ++d) {
+          const int64_t s = d < strides.size() ? strides[d] : 1;
+          o->multi.push_back(b_.CreateAdd(b_.CreateMul(m[d], b_.getInt64(s)), b_.getInt64(start[d])));
+        }
+        return o;
+      }
+      case OpCode::kReverse: {
+        const auto dims = op.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
+        Index* o = NewIndex(operand->type().dims());
+        o->multi = Multi(*idx);
+        for (int64_t d : dims) {
+          o->multi[static_cast<size_t>(d)] = b_.CreateSub(
+              b_.getInt64(operand->type().dim(d) - 1), o->multi[static_cast<size_t>(d)]);
+        }
+        return o;
+      }
+      case OpCode::kConcatenate: {
+        // Each operand is read at its own index, clamped into its range
+        // (EmitOp selects the one whose range holds the result index).
+        const size_t dim = static_cast<size_t>(op.GetInt("dimension").value_or(0));
+        const int64_t size = operand->type().dim(static_cast<int64_t>(dim));
+        if (size == 0) return nullptr;
+        int64_t offset = 0;
+        for (size_t j = 0; j < k; ++j) offset += op.operand(j)->type().dim(static_cast<int64_t>(dim));
+        Index* o = NewIndex(operand->type().dims());
+        o->multi = Multi(*idx);
+        llvm::Value* local = b_.CreateSub(o->multi[dim], b_.getInt64(offset));
+        local = Intrinsic(llvm::Intrinsic::smax, {local, b_.getInt64(0)});
+        local = Intrinsic(llvm::Intrinsic::smin, {local, b_.getInt64(size - 1)});
+        o->multi[dim] = local;
+        return o;
+      }
+      case OpCode::kDynamicSlice: {
+        if (k > 0) return ScalarIndex();  // a start index
+        // operand[clamped start + result index]: always in bounds.
+        const std::vector<int64_t>& odims = operand->type().dims();
+        const std::vector<llvm::Value*> starts =
+            ClampedStarts(op, 1, odims, op.result(0)->type().dims());
+        Index* o = NewIndex(odims);
+        const auto& m = Multi(*idx);
+        for (size_t d = 0; d < m.size(); ++d) o->multi.push_back(b_.CreateAdd(m[d], starts[d], "", true, true));
+        return o;
+      }
+      case OpCode::kDynamicUpdateSlice:
+        return k >= 2 ? ScalarIndex() : nullptr;  // start indices only
+      case OpCode::kPad:
+        return k == 1 ? ScalarIndex() : nullptr;  // the padding value only
+      case OpCode::kBitcastConvert: {
+        // Equal widths read the operand's element at the same index (f16 /
+        // bf16 operands are read as bits, by HalfBits).
+        const DType from = operand->type().dtype();
+        const bool same_width = ir::BitWidth(from) == ir::BitWidth(op.result(0)->type().dtype());
+        return same_width && !IsHalf16(from) ? idx : nullptr;
+      }
+      default:
+        return ElementwiseOperandIndex(op, k, idx);  // EmitOp's pointwise ops
+    }
   }
 
   // ---- Values --------------------------------------------------------------
@@ -888,20 +1015,66 @@ class Emitter {
       raw_half_ = true;
       return x;
     }
-    auto key = std::make_pair(v, idx);
+    auto key = std::make_pair(v, static_cast<const Index*>(idx));
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    Prepare(v, idx);
+    auto it = cache_.find(key);  // missing only when emission stopped (status_)
+    return it != cache_.end() ? it->second : llvm::UndefValue::get(ComputeType(v->type().dtype()));
+  }
+
+  // Computes `v` at `idx` into the cache, after the values it reads at
+  // indices OperandIndex knows, bottom-up, with an explicit stack: a chain
+  // of N fused ops costs no native stack. Reads OperandIndex leaves out
+  // (pad / dynamic_update_slice data, bitcasts between widths, f16 / bf16
+  // bits) recurse through EmitOp, one level per such op on a path;
+  // kMaxKernelOps bounds that.
+  void Prepare(const ir::Value* v, Index* idx) {
+    struct Item {
+      const ir::Value* v;
+      Index* idx;
+      int phase;  // 0: push reads; 1: push StartsFirst reads; 2: compute
+    };
+    std::vector<Item> stack = {{v, idx, 0}};
+    while (!stack.empty() && status_.ok()) {
+      Item& item = stack.back();
+      const auto key = std::make_pair(item.v, static_cast<const Index*>(item.idx));
+      if (cache_.count(key)) {
+        stack.pop_back();
+        continue;
+      }
+      const Op* op = item.v->defining_op();
+      const bool computed_here =
+          !scalars_.count(item.v) && !params_.count(item.v) && op && fused_.count(op);
+      if (!computed_here || item.phase == 2) {
+        const Item done = item;
+        stack.pop_back();
+        cache_[key] = Compute(done.v, done.idx);
+        continue;
+      }
+      const int phase = item.phase++;
+      Index* at = item.idx;  // `item` dangles once the stack grows
+      // Pushed last to first: read (and emitted) first to last, as EmitOp would.
+      for (size_t k = op->num_operands(); k-- > 0;) {
+        if (StartsFirst(*op, k) != (phase == 1)) continue;
+        if (Index* o = OperandIndex(*op, k, at)) stack.push_back({op->operand(k), o, 0});
+      }
+    }
+  }
+
+  // `v` at `idx`, its reads through Value (cached when Prepare ran).
+  llvm::Value* Compute(const ir::Value* v, Index* idx) {
     llvm::Value* x = nullptr;
     if (auto it = scalars_.find(v); it != scalars_.end()) {
       x = it->second;
     } else if (params_.count(v)) {
       x = Load(v, idx);
     } else if (const Op* op = v->defining_op(); op && fused_.count(op)) {
+      if (!CountComputation()) return llvm::UndefValue::get(ComputeType(v->type().dtype()));
       x = EmitOp(*op, idx);
     } else {
       Fail("a value that is neither a kernel input nor fused");
       x = llvm::UndefValue::get(ComputeType(v->type().dtype()));
     }
-    cache_[key] = x;
     return x;
   }
 
@@ -910,6 +1083,19 @@ class Emitter {
       status_ = Internal("codegen for '" + std::string(spec_.root->name()) + "' at " +
                          spec_.root->loc().ToString() + ": " + message);
     }
+  }
+
+  // Counts one op computed for an element (kMaxKernelComputations); false
+  // (and the kernel failed) past the limit, or once anything failed: the
+  // caller then returns an undefined value instead of emitting more.
+  bool CountComputation() {
+    if (!status_.ok()) return false;
+    if (++computations_ <= kMaxKernelComputations) return true;
+    status_ = ResourceExhausted(spec_.root->loc().ToString() + ": '" + std::string(spec_.root->name()) +
+                                "' op roots a kernel that computes more than " +
+                                std::to_string(kMaxKernelComputations) +
+                                " ops per element (operands read at many indices recompute)");
+    return false;
   }
 
   llvm::Value* SplatConstant(const Op& op) {
@@ -973,65 +1159,28 @@ class Emitter {
         if (IsPredT(t)) return b_.CreateICmpNE(i, b_.getInt64(0));
         return b_.CreateTrunc(i, ComputeType(t));
       }
-      case OpCode::kBroadcastInDim: {
-        const ir::Value* operand = op.operand(0);
-        if (operand->type().rank() == 0) return Value(operand, ScalarIndex());
-        const std::vector<int64_t> bdims = op.GetI64Array("broadcast_dimensions").value_or(std::vector<int64_t>{});
-        Index* o = NewIndex(operand->type().dims());
-        const auto& m = Multi(*idx);
-        for (size_t k = 0; k < bdims.size(); ++k) {
-          const int64_t od = operand->type().dim(static_cast<int64_t>(k));
-          o->multi.push_back(od == 1 ? b_.getInt64(0) : m[static_cast<size_t>(bdims[k])]);
-        }
-        return Value(operand, o);
-      }
-      case OpCode::kReshape: {
-        const ir::Value* operand = op.operand(0);
-        Index* o = NewIndex(operand->type().dims());
-        o->linear = Linear(*idx);
-        return Value(operand, o);
-      }
-      case OpCode::kTranspose: {
-        const ir::Value* operand = op.operand(0);
-        const std::vector<int64_t> perm = op.GetI64Array("permutation").value_or(std::vector<int64_t>{});
-        Index* o = NewIndex(operand->type().dims());
-        o->multi.resize(perm.size());
-        const auto& m = Multi(*idx);
-        for (size_t i = 0; i < perm.size(); ++i) o->multi[static_cast<size_t>(perm[i])] = m[i];
-        return Value(operand, o);
-      }
-      case OpCode::kSlice: {
-        const ir::Value* operand = op.operand(0);
-        const auto start = op.GetI64Array("start_indices").value_or(std::vector<int64_t>{});
-        auto strides = op.GetI64Array("strides").value_or(std::vector<int64_t>{});
-        Index* o = NewIndex(operand->type().dims());
-        const auto& m = Multi(*idx);
-        for (size_t d = 0; d < m.size(); ++d) {
-          const int64_t s = d < strides.size() ? strides[d] : 1;
-          o->multi.push_back(b_.CreateAdd(b_.CreateMul(m[d], b_.getInt64(s)), b_.getInt64(start[d])));
-        }
-        return Value(operand, o);
-      }
+      case OpCode::kBroadcastInDim:
+      case OpCode::kReshape:
+      case OpCode::kTranspose:
+      case OpCode::kSlice:
+      case OpCode::kReverse:
+      case OpCode::kDynamicSlice:
+        return Value(op.operand(0), OperandIndex(op, 0, idx));
       case OpCode::kConcatenate: {
         // Every operand is read at its own (clamped) index and the one
         // whose range holds the result index is selected: no branches in
         // the loop, no reads out of bounds.
         const size_t dim = static_cast<size_t>(op.GetInt("dimension").value_or(0));
-        const std::vector<llvm::Value*> m = Multi(*idx);
+        llvm::Value* position = Multi(*idx)[dim];
         llvm::Value* result = nullptr;
         int64_t offset = 0;
         for (size_t k = 0; k < op.num_operands(); ++k) {
           const ir::Value* operand = op.operand(k);
           const int64_t size = operand->type().dim(static_cast<int64_t>(dim));
           if (size == 0) continue;
-          Index* o = NewIndex(operand->type().dims());
-          o->multi = m;
-          llvm::Value* local = b_.CreateSub(m[dim], b_.getInt64(offset));
-          local = Intrinsic(llvm::Intrinsic::smax, {local, b_.getInt64(0)});
-          local = Intrinsic(llvm::Intrinsic::smin, {local, b_.getInt64(size - 1)});
-          o->multi[dim] = local;
-          llvm::Value* v = Value(operand, o);
-          result = result ? b_.CreateSelect(b_.CreateICmpSGE(m[dim], b_.getInt64(offset)), v, result) : v;
+          llvm::Value* v = Value(operand, OperandIndex(op, k, idx));
+          result = result ? b_.CreateSelect(b_.CreateICmpSGE(position, b_.getInt64(offset)), v, result)
+                          : v;
           offset += size;
         }
         if (!result) {
@@ -1044,16 +1193,6 @@ class Emitter {
         return EmitPad(op, idx);
       case OpCode::kBitcastConvert:
         return FromBits(BitcastBits(op, idx), rt.dtype());
-      case OpCode::kDynamicSlice: {
-        // operand[clamped start + result index]: always in bounds.
-        const ir::Value* operand = op.operand(0);
-        const std::vector<int64_t>& odims = operand->type().dims();
-        const std::vector<llvm::Value*> starts = ClampedStarts(op, 1, odims, rt.dims());
-        Index* o = NewIndex(odims);
-        const auto& m = Multi(*idx);
-        for (size_t d = 0; d < m.size(); ++d) o->multi.push_back(b_.CreateAdd(m[d], starts[d], "", true, true));
-        return Value(operand, o);
-      }
       case OpCode::kDynamicUpdateSlice: {
         // update[index - start] inside the update's window, operand[index]
         // elsewhere; the update is only read inside (a guarded block the
@@ -1082,23 +1221,12 @@ class Emitter {
         });
         return b_.CreateSelect(inside, x, Value(operand, idx));
       }
-      case OpCode::kReverse: {
-        const ir::Value* operand = op.operand(0);
-        const auto dims = op.GetI64Array("dimensions").value_or(std::vector<int64_t>{});
-        Index* o = NewIndex(operand->type().dims());
-        o->multi = Multi(*idx);
-        for (int64_t d : dims) {
-          o->multi[static_cast<size_t>(d)] = b_.CreateSub(
-              b_.getInt64(operand->type().dim(d) - 1), o->multi[static_cast<size_t>(d)]);
-        }
-        return Value(operand, o);
-      }
       default:
         break;
     }
     std::vector<llvm::Value*> operands;
     for (size_t i = 0; i < op.num_operands(); ++i) {
-      operands.push_back(Value(op.operand(i), ElementwiseOperandIndex(op, i, idx)));
+      operands.push_back(Value(op.operand(i), OperandIndex(op, i, idx)));
     }
     return Scalar(op, operands);
   }
@@ -1139,8 +1267,10 @@ class Emitter {
     b_.CreateCondBr(inside, in, join);
     b_.SetInsertPoint(in);
     const auto saved = cache_;
+    const auto saved_derived = derived_;  // their lazily computed parts too
     llvm::Value* x = then();
     cache_ = saved;
+    derived_ = saved_derived;
     llvm::BasicBlock* in_end = b_.GetInsertBlock();
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
@@ -1218,6 +1348,8 @@ class Emitter {
   // bits already. Anything computed is rounded from f32, a NaN as the
   // interpreter's canonical one.
   llvm::Value* HalfBits(const ir::Value* v, Index* idx) {
+    // Not cached (bits differ from the computed form): every path counts.
+    if (!CountComputation()) return llvm::UndefValue::get(b_.getInt16Ty());
     const DType t = v->type().dtype();
     if (auto it = params_.find(v); it != params_.end()) {
       llvm::Value* offset = v->type().rank() == 0 ? b_.getInt64(0) : Linear(*idx);
@@ -1983,8 +2115,7 @@ class Emitter {
       info.work_items = type.num_elements();
       auto emit_range = [&](llvm::Value* lo, llvm::Value* hi) {
         EmitLoop(lo, hi, {}, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
-          indices_.clear();
-          cache_.clear();
+          ResetIndices();
           Index* idx = NewIndex(dims);
           idx->linear = i;
           if (dims.size() == 1) idx->multi = {i};
@@ -2029,15 +2160,13 @@ class Emitter {
     info.bytes_per_item *= inner;
     // One row of the result at index (row, j) for j in [j0, j1).
     auto emit_row = [&](llvm::Value* row, llvm::Value* j0, llvm::Value* j1) {
-      indices_.clear();
-      cache_.clear();
+      ResetIndices();
       Index* outer = NewIndex(outer_dims);
       outer->linear = row;
       std::vector<llvm::Value*> outer_multi = Multi(*outer);
       llvm::Value* row_base = b_.CreateMul(row, b_.getInt64(inner), "", true, true);
       EmitLoop(j0, j1, {}, [&](llvm::Value* j, const std::vector<llvm::Value*>&) {
-        indices_.clear();
-        cache_.clear();
+        ResetIndices();
         Index* idx = NewIndex(dims);
         idx->multi = outer_multi;
         idx->multi.push_back(j);
@@ -2077,15 +2206,13 @@ class Emitter {
     }
     info.work_items = rows;
     EmitLoop(begin, end, {}, [&](llvm::Value* row, const std::vector<llvm::Value*>&) {
-      indices_.clear();
-      cache_.clear();
+      ResetIndices();
       Index* outer = NewIndex(outer_dims);
       outer->linear = row;
       std::vector<llvm::Value*> outer_multi = Multi(*outer);
       llvm::Value* row_base = b_.CreateMul(row, b_.getInt64(inner), "", true, true);
       EmitLoop(b_.getInt64(0), b_.getInt64(inner), {}, [&](llvm::Value* j, const std::vector<llvm::Value*>&) {
-        indices_.clear();
-        cache_.clear();
+        ResetIndices();
         Index* idx = NewIndex(dims);
         idx->multi = outer_multi;
         idx->multi.push_back(j);
@@ -2162,8 +2289,7 @@ class Emitter {
     }
 
     EmitLoop(begin, end, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
-      indices_.clear();
-      cache_.clear();
+      ResetIndices();
       Index* out_idx = NewIndex(out_type.dims());
       out_idx->linear = o;
       std::vector<llvm::Value*> out_multi = Multi(*out_idx);
@@ -2183,7 +2309,7 @@ class Emitter {
                         [&](llvm::Value* i, const std::vector<llvm::Value*>& c) {
                           in_multi[d] = i;
                           if (level + 1 < reduced_dims.size()) return nest(level + 1, c);
-                          cache_.clear();
+                          ClearValues();
                           Index* idx = NewIndex(in_dims);
                           idx->multi = in_multi;
                           std::vector<llvm::Value*> x;
@@ -2294,8 +2420,7 @@ class Emitter {
     auto dim_size = [&](size_t level) { return in_dims[static_cast<size_t>(s.reduced_dims[level])]; };
 
     EmitLoop(begin, end, {}, [&](llvm::Value* item, const std::vector<llvm::Value*>&) {
-      indices_.clear();
-      cache_.clear();
+      ResetIndices();
       llvm::Value* o = b_.CreateURem(item, b_.getInt64(s.outputs));
       llvm::Value* c = b_.CreateUDiv(item, b_.getInt64(s.outputs));
       llvm::Value* blk = b_.CreateURem(c, b_.getInt64(s.blocks));
@@ -2326,7 +2451,7 @@ class Emitter {
         return EmitLoop(from, to, carried, [&](llvm::Value* i, const std::vector<llvm::Value*>& acc) {
           in_multi[d] = i;
           if (level + 1 < s.reduced_dims.size()) return nest(level + 1, acc);
-          cache_.clear();
+          ClearValues();
           Index* idx = NewIndex(in_dims);
           idx->multi = in_multi;
           std::vector<llvm::Value*> x = {Value(root.operand(0), idx)};
@@ -2347,8 +2472,7 @@ class Emitter {
     const DType t = root.result(0)->type().dtype();
     const ir::Block& body = root.region(0).block(0);
     EmitLoop(begin, end, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
-      indices_.clear();
-      cache_.clear();
+      ResetIndices();
       std::vector<llvm::Value*> init = {Value(root.operand(1), ScalarIndex())};
       std::vector<llvm::Value*> acc =
           EmitLoop(b_.getInt64(0), b_.getInt64(s.chunks), init, [&](llvm::Value* c, const std::vector<llvm::Value*>& a) {
@@ -2375,10 +2499,14 @@ class Emitter {
   llvm::Value* partial_ = nullptr;  // a split reduction's partials
   bool stream_stores_ = false;      // the body ends its stores with an sfence
   std::deque<Index> indices_;
+  Index* scalar_ = nullptr;  // ScalarIndex, in indices_
   std::map<std::pair<const ir::Value*, const Index*>, llvm::Value*> cache_;
+  // OperandIndex: (op, operand, index of op) -> index of the operand.
+  std::map<std::tuple<const Op*, size_t, const Index*>, Index*> derived_;
   // Set while HalfBits walks index maps: f16 / bf16 values are produced as
   // their i16 storage bits (never cached), see HalfBits.
   bool raw_half_ = false;
+  int64_t computations_ = 0;  // CountComputation
   Status status_ = Status::Ok();
 };
 
@@ -2449,9 +2577,30 @@ std::string KernelKey(const KernelSpec& spec) {
   return key;
 }
 
+size_t KernelOps(const KernelSpec& spec) {
+  size_t n = 0;
+  for (const Op* op : spec.fused) n += op->code() != OpCode::kConstant;
+  return n;
+}
+
 StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec) {
+  if (const size_t n = KernelOps(spec); n > kMaxKernelOps) {
+    return InvalidArgument(spec.root->loc().ToString() + ": '" + std::string(spec.root->name()) +
+                           "' op roots a kernel of " + std::to_string(n) +
+                           " ops, above the limit of " + std::to_string(kMaxKernelOps) +
+                           " ops per kernel");
+  }
   Emitter emitter(module, spec);
-  return emitter.Emit();
+  StatusOr<KernelInfo> info = emitter.Emit();
+  if (!info.ok()) {
+    // Nothing of a failed kernel stays in the module (a caller may go on).
+    for (const std::string& name : {spec.name, CombineSymbol(spec.name)}) {
+      for (const std::string& symbol : {name, name + ".body"}) {
+        if (llvm::Function* f = module.getFunction(symbol)) f->eraseFromParent();
+      }
+    }
+  }
+  return info;
 }
 
 namespace {

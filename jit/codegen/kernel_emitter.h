@@ -97,8 +97,32 @@ inline std::string CombineSymbol(const std::string& kernel) { return kernel + "_
 // kernel serves both (repeated layers of a model share their kernels).
 std::string KernelKey(const KernelSpec& spec);
 
+// At most this many ops (constants not counted) in one kernel. The CPU
+// fusion policy keeps kernels this small (a longer chain becomes several
+// kernels), the CPU device interprets bigger hand-written jitd.fusion ops,
+// and EmitKernel refuses bigger specs (INVALID_ARGUMENT). It bounds a
+// kernel's LLVM time, which grows faster than its size (a chain of 10^5
+// adds in one function took 30 s), and the emitter's native recursion: the
+// emitter computes an element's operands with an explicit stack, except
+// the guarded reads of pad and dynamic_update_slice, bitcasts between
+// widths and f16 / bf16 bits (one level of recursion per such op on a
+// path: at most ~1 KiB of stack each).
+inline constexpr size_t kMaxKernelOps = 1024;
+
+// The ops of `spec` that count against kMaxKernelOps.
+size_t KernelOps(const KernelSpec& spec);
+
+// At most this many op computations emitted for one element of a kernel.
+// An op is computed once per distinct index it is read at, so operands read
+// at several indices (concatenate(x, x), add(reverse(x), x), bitcasts to
+// narrower types) recompute their producers, and a chain of such ops
+// doubles the work at every step. Past the limit EmitKernel fails with
+// RESOURCE_EXHAUSTED (the CPU device then interprets that fusion op).
+inline constexpr int64_t kMaxKernelComputations = 8192;
+
 // Appends the kernel's function to `module` (which must have the target's
-// data layout set). Errors name the op codegen could not handle.
+// data layout set). Errors name the op codegen could not handle; on an
+// error nothing of the kernel stays in `module`.
 StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec);
 
 // Reductions at least this long over floats are vectorized with partial

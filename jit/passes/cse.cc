@@ -11,6 +11,7 @@
 // StableHLO lets capture outer values; the bodies of reduce, sort, map,
 // scatter and the like get a fresh scope, so no capture is introduced there.
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -88,18 +89,31 @@ bool OpsEquivalent(const Op& a, const Op& b,
   return true;
 }
 
+// Agrees with AttributeEqual: equal attributes hash equal.
+size_t HashAttribute(const ir::Attribute& a) {
+  if (const auto* d = a.get_if<ir::DenseElementsAttr>()) {
+    size_t h = std::hash<std::string>()(d->type.ToString()) + d->splat;
+    if (d->data) {
+      const std::string_view bytes(reinterpret_cast<const char*>(d->data->data()), d->data->size());
+      h ^= std::hash<std::string_view>()(bytes) * 31;
+    }
+    return h;
+  }
+  return std::hash<std::string>()(a.ToString());
+}
+
+// Every attribute counts: ops that differ only there (10^5 slices of one
+// value at different offsets) must not share a bucket, or finding a match
+// costs a comparison with each of them.
 size_t HashOp(const Op& op) {
   size_t h = static_cast<size_t>(op.code()) * 0x9E3779B97F4A7C15ull;
   auto mix = [&](size_t v) { h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2); };
   for (const ir::Value* v : op.operands()) mix(std::hash<const void*>()(v));
   mix(op.num_results());
-  mix(op.attrs().size());
   mix(op.num_regions());
-  if (const ir::Attribute* value = op.attr("value")) {
-    if (const auto* d = value->get_if<ir::DenseElementsAttr>()) {
-      mix(d->data ? d->data->size() : 0);
-      if (d->data && !d->data->empty()) mix((*d->data)[0] | (d->data->back() << 8));
-    }
+  for (const auto& entry : op.attrs().entries()) {
+    mix(std::hash<std::string>()(entry.name));
+    mix(HashAttribute(entry.value));
   }
   return h;
 }

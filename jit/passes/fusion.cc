@@ -52,6 +52,59 @@ bool IsPointwise(const Op& op) {
          c == OpCode::kClamp;
 }
 
+// Where kernels are cut to stay within FusionPolicy::max_ops, decided
+// bottom-up (producers first): an op's weight is 1 (constants 0) plus the
+// weights of the producers that would join its kernel (fusible, read by it
+// alone); past max_ops its heaviest such producers are cut off and root
+// kernels of their own. A chain becomes kernels of max_ops ops and a
+// balanced tree full-sized subtrees (cutting top-down instead leaves the
+// bottom of a tree in tiny kernels). The walk that builds kernels skips
+// cut producers, and still stops at max_ops, for what this does not model
+// (duplicated cheap ops, extra outputs).
+std::unordered_set<const Op*> CutsForSize(
+    const ir::Block& block, const FusionPolicy& policy,
+    const std::unordered_map<const ir::Value*, std::vector<const Op*>>& users,
+    const std::unordered_set<const ir::Value*>& external_use) {
+  std::unordered_set<const Op*> cut;
+  if (policy.max_ops == SIZE_MAX) return cut;
+  struct Weighed {
+    size_t weight;
+    size_t position;  // ties cut in block order: the plan is deterministic
+    const Op* op;
+  };
+  std::unordered_map<const Op*, Weighed> weight;  // fusible ops of the block
+  for (size_t k = 0; k < block.ops().size(); ++k) {
+    const Op* op = block.ops()[k].get();
+    if (op == block.terminator()) continue;
+    if (!policy.is_fusible(*op) && !policy.is_fusible_reduce(*op)) continue;
+    size_t w = op->code() == OpCode::kConstant ? 0 : 1;
+    std::vector<Weighed> joining;
+    for (const ir::Value* v : op->operands()) {
+      const Op* p = v->defining_op();
+      auto it = p ? weight.find(p) : weight.end();
+      if (it == weight.end() || p->num_results() != 1 || external_use.count(v)) continue;
+      const std::vector<const Op*>& readers = users.at(v);
+      if (std::any_of(readers.begin(), readers.end(), [&](const Op* u) { return u != op; })) continue;
+      if (std::none_of(joining.begin(), joining.end(), [&](const Weighed& j) { return j.op == p; })) {
+        joining.push_back(it->second);
+        w += it->second.weight;
+      }
+    }
+    if (w > policy.max_ops) {
+      std::sort(joining.begin(), joining.end(), [](const Weighed& a, const Weighed& b) {
+        return a.weight != b.weight ? a.weight > b.weight : a.position < b.position;
+      });
+      for (const Weighed& j : joining) {
+        if (w <= policy.max_ops) break;
+        cut.insert(j.op);
+        w -= j.weight;
+      }
+    }
+    weight[op] = {w, k, op};
+  }
+  return cut;
+}
+
 }  // namespace
 
 FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
@@ -118,6 +171,8 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
     }
     return any_user;
   };
+
+  const std::unordered_set<const Op*> cut = CutsForSize(block, policy, users, external_use);
 
   for (size_t k = ops.size(); k-- > 0;) {
     const Op* op = ops[k].get();
@@ -211,7 +266,7 @@ FusionPlan PlanFusion(const ir::Block& block, const FusionPolicy& policy) {
       if (in_group(p, g)) continue;
       if (!policy.is_fusible(*p)) continue;
       const bool counts = p->code() != OpCode::kConstant;
-      if (counts && counted >= policy.max_ops) continue;
+      if (cut.count(p) || (counts && counted >= policy.max_ops)) continue;
       if (behind_expansion.count(p) && !policy.is_cheap_to_duplicate(*p) && !MovesData(*p)) continue;
       bool extra = false;
       if (!policy.is_cheap_to_duplicate(*p) && !only_used_in(p, g)) {

@@ -55,9 +55,11 @@ struct FusionPolicy {
   // Fusible and worth recomputing in every consumer.
   std::function<bool(const ir::Op&)> is_cheap_to_duplicate;
   bool multi_output = true;
-  // At most this many ops in one kernel, constants not counted: producers
-  // beyond it get kernels of their own (a chain of N elementwise ops becomes
-  // N / max_ops kernels, which bounds code generation per kernel).
+  // At most this many ops in one kernel, constants not counted. Chains and
+  // trees longer than that are cut into kernels of about this size, cut
+  // points chosen bottom-up (see CutsForSize in fusion.cc): a chain of N
+  // elementwise ops becomes N / max_ops kernels. It bounds code generation
+  // per kernel.
   size_t max_ops = SIZE_MAX;
 };
 

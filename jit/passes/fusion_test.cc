@@ -338,10 +338,27 @@ TEST(FusionTest, ModelsFuseAndRoundTrip) {
   EXPECT_EQ(seen, 3);
 }
 
-// FusionPolicy::max_ops: a chain of 1,000 adds (on one splat constant,
-// which does not count) becomes kernels of at most 300 adds, which compute
-// the same result.
+// FusionPolicy::max_ops (300 here): a chain of 1,000 adds (on one splat
+// constant, which does not count) becomes kernels of at most 300 adds; a
+// chain adding 400 slices of the argument (all defined first, so the walk
+// from a root meets every add before any slice) kernels of 150 adds with
+// their 150 slices, no slice left alone; a balanced tree of 1,024 slices
+// full subtrees, no kernel of fewer than 100 ops. All compute the same
+// results.
 TEST(FusionTest, KernelsHoldAtMostMaxOps) {
+  PipelineOptions options = TestOptions();
+  FusionPolicy policy = *options.fusion;
+  policy.is_fusible = [base = policy.is_fusible](const Op& op) {
+    return op.code() == OpCode::kSlice || base(op);
+  };
+  policy.max_ops = 300;
+  options.fusion = std::make_shared<const FusionPolicy>(policy);
+  auto ops_in = [](const Op* fusion, OpCode code) {
+    int n = 0;
+    for (const auto& op : fusion->region(0).block(0).ops()) n += op->code() == code;
+    return n;
+  };
+
   std::string text = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
                      "  %c = stablehlo.constant dense<1.0> : tensor<4xf32>\n";
   std::string prev = "%x";
@@ -350,18 +367,63 @@ TEST(FusionTest, KernelsHoldAtMostMaxOps) {
     prev = "%v" + std::to_string(i);
   }
   text += "  return " + prev + " : tensor<4xf32>\n}\n";
-  PipelineOptions options = TestOptions();
-  FusionPolicy policy = *options.fusion;
-  policy.max_ops = 300;
-  options.fusion = std::make_shared<const FusionPolicy>(policy);
   auto m = RunAndCompare(text, "fusion", {Tensor(F32({4}), {0, 1, -3, 100})}, options);
   ASSERT_TRUE(m);
-  const std::vector<const Op*> fusions = Fusions(*m);
-  ASSERT_EQ(fusions.size(), 4u);  // 300 + 300 + 300 + 100
+  std::vector<const Op*> fusions = Fusions(*m);
+  ASSERT_EQ(fusions.size(), 4u);  // 3 * 300 + 100
+  for (const Op* f : fusions) EXPECT_LE(ops_in(f, OpCode::kAdd), 300);
+
+  text = "func.func @main(%x: tensor<400xf32>) -> tensor<1xf32> {\n";
+  for (int i = 0; i < 400; ++i) {
+    text += "  %l" + std::to_string(i) + " = stablehlo.slice %x [" + std::to_string(i) + ":" +
+            std::to_string(i + 1) + "] : (tensor<400xf32>) -> tensor<1xf32>\n";
+  }
+  prev = "%l0";
+  for (int i = 1; i < 400; ++i) {
+    text += "  %t" + std::to_string(i) + " = stablehlo.add " + prev + ", %l" + std::to_string(i) +
+            " : tensor<1xf32>\n";
+    prev = "%t" + std::to_string(i);
+  }
+  text += "  return " + prev + " : tensor<1xf32>\n}\n";
+  std::vector<double> x(400);
+  for (int i = 0; i < 400; ++i) x[static_cast<size_t>(i)] = i % 7;
+  m = RunAndCompare(text, "fusion", {Tensor(F32({400}), x)}, options);
+  ASSERT_TRUE(m);
+  fusions = Fusions(*m);
+  ASSERT_EQ(fusions.size(), 3u);
   for (const Op* f : fusions) {
-    int adds = 0;
-    for (const auto& op : f->region(0).block(0).ops()) adds += op->code() == OpCode::kAdd;
-    EXPECT_LE(adds, 300);
+    EXPECT_LE(ops_in(f, OpCode::kAdd) + ops_in(f, OpCode::kSlice), 300);
+    EXPECT_GE(ops_in(f, OpCode::kAdd), 99);
+  }
+
+  text = "func.func @main(%x: tensor<1024xf32>) -> tensor<1xf32> {\n";
+  std::vector<std::string> level;
+  for (int i = 0; i < 1024; ++i) {
+    text += "  %l" + std::to_string(i) + " = stablehlo.slice %x [" + std::to_string(i) + ":" +
+            std::to_string(i + 1) + "] : (tensor<1024xf32>) -> tensor<1xf32>\n";
+    level.push_back("%l" + std::to_string(i));
+  }
+  int t = 0;
+  while (level.size() > 1) {
+    std::vector<std::string> next;
+    for (size_t j = 0; j < level.size(); j += 2) {
+      next.push_back("%t" + std::to_string(t++));
+      text += "  " + next.back() + " = stablehlo.add " + level[j] + ", " + level[j + 1] +
+              " : tensor<1xf32>\n";
+    }
+    level = std::move(next);
+  }
+  text += "  return " + level[0] + " : tensor<1xf32>\n}\n";
+  x.assign(1024, 0);
+  for (int i = 0; i < 1024; ++i) x[static_cast<size_t>(i)] = i % 5;
+  m = RunAndCompare(text, "fusion", {Tensor(F32({1024}), x)}, options);
+  ASSERT_TRUE(m);
+  fusions = Fusions(*m);
+  EXPECT_LE(fusions.size(), 16u);
+  for (const Op* f : fusions) {
+    const int n = ops_in(f, OpCode::kAdd) + ops_in(f, OpCode::kSlice);
+    EXPECT_LE(n, 300);
+    EXPECT_GE(n, 100) << "a tiny kernel";
   }
 }
 

@@ -1,7 +1,11 @@
 #include "jit/passes/buffer_assignment.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
 #include <tuple>
+#include <utility>
 
 namespace jitd::passes {
 
@@ -19,21 +23,32 @@ BufferAssignment AssignBuffers(std::span<const BufferInterval> buffers, int64_t 
   struct Live {
     int64_t offset, size, end;
   };
-  std::vector<Live> live;  // sorted by offset
+  // Live buffers by offset (they never overlap, so offsets are distinct),
+  // and by the end of their range, to expire them.
+  auto by_offset = [](const Live& a, const Live& b) { return a.offset < b.offset; };
+  std::set<Live, decltype(by_offset)> live(by_offset);
+  using Expiry = std::pair<int64_t, int64_t>;  // (end, offset)
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry;
   for (size_t id : order) {
     const BufferInterval& t = buffers[id];
-    live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.end < t.def; }),
-               live.end());
+    while (!expiry.empty() && expiry.top().first < t.def) {
+      live.erase(Live{expiry.top().second, 0, 0});
+      expiry.pop();
+    }
     const int64_t size = align_up(std::max<int64_t>(t.bytes, 1));
     out.unshared_bytes += size;
     int64_t offset = 0;
-    for (const Live& l : live) {
-      if (offset + size <= l.offset) break;
-      offset = std::max(offset, l.offset + l.size);
+    if (live.size() <= kFirstFitLiveBuffers) {
+      for (const Live& l : live) {
+        if (offset + size <= l.offset) break;
+        offset = std::max(offset, l.offset + l.size);
+      }
+    } else if (!live.empty()) {
+      offset = live.rbegin()->offset + live.rbegin()->size;  // past the highest
     }
     out.offsets[id] = offset;
-    live.push_back({offset, size, t.last_use});
-    std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.offset < b.offset; });
+    live.insert({offset, size, t.last_use});
+    expiry.push({t.last_use, offset});
     out.arena_bytes = std::max(out.arena_bytes, offset + size);
   }
   return out;

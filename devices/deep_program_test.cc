@@ -347,14 +347,14 @@ Program CallChain(int n) {
 }
 
 // A chain of 100,000 calls: the cpu device's pipeline inlines it (linear
-// work, no native recursion per call); the interpreter, which runs calls
-// as calls, stops at its depth limit with RESOURCE_EXHAUSTED.
-// Disabled: crashes (SIGSEGV in the evaluator's CallFunction on a 512 KiB
-// worker-sized stack) — unfinished, see the session's closing note.
-TEST(DeepProgramTest, DISABLED_CallChains) {
+// work, no native recursion per call: a small stack will do); the
+// interpreter, which runs calls as calls, recurses once per call up to its
+// depth limit (256 levels, ~3 KiB of stack each: a daemon worker's stack)
+// and stops there with RESOURCE_EXHAUSTED.
+TEST(DeepProgramTest, CallChains) {
   const Program p = CallChain(100'000);
-  RunOnStack(kSmallStack, [&] {
-    CompileAndRun("cpu", ParseAndVerify(p.text), p);
+  RunOnStack(kSmallStack, [&] { CompileAndRun("cpu", ParseAndVerify(p.text), p); });
+  RunOnStack(kWorkerStack, [&] {
     auto interpreter = CreateDevice("interpreter");
     ASSERT_TRUE(interpreter.ok());
     auto exe = CompileProgram(**interpreter, ParseAndVerify(p.text));

@@ -189,8 +189,13 @@ struct Dispatcher::Impl {
   // kFloorNanos, and lets held sessions go that are back within pace_lead
   // of it or have waited pace_hold.
   void RefreshFloor(int64_t now) {
+    if (options.pace_lead == 0) return;
+    // The scan walks every session: spaced out with their number (1 µs of
+    // interval per session), so that it stays a small share of a worker.
+    const int64_t interval = std::max<int64_t>(
+        kFloorNanos, static_cast<int64_t>(num_sessions.load(std::memory_order_relaxed)) * 1000);
     int64_t at = floor_at.load(std::memory_order_relaxed);
-    if (now - at < kFloorNanos || !floor_at.compare_exchange_strong(at, now)) return;
+    if (now - at < interval || !floor_at.compare_exchange_strong(at, now)) return;
     uint64_t floor = UINT64_MAX;
     int active = 0;
     {

@@ -267,19 +267,26 @@ TEST_F(HardeningTest, FiveHundredIdleSessionsAreCheapAndGoQuickly) {
   for (int fd : {ready[0], ready[1], release[0], release[1]}) ::close(fd);
 }
 
+// Opens `n` sessions (into `*clients`), then checks that the next one is
+// refused RESOURCE_EXHAUSTED naming `flag`.
+void FillThenExpectRefused(const std::string& socket, int n, const std::string& flag,
+                           std::vector<std::unique_ptr<Client>>* clients) {
+  for (int i = 0; i < n; ++i) {
+    auto c = Client::Connect(socket);
+    ASSERT_TRUE(c.ok()) << i << ": " << c.status().ToString();
+    clients->push_back(std::move(c).value());
+  }
+  auto refused = Client::Connect(socket);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find(flag), std::string::npos)
+      << refused.status().message();
+}
+
 TEST_F(HardeningTest, SessionsPerUidAreLimited) {
   ASSERT_TRUE(daemon_.Start({"--max-sessions-per-uid=4", "--segment-bytes=8388608"}));
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 4; ++i) {
-    auto c = Client::Connect(daemon_.socket());
-    ASSERT_TRUE(c.ok()) << i << ": " << c.status().ToString();
-    clients.push_back(std::move(c).value());
-  }
-  auto refused = Client::Connect(daemon_.socket());
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(refused.status().message().find("--max-sessions-per-uid"), std::string::npos)
-      << refused.status().message();
+  FillThenExpectRefused(daemon_.socket(), 4, "--max-sessions-per-uid", &clients);
   // A closed session makes room again.
   clients.pop_back();
   const Clock::time_point end = Clock::now() + 5s;
@@ -295,16 +302,7 @@ TEST_F(HardeningTest, SessionsInAllAreLimited) {
   ASSERT_TRUE(daemon_.Start({"--max-sessions=3", "--max-sessions-per-uid=0",
                              "--segment-bytes=8388608"}));
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 3; ++i) {
-    auto c = Client::Connect(daemon_.socket());
-    ASSERT_TRUE(c.ok()) << i << ": " << c.status().ToString();
-    clients.push_back(std::move(c).value());
-  }
-  auto refused = Client::Connect(daemon_.socket());
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(refused.status().message().find("--max-sessions"), std::string::npos)
-      << refused.status().message();
+  FillThenExpectRefused(daemon_.socket(), 3, "--max-sessions", &clients);
 }
 
 TEST_F(HardeningTest, EndlessLoopsDoNotHoldUpShortExecutes) {

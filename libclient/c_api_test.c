@@ -419,6 +419,33 @@ static void test_execute_ex(jitd_client_t* client) {
   CHECK_OK(jitd_executable_execute_ex(exe, &zeros, 1, first, 1, &options, NULL));
   CHECK_OK(jitd_executable_execute_ex(exe, &zeros, 1, second, 1, &options, NULL));
   CHECK(memcmp(jitd_buffer_data(first[0]), jitd_buffer_data(second[0]), 16) == 0);
+  /* A vector of weights (version 8) lies in [0.5, 1.5), unlike the uniform
+   * fill's [-1, 1) (which, at seed 42, has a value below 0.5). */
+  const float* uniform = (const float*)jitd_buffer_data(first[0]);
+  int below_half = 0;
+  for (int i = 0; i < 4; ++i) below_half += uniform[i] < 0.5f;
+  CHECK(below_half > 0);
+  jitd_buffer_t* weights[1] = {NULL};
+  options.struct_size = sizeof(options);
+  options.resource_fill = JITD_RESOURCE_FILL_WEIGHTS;
+  CHECK_OK(jitd_executable_execute_ex(exe, &zeros, 1, weights, 1, &options, NULL));
+  for (int i = 0; i < 4; ++i) {
+    const float w = ((const float*)jitd_buffer_data(weights[0]))[i];
+    CHECK(w >= 0.5f && w < 1.5f);
+  }
+  /* An older struct_size ends before resource_fill: uniform, as before. */
+  options.struct_size = JITD_EXECUTE_OPTIONS_STRUCT_SIZE;
+  jitd_buffer_t* old_size[1] = {NULL};
+  CHECK_OK(jitd_executable_execute_ex(exe, &zeros, 1, old_size, 1, &options, NULL));
+  CHECK(memcmp(jitd_buffer_data(first[0]), jitd_buffer_data(old_size[0]), 16) == 0);
+  options.struct_size = sizeof(options);
+  options.resource_fill = 7;
+  jitd_buffer_t* bad_fill[1] = {NULL};
+  CHECK_CODE(jitd_executable_execute_ex(exe, &zeros, 1, bad_fill, 1, &options, NULL),
+             JITD_INVALID_ARGUMENT);
+  CHECK(bad_fill[0] == NULL);
+  jitd_buffer_destroy(old_size[0]);
+  jitd_buffer_destroy(weights[0]);
   jitd_buffer_destroy(first[0]);
   jitd_buffer_destroy(second[0]);
   jitd_buffer_destroy(zeros);

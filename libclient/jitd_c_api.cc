@@ -495,6 +495,21 @@ jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
       execute_options.deadline = std::chrono::microseconds(
           std::min<uint64_t>(options->deadline_micros, uint64_t{1} << 50));
       if (options->has_resource_seed != 0) execute_options.resource_seed = options->resource_seed;
+      if (options->struct_size >= JITD_STRUCT_SIZE(jitd_execute_options_t, resource_fill)) {
+        switch (options->resource_fill) {
+          case JITD_RESOURCE_FILL_UNIFORM:
+            execute_options.resource_fill = jitd::client::ExecuteOptions::ResourceFill::kUniform;
+            break;
+          case JITD_RESOURCE_FILL_WEIGHTS:
+            execute_options.resource_fill = jitd::client::ExecuteOptions::ResourceFill::kWeights;
+            break;
+          default:
+            return jitd::InvalidArgument(
+                "jitd_execute_options_t.resource_fill: " + std::to_string(options->resource_fill) +
+                " is not a jitd_resource_fill_t (JITD_RESOURCE_FILL_UNIFORM = 0, "
+                "JITD_RESOURCE_FILL_WEIGHTS = 1)");
+        }
+      }
     }
     const std::vector<jitd::client::TensorShape>& shapes = executable->executable.results;
     if (num_results != shapes.size()) {

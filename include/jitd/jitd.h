@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 7
+#define JITD_API_VERSION 8
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -292,6 +292,14 @@ JITD_API jitd_status_t* jitd_executable_execute(jitd_executable_t* executable,
                                                 jitd_buffer_t* const* results,
                                                 size_t num_results,
                                                 jitd_execute_timing_t* out_timing_or_null);
+/* Distributions of the data that fills dense_resource placeholders. */
+typedef enum jitd_resource_fill_t {
+  JITD_RESOURCE_FILL_UNIFORM = 0, /* uniform in [-1, 1) */
+  /* like trained weights: kernels of a dot / convolution uniform in
+   * +-sqrt(3/fan_in), vectors in [0.5, 1.5) (valid batch-norm variances) */
+  JITD_RESOURCE_FILL_WEIGHTS = 1,
+} jitd_resource_fill_t;
+
 /* Options of jitd_executable_execute_ex. */
 typedef struct jitd_execute_options_t {
   size_t struct_size; /* JITD_EXECUTE_OPTIONS_STRUCT_SIZE or more */
@@ -303,6 +311,11 @@ typedef struct jitd_execute_options_t {
    * a program fails asking for a seed. */
   int has_resource_seed;
   uint64_t resource_seed;
+  /* (Version 8.) How that data is distributed, a jitd_resource_fill_t:
+   * JITD_RESOURCE_FILL_UNIFORM (0, also when struct_size ends before this
+   * field) or JITD_RESOURCE_FILL_WEIGHTS, as `jitd run --resource-fill`.
+   * Other values are INVALID_ARGUMENT. */
+  int32_t resource_fill;
 } jitd_execute_options_t;
 #define JITD_EXECUTE_OPTIONS_STRUCT_SIZE \
   JITD_STRUCT_SIZE(jitd_execute_options_t, resource_seed)

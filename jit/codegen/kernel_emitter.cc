@@ -13,7 +13,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/codegen/elemental_emitter.h"
 #include "jit/codegen/kernel_runtime.h"
+#include "jit/codegen/target_math.h"
 #include "jit/eval/fold.h"
 #include "jit/eval/scalar_math.h"
 #include "llvm/IR/Constants.h"
@@ -115,13 +117,15 @@ bool HasComplexType(const Op& op) {
   return false;
 }
 
-bool AllTensorTypesSupported(const Op& op) {
+bool AllTensorTypesSupported(const Op& op, const TargetMath& target) {
+  auto ok = [&](const ir::Type& t) {
+    return t.is_tensor() && IsSupportedDType(t.dtype()) && (target.HasNarrowFloats() || !IsNarrowFloat(t.dtype()));
+  };
   for (const ir::Value* v : op.operands()) {
-    if (!v->type().is_tensor() || !IsSupportedDType(v->type().dtype())) return false;
+    if (!ok(v->type())) return false;
   }
   for (size_t i = 0; i < op.num_results(); ++i) {
-    const ir::Type& t = op.result(i)->type();
-    if (!t.is_tensor() || !IsSupportedDType(t.dtype())) return false;
+    if (!ok(op.result(i)->type())) return false;
   }
   return true;
 }
@@ -207,8 +211,8 @@ bool BitcastSupported(const Op& op) {
 
 // The math a scalar op needs for its element type(s), as the emitter
 // implements it. Mirrors EmitScalarOp's switch.
-bool ScalarOpSupported(const Op& op) {
-  if (!AllTensorTypesSupported(op)) return false;
+bool ScalarOpSupported(const Op& op, const TargetMath& target) {
+  if (!AllTensorTypesSupported(op, target)) return false;
   if (op.num_results() != 1) return false;
   const DType t = op.num_operands() > 0 ? op.operand(0)->type().dtype()
                                         : op.result(0)->type().dtype();
@@ -222,11 +226,7 @@ bool ScalarOpSupported(const Op& op) {
       case OpCode::kMultiply:
       case OpCode::kDivide:  // libgcc's __divxc3, as jit/eval
       case OpCode::kAbs:  // hypotl
-#if defined(__x86_64__) || defined(__i386__)
-        return true;  // long double is x87 extended precision (x86_fp80)
-#else
-        return false;
-#endif
+        return target.HasExtendedComplex();
       case OpCode::kBitcastConvert:
         return BitcastSupported(op);
       case OpCode::kCompare:  // lexicographic, as jit/eval's CompareComplex
@@ -242,11 +242,11 @@ bool ScalarOpSupported(const Op& op) {
       default:
         // Transcendentals, sign, power, atan2, remainder: calls of the
         // interpreter's own per-element functions (jit/eval/scalar_math.h).
-        return IsCplx(t) && IsCplx(op.result(0)->type().dtype()) &&
+        return target.HasHostRuntime() && IsCplx(t) && IsCplx(op.result(0)->type().dtype()) &&
                (ComplexUnaryFnOf(op.code()) || ComplexBinaryFnOf(op.code()));
     }
   }
-  if (SpecialFnOf(op.code(), t)) return IsF(t);  // jit/eval's own functions, called
+  if (SpecialFnOf(op.code(), t)) return IsF(t) && target.HasHostRuntime();  // jit/eval's own functions, called
   switch (op.code()) {
     case OpCode::kReal:
     case OpCode::kImag:
@@ -357,28 +357,30 @@ bool IsSplatConstant(const Op& op) {
 
 }  // namespace
 
-bool IsFusibleOp(const Op& op) {
+bool IsFusibleOp(const Op& op) { return IsFusibleOp(op, HostTargetMath()); }
+
+bool IsFusibleOp(const Op& op, const TargetMath& target) {
   if (op.num_regions() != 0) return false;
   switch (op.code()) {
     case OpCode::kConstant:
-      return IsSplatConstant(op) && AllTensorTypesSupported(op);
+      return IsSplatConstant(op) && AllTensorTypesSupported(op, target);
     case OpCode::kIota:
-      return AllTensorTypesSupported(op) && !HasComplexType(op);
+      return AllTensorTypesSupported(op, target) && !HasComplexType(op);
     case OpCode::kBroadcastInDim:
     case OpCode::kReshape:
     case OpCode::kTranspose:
     case OpCode::kSlice:
     case OpCode::kReverse:
     case OpCode::kConcatenate:
-      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
+      return AllTensorTypesSupported(op, target) && op.num_results() == 1 && op.num_operands() >= 1;
     case OpCode::kPad:
-      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() == 2 &&
+      return AllTensorTypesSupported(op, target) && op.num_results() == 1 && op.num_operands() == 2 &&
              PadAttributesInRange(op);
     case OpCode::kDynamicSlice:
     case OpCode::kDynamicUpdateSlice:
-      return AllTensorTypesSupported(op) && op.num_results() == 1 && op.num_operands() >= 1;
+      return AllTensorTypesSupported(op, target) && op.num_results() == 1 && op.num_operands() >= 1;
     default:
-      return ScalarOpSupported(op);
+      return ScalarOpSupported(op, target);
   }
 }
 
@@ -390,11 +392,13 @@ bool IsCheapToDuplicate(const Op& op) {
   return false;
 }
 
-bool IsEmittableReduce(const Op& op) {
+bool IsEmittableReduce(const Op& op) { return IsEmittableReduce(op, HostTargetMath()); }
+
+bool IsEmittableReduce(const Op& op, const TargetMath& target) {
   if (op.code() != OpCode::kReduce || op.num_regions() != 1) return false;
   // Complex accumulators too: the body's ops are the interpreter's (add in
   // the component type, multiply in long double), step by step.
-  if (!AllTensorTypesSupported(op)) return false;
+  if (!AllTensorTypesSupported(op, target)) return false;
   const size_t n = op.num_results();
   if (n == 0 || op.num_operands() != 2 * n) return false;
   const ir::Region& r = op.region(0);
@@ -410,7 +414,7 @@ bool IsEmittableReduce(const Op& op) {
   }
   for (const auto& body_op : b.ops()) {
     if (body_op->code() == OpCode::kReturn) continue;
-    if (!IsFusibleOp(*body_op)) return false;
+    if (!IsFusibleOp(*body_op, target)) return false;
     for (size_t i = 0; i < body_op->num_results(); ++i) {
       if (body_op->result(i)->type().rank() != 0) return false;
     }
@@ -443,10 +447,10 @@ struct Index {
   llvm::Value* linear = nullptr;
 };
 
-class Emitter {
+class Emitter final : public ElementalEmitter {
  public:
-  Emitter(llvm::Module& module, const KernelSpec& spec)
-      : module_(module), ctx_(module.getContext()), b_(ctx_), spec_(spec) {
+  Emitter(llvm::Module& module, const KernelSpec& spec, const TargetMath& target)
+      : module_(module), ctx_(module.getContext()), b_(ctx_), spec_(spec), target_(target) {
     for (const Op* op : spec.fused) fused_.insert(op);
     i64_ = b_.getInt64Ty();
   }
@@ -581,6 +585,120 @@ class Emitter {
     return Status::Ok();
   }
 
+  // ---- ElementalEmitter (elemental_emitter.h) -------------------------------
+
+  Builder& builder() override { return b_; }
+
+  void Bind(llvm::Function* fn, const std::vector<llvm::Value*>& inputs,
+            const std::vector<llvm::Value*>& outputs) override {
+    params_.clear();
+    scalars_.clear();
+    ResetIndices();
+    preloaded_.clear();
+    partial_ = nullptr;
+    function_ = fn;
+    for (size_t i = 0; i < spec_.inputs.size() && i < inputs.size(); ++i) params_[spec_.inputs[i]] = inputs[i];
+    for (const ir::Value* v : spec_.inputs) {
+      if (v->type().rank() == 0) preloaded_[v] = Load(v, ScalarIndex());
+    }
+    outputs_ = outputs;
+  }
+
+  void StoreElement(llvm::Value* linear) override {
+    const Op& root = *spec_.root;
+    const ir::Type& type = root.result(0)->type();
+    ResetIndices();
+    Index* idx = NewIndex(type.dims());
+    idx->linear = linear;
+    if (type.rank() == 1) idx->multi = {linear};
+    Store(Value(root.result(0), idx), type.dtype(), outputs_[0], linear);
+    StoreExtraOutputs(idx, linear);
+  }
+
+  int64_t ReducedExtent() const override {
+    const Op& root = *spec_.root;
+    const std::vector<int64_t>& in_dims = root.operand(0)->type().dims();
+    int64_t extent = 1;
+    for (int64_t d : root.GetI64Array("dimensions").value_or(std::vector<int64_t>{})) {
+      extent *= in_dims[static_cast<size_t>(d)];
+    }
+    return extent;
+  }
+
+  std::vector<llvm::Value*> ReduceInits() override {
+    const Op& root = *spec_.root;
+    const size_t n = root.num_results();
+    ResetIndices();
+    std::vector<llvm::Value*> init;
+    for (size_t k = 0; k < n; ++k) init.push_back(Value(root.operand(n + k), ScalarIndex()));
+    return init;
+  }
+
+  std::vector<llvm::Value*> ReduceInputs(llvm::Value* out_linear, llvm::Value* reduced) override {
+    const Op& root = *spec_.root;
+    const size_t n = root.num_results();
+    const std::vector<int64_t>& in_dims = root.operand(0)->type().dims();
+    std::vector<bool> is_reduced(in_dims.size(), false);
+    for (int64_t d : root.GetI64Array("dimensions").value_or(std::vector<int64_t>{})) {
+      is_reduced[static_cast<size_t>(d)] = true;
+    }
+    ResetIndices();
+    Index* out_idx = NewIndex(root.result(0)->type().dims());
+    out_idx->linear = out_linear;
+    std::vector<llvm::Value*> out_multi = Multi(*out_idx);
+    std::vector<llvm::Value*> in_multi(in_dims.size(), nullptr);
+    size_t kept = 0;
+    for (size_t d = 0; d < in_dims.size(); ++d) {
+      if (!is_reduced[d]) in_multi[d] = out_multi[kept++];
+    }
+    // The reduced dimensions' digits of `reduced`, minor first.
+    llvm::Value* rest = reduced;
+    std::vector<size_t> reduced_dims;
+    for (size_t d = 0; d < in_dims.size(); ++d) {
+      if (is_reduced[d]) reduced_dims.push_back(d);
+    }
+    for (size_t k = reduced_dims.size(); k-- > 0;) {
+      const size_t d = reduced_dims[k];
+      if (k == 0) {
+        in_multi[d] = rest;
+      } else {
+        in_multi[d] = b_.CreateURem(rest, b_.getInt64(in_dims[d]));
+        rest = b_.CreateUDiv(rest, b_.getInt64(in_dims[d]));
+      }
+    }
+    Index* idx = NewIndex(in_dims);
+    idx->multi = in_multi;
+    std::vector<llvm::Value*> x;
+    for (size_t k = 0; k < n; ++k) x.push_back(Value(root.operand(k), idx));
+    if (!spec_.extra_outputs.empty()) StoreExtraOutputs(idx, Linear(*idx));
+    return x;
+  }
+
+  std::vector<llvm::Value*> ReduceCombine(const std::vector<llvm::Value*>& acc,
+                                          const std::vector<llvm::Value*>& x) override {
+    return ReduceBody(spec_.root->region(0).block(0), acc, x);
+  }
+
+  void StoreReduceResults(llvm::Value* out_linear, const std::vector<llvm::Value*>& acc) override {
+    const Op& root = *spec_.root;
+    for (size_t k = 0; k < root.num_results() && k < acc.size(); ++k) {
+      Store(acc[k], root.result(k)->type().dtype(), outputs_[k], out_linear);
+    }
+  }
+
+  std::optional<llvm::Value*> FoldIdentity() override {
+    const Op& root = *spec_.root;
+    if (root.code() != OpCode::kReduce || root.num_results() != 1) return std::nullopt;
+    const DType t = root.result(0)->type().dtype();
+    const std::optional<eval::FoldOp> fold = eval::RecognizeFold(root, 0, t);
+    if (!fold || IsCplx(t)) return std::nullopt;
+    const bool sum_or_product = *fold == eval::FoldOp::kAdd || *fold == eval::FoldOp::kMultiply;
+    if (IsHalf(t) && sum_or_product) return std::nullopt;
+    return FoldIdentity(*fold, t);
+  }
+
+  Status status() const override { return status_; }
+
  private:
   // void NAME.body(ptr noalias p0, ..., i64 begin, i64 end), always inlined
   // into void NAME(ptr buffers, i64 begin, i64 end). Parameters: the spec's
@@ -661,7 +779,7 @@ class Emitter {
 
   // complex<f32> / complex<f64> compute as <2 x float> / <2 x double>
   // (real, imaginary), the layout of their storage.
-  llvm::Type* ComputeType(DType t) {
+  llvm::Type* ComputeType(DType t) override {
     switch (t) {
       case DType::kC64: return llvm::FixedVectorType::get(b_.getFloatTy(), 2);
       case DType::kC128: return llvm::FixedVectorType::get(b_.getDoubleTy(), 2);
@@ -1489,122 +1607,13 @@ class Emitter {
 
   // ---- Scalar math (jit/eval/elementwise.cc's semantics) -------------------
 
-  // |z| as jit/eval: hypotl of the parts in long double, narrowed to
-  // double and then to the component type.
-  llvm::Value* ComplexAbs(llvm::Value* z, DType t) {
-    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
-    llvm::Value* re = b_.CreateFPExt(b_.CreateExtractElement(z, uint64_t{0}), ext);
-    llvm::Value* im = b_.CreateFPExt(b_.CreateExtractElement(z, uint64_t{1}), ext);
-    llvm::FunctionCallee callee =
-        module_.getOrInsertFunction("hypotl", llvm::FunctionType::get(ext, {ext, ext}, false));
-    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-      f->setDoesNotThrow();
-      f->setDoesNotAccessMemory();
-      f->addFnAttr(llvm::Attribute::WillReturn);
-    }
-    llvm::CallInst* call = b_.CreateCall(callee, {re, im});
-    call->setDoesNotAccessMemory();
-    call->addFnAttr(llvm::Attribute::NoBuiltin);
-    llvm::Value* r = b_.CreateFPTrunc(call, b_.getDoubleTy());
-    return t == DType::kC64 ? b_.CreateFPTrunc(r, b_.getFloatTy()) : r;
-  }
-
-  // jit/eval divides std::complex<long double>, which the compiler turns
-  // into a call of the runtime's __divxc3 (libgcc_s here; jitd imports it,
-  // so the JIT resolves it in the process): the same call, then narrowed
-  // to double and, for complex<f32>, to float. A complex long double comes
-  // back in x87 st0 / st1: { x86_fp80, x86_fp80 } in LLVM, as clang emits.
-  llvm::Value* ComplexDivide(llvm::Value* x, llvm::Value* y, DType t) {
-    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
-    auto part = [&](llvm::Value* z, uint64_t i) { return b_.CreateFPExt(b_.CreateExtractElement(z, i), ext); };
-    llvm::StructType* pair = llvm::StructType::get(ctx_, {ext, ext});
-    llvm::FunctionCallee callee =
-        module_.getOrInsertFunction("__divxc3", llvm::FunctionType::get(pair, {ext, ext, ext, ext}, false));
-    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-      f->setDoesNotThrow();
-      f->setDoesNotAccessMemory();
-      f->addFnAttr(llvm::Attribute::WillReturn);
-    }
-    llvm::CallInst* q = b_.CreateCall(callee, {part(x, 0), part(x, 1), part(y, 0), part(y, 1)});
-    q->setDoesNotAccessMemory();
-    auto narrow = [&](llvm::Value* v) {
-      v = b_.CreateFPTrunc(v, b_.getDoubleTy());
-      return t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
-    };
-    llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
-    z = b_.CreateInsertElement(z, narrow(b_.CreateExtractValue(q, 0)), uint64_t{0});
-    return b_.CreateInsertElement(z, narrow(b_.CreateExtractValue(q, 1)), uint64_t{1});
-  }
-
-  // jit/eval multiplies std::complex<long double>: (ac - bd, ad + bc) in x87
-  // extended precision, with C99 Annex G's recovery of infinities when
-  // both parts come out NaN (libgcc's __mulxc3), then narrowed to double
-  // and, for complex<f32>, to float. The same here on x86_fp80 (scalar x87
-  // code: bit for bit, not vectorized).
-  llvm::Value* ComplexMultiply(llvm::Value* x, llvm::Value* y, DType t) {
-    llvm::Type* ext = llvm::Type::getX86_FP80Ty(ctx_);
-    auto part = [&](llvm::Value* z, uint64_t i) { return b_.CreateFPExt(b_.CreateExtractElement(z, i), ext); };
-    llvm::Value* a = part(x, 0);
-    llvm::Value* b = part(x, 1);
-    llvm::Value* c = part(y, 0);
-    llvm::Value* d = part(y, 1);
-    auto fc = [&](double v) { return llvm::ConstantFP::get(ext, v); };
-    auto is_nan = [&](llvm::Value* v) { return b_.CreateFCmpUNO(v, v); };
-    auto is_inf = [&](llvm::Value* v) { return b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, {v}), fc(INFINITY)); };
-    auto copysign = [&](llvm::Value* mag, llvm::Value* sign) {
-      return b_.CreateIntrinsic(llvm::Intrinsic::copysign, {ext}, {mag, sign});
-    };
-    auto product = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* d) {
-      return std::pair{b_.CreateFSub(b_.CreateFMul(a, c), b_.CreateFMul(b, d)),
-                       b_.CreateFAdd(b_.CreateFMul(a, d), b_.CreateFMul(b, c))};
-    };
-    llvm::Value* ac = b_.CreateFMul(a, c);
-    llvm::Value* bd = b_.CreateFMul(b, d);
-    llvm::Value* ad = b_.CreateFMul(a, d);
-    llvm::Value* bc = b_.CreateFMul(b, c);
-    llvm::Value* re = b_.CreateFSub(ac, bd);
-    llvm::Value* im = b_.CreateFAdd(ad, bc);
-    // Recovery (only used when both parts are NaN).
-    auto box = [&](llvm::Value* v) { return copysign(b_.CreateSelect(is_inf(v), fc(1), fc(0)), v); };
-    auto zero_nan = [&](llvm::Value* v) { return b_.CreateSelect(is_nan(v), copysign(fc(0), v), v); };
-    llvm::Value* z_inf = b_.CreateOr(is_inf(a), is_inf(b));
-    llvm::Value* a1 = b_.CreateSelect(z_inf, box(a), a);
-    llvm::Value* b1 = b_.CreateSelect(z_inf, box(b), b);
-    llvm::Value* c1 = b_.CreateSelect(z_inf, zero_nan(c), c);
-    llvm::Value* d1 = b_.CreateSelect(z_inf, zero_nan(d), d);
-    llvm::Value* w_inf = b_.CreateOr(is_inf(c1), is_inf(d1));
-    llvm::Value* c2 = b_.CreateSelect(w_inf, box(c1), c1);
-    llvm::Value* d2 = b_.CreateSelect(w_inf, box(d1), d1);
-    llvm::Value* a2 = b_.CreateSelect(w_inf, zero_nan(a1), a1);
-    llvm::Value* b2 = b_.CreateSelect(w_inf, zero_nan(b1), b1);
-    llvm::Value* recalc = b_.CreateOr(z_inf, w_inf);
-    llvm::Value* overflow = b_.CreateAnd(
-        b_.CreateNot(recalc),
-        b_.CreateOr(b_.CreateOr(is_inf(ac), is_inf(bd)), b_.CreateOr(is_inf(ad), is_inf(bc))));
-    llvm::Value* a3 = b_.CreateSelect(overflow, zero_nan(a2), a2);
-    llvm::Value* b3 = b_.CreateSelect(overflow, zero_nan(b2), b2);
-    llvm::Value* c3 = b_.CreateSelect(overflow, zero_nan(c2), c2);
-    llvm::Value* d3 = b_.CreateSelect(overflow, zero_nan(d2), d2);
-    recalc = b_.CreateOr(recalc, overflow);
-    auto [re2, im2] = product(a3, b3, c3, d3);
-    re2 = b_.CreateFMul(fc(INFINITY), re2);
-    im2 = b_.CreateFMul(fc(INFINITY), im2);
-    llvm::Value* use = b_.CreateAnd(b_.CreateAnd(is_nan(re), is_nan(im)), recalc);
-    re = b_.CreateSelect(use, re2, re);
-    im = b_.CreateSelect(use, im2, im);
-    // Narrowed as jit/eval does: to double, then (complex<f32>) to float.
-    auto narrow = [&](llvm::Value* v) {
-      v = b_.CreateFPTrunc(v, b_.getDoubleTy());
-      return t == DType::kC64 ? b_.CreateFPTrunc(v, b_.getFloatTy()) : v;
-    };
-    llvm::Value* z = llvm::UndefValue::get(ComputeType(t));
-    z = b_.CreateInsertElement(z, narrow(re), uint64_t{0});
-    return b_.CreateInsertElement(z, narrow(im), uint64_t{1});
-  }
-
   // A function of jit/eval's (jit/eval/scalar_math.h), declared as not
   // touching memory.
   llvm::CallInst* EvalCall(const char* symbol, llvm::Type* result, llvm::ArrayRef<llvm::Value*> args) {
+    if (!target_.HasHostRuntime()) {
+      Fail(std::string("a call of the host's ") + symbol + ", which target " + std::string(target_.name()) +
+           " does not have");
+    }
     std::vector<llvm::Type*> params;
     for (llvm::Value* a : args) params.push_back(a->getType());
     llvm::FunctionCallee callee = module_.getOrInsertFunction(symbol, llvm::FunctionType::get(result, params, false));
@@ -1661,7 +1670,7 @@ class Emitter {
   llvm::Value* LibmCall(const std::string& base, llvm::ArrayRef<llvm::Value*> args,
                         bool precise = false) {
     llvm::Type* t = args[0]->getType();
-    const std::string name = t->isFloatTy() ? base + "f" : base;
+    const std::string name = target_.MathFunction(base, t->isFloatTy());
     std::vector<llvm::Type*> params(args.size(), t);
     llvm::FunctionCallee callee =
         module_.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
@@ -1877,12 +1886,12 @@ class Emitter {
       case OpCode::kSubtract:
         return IsF(t) || IsCplx(t) ? b_.CreateFSub(x[0], x[1]) : b_.CreateSub(x[0], x[1]);
       case OpCode::kMultiply:
-        if (IsCplx(t)) return ComplexMultiply(x[0], x[1], t);
+        if (IsCplx(t)) return target_.ComplexMultiply(b_, module_, x[0], x[1], t);
         if (IsF(t)) return b_.CreateFMul(x[0], x[1]);
         if (IsPredT(t)) return b_.CreateAnd(x[0], x[1]);
         return b_.CreateMul(x[0], x[1]);
       case OpCode::kDivide: {
-        if (IsCplx(t)) return ComplexDivide(x[0], x[1], t);
+        if (IsCplx(t)) return target_.ComplexDivide(b_, module_, x[0], x[1], t);
         if (IsF(t)) return b_.CreateFDiv(x[0], x[1]);
         llvm::Value* zero = b_.CreateICmpEQ(x[1], iconst(0));
         llvm::Value* minus_one = is_signed ? b_.CreateICmpEQ(x[1], iconst(-1)) : b_.getFalse();
@@ -1918,7 +1927,7 @@ class Emitter {
         return b_.CreateInsertElement(z, x[1], uint64_t{1});
       }
       case OpCode::kAbs:
-        if (IsCplx(t)) return ComplexAbs(x[0], t);
+        if (IsCplx(t)) return target_.ComplexAbs(b_, module_, x[0], t);
         if (IsF(t)) return Intrinsic(llvm::Intrinsic::fabs, {x[0]});
         if (!is_signed) return x[0];
         return b_.CreateSelect(b_.CreateICmpSLT(x[0], iconst(0)), b_.CreateNeg(x[0]), x[0]);
@@ -2489,6 +2498,7 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   const KernelSpec& spec_;
+  const TargetMath& target_;
   llvm::Type* i64_;
   llvm::Function* function_ = nullptr;
   std::unordered_set<const Op*> fused_;
@@ -2583,6 +2593,11 @@ size_t KernelOps(const KernelSpec& spec) {
   return n;
 }
 
+std::unique_ptr<ElementalEmitter> CreateElementalEmitter(llvm::Module& module, const KernelSpec& spec,
+                                                         const TargetMath& target) {
+  return std::make_unique<Emitter>(module, spec, target);
+}
+
 StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec) {
   if (const size_t n = KernelOps(spec); n > kMaxKernelOps) {
     return InvalidArgument(spec.root->loc().ToString() + ": '" + std::string(spec.root->name()) +
@@ -2590,7 +2605,7 @@ StatusOr<KernelInfo> EmitKernel(llvm::Module& module, const KernelSpec& spec) {
                            " ops, above the limit of " + std::to_string(kMaxKernelOps) +
                            " ops per kernel");
   }
-  Emitter emitter(module, spec);
+  Emitter emitter(module, spec, HostTargetMath());
   StatusOr<KernelInfo> info = emitter.Emit();
   if (!info.ok()) {
     // Nothing of a failed kernel stays in the module (a caller may go on).
@@ -2731,7 +2746,7 @@ Status EmitRegionFunction(llvm::Module& module, const Op& op, const std::string&
   KernelSpec spec;
   spec.name = name;
   spec.root = &op;
-  Emitter emitter(module, spec);
+  Emitter emitter(module, spec, HostTargetMath());
   Status status = (emitter.*emit)();
   if (!status.ok()) {
     if (llvm::Function* fn = module.getFunction(name)) fn->eraseFromParent();  // no half-built code

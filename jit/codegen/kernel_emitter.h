@@ -1,5 +1,7 @@
-// jit/codegen: IR -> LLVM IR for fused loop kernels (the CPU device's
-// KernelThunks; the NVPTX backend can share the element emission later).
+// jit/codegen: IR -> LLVM IR for fused loop kernels: the cpu schedule (the
+// CPU device's KernelThunks). The element math it shares with the gpu
+// schedule is ElementalEmitter (elemental_emitter.h); target math hooks are
+// TargetMath (target_math.h).
 //
 // A kernel computes the results of one root op — an elementwise op (index
 // maps such as broadcast_in_dim / reshape / transpose / slice / iota / pad /
@@ -51,11 +53,16 @@ class Module;
 
 namespace jitd::codegen {
 
+class TargetMath;
+
 // True when a fused kernel can compute `op`'s result element by element
-// (the op kind, its attributes and every element type are handled).
+// (the op kind, its attributes and every element type are handled) on the
+// target whose math is `target` (target_math.h); without one, the host's.
 bool IsFusibleOp(const ir::Op& op);
+bool IsFusibleOp(const ir::Op& op, const TargetMath& target);
 // True when `op` is a stablehlo.reduce whose body a kernel can emit.
 bool IsEmittableReduce(const ir::Op& op);
+bool IsEmittableReduce(const ir::Op& op, const TargetMath& target);
 // Fusible ops that are worth recomputing in every consumer instead of
 // materializing (splat constants, iota, broadcasts of scalars).
 bool IsCheapToDuplicate(const ir::Op& op);

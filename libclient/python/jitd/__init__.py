@@ -10,15 +10,16 @@
     print(exe.Execute([np.arange(3, dtype=np.float32)]))   # [1. 2. 3.]
 
 Everything runs in the per-machine daemon (`jitd serve`); this package is
-pure Python over libjitd.so (ctypes) and numpy. Errors raise JitdError with
-the jitd status code and message.
+Python over libjitd.so (ctypes) and numpy, with the per-call hot path of
+Execute in C when its extension jitd._fast is built (fast_path_status()).
+Errors raise JitdError with the jitd status code and message.
 """
 
 from ._status import JitdError, StatusCode
 from ._types import Shape
 from ._client import (Client, CompileOptions, JitdNotImplementedError, LocalBuffer,
                       LocalExecutable, PLATFORMS, available_platforms, compile_stablehlo,
-                      get_client,
+                      fast_path_status, get_client,
                       transfer_from_outfeed, transfer_to_infeed)
 from ._builder import (Computation, ComputationBuilder, FftType, GatherDimensionNumbers,
                        LocalComputation, Op, PaddingType, PrimitiveType,
@@ -33,6 +34,6 @@ __all__ = [
     "JitdError", "JitdNotImplementedError", "LocalBuffer", "LocalComputation",
     "LocalExecutable", "Op", "PLATFORMS", "PaddingType", "PrimitiveType",
     "ScatterDimensionNumbers", "Shape", "StatusCode", "available_platforms",
-    "compile_stablehlo", "get_client",
+    "compile_stablehlo", "fast_path_status", "get_client",
     "library_path", "transfer_from_outfeed", "transfer_to_infeed",
 ]

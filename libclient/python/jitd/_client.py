@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from . import _lib
+from . import _fastpath, _lib
 from ._status import JitdError, StatusCode
 from ._types import Shape, from_jitd_dtype, shape_of_executable, to_jitd_dtype
 
@@ -356,7 +356,7 @@ class Client(object):
             return exe
         exe, conn, generation = _compile_with_options(self, compile_options, recipe)
         executable = LocalExecutable(self, exe, result_is_tuple=None, recipe=recipe,
-                                     conn=conn, generation=generation)
+                                     conn=conn, generation=generation, profiled=profile)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
         return executable
@@ -376,7 +376,7 @@ class Client(object):
             return exe
         exe, conn, generation = _compile_with_options(self, compile_options, recipe)
         executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple, recipe=recipe,
-                                     conn=conn, generation=generation)
+                                     conn=conn, generation=generation, profiled=profile)
         executable._check_argument_shapes(argument_shapes)
         executable.replica_count = replica_count
         return executable
@@ -458,6 +458,9 @@ def get_client(platform=None, socket_path=None):
     place.
     """
     key = (platform, socket_path)
+    client = _clients.get(key)  # the memoized case, without the lock
+    if client is not None:
+        return client
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
@@ -469,6 +472,14 @@ def get_client(platform=None, socket_path=None):
                 client = Client(platform, socket_path)
             _clients[key] = client
         return client
+
+
+def fast_path_status():
+    """Which path Execute takes for numpy arguments: "jitd._fast (PATH)"
+    when the C extension is loaded, else "ctypes: " and why not."""
+    if _fastpath.module() is not None:
+        return "jitd._fast (%s)" % _fastpath.path()
+    return "ctypes: jitd._fast " + _fastpath.reason()
 
 
 def _reset_clients_for_testing():
@@ -637,14 +648,29 @@ class LocalBuffer(object):
         return "jitd.LocalBuffer(%s)" % self._shape
 
 
+# Arguments and results of at most this many bytes in all stay in shared
+# memory between calls of the fast path (jitd._fast); larger ones are made
+# and freed by each call.
+_FAST_KEEP_BYTES = 1 << 20
+
+
 class LocalExecutable(object):
-    """A program compiled by the daemon. Execute(arguments) runs it on numpy
-    arrays and returns numpy arrays of the exact result shapes (a tuple of
-    them when the computation's root is a tuple); ExecuteWithBuffers runs on
-    LocalBuffers and returns LocalBuffers."""
+    """A program compiled by the daemon. Execute(arguments) — or exe(x, y) —
+    runs it on numpy arrays and returns numpy arrays of the exact result
+    shapes (a tuple of them when the computation's root is a tuple), copies
+    that the caller owns (they outlive the executable, the client and the
+    daemon); ExecuteWithBuffers runs on LocalBuffers and returns LocalBuffers.
+
+    With jitd._fast (libclient/python_ext; see jitd.fast_path_status()), a
+    call whose arguments are ndarrays or numpy scalars of the parameters'
+    exact dtypes and shapes runs in C: one daemon round trip, the GIL
+    released, the arguments and results of small programs kept in shared
+    memory between calls. Any other call (LocalBuffers, Python numbers,
+    lists, mismatches) takes the ctypes path, which gives the same results
+    and raises the same errors."""
 
     def __init__(self, client, handle, result_is_tuple, recipe=None, conn=None,
-                 generation=0):
+                 generation=0, profiled=False):
         self._client = client
         self._handle = handle
         # recipe(connection) compiles the program again (after a reconnect);
@@ -661,7 +687,11 @@ class LocalExecutable(object):
         # None: a tuple exactly when there is not one result.
         self._result_is_tuple = (len(self.result_shapes) != 1 if result_is_tuple is None
                                  else result_is_tuple)
+        self._profiled = profiled
+        self._timing_fast = False
         self.last_timing = None
+        self._fast = None
+        self._attach_fast()
         # With CompileOptions.hlo_profile: the latest Execute's rows, slowest
         # first: {"name": op or kernel, "count": runs, "nanos": total time};
         # rows of while/if/case include their bodies.
@@ -672,8 +702,63 @@ class LocalExecutable(object):
     def __del__(self):
         h = getattr(self, "_handle", None)
         if h:
+            self._retire_fast()
             self._conn.defer_destroy("jitd_executable_release", h)
             self._handle = None
+
+    @property
+    def last_timing(self):
+        """The daemon's times of the latest Execute, in microseconds:
+        {"queue_micros", "execute_micros", "total_micros"} (None before)."""
+        if self._timing_fast and self._fast is not None:
+            return self._fast.last_timing()
+        return self._last_timing
+
+    @last_timing.setter
+    def last_timing(self, value):
+        self._last_timing = value
+        self._timing_fast = False
+
+    def _attach_fast(self):
+        """The fast path's object for the current handle (None without
+        jitd._fast)."""
+        fast = _fastpath.module()
+        if fast is not None:
+            self._fast = fast.Executable(self._handle.value, self._conn.handle.value,
+                                         self._result_is_tuple, _FAST_KEEP_BYTES)
+
+    def _retire_fast(self):
+        """Drops the fast path's object; its shared-memory buffers are
+        destroyed by the next call on their connection (as LocalBuffers
+        are)."""
+        fast, self._fast = self._fast, None
+        if fast is not None:
+            for h in fast.detach():
+                self._conn.defer_destroy("jitd_buffer_destroy", h)
+
+    def _execute_fast(self, fast, arguments, deadline_ms):
+        """The results of the fast path, or NotImplemented when this call
+        is the ctypes path's (see the class comment; also when the daemon
+        went away: the ctypes path reconnects)."""
+        if self._generation != self._client._generation:
+            return NotImplemented
+        conn = self._conn
+        if conn._dead:
+            conn.drain()
+        try:
+            if deadline_ms is None:
+                out = fast.execute(arguments)
+            else:
+                out = fast.execute(arguments, int(deadline_ms * 1000))
+        except JitdError as e:
+            if _daemon_gone(e):
+                return NotImplemented
+            raise
+        if out is not NotImplemented:
+            self._timing_fast = True
+            if self._profiled:
+                self._read_profile()
+        return out
 
     def _current(self):
         """Makes the handle one of the client's current connection: after a
@@ -694,11 +779,13 @@ class LocalExecutable(object):
             except JitdError as e:
                 raise JitdError(e.code, "compiling the executable again on the new jitd "
                                 "daemon (the old one went away) failed: " + e.message)
+            self._retire_fast()
             old_conn, old = self._conn, self._handle
             self._handle, self._conn, self._generation = handle, client._conn, client._generation
             self.cache_hit = bool(_lib.fn("jitd_executable_cache_hit")(handle))
             if old:
                 old_conn.defer_destroy("jitd_executable_release", old)
+            self._attach_fast()
 
     def DeviceOrdinals(self):
         return [0]
@@ -809,8 +896,35 @@ class LocalExecutable(object):
         LocalBuffers) whose dtypes and shapes must equal the parameters'
         exactly; returns ndarrays (0-d for scalars). `deadline_ms` (jitd's
         addition) bounds this run, e.g. one waiting on the infeed."""
+        fast = self._fast
+        if fast is not None:
+            out = self._execute_fast(fast, arguments, deadline_ms)
+            if out is not NotImplemented:
+                return out
         results = self._run(list(arguments), deadline_ms)
         return self._pack([r.to_py() for r in results])
+
+    # xla_client's name for Execute on Python values (numpy arrays, scalars).
+    ExecuteWithPythonValues = Execute
+
+    def ExecuteWithPythonValuesPerReplica(self, arguments):
+        """xla_client's per-replica form: one sequence of arguments per
+        replica, a list of results per replica. jitd runs one replica."""
+        arguments = list(arguments)
+        if len(arguments) != 1:
+            raise JitdNotImplementedError(
+                "ExecuteWithPythonValuesPerReplica: %d replicas' arguments given; jitd runs one "
+                "replica" % len(arguments))
+        return [self.Execute(arguments[0])]
+
+    def __call__(self, *arguments):
+        """exe(x, y) = exe.Execute([x, y])."""
+        fast = self._fast
+        if fast is not None:
+            out = self._execute_fast(fast, arguments, None)
+            if out is not NotImplemented:
+                return out
+        return self._pack([r.to_py() for r in self._run(list(arguments), None)])
 
     def ExecuteWithBuffers(self, arguments=(), deadline_ms=None):
         """Runs on LocalBuffers; returns LocalBuffers (a tuple of them for a

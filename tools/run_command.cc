@@ -726,8 +726,7 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
 
   // 2. Compile: the module as rewritten (checks hoisted), printed back.
   // Without hoisted checks the module is the source as written: send that,
-  // so that the daemon sees the same line numbers (dense_resource fills are
-  // seeded per op line) and --resource-seed fills as --in-process does.
+  // so that the daemon's messages name the file's own lines.
   const std::string text = checks.empty() ? source_text : ir::PrintModule(module);
   const Clock::time_point compile_start = Clock::now();
   StatusOr<client::Executable> executable = client.Compile(text, compile_options);

@@ -473,6 +473,47 @@ TEST(CpuDeviceTest, SerializedExecutableLoadsWithoutCodegen) {
   EXPECT_FALSE(Device().Deserialize(other).ok());
 }
 
+// Elided weights fill the same way from a fresh compile and from the disk
+// cache's form (Serialize prints the module again, on other lines), and
+// the same as the interpreter's: their seed comes from the resource's name
+// and place, never from a source line.
+TEST(CpuDeviceTest, ElidedWeightsFillTheSameAfterSerializeAndLoad) {
+  const std::string text = R"(
+
+
+func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  // the disk cache's text has no comments and other line numbers
+  %w1 = stablehlo.constant dense_resource<__elided__> : tensor<16xf32>
+
+  %w2 = stablehlo.constant dense_resource<__elided__> : tensor<16xf32>
+  %a = stablehlo.multiply %x, %w1 : tensor<16xf32>
+  %b = stablehlo.add %x, %w2 : tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+})";
+  auto exe = devices::CompileProgram(Device(), std::shared_ptr<ir::Module>(frontend::ParseModule(text).value()));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  auto bytes = Device().Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = Device().Deserialize(*bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {16}));
+  for (int64_t i = 0; i < 16; ++i) x.SetDouble(i, 1.0);
+  const std::vector<RuntimeValue> args = {RuntimeValue(x)};
+  for (eval::RandomFill fill : {eval::RandomFill::kUniform, eval::RandomFill::kWeights}) {
+    devices::ExecuteOptions options;
+    options.resource_fill_seed = 5;
+    options.resource_fill = fill;
+    auto fresh = (*exe)->Execute(args, options);
+    auto from_cache = (*loaded)->Execute(args, options);
+    auto interpreted = devices::InterpreterDevice().Compile(Parse(text)).value()->Execute(args, options);
+    ASSERT_TRUE(fresh.ok() && from_cache.ok() && interpreted.ok());
+    ExpectSameValues(*fresh, *from_cache);
+    ExpectSameValues(*fresh, *interpreted);
+    // x * w1 and x + w2 - 1: the two weights differ.
+    EXPECT_NE((*fresh)[0].literal().GetDouble(3), (*fresh)[1].literal().GetDouble(3) - 1.0);
+  }
+}
+
 // A program with many distinct kernels compiles in parts on the device's
 // two threads (CpuJitOptions::compile_threads); its executable keeps one
 // object file per part, serializes them all and loads back without codegen.

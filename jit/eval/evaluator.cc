@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "jit/eval/eval.h"
@@ -138,6 +140,7 @@ class Evaluator {
     RegisterIndexingKernels(kernels_);
     RegisterReductionKernels(kernels_);
     RegisterLinalgKernels(kernels_);
+    RegisterComposedKernels(kernels_);
   }
 
   const EvalOptions& options() const { return options_; }
@@ -350,6 +353,15 @@ class Evaluator {
         if (index < 0 || index >= n) index = n - 1;  // out of range: the last branch
         return ctx.CallRegion(static_cast<size_t>(index), {});
       }
+      case OpCode::kComposite: {
+        // What the op means: its decomposition function on its operands.
+        const auto* callee = op.attr("decomposition")->get_if<ir::SymbolRefAttr>();
+        const ir::Function* fn = callee ? module_.FindFunction(callee->name) : nullptr;
+        if (!fn) return ctx.Error("has an unknown decomposition function");
+        std::vector<RuntimeValue> args;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) args.push_back(ctx.value(i));
+        return CallFunction(*fn, std::move(args));
+      }
       case OpCode::kFusion: {
         // A fused kernel computes what its region computes on its operands.
         std::vector<RuntimeValue> args;
@@ -419,10 +431,13 @@ class Evaluator {
       return ctx.Error("dense_resource<" + resource.handle +
                        "> has no data in the module (elided weights); supply a fill seed");
     }
-    // A distinct, reproducible fill per resource name.
+    // A distinct, reproducible fill per resource name and, for elided
+    // weights that share one name (`__elided__`), per place in the program:
+    // never the source line, which respelling, the canonical cache key and
+    // the disk cache's reprinted module all change.
     uint64_t seed = *options_.resource_fill_seed;
     for (char c : resource.handle) seed = seed * 1099511628211ull + static_cast<uint8_t>(c);
-    seed += static_cast<uint64_t>(ctx.op().loc().line) << 32;
+    seed += ResourceOrdinal(ctx.op(), resource.handle) << 32;
     auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes,
                              options_.resource_fill);
     if (!lit.ok()) return ctx.Error(lit.status().message());
@@ -498,9 +513,32 @@ class Evaluator {
     }
   }
 
+  // Which of the module's constants of dense_resource<`handle`> `op` is,
+  // counting in program order (functions in order, an op before its
+  // regions' ops): stable when the module is printed and parsed again.
+  // Counted once per evaluator.
+  uint64_t ResourceOrdinal(const Op& op, const std::string& handle) {
+    if (!resource_ordinals_) {
+      resource_ordinals_.emplace();
+      std::unordered_map<std::string, uint64_t> next;
+      for (const auto& fn : module_.functions()) {
+        ir::WalkOps(fn->body(), [&](const Op& o) {
+          if (o.code() != ir::OpCode::kConstant) return;
+          const ir::Attribute* value = o.attr("value");
+          if (const auto* r = value ? value->get_if<ir::DenseResourceAttr>() : nullptr) {
+            (*resource_ordinals_)[&o] = next[r->handle]++;
+          }
+        });
+      }
+    }
+    auto it = resource_ordinals_->find(&op);
+    return it == resource_ordinals_->end() ? 0 : it->second;
+  }
+
   const ir::Module& module_;
   const EvalOptions& options_;
   KernelTable kernels_;
+  std::optional<std::unordered_map<const Op*, uint64_t>> resource_ordinals_;
   std::vector<Frame*> frames_;
   int depth_ = 0;
 };
@@ -511,6 +549,11 @@ StatusOr<Literal> OpContext::NewLiteral(const Type& type) const {
                                                         std::string(op_.name()) + "' op " +
                                                         lit.status().message());
   return lit;
+}
+
+StatusOr<std::vector<RuntimeValue>> OpContext::EvaluateDetached(const ir::Op& op,
+                                                                std::vector<RuntimeValue> operands) {
+  return evaluator_.EvalDetached(op, std::move(operands));
 }
 
 StatusOr<std::vector<RuntimeValue>> OpContext::CallRegion(size_t r,

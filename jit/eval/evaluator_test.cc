@@ -82,6 +82,38 @@ func.func @main() -> tensor<3xf32> {
   EXPECT_TRUE(v >= -1.0 && v < 1.0);
 }
 
+// Elided weights share one name; each gets its own fill, told apart by its
+// place among them, never by its source line: the same program respelled
+// (moved lines, renamed values) fills the same way.
+TEST(EvaluatorTest, ElidedResourcesFillByPlaceNotByLine) {
+  const char* text = R"(
+func.func @main() -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+  %b = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+})";
+  const char* moved = R"(
+
+
+// a comment, and the ops on other lines
+func.func @main() -> (tensor<8xf32>, tensor<8xf32>) {
+
+  %first = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+
+
+  %second = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+  return %first, %second : tensor<8xf32>, tensor<8xf32>
+})";
+  EvalOptions options;
+  options.resource_fill_seed = 7;
+  auto a = EvalText(text, {}, options);
+  auto b = EvalText(moved, {}, options);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_NE((*a)[0].literal(), (*a)[1].literal());  // two weights, two fills
+  EXPECT_EQ((*a)[0].literal(), (*b)[0].literal());
+  EXPECT_EQ((*a)[1].literal(), (*b)[1].literal());
+}
 
 // RandomFill::kWeights: vectors (batch-norm variances, scales) in
 // [0.5, 1.5); kernels within +-sqrt(3 / fan_in), fan_in = all dims but the

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -284,6 +285,30 @@ std::string Instance::ExplainMiss(const cache::CacheKeyParts& want) {
   return best.has_value() ? cache::Explain(want, *best) : std::string();
 }
 
+namespace {
+
+// `parsed` (the module's name when Build parsed it), else the name of a text
+// program's module (`module @name` before its first func.func), else "".
+std::string ModuleNameOf(const std::string& parsed, std::string_view text,
+                                   bool flatbuffer) {
+  if (!parsed.empty() || flatbuffer) return parsed;
+  const std::string_view head = text.substr(0, text.find("func.func"));
+  const size_t at = head.find("module @");
+  if (at == std::string_view::npos) return "";
+  std::string name;
+  for (size_t i = at + 8; i < head.size() && name.size() < 128; ++i) {
+    const char c = head[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$' ||
+          c == '-')) {
+      break;
+    }
+    name += c;
+  }
+  return name;
+}
+
+}  // namespace
+
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     const cache::CacheKeyParts& parts, const cache::Fingerprint& fingerprint,
     const std::string& device_name, std::string text,
@@ -291,6 +316,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   JITD_ASSIGN_OR_RETURN(const devices::Device* device, GetDevice(device_name));
   const Clock::time_point start = Clock::now();
   std::unique_ptr<devices::Executable> executable;
+  std::string module_name;
   if (!blob.empty()) {
     // A cached executable: no code generation. Any failure (other CPU
     // features, a corrupt blob) falls back to compiling the program.
@@ -303,6 +329,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
             ? StatusOr<std::unique_ptr<ir::Module>>(std::move(*build_options.parsed))
             : ParseProgram(text, build_options.flatbuffer_module);
     if (!module.ok()) return module.status();
+    module_name = (*module)->name();
     devices::ProgramCompileOptions compile_options;
     compile_options.dumps = build_options.dumps;
     JITD_ASSIGN_OR_RETURN(executable,
@@ -321,6 +348,8 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   program->executable = std::move(executable);
   program->program_text = std::move(text);
   program->profile = build_options.profile;
+  program->module_name =
+      ModuleNameOf(module_name, program->program_text, build_options.flatbuffer_module);
   const uint64_t nanos = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
   program->build_micros = nanos / 1000;
@@ -331,6 +360,15 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
 StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
                                            const CompileSpec& spec) {
   const Clock::time_point start = Clock::now();
+  // A device this daemon lacks: what clients that probe for platforms (the
+  // Python package) ask about; NOT_FOUND, counted apart from failed compiles
+  // and before the cache sees a miss.
+  if (StatusOr<const devices::Device*> device =
+          GetDevice(spec.device.empty() ? options_.default_device : spec.device);
+      !device.ok()) {
+    ++unknown_device_compiles_;
+    return device.status();
+  }
   // The program's canonical key: remembered for these bytes, or parsed and
   // printed (the module then serves the compile, if one follows).
   std::unique_ptr<ir::Module> parsed;
@@ -583,7 +621,13 @@ void Instance::AppendClientsJson(std::ostringstream& out,
         << ",\"executables\":" << c.executables.load(std::memory_order_relaxed)
         << ",\"buffers\":" << c.buffers.load(std::memory_order_relaxed)
         << ",\"buffer_bytes\":" << c.buffer_bytes.load(std::memory_order_relaxed)
-        << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed) << "}";
+        << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed)
+        << ",\"programs\":[";
+    const std::vector<std::string> programs = c.programs();
+    for (size_t k = 0; k < programs.size(); ++k) {
+      out << (k ? "," : "") << "\"" << JsonEscape(programs[k]) << "\"";
+    }
+    out << "]}";
   }
   out << "],\"executables\":" << executables << ",\"buffers\":" << buffers;
 }
@@ -593,6 +637,7 @@ InstanceStats Instance::stats() const {
   s.compiles = compiles_;
   s.disk_loads = disk_loads_;
   s.compile_errors = compile_errors_;
+  s.unknown_device_compiles = unknown_device_compiles_;
   s.sessions_opened = sessions_opened_;
   s.sessions_closed = sessions_closed_;
   s.requests = requests_;
@@ -643,6 +688,7 @@ std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const
   out << "{\"version\":\"" << kDaemonVersion << "\",\"view\":\"all\""
       << ",\"compiles\":" << s.compiles << ",\"disk_loads\":" << s.disk_loads
       << ",\"compile_errors\":" << s.compile_errors
+      << ",\"unknown_device_compiles\":" << s.unknown_device_compiles
       << ",\"sessions_active\":" << (s.sessions_opened - s.sessions_closed)
       << ",\"sessions_opened\":" << s.sessions_opened << ",\"requests\":" << s.requests
       << ",\"bad_requests\":" << s.bad_requests << ",\"executes\":" << s.executes

@@ -134,6 +134,8 @@ struct CompiledProgram {
   std::vector<ir::Type> result_types;
   // Compiled with CompileSpec::profile: every execute reports its profile.
   bool profile = false;
+  // The program's module name (`module @jit_fn`), "" when it has none.
+  std::string module_name;
   // Who sent this program's text (Instance::Compile adds the caller's uid).
   mutable UidSet suppliers;
 };
@@ -191,6 +193,9 @@ struct InstanceStats {
   uint64_t compiles = 0;        // device compiles from client-sent text
   uint64_t disk_loads = 0;      // device compiles from disk-cached text
   uint64_t compile_errors = 0;
+  // Compiles for a device this daemon lacks (platform probes): NOT_FOUND,
+  // not counted in compile_errors.
+  uint64_t unknown_device_compiles = 0;
   uint64_t sessions_opened = 0;
   uint64_t sessions_closed = 0;
   uint64_t requests = 0;
@@ -360,7 +365,8 @@ class Instance {
   std::deque<std::function<void()>> compile_queue_;
   std::vector<std::thread> compile_threads_;
   bool compile_stop_ = false;
-  std::atomic<uint64_t> compiles_{0}, disk_loads_{0}, compile_errors_{0}, sessions_opened_{0},
+  std::atomic<uint64_t> compiles_{0}, disk_loads_{0}, compile_errors_{0},
+      unknown_device_compiles_{0}, sessions_opened_{0},
       sessions_closed_{0}, requests_{0}, bad_requests_{0}, executes_{0}, execute_errors_{0};
 };
 

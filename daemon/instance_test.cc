@@ -55,6 +55,47 @@ TEST(InstanceTest, UnknownDeviceIsNotFound) {
   auto r = (*instance)->Compile(testing::kSoftmax, spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("tpu"), std::string::npos) << r.status().message();
+  // A probe for a platform the daemon lacks is no failed compile and no
+  // cache miss; it has a counter of its own.
+  EXPECT_EQ((*instance)->stats().compile_errors, 0u);
+  EXPECT_EQ((*instance)->stats().unknown_device_compiles, 1u);
+  EXPECT_EQ((*instance)->stats().compiles, 0u);
+  const std::string json = (*instance)->StatsJson(false, {});
+  EXPECT_NE(json.find("\"compile_errors\":0,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"unknown_device_compiles\":1,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"misses\":0,"), std::string::npos) << json;
+}
+
+// What `jitd ps` names a held program by: the module's name, from the
+// parsed module and from the text of a disk-cache load alike.
+TEST(InstanceTest, ProgramsKnowTheirModuleName) {
+  const std::string dir = TempDir("module_name");
+  InstanceOptions options;
+  options.disk_cache_dir = dir;
+  const std::string text = std::string("module @my_model {\n") + testing::kSoftmax + "}\n";
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    auto compiled = (*instance)->Compile(text, {});
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_EQ(compiled->program->module_name, "my_model");
+    auto unnamed = (*instance)->Compile(
+        "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.negate %a : tensor<2xf32>\n"
+        "  return %0 : tensor<2xf32>\n"
+        "}\n",
+        {});
+    ASSERT_TRUE(unnamed.ok()) << unnamed.status().ToString();
+    EXPECT_EQ(unnamed->program->module_name, "");
+  }
+  auto restarted = Instance::Create(options);
+  ASSERT_TRUE(restarted.ok());
+  auto loaded = (*restarted)->Compile(text, {});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->source, "disk");
+  EXPECT_EQ(loaded->program->module_name, "my_model");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(InstanceTest, SingleFlightAcrossThreads) {

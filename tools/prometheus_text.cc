@@ -25,6 +25,8 @@ constexpr Metric kDaemonMetrics[] = {
     {"bad_requests", "bad_requests_total", "counter", "Malformed requests refused."},
     {"compiles", "compiles_total", "counter", "Programs compiled by a device (cache misses)."},
     {"compile_errors", "compile_errors_total", "counter", "Compiles that failed."},
+    {"unknown_device_compiles", "unknown_device_compiles_total", "counter",
+     "Compiles for a device the daemon lacks (platform probes), not failures."},
     {"disk_loads", "disk_loads_total", "counter", "Compiled programs loaded from the disk cache."},
     {"executes", "executes_total", "counter", "Executes run."},
     {"execute_errors", "execute_errors_total", "counter", "Executes that failed."},

@@ -65,7 +65,11 @@ void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
   out << "  requests:     " << Field(s, "requests") << " (" << Field(s, "bad_requests")
       << " malformed)\n";
   out << "  compiles:     " << Field(s, "compiles") << " (" << Field(s, "compile_errors")
-      << " failed), " << Field(s, "disk_loads") << " loaded from disk\n";
+      << " failed), " << Field(s, "disk_loads") << " loaded from disk";
+  if (s.get<uint64_t>("unknown_device_compiles", 0) > 0) {
+    out << ", " << Field(s, "unknown_device_compiles") << " for devices this daemon lacks";
+  }
+  out << "\n";
   out << "  executes:     " << Field(s, "executes") << " (" << Field(s, "execute_errors")
       << " failed)\n";
   out << "  memory cache: " << Field(s, "memory_cache.hits") << " hits, "

@@ -86,6 +86,37 @@ void Session::SetPeer(int64_t pid, int64_t uid) {
   counters_->uid.store(uid, std::memory_order_relaxed);
 }
 
+void Session::PublishPrograms() {
+  constexpr size_t kMaxListed = 32;  // then "and N more"
+  std::vector<std::string> names;
+  std::vector<int> held;
+  size_t more = 0;
+  for (const auto& [handle, program] : executables_) {
+    if (names.size() == kMaxListed) {
+      ++more;
+      continue;
+    }
+    const std::string_view identity = cache::ProgramIdentity(program->key_parts);
+    std::string name;
+    if (!program->module_name.empty()) name = "module @" + program->module_name + " ";
+    name += identity.empty() ? program->fingerprint.ToHex().substr(0, 12)
+                             : std::string(identity.substr(0, identity.find('(')));
+    name += " (" + program->device + ")";
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end()) {
+      ++held[static_cast<size_t>(it - names.begin())];
+    } else {
+      names.push_back(std::move(name));
+      held.push_back(1);
+    }
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (held[i] > 1) names[i] += " x" + std::to_string(held[i]);
+  }
+  if (more > 0) names.push_back("and " + std::to_string(more) + " more");
+  counters_->SetPrograms(std::move(names));
+}
+
 void Session::PublishCounts() {
   counters_->executables.store(executables_.size(), std::memory_order_relaxed);
   counters_->buffers.store(buffers_.size(), std::memory_order_relaxed);
@@ -271,6 +302,7 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
                                   " in this session"));
       }
       PublishCounts();
+      PublishPrograms();
       return Reply(id, Status::Ok());
     }
 
@@ -460,6 +492,7 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
   const uint64_t handle = next_handle_++;
   executables_[handle] = outcome->program;
   PublishCounts();
+  PublishPrograms();
   std::vector<flatbuffers::Offset<wire::DumpInfo>> dump_infos;
   for (const devices::CompileDump& dump : outcome->dumps) {
     dump_infos.push_back(wire::CreateDumpInfo(fbb, fbb.CreateString(dump.name), dump.text.size()));

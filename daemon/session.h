@@ -146,6 +146,9 @@ class Session {
   std::span<const uint8_t> HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
                                          std::chrono::steady_clock::time_point start);
   void PublishCounts();
+  // The names of the programs held (ClientCounters::SetPrograms); after
+  // every change to executables_.
+  void PublishPrograms();
   std::span<const uint8_t> HandleReadDump(uint64_t id, const wire::ReadDumpRequest* read);
   void DropDumps(uint64_t handle);
   // TransferToInfeed / TransferFromOutfeed (session.cc), built in fbb_.

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace jitd::daemon {
 
@@ -74,6 +75,17 @@ struct ClientCounters {
   // Time spent executing for this client (the device's run), in µs.
   std::atomic<uint64_t> execute_micros{0};
 
+  // What the client holds, one text per program (Session::PublishPrograms:
+  // "module @name / @entry (device)", "x2" when held twice), for `jitd ps`.
+  void SetPrograms(std::vector<std::string> programs) {
+    std::lock_guard<std::mutex> lock(name_mu_);
+    programs_ = std::move(programs);
+  }
+  std::vector<std::string> programs() const {
+    std::lock_guard<std::mutex> lock(name_mu_);
+    return programs_;
+  }
+
   void SetName(std::string name) {
     std::lock_guard<std::mutex> lock(name_mu_);
     name_ = std::move(name);
@@ -84,8 +96,9 @@ struct ClientCounters {
   }
 
  private:
-  mutable std::mutex name_mu_;
+  mutable std::mutex name_mu_;  // guards name_ and programs_
   std::string name_;
+  std::vector<std::string> programs_;
 };
 
 }  // namespace jitd::daemon

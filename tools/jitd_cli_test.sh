@@ -483,6 +483,7 @@ expect_exit 0 "life: ps" "$jitd" ps --socket "$lsock"
 expect_grep "life: ps" "$tmp/out" "^jitd daemon [0-9.]+ \(pid $lpid\) at $lsock: 1 client process$"
 expect_grep "life: ps" "$tmp/out" "^PID +UID +SESSIONS +EXECUTABLES +BUFFERS +BUFFER-MEM +REQUESTS +EXECUTES +ERRORS +NAME +COMMAND$"
 expect_grep "life: ps" "$tmp/out" "^$rpid +[0-9]+ +1 +1 .* jitd run +/.*/jitd run --socket $lsock"
+expect_grep "life: ps lists the client's programs" "$tmp/out" "^ +programs: @main \(cpu\)$"
 kill "$rpid"; wait "$rpid" 2>/dev/null
 # jitd stop: SIGTERM, waits, and the pid file goes.
 expect_exit 0 "life: stop" "$jitd" stop --socket "$lsock"

@@ -109,8 +109,10 @@ CLI::App* AddPsCommand(CLI::App& app, PsArgs& args) {
       "One line per client process of the daemon at --socket (else $JITD_SOCKET,\n"
       "else $XDG_RUNTIME_DIR/jitd/jitd.sock, else /tmp/jitd-$UID/jitd.sock): pid,\n"
       "uid, sessions (connections), live executables and buffers, buffer memory,\n"
-      "requests, executes, errors, the name it gave and its command line. Never\n"
-      "starts a daemon; `jitd stats` has the daemon-wide numbers.\n"
+      "requests, executes, errors, the name it gave and its command line; under\n"
+      "it the programs it holds (module @name, @entry function, device; x2 when\n"
+      "held twice). Never starts a daemon; `jitd stats` has the daemon-wide\n"
+      "numbers.\n"
       "Exit status: 0 printed, 2 usage error or no daemon running.");
   cmd->add_option("--socket", args.socket_path, "The daemon's Unix socket")->type_name("PATH");
   return cmd;

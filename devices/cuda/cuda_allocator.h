@@ -68,6 +68,7 @@ class CudaBuffer {
 
  private:
   friend class CudaAllocator;
+  friend class CudaRuntime;
   CudaBuffer() = default;
   CudaRuntime* runtime_ = nullptr;
   std::shared_ptr<CudaMemoryAccount> account_;

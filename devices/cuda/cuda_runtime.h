@@ -218,9 +218,11 @@ class CudaRuntime {
   // when the driver refuses, the range is left unpinned and staged.
   StatusOr<std::unique_ptr<CudaHostMemory>> RegisterHost(void* data, uint64_t bytes);
   // Copies between host and device on `stream`. `host` (optional) is the
-  // registration `src` / `dst` lies in: registered ranges copy directly,
-  // others through the staging pool. Host->device returns once `src` may
-  // be reused; device->host through staging waits for the copy.
+  // registration `src` / `dst` lies in: registered ranges copy directly and
+  // asynchronously (the range must stay as it is until the stream passes
+  // the copy: Synchronize or an event); others go through the staging
+  // pool, where host->device returns once `src` may be reused and
+  // device->host returns once `dst` holds the bytes.
   Status CopyToDevice(CUdeviceptr dst, const void* src, uint64_t bytes, CudaStream& stream,
                       const CudaHostMemory* host = nullptr);
   Status CopyToHost(void* dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream,
@@ -236,8 +238,15 @@ class CudaRuntime {
 
   CudaRuntime(const CudaSymbols& symbols, CudaRuntimeOptions options);
   Status Init();
-  // Makes the context current on this thread (once per thread and context).
-  Status MakeCurrent();
+  // Runs `body` (driver calls; returns the first failure and names it in
+  // `what`) with the context current and shared; a failure goes to Fail.
+  template <typename F>
+  Status Guarded(F&& body);
+  // Makes the context current on this thread (once per thread and
+  // generation). Holds context_mu_ shared.
+  CUresult MakeCurrentLocked(std::string& what);
+  StagingChunk* AcquireChunk(bool* wait_first);
+  CUresult RegisterLocked(CudaHostMemory& host, std::string& what);
   // The status of a failed driver call `result` during `what`. A sticky
   // error re-creates the context (once per generation `seen`); the caller
   // must not hold context_mu_.
@@ -269,6 +278,9 @@ class CudaRuntime {
   uint64_t registered_bytes_ = 0;
   uint64_t staging_bytes_ = 0;
   std::vector<std::unique_ptr<StagingChunk>> staging_;
+  std::vector<CUstream> live_streams_;
+  CUstream own_stream_ = nullptr;  // frees of buffers whose stream is gone
+  const uint64_t id_;              // tells runtimes apart in thread-local state
   uint64_t resets_ = 0;
   std::string last_reset_;
 };

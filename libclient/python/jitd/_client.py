@@ -829,10 +829,11 @@ class LocalExecutable(object):
         buf._writable_view()[...] = a
         return buf
 
-    def _run(self, arguments, deadline_ms):
-        """Runs on `arguments` (as Execute takes them) -> result buffers. When
-        the daemon went away, reconnects, compiles again and runs once more
-        (unless an argument was a LocalBuffer: those are lost)."""
+    def _run(self, arguments, deadline_ms, resource=None):
+        """Runs on `arguments` (as Execute takes them) -> result buffers;
+        `resource`: None or _resource_options' struct. When the daemon went
+        away, reconnects, compiles again and runs once more (unless an
+        argument was a LocalBuffer: those are lost)."""
         if len(arguments) != len(self.argument_shapes):
             raise JitdError(StatusCode.INVALID_ARGUMENT,
                             "Execute: %d argument(s) given, the computation takes %d (%s)"
@@ -840,7 +841,7 @@ class LocalExecutable(object):
                                ", ".join(str(s) for s in self.argument_shapes)))
         try:
             self._current()
-            return self._run_once(arguments, deadline_ms)
+            return self._run_once(arguments, deadline_ms, resource)
         except JitdError as e:
             if not _daemon_gone(e):
                 raise
@@ -850,9 +851,9 @@ class LocalExecutable(object):
             if isinstance(a, LocalBuffer):
                 raise _lost_buffer_error("Execute: argument %d" % i, a) from lost
         self._current()
-        return self._run_once(arguments, deadline_ms)
+        return self._run_once(arguments, deadline_ms, resource)
 
-    def _run_once(self, arguments, deadline_ms):
+    def _run_once(self, arguments, deadline_ms, resource=None):
         buffers = [self._argument_buffer(i, a) for i, a in enumerate(arguments)]
         results = [LocalBuffer._create(self._client, s, self._conn, self._generation)
                    for s in self.result_shapes]
@@ -861,7 +862,12 @@ class LocalExecutable(object):
         timing = _lib.ExecuteTiming()
         timing.struct_size = ctypes.sizeof(_lib.ExecuteTiming)
         self._conn.drain()
-        if deadline_ms is None:
+        if resource is not None:
+            resource.deadline_micros = int(deadline_ms * 1000) if deadline_ms else 0
+            status = _lib.fn("jitd_executable_execute_ex")(
+                self._handle, args, len(buffers), outs, len(results), ctypes.byref(resource),
+                ctypes.byref(timing))
+        elif deadline_ms is None:
             status = _lib.fn("jitd_executable_execute")(self._handle, args, len(buffers), outs,
                                                         len(results), ctypes.byref(timing))
         else:
@@ -891,17 +897,24 @@ class LocalExecutable(object):
     def _pack(self, values):
         return tuple(values) if self._result_is_tuple else values[0]
 
-    def Execute(self, arguments=(), check_for_deleted_args=True, deadline_ms=None):
+    def Execute(self, arguments=(), check_for_deleted_args=True, deadline_ms=None,
+                resource_fill=None, resource_seed=None):
         """Runs on `arguments` (ndarrays, numpy or Python scalars, or
         LocalBuffers) whose dtypes and shapes must equal the parameters'
-        exactly; returns ndarrays (0-d for scalars). `deadline_ms` (jitd's
-        addition) bounds this run, e.g. one waiting on the infeed."""
+        exactly; returns ndarrays (0-d for scalars). jitd's additions:
+        `deadline_ms` bounds this run, e.g. one waiting on the infeed;
+        `resource_fill` ('weights' or 'uniform') and/or `resource_seed` (an
+        int) fill the program's elided dense_resource constants with seeded
+        data, as `jitd run --resource-fill --resource-seed` does (defaults
+        'weights' and 0 when only the other is given; without either such a
+        program fails asking for a seed)."""
+        resource = _resource_options(resource_fill, resource_seed)
         fast = self._fast
-        if fast is not None:
+        if fast is not None and resource is None:
             out = self._execute_fast(fast, arguments, deadline_ms)
             if out is not NotImplemented:
                 return out
-        results = self._run(list(arguments), deadline_ms)
+        results = self._run(list(arguments), deadline_ms, resource)
         return self._pack([r.to_py() for r in results])
 
     # xla_client's name for Execute on Python values (numpy arrays, scalars).
@@ -926,15 +939,57 @@ class LocalExecutable(object):
                 return out
         return self._pack([r.to_py() for r in self._run(list(arguments), None)])
 
-    def ExecuteWithBuffers(self, arguments=(), deadline_ms=None):
+    def ExecuteWithBuffers(self, arguments=(), deadline_ms=None, resource_fill=None,
+                           resource_seed=None):
         """Runs on LocalBuffers; returns LocalBuffers (a tuple of them for a
-        tuple root)."""
+        tuple root). The keywords are Execute's."""
+        resource = _resource_options(resource_fill, resource_seed)
         for i, b in enumerate(arguments):
             if not isinstance(b, LocalBuffer):
                 raise TypeError("ExecuteWithBuffers: argument %d is not a LocalBuffer" % i)
-        return self._pack(self._run(list(arguments), deadline_ms))
+        return self._pack(self._run(list(arguments), deadline_ms, resource))
 
     ExecuteWithLocalBuffers = ExecuteWithBuffers
+
+
+# resource_fill names -> jitd_resource_fill_t.
+_RESOURCE_FILLS = {"uniform": 0, "weights": 1}
+
+
+def _resource_options(fill, seed):
+    """The jitd_execute_options_t for Execute's resource_fill/resource_seed
+    (None when neither is given)."""
+    if fill is None and seed is None:
+        return None
+    fill = "weights" if fill is None else fill
+    if fill not in _RESOURCE_FILLS:
+        raise JitdError(StatusCode.INVALID_ARGUMENT,
+                        "Execute: resource_fill=%r: expected 'weights' (kernels scaled by their "
+                        "fan-in, vectors in [0.5, 1.5)) or 'uniform' ([-1, 1))" % (fill,))
+    seed = 0 if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
+            not 0 <= int(seed) < 1 << 64:
+        raise JitdError(StatusCode.INVALID_ARGUMENT,
+                        "Execute: resource_seed=%r: expected an integer in [0, 2**64)" % (seed,))
+    if not _lib.has("jitd_executable_execute_ex"):
+        raise JitdError(StatusCode.UNIMPLEMENTED,
+                        "Execute: resource_fill/resource_seed need libjitd.so's "
+                        "jitd_executable_execute_ex (C API 5); the loaded %s lacks it"
+                        % _lib.library_path())
+    opts = _lib.ExecuteOptions()
+    opts.has_resource_seed = 1
+    opts.resource_seed = int(seed)
+    if _lib.lib().jitd_api_version() >= 8:
+        opts.struct_size = ctypes.sizeof(_lib.ExecuteOptions)
+        opts.resource_fill = _RESOURCE_FILLS[fill]
+    elif fill != "uniform":
+        raise JitdError(StatusCode.UNIMPLEMENTED,
+                        "Execute: resource_fill=%r needs libjitd.so C API 8; the loaded %s is "
+                        "version %d (it fills 'uniform' only)"
+                        % (fill, _lib.library_path(), _lib.lib().jitd_api_version()))
+    else:
+        opts.struct_size = _lib.EXECUTE_OPTIONS_V5_SIZE
+    return opts
 
 
 _SUPPORTED = frozenset(np.dtype(d) for d in (

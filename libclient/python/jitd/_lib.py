@@ -31,6 +31,18 @@ class ExecuteTiming(ctypes.Structure):
                 ("execute_micros", ctypes.c_uint64), ("total_micros", ctypes.c_uint64)]
 
 
+class ExecuteOptions(ctypes.Structure):
+    """jitd_execute_options_t; resource_fill since C API version 8."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("deadline_micros", ctypes.c_uint64),
+                ("has_resource_seed", ctypes.c_int), ("resource_seed", ctypes.c_uint64),
+                ("resource_fill", ctypes.c_int32)]
+
+
+# JITD_EXECUTE_OPTIONS_STRUCT_SIZE: the struct up to resource_seed (what a
+# library older than version 8 takes).
+EXECUTE_OPTIONS_V5_SIZE = ExecuteOptions.resource_fill.offset
+
+
 class ClientOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("socket_path", ctypes.c_char_p),
                 ("start_daemon_if_missing", ctypes.c_int), ("timeout_ms", ctypes.c_uint32)]
@@ -237,6 +249,12 @@ _BUILDER_V4 = {
                                             P, OPP]),
 }
 
+# API version 5: execute with options (dense_resource fills).
+_EXECUTE_EX = {
+    "jitd_executable_execute_ex": (P, [P, PP, SZ, PP, SZ, ctypes.POINTER(ExecuteOptions),
+                                       ctypes.POINTER(ExecuteTiming)]),
+}
+
 # API version 7: the daemon's devices (optional: older libraries lack them).
 _DEVICES = {
     "jitd_client_num_devices": (SZ, [P]),
@@ -298,6 +316,7 @@ def lib():
             _declare(loaded, _BUILDER)
             _declare(loaded, _BUILDER_V4)
             _declare(loaded, _DEVICES)
+            _declare(loaded, _EXECUTE_EX)
             core_missing = sorted(n for n in _CORE if n in _missing)
             if core_missing:
                 errors.append("%s: not a jitd C API library (lacks %s)"

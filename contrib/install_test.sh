@@ -82,6 +82,14 @@ case "$got" in
   "$prefix"/lib/python3/dist-packages/jitd/libjitd.so.1) ;;
   *) fail "the installed Python package loaded $got" ;;
 esac
+# ... and the installed extension jitd._fast beside it, when the build made one.
+if [ -e "$build/lib/python/jitd/_fast.so" ]; then
+  got=$(cd "$tmp" && env -u JITD_LIBRARY -u JITD_PYTHON_FAST PYTHONPATH="$prefix/lib/python3/dist-packages" \
+        PYTHONDONTWRITEBYTECODE=1 "$python" -c 'import jitd; print(jitd.fast_path_status())') \
+    || fail "import jitd failed"
+  [ "$got" = "jitd._fast ($prefix/lib/python3/dist-packages/jitd/_fast.so)" ] \
+    || fail "the installed Python package's fast path: $got"
+fi
 # ... and, through it, the installed daemon (started on demand again).
 got=$(cd "$tmp" && env -u JITD_LIBRARY -u JITD_BINARY -u JITD_NO_AUTOSTART JITD_SOCKET="$sock" \
       XDG_CACHE_HOME="$tmp/cache" PYTHONPATH="$prefix/lib/python3/dist-packages" PYTHONDONTWRITEBYTECODE=1 \

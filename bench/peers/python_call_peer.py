@@ -13,6 +13,9 @@ an f32[4] add. Each round runs, back to back:
   ctypes       exe.Execute([x, y]) without the extension (the package's
                ctypes path, as before it);
   get_client   jitd.get_client(device) when memoized.
+With --daemon-bench, bench/daemon_bench.cc's execute/hot (the C++ client
+on a daemon of its own) runs once after the rounds, as a cross-check of
+the C figure.
 Every call is timed on its own (perf_counter_ns in Python, clock_gettime
 in C); the medians pool all rounds' calls. ratio = median / C's median.
 Rounds interleave so that load from other processes on the machine falls
@@ -21,7 +24,7 @@ on every variant alike.
 Run from the repository root, after building the driver and the extension
 (cmake --build build --target jitd_python_call_driver jitd_python_fast):
   /usr/bin/python3 bench/peers/python_call_peer.py [--rounds 5] [--calls 4000]
-      [--device cpu] [--build build] [--json]
+      [--device cpu] [--build build] [--daemon-bench] [--json]
 """
 import argparse
 import json
@@ -91,6 +94,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--build", default=os.path.join(REPO, "build"))
+    parser.add_argument("--daemon-bench", action="store_true",
+                        help="also run build/bin/jitd_daemon_bench's execute/hot")
     parser.add_argument("--json", action="store_true", help="print one JSON object as well")
     args = parser.parse_args()
 
@@ -163,6 +168,15 @@ def main():
         print("%-12s %8d %10.2f %10.2f %10.2f %9.2f" % (name, len(ns), p10, p50, p90, ratio))
     print("daemon's own time per execute (total_micros, p50): %d us"
           % result["daemon_total_us_p50"])
+    if args.daemon_bench:
+        bench = os.path.join(build, "bin", "jitd_daemon_bench")
+        out = subprocess.run([bench, "--benchmark_filter=^execute/hot", "--benchmark_format=json"],
+                             capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout)["benchmarks"][0]
+        result["daemon_bench_execute_hot"] = {"mean_us": row["real_time"] / 1e3,
+                                              "p50_us": row["p50_us"], "p99_us": row["p99_us"]}
+        print("jitd_daemon_bench execute/hot (C++ client, own daemon): p50 %.2f us, mean %.2f us"
+              % (row["p50_us"], row["real_time"] / 1e3))
     goal = result["variants"]["fast"]["ratio_to_c"] <= 15
     print("goal (fast Execute <= 15x the C round trip): %s" % ("met" if goal else "NOT met"))
     if args.json:

@@ -29,8 +29,8 @@ void CudaMemoryAccount::Release(uint64_t bytes) {
   bytes_.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
-CudaBuffer::~CudaBuffer() {
-  if (runtime_) runtime_->ReleaseBuffer(*this);
+CudaAllocation::~CudaAllocation() {
+  if (runtime_) runtime_->ReleaseAllocation(*this);
   if (account_) account_->Release(bytes_);
 }
 
@@ -60,7 +60,7 @@ void CudaAllocator::DestroyPool() {
   pool_ = nullptr;
 }
 
-StatusOr<std::unique_ptr<CudaBuffer>> CudaAllocator::Allocate(
+StatusOr<std::unique_ptr<CudaAllocation>> CudaAllocator::Allocate(
     CudaRuntime* runtime, std::shared_ptr<CudaMemoryAccount> account, uint64_t bytes,
     CUstream stream, uint64_t generation) {
   if (bytes == 0) return InvalidArgument("device memory: an allocation of 0 bytes");
@@ -79,7 +79,7 @@ StatusOr<std::unique_ptr<CudaBuffer>> CudaAllocator::Allocate(
     }
     return CudaStatus(symbols_, r, "cuMemAllocFromPoolAsync of " + std::to_string(bytes) + " bytes");
   }
-  std::unique_ptr<CudaBuffer> buffer(new CudaBuffer());
+  std::unique_ptr<CudaAllocation> buffer(new CudaAllocation());
   buffer->runtime_ = runtime;
   buffer->account_ = std::move(account);
   buffer->pointer_ = pointer;

@@ -6,7 +6,7 @@
 // stays cached in it up to a release threshold and is handed back to the
 // driver beyond that. The accounting is ours, not the driver's: a client's
 // bytes are the sizes it asked for, counted when an allocation succeeds and
-// released when its CudaBuffer goes.
+// released when its CudaAllocation goes.
 //
 // Thread safety: CudaAllocator and CudaMemoryAccount are thread-safe.
 // Lifetime: accounts and buffers must not outlive the CudaRuntime whose
@@ -54,13 +54,13 @@ class CudaMemoryAccount {
 // A block of device memory from the pool, owned by one client. Freed
 // (asynchronously, on the stream it was last used on) when destroyed. A
 // buffer made before a context reset is lost with that context: its
-// pointer is stale (CudaRuntime::CheckBuffer says so) and destroying it
+// pointer is stale (CudaRuntime::CheckAllocation says so) and destroying it
 // frees nothing on the device but still releases its account's bytes.
-class CudaBuffer {
+class CudaAllocation {
  public:
-  ~CudaBuffer();
-  CudaBuffer(const CudaBuffer&) = delete;
-  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  ~CudaAllocation();
+  CudaAllocation(const CudaAllocation&) = delete;
+  CudaAllocation& operator=(const CudaAllocation&) = delete;
 
   CUdeviceptr pointer() const { return pointer_; }
   uint64_t bytes() const { return bytes_; }
@@ -69,7 +69,7 @@ class CudaBuffer {
  private:
   friend class CudaAllocator;
   friend class CudaRuntime;
-  CudaBuffer() = default;
+  CudaAllocation() = default;
   CudaRuntime* runtime_ = nullptr;
   std::shared_ptr<CudaMemoryAccount> account_;
   CUdeviceptr pointer_ = 0;
@@ -107,11 +107,11 @@ class CudaAllocator {
   // `bytes` (> 0) for `account` on `stream`: counted first, then allocated
   // from the pool; RESOURCE_EXHAUSTED naming --max-device-bytes past the
   // account's limit, or naming the GPU when the pool cannot grow.
-  StatusOr<std::unique_ptr<CudaBuffer>> Allocate(CudaRuntime* runtime,
+  StatusOr<std::unique_ptr<CudaAllocation>> Allocate(CudaRuntime* runtime,
                                                  std::shared_ptr<CudaMemoryAccount> account,
                                                  uint64_t bytes, CUstream stream,
                                                  uint64_t generation);
-  // Frees `pointer` on `stream` (called by ~CudaBuffer through the runtime).
+  // Frees `pointer` on `stream` (called by ~CudaAllocation through the runtime).
   Status Free(CUdeviceptr pointer, CUstream stream);
 
   CudaPoolUsage usage() const;

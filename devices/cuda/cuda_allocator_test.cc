@@ -58,7 +58,7 @@ TEST(CudaAllocator, QuotaIsPerClientAndNamesTheFlag) {
 TEST(CudaAllocator, ZeroLimitMeansNone) {
   Fixture f;
   auto a = f.runtime->CreateAccount("c", 0);
-  std::vector<std::unique_ptr<CudaBuffer>> held;
+  std::vector<std::unique_ptr<CudaAllocation>> held;
   for (int i = 0; i < 8; ++i) {
     auto buffer = f.runtime->Allocate(a, 1 << 20, *f.stream);
     ASSERT_TRUE(buffer.ok());

@@ -439,9 +439,9 @@ std::shared_ptr<CudaMemoryAccount> CudaRuntime::CreateAccount(std::string client
   return std::make_shared<CudaMemoryAccount>(std::move(client), max_bytes);
 }
 
-StatusOr<std::unique_ptr<CudaBuffer>> CudaRuntime::Allocate(
+StatusOr<std::unique_ptr<CudaAllocation>> CudaRuntime::Allocate(
     std::shared_ptr<CudaMemoryAccount> account, uint64_t bytes, CudaStream& stream) {
-  StatusOr<std::unique_ptr<CudaBuffer>> buffer = Status(StatusCode::kInternal, "not allocated");
+  StatusOr<std::unique_ptr<CudaAllocation>> buffer = Status(StatusCode::kInternal, "not allocated");
   uint64_t seen = 0;
   {
     std::shared_lock lock(context_mu_);
@@ -458,7 +458,7 @@ StatusOr<std::unique_ptr<CudaBuffer>> CudaRuntime::Allocate(
   return buffer;
 }
 
-Status CudaRuntime::CheckBuffer(const CudaBuffer& buffer) const {
+Status CudaRuntime::CheckAllocation(const CudaAllocation& buffer) const {
   if (buffer.generation_ == generation()) return Status::Ok();
   std::lock_guard<std::mutex> state(mu_);
   return Status(StatusCode::kFailedPrecondition,
@@ -466,7 +466,7 @@ Status CudaRuntime::CheckBuffer(const CudaBuffer& buffer) const {
                     " bytes was lost when the GPU's context was reset (" + last_reset_ + ")");
 }
 
-void CudaRuntime::ReleaseBuffer(CudaBuffer& buffer) {
+void CudaRuntime::ReleaseAllocation(CudaAllocation& buffer) {
   std::shared_lock lock(context_mu_);
   if (!buffer.pointer_ || buffer.generation_ != generation()) return;
   std::string what;

@@ -17,7 +17,7 @@
 //    and reports it (resets(), last_reset()); the failing call and the
 //    calls in flight on other streams fail UNAVAILABLE; streams, events and
 //    registrations are re-made on their next use; device buffers from
-//    before are lost (CheckBuffer). Other clients' next calls work.
+//    before are lost (CheckAllocation). Other clients' next calls work.
 //
 // Thread safety: CudaRuntime is thread-safe. A CudaStream is used by one
 // thread at a time (its session's). Lifetime: streams, events, modules,
@@ -207,10 +207,10 @@ class CudaRuntime {
   // --- device memory ------------------------------------------------------
   // An account for one client; max_bytes 0 = no limit.
   std::shared_ptr<CudaMemoryAccount> CreateAccount(std::string client, uint64_t max_bytes);
-  StatusOr<std::unique_ptr<CudaBuffer>> Allocate(std::shared_ptr<CudaMemoryAccount> account,
+  StatusOr<std::unique_ptr<CudaAllocation>> Allocate(std::shared_ptr<CudaMemoryAccount> account,
                                                  uint64_t bytes, CudaStream& stream);
   // FAILED_PRECONDITION when `buffer` was lost in a context reset.
-  Status CheckBuffer(const CudaBuffer& buffer) const;
+  Status CheckAllocation(const CudaAllocation& buffer) const;
 
   // --- host memory and copies ---------------------------------------------
   // Registers [data, data + bytes) (a client's segment) for async copies.
@@ -232,7 +232,7 @@ class CudaRuntime {
   friend class CudaStream;
   friend class CudaEvent;
   friend class CudaModule;
-  friend class CudaBuffer;
+  friend class CudaAllocation;
   friend class CudaHostMemory;
   struct StagingChunk;
 
@@ -257,7 +257,7 @@ class CudaRuntime {
   void ReleaseStream(CudaStream& stream);
   void ReleaseEvent(CudaEvent& event);
   void ReleaseModule(CudaModule& module);
-  void ReleaseBuffer(CudaBuffer& buffer);
+  void ReleaseAllocation(CudaAllocation& buffer);
   void ReleaseHost(CudaHostMemory& host);
   Status StagedCopyToDevice(CUdeviceptr dst, const void* src, uint64_t bytes, CudaStream& stream);
   Status StagedCopyToHost(void* dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream);

@@ -240,7 +240,7 @@ TEST(CudaRuntime, StickyErrorResetsTheContextAndReloadsModules) {
 
   // The bystander's buffer died with the context: it says so, and freeing
   // it frees nothing on the device but gives its bytes back.
-  Status check = runtime->CheckBuffer(**lost);
+  Status check = runtime->CheckAllocation(**lost);
   EXPECT_EQ(check.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(check.message().find("lost when the GPU's context was reset"), std::string::npos);
   const int frees = fake.calls("cuMemFreeAsync");

@@ -53,6 +53,18 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     }
   }
   if (dumps) dumps->push_back({"optimized.mlir", ir::PrintModule(*module)});
+  // An op jitd knows but this device does not run: say so now, naming the
+  // device, rather than when the op is reached.
+  for (const auto& fn : module->functions()) {
+    Status unsupported = Status::Ok();
+    ir::WalkOps(fn->body(), [&](const ir::Op& op) {
+      if (unsupported.ok()) unsupported = device.CheckOp(op);
+    });
+    if (!unsupported.ok()) {
+      return Status(unsupported.code(), "device '" + std::string(device.name()) +
+                                            "' cannot run this program: " + unsupported.message());
+    }
+  }
   CompileOptions device_options;
   device_options.dumps = dumps;
   return device.Compile(std::shared_ptr<const ir::Module>(std::move(module)), device_options);

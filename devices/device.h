@@ -282,3 +282,8 @@ StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view name);
 }  // namespace jitd::devices
 
 #endif  // JITD_DEVICES_DEVICE_H_
+  // Whether this device runs ops like `op` (CompileProgram asks for every op
+  // after the pipeline): OK, or UNIMPLEMENTED saying why not. By default
+  // what jit/eval runs (the interpreter, and the cpu device's per-op
+  // fallback); a device with its own op set overrides it.
+  virtual Status CheckOp(const ir::Op& op) const { return eval::CheckEvaluable(op); }

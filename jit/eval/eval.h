@@ -148,6 +148,14 @@ StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
 // resource blobs. Same errors as EvaluateFunction otherwise.
 StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
                                                        const ir::Op& op,
+// Whether the evaluator runs ops like `op`: OK, or UNIMPLEMENTED saying
+// why not (an op jitd parses and verifies but does not run: channels between
+// processes, !stablehlo.future values, quantized types, ...). A device that
+// runs ops through the evaluator reports these when it compiles (naming
+// itself); what depends on values (a collective over several processes, a
+// custom_call target) still fails when the op runs.
+Status CheckEvaluable(const ir::Op& op);
+
                                                        std::vector<RuntimeValue> operands,
                                                        const EvalOptions& options = {});
 

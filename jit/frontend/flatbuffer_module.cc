@@ -774,7 +774,11 @@ class Reader {
                              std::to_string(index) + " (" + (name.empty() ? "?" : name) + ")";
     where_ = here;
     std::optional<ir::OpCode> code = ir::ParseOpName(name);
-    if (!code) return Error("unknown op name '" + name + "'");
+    if (!code) {
+      std::string near = ir::NearestOpName(name);
+      return Error("unknown op name '" + name + "'" +
+                   (near.empty() ? std::string() : "; did you mean '" + near + "'?"));
+    }
     ir::Location loc;
     if (o.location()) loc = {o.location()->line(), o.location()->column()};
     auto op = std::make_unique<ir::Op>(*code, loc);

@@ -62,11 +62,22 @@ int HexValue(char c) {
 }
 
 bool IsChloUnary(OpCode c) {
-  return c >= OpCode::kChloAcos && c <= OpCode::kChloTan;
+  return (c >= OpCode::kChloAcos && c <= OpCode::kChloTan) || c == OpCode::kChloAsinAcosKernel;
 }
 bool IsChloBinary(OpCode c) {
-  return c == OpCode::kChloNextAfter || c == OpCode::kChloPolygamma || c == OpCode::kChloZeta;
+  return c == OpCode::kChloNextAfter || c == OpCode::kChloPolygamma || c == OpCode::kChloZeta ||
+         c == OpCode::kChloMulhi;
 }
+
+// "unknown op 'stablehlo.ad'; did you mean 'stablehlo.add'?"
+std::string UnknownOpMessage(std::string_view name) {
+  std::string message = "unknown op '" + std::string(name.substr(0, 60)) + "'";
+  if (std::string near = ir::NearestOpName(name); !near.empty()) {
+    message += "; did you mean '" + near + "'?";
+  }
+  return message;
+}
+
 bool IsCheckOp(OpCode c) {
   return c >= OpCode::kCheckExpectEq && c <= OpCode::kCheckExpectSerializedEq;
 }
@@ -781,7 +792,7 @@ StatusOr<Attribute> Parser::ParseHashAttribute() {
     return Attribute(std::move(dims));
   }
   if (name == "stablehlo.gather" || name == "stablehlo.scatter" || name == "stablehlo.dot" ||
-      name == "stablehlo.output_operand_alias") {
+      name == "stablehlo.output_operand_alias" || name == "chlo.ragged_dot") {
     Advance();  // '<'
     Advance();
     JITD_ASSIGN_OR_RETURN(ir::StructAttr s, ParseStructBody(std::string(name)));
@@ -1747,7 +1758,7 @@ Status Parser::ParseOperation(ir::Block& block) {
   if (Is(TokenKind::kString)) {
     const std::string_view quoted = tok_.text.substr(1, tok_.text.size() - 2);
     auto code = ir::ParseOpName(quoted);
-    if (!code) return Error("unknown op '" + std::string(quoted.substr(0, 60)) + "'");
+    if (!code) return Error(UnknownOpMessage(quoted));
     Advance();
     JITD_ASSIGN_OR_RETURN(op, ParseGenericOp(*code, loc));
   } else if (Is(TokenKind::kBareId)) {
@@ -1755,7 +1766,7 @@ Status Parser::ParseOperation(ir::Block& block) {
     if (tok_.text == "return") code = OpCode::kFuncReturn;
     else if (tok_.text == "call") code = OpCode::kFuncCall;
     else code = ir::ParseOpName(tok_.text);
-    if (!code) return Error("unknown op '" + std::string(tok_.text.substr(0, 60)) + "'");
+    if (!code) return Error(UnknownOpMessage(tok_.text));
     Advance();
     JITD_ASSIGN_OR_RETURN(op, ParsePrettyOp(*code, loc));
   } else {
@@ -2347,9 +2358,136 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParsePrettyOp(OpCode code, Location lo
       JITD_RETURN_IF_ERROR(finish_functional({x}));
       return op;
     }
+    case OpCode::kAfterAll: {
+      // stablehlo-opt: `after_all %a, %b : !stablehlo.token`; also the
+      // functional form.
+      std::vector<OperandRef> refs;
+      if (Is(TokenKind::kPercentId)) {
+        JITD_ASSIGN_OR_RETURN(refs, ParseOperandRefList());
+      }
+      JITD_RETURN_IF_ERROR(ParseOptionalAttrDict(op->attrs()));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+      std::vector<Type> ins, outs;
+      if (Is(TokenKind::kLParen)) {
+        JITD_RETURN_IF_ERROR(ParseFunctionType(ins, outs));
+      } else {
+        JITD_ASSIGN_OR_RETURN(Type t, ParseType());
+        ins.assign(refs.size(), t);
+        outs.push_back(std::move(t));
+      }
+      JITD_RETURN_IF_ERROR(ResolveAll(refs, ins, *op));
+      for (auto& t : outs) op->add_result(std::move(t));
+      return op;
+    }
+    case OpCode::kOptimizationBarrier: {
+      // `optimization_barrier %a, %b : T1, T2` (results typed as operands), or
+      // `optimization_barrier()` with none.
+      if (Consume(TokenKind::kLParen)) {
+        JITD_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "closing an empty optimization_barrier"));
+        JITD_RETURN_IF_ERROR(ParseOptionalAttrDict(op->attrs()));
+        return op;
+      }
+      JITD_ASSIGN_OR_RETURN(std::vector<OperandRef> refs, ParseOperandRefList());
+      JITD_RETURN_IF_ERROR(ParseOptionalAttrDict(op->attrs()));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+      JITD_ASSIGN_OR_RETURN(std::vector<Type> types, ParseTypeList());
+      JITD_RETURN_IF_ERROR(ResolveAll(refs, types, *op));
+      for (auto& t : types) op->add_result(std::move(t));
+      return op;
+    }
+    case OpCode::kComposite: {
+      // composite "name" %a, %b {decomposition = @f, ...} : (T...) -> R
+      const Location name_loc = tok_.loc;
+      JITD_ASSIGN_OR_RETURN(Attribute name, ParseAttribute());
+      if (!name.is<ir::StringAttr>()) return ErrorAt(name_loc, "expected the composite's \"name\"");
+      op->attrs().Set("name", std::move(name));
+      std::vector<OperandRef> refs;
+      if (Is(TokenKind::kPercentId)) {
+        JITD_ASSIGN_OR_RETURN(refs, ParseOperandRefList());
+      }
+      JITD_RETURN_IF_ERROR(finish_functional(refs));
+      return op;
+    }
+    case OpCode::kDynamicIota: {
+      // dynamic_iota %shape, dim = N : (S) -> R
+      JITD_ASSIGN_OR_RETURN(OperandRef x, ParseOperandRef());
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      JITD_RETURN_IF_ERROR(ExpectKeyword("dim"));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kEqual));
+      JITD_ASSIGN_OR_RETURN(int64_t dim, ParseInt());
+      op->attrs().Set("iota_dimension", ir::IntegerAttr{dim, DType::kS64});
+      JITD_RETURN_IF_ERROR(finish_functional({x}));
+      return op;
+    }
+    case OpCode::kDynamicBroadcastInDim: {
+      // dynamic_broadcast_in_dim %x, %dims, dims = [..] : (T, S) -> R
+      JITD_ASSIGN_OR_RETURN(OperandRef x, ParseOperandRef());
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      JITD_ASSIGN_OR_RETURN(OperandRef shape, ParseOperandRef());
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      std::vector<int64_t> dims;
+      JITD_RETURN_IF_ERROR(ParseNamedIntList("dims", dims));
+      op->attrs().Set("broadcast_dimensions", I64Array(std::move(dims)));
+      JITD_RETURN_IF_ERROR(finish_functional({x, shape}));
+      return op;
+    }
+    case OpCode::kEinsum:
+    case OpCode::kUnaryEinsum: {
+      // einsum %a, %b, config = "ab,bc->ac" : (A, B) -> R
+      std::vector<OperandRef> refs;
+      while (Is(TokenKind::kPercentId)) {
+        JITD_ASSIGN_OR_RETURN(OperandRef r, ParseOperandRef());
+        refs.push_back(r);
+        JITD_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      }
+      JITD_RETURN_IF_ERROR(ExpectKeyword("config"));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kEqual));
+      const Location config_loc = tok_.loc;
+      JITD_ASSIGN_OR_RETURN(Attribute config, ParseAttribute());
+      if (!config.is<ir::StringAttr>()) return ErrorAt(config_loc, "expected a \"config\" string");
+      op->attrs().Set("einsum_config", std::move(config));
+      JITD_RETURN_IF_ERROR(finish_functional(refs));
+      return op;
+    }
+    case OpCode::kChloConstant: {
+      JITD_RETURN_IF_ERROR(ParseOptionalAttrDict(op->attrs()));
+      const Location value_loc = tok_.loc;
+      JITD_ASSIGN_OR_RETURN(Attribute value, ParseAttribute());
+      const auto* d = value.get_if<ir::DenseElementsAttr>();
+      if (!d) return ErrorAt(value_loc, "chlo.constant needs a dense<...> value");
+      Type type = d->type;
+      op->attrs().Set("value", std::move(value));
+      op->add_result(std::move(type));
+      return op;
+    }
     case OpCode::kReshape:
     case OpCode::kBitcastConvert:
-    case OpCode::kAfterAll:
+    case OpCode::kDynamicReshape:
+    case OpCode::kDynamicPad:
+    case OpCode::kRealDynamicSlice:
+    case OpCode::kUniformQuantize:
+    case OpCode::kUniformDequantize:
+    case OpCode::kChloBroadcastAdd:
+    case OpCode::kChloBroadcastAnd:
+    case OpCode::kChloBroadcastAtan2:
+    case OpCode::kChloBroadcastCompare:
+    case OpCode::kChloBroadcastComplex:
+    case OpCode::kChloBroadcastDivide:
+    case OpCode::kChloBroadcastMaximum:
+    case OpCode::kChloBroadcastMinimum:
+    case OpCode::kChloBroadcastMultiply:
+    case OpCode::kChloBroadcastNextAfter:
+    case OpCode::kChloBroadcastOr:
+    case OpCode::kChloBroadcastPolygamma:
+    case OpCode::kChloBroadcastPower:
+    case OpCode::kChloBroadcastRemainder:
+    case OpCode::kChloBroadcastSelect:
+    case OpCode::kChloBroadcastShiftLeft:
+    case OpCode::kChloBroadcastShiftRightArithmetic:
+    case OpCode::kChloBroadcastShiftRightLogical:
+    case OpCode::kChloBroadcastSubtract:
+    case OpCode::kChloBroadcastXor:
+    case OpCode::kChloBroadcastZeta:
     case OpCode::kDynamicUpdateSlice: {
       JITD_ASSIGN_OR_RETURN(std::vector<OperandRef> refs,
                             Is(TokenKind::kPercentId) ? ParseOperandRefList()

@@ -37,6 +37,52 @@ std::optional<OpCode> ParseOpName(std::string_view name) {
   return it->second;
 }
 
+namespace {
+
+// Levenshtein distance, one row at a time; stops early (returning a value
+// above `limit`) once every entry of a row exceeds it.
+size_t EditDistance(std::string_view a, std::string_view b, size_t limit) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    size_t best = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+      best = std::min(best, row[j]);
+    }
+    if (best > limit) return limit + 1;
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string NearestOpName(std::string_view name) {
+  if (name.empty() || name.size() > 200) return {};
+  // Compare the op part alone too, so that another dialect's prefix
+  // (mhlo.tanh) or none (tanh) does not count against a match.
+  const size_t dot = name.find('.');
+  const std::string_view bare = dot == std::string_view::npos ? name : name.substr(dot + 1);
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, bare.size() / 3) + 1;
+  for (std::string_view known : kOpNames) {
+    const size_t known_dot = known.find('.');
+    const std::string_view known_bare = known.substr(known_dot + 1);
+    size_t d = EditDistance(name, known, best_distance);
+    d = std::min(d, EditDistance(bare, known_bare, best_distance) +
+                        (dot == std::string_view::npos ? 0 : 1));
+    if (d < best_distance) {
+      best_distance = d;
+      best = std::string(known);
+    }
+  }
+  return best;
+}
+
 bool IsElementwiseUnary(OpCode c) {
   switch (c) {
     case OpCode::kAbs: case OpCode::kCbrt: case OpCode::kCeil:

@@ -32,6 +32,11 @@ enum class OpCode : uint16_t {
 // "stablehlo.add" for OpCode::kAdd.
 std::string_view OpName(OpCode code);
 std::optional<OpCode> ParseOpName(std::string_view name);
+// The known op name closest to `name` (an unknown one) by edit distance,
+// for "did you mean" hints: "stablehlo.ad" -> "stablehlo.add", "add" ->
+// "stablehlo.add", "mhlo.tanh" -> "stablehlo.tanh". Empty when nothing is
+// close (more than about a third of the name would have to change).
+std::string NearestOpName(std::string_view name);
 
 // Op families that share their text syntax: `%x : T` (unary, including
 // convert) and `%a, %b : T` (binary), as stablehlo-opt prints them.

@@ -686,11 +686,128 @@ bool Printer::PrettyOp(const Op& op, int indent) {
       FunctionalType(op);
       return true;
     }
+    case OpCode::kAfterAll: {
+      // `after_all %a, %b : !stablehlo.token`, as stablehlo-opt prints it.
+      if (op.num_results() != 1 || !op.result(0)->type().is_token()) return false;
+      for (const Value* v : op.operands()) if (!v->type().is_token()) return false;
+      if (n) out_ += ' ';
+      Refs(op.operands());
+      AttrDict(op, {});
+      out_ += " : ";
+      op.result(0)->type().AppendTo(out_);
+      return true;
+    }
+    case OpCode::kOptimizationBarrier: {
+      if (n != op.num_results()) return false;
+      for (size_t i = 0; i < n; ++i) {
+        if (op.operand(i)->type() != op.result(i)->type()) return false;
+      }
+      if (n == 0) {
+        out_ += "()";
+        AttrDict(op, {});
+        return true;
+      }
+      out_ += ' ';
+      Refs(op.operands());
+      AttrDict(op, {});
+      out_ += " : ";
+      Types(op.operand_types());
+      return true;
+    }
+    case OpCode::kComposite: {
+      const Attribute* name = op.attr("name");
+      if (!name || !name->is<StringAttr>()) return false;
+      out_ += ' ';
+      name->AppendTo(out_);
+      if (n) out_ += ' ';
+      Refs(op.operands());
+      AttrDict(op, {"name"});
+      out_ += " : ";
+      FunctionalType(op);
+      return true;
+    }
+    case OpCode::kDynamicIota: {
+      auto dim = op.GetInt("iota_dimension");
+      if (n != 1 || !dim) return false;
+      out_ += ' ';
+      Ref(op.operand(0));
+      out_ += ", dim = " + std::to_string(*dim);
+      AttrDict(op, {"iota_dimension"});
+      out_ += " : ";
+      FunctionalType(op);
+      return true;
+    }
+    case OpCode::kDynamicBroadcastInDim: {
+      auto dims = op.GetI64Array("broadcast_dimensions");
+      if (n != 2 || !dims) return false;
+      out_ += ' ';
+      Refs(op.operands());
+      out_ += ", dims = ";
+      IntList(*dims);
+      AttrDict(op, {"broadcast_dimensions"});
+      out_ += " : ";
+      FunctionalType(op);
+      return true;
+    }
+    case OpCode::kEinsum:
+    case OpCode::kUnaryEinsum: {
+      const Attribute* config = op.attr("einsum_config");
+      if (n == 0 || !config || !config->is<StringAttr>()) return false;
+      out_ += ' ';
+      Refs(op.operands());
+      out_ += ", config = ";
+      config->AppendTo(out_);
+      AttrDict(op, {"einsum_config"});
+      out_ += " : ";
+      FunctionalType(op);
+      return true;
+    }
+    case OpCode::kChloConstant: {
+      const Attribute* value = op.attr("value");
+      const auto* d = value ? value->get_if<DenseElementsAttr>() : nullptr;
+      if (n != 0 || op.num_results() != 1 || !d || d->type != op.result(0)->type()) return false;
+      AttrDict(op, {"value"});
+      out_ += ' ';
+      value->AppendTo(out_);
+      return true;
+    }
+    case OpCode::kDynamicReshape:
+    case OpCode::kDynamicPad:
+    case OpCode::kRealDynamicSlice:
+    case OpCode::kUniformQuantize:
+    case OpCode::kUniformDequantize:
+    case OpCode::kChloBroadcastAdd:
+    case OpCode::kChloBroadcastAnd:
+    case OpCode::kChloBroadcastAtan2:
+    case OpCode::kChloBroadcastCompare:
+    case OpCode::kChloBroadcastComplex:
+    case OpCode::kChloBroadcastDivide:
+    case OpCode::kChloBroadcastMaximum:
+    case OpCode::kChloBroadcastMinimum:
+    case OpCode::kChloBroadcastMultiply:
+    case OpCode::kChloBroadcastNextAfter:
+    case OpCode::kChloBroadcastOr:
+    case OpCode::kChloBroadcastPolygamma:
+    case OpCode::kChloBroadcastPower:
+    case OpCode::kChloBroadcastRemainder:
+    case OpCode::kChloBroadcastSelect:
+    case OpCode::kChloBroadcastShiftLeft:
+    case OpCode::kChloBroadcastShiftRightArithmetic:
+    case OpCode::kChloBroadcastShiftRightLogical:
+    case OpCode::kChloBroadcastSubtract:
+    case OpCode::kChloBroadcastXor:
+    case OpCode::kChloBroadcastZeta:
+      if (n == 0 || op.num_results() != 1) return false;
+      out_ += ' ';
+      Refs(op.operands());
+      AttrDict(op, {});
+      out_ += " : ";
+      FunctionalType(op);
+      return true;
     case OpCode::kReshape:
     case OpCode::kBitcastConvert:
-    case OpCode::kAfterAll:
     case OpCode::kDynamicUpdateSlice: {
-      if (n == 0 && c != OpCode::kAfterAll) return false;
+      if (n == 0) return false;
       if (n) out_ += ' ';
       Refs(op.operands());
       AttrDict(op, {});
@@ -886,8 +1003,9 @@ bool Printer::PrettyOp(const Op& op, int indent) {
     default:
       break;
   }
-  if (c >= OpCode::kChloAcos && c <= OpCode::kChloZeta) {
-    const bool binary = c >= OpCode::kChloNextAfter;
+  if ((c >= OpCode::kChloAcos && c <= OpCode::kChloZeta) || c == OpCode::kChloMulhi ||
+      c == OpCode::kChloAsinAcosKernel) {
+    const bool binary = c >= OpCode::kChloNextAfter && c != OpCode::kChloAsinAcosKernel;
     if (n != (binary ? 2u : 1u) || op.num_results() != 1) return false;
     out_ += ' ';
     Refs(op.operands());

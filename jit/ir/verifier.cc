@@ -629,6 +629,51 @@ Arity ArityOf(OpCode c) {
     case OpCode::kCreateToken: return {0, 1, 0, false};
     case OpCode::kInfeed: return {1, kAny, 0, false};
     case OpCode::kChloTopK: return {1, 2, 0};
+    case OpCode::kComposite: return {kAny, kAny, 0, false};
+    case OpCode::kAllGather:
+    case OpCode::kAllToAll:
+    case OpCode::kCollectiveBroadcast:
+    case OpCode::kCollectivePermute: return {kAny, kAny, 0};
+    case OpCode::kAllReduce: return {kAny, kAny, 1};
+    case OpCode::kReduceScatter:
+    case OpCode::kCollectiveReduce: return {1, 1, kAny};
+    case OpCode::kSend:
+    case OpCode::kRecv: return {kAny, kAny, 0, false};
+    case OpCode::kAsyncStart:
+    case OpCode::kAsyncDone: return {kAny, kAny, kAny, false};
+    case OpCode::kDynamicBroadcastInDim:
+    case OpCode::kDynamicReshape:
+    case OpCode::kEinsum:
+    case OpCode::kTorchIndexSelect:
+    case OpCode::kChloMulhi: return {2, 1, 0};
+    case OpCode::kDynamicConv:
+    case OpCode::kDynamicGather:
+    case OpCode::kChloRaggedDot: return {3, 1, 0};
+    case OpCode::kDynamicPad: return {5, 1, 0};
+    case OpCode::kRealDynamicSlice: return {4, 1, 0};
+    case OpCode::kChloConstant: return {0, 1, 0};
+    case OpCode::kChloScan: return {kAny, kAny, 1};
+    case OpCode::kChloBroadcastSelect: return {3, 1, 0};
+    case OpCode::kChloBroadcastAdd:
+    case OpCode::kChloBroadcastAnd:
+    case OpCode::kChloBroadcastAtan2:
+    case OpCode::kChloBroadcastCompare:
+    case OpCode::kChloBroadcastComplex:
+    case OpCode::kChloBroadcastDivide:
+    case OpCode::kChloBroadcastMaximum:
+    case OpCode::kChloBroadcastMinimum:
+    case OpCode::kChloBroadcastMultiply:
+    case OpCode::kChloBroadcastNextAfter:
+    case OpCode::kChloBroadcastOr:
+    case OpCode::kChloBroadcastPolygamma:
+    case OpCode::kChloBroadcastPower:
+    case OpCode::kChloBroadcastRemainder:
+    case OpCode::kChloBroadcastShiftLeft:
+    case OpCode::kChloBroadcastShiftRightArithmetic:
+    case OpCode::kChloBroadcastShiftRightLogical:
+    case OpCode::kChloBroadcastSubtract:
+    case OpCode::kChloBroadcastXor:
+    case OpCode::kChloBroadcastZeta: return {2, 1, 0};
     case OpCode::kFusion: return {kAny, kAny, 1};
     case OpCode::kCheckExpectEq:
     case OpCode::kCheckExpectAlmostEq:
@@ -725,6 +770,8 @@ EwRule ElementwiseRule(OpCode c) {
     case OpCode::kChloNextAfter:
     case OpCode::kChloPolygamma:
     case OpCode::kChloZeta: return {Ew::kBinary, kFloat};
+    case OpCode::kChloMulhi: return {Ew::kBinary, kInt};
+    case OpCode::kChloAsinAcosKernel: return {Ew::kSame, kFloat | kComplex};
     default: return {Ew::kNone, 0};
   }
 }
@@ -1904,8 +1951,12 @@ Status CheckConvolution(const Op& op) {
                 "along each spatial dimension), got " +
                     Str(r) + " for " + Str(lhs) + " and " + Str(rhs));
   }
-  if (lhs.dtype() != rhs.dtype() || lhs.dtype() != r.dtype()) {
-    return Fail(op, "requires element_type(lhs) = element_type(rhs) = element_type(result), got " +
+  // (C27) asks element_type(lhs) = element_type(rhs) = element_type(result);
+  // like StableHLO's own verifier, a wider result of the same kind is taken
+  // too (JAX's preferred_element_type: i8 x i8 -> i32, bf16 x bf16 -> f32).
+  if (lhs.dtype() != rhs.dtype() || !IsPromotable(lhs.dtype(), r.dtype())) {
+    return Fail(op, "requires element_type(lhs) = element_type(rhs) and a result element type "
+                    "of the same kind, at least as wide, got " +
                         Str(lhs) + ", " + Str(rhs) + " and " + Str(r));
   }
   return Status::Ok();
@@ -2412,6 +2463,380 @@ Status CheckExpect(const Op& op) {
 // addressing), for the "defined before use" check: one probe per operand,
 // without touching the defining op or allocating a node per op.
 
+// ---------------------------------------------------------------------------
+// The ops beyond one process's dense tensors: collectives and channels (jitd
+// runs one replica and one partition), dynamism (static once the shape
+// operands are known), quantization, the deprecated ops, and the rest of CHLO.
+
+// An optional 2-D integer dense attribute (replica_groups,
+// source_target_pairs).
+Status CheckGroups(const Op& op, std::string_view name, Need need, int64_t cols = -1) {
+  const Attribute* a = op.attr(name);
+  if (!a) return need == Need::kRequired ? MissingAttr(op, name) : Status::Ok();
+  const auto* d = a->get_if<DenseElementsAttr>();
+  if (!d || d->type.rank() != 2 || !IsInteger(d->type.dtype())) {
+    return WrongAttr(op, name, "a 2-D integer dense<...> attribute", *a);
+  }
+  if (cols >= 0 && d->type.dim(1) != cols) {
+    return Fail(op, "requires " + Quote(name) + " to have " + Str(cols) + " columns, got " +
+                        Str(d->type));
+  }
+  return Status::Ok();
+}
+
+Status CheckOperandsMatchResults(const Op& op) {
+  if (op.num_operands() != op.num_results()) {
+    return Fail(op, "requires as many results as operands, got " + Str(int64_t(op.num_results())) +
+                        " for " + Str(int64_t(op.num_operands())));
+  }
+  return Status::Ok();
+}
+
+Status CheckSameTypes(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckOperandsMatchResults(op));
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    if (TypeOf(op.operand(i)) != op.result(i)->type()) {
+      return Fail(op, "requires result #" + std::to_string(i) + " to have the type of operand #" +
+                          std::to_string(i) + ", got " + Str(TypeOf(op.operand(i))) + " and " +
+                          Str(op.result(i)->type()));
+    }
+  }
+  return Status::Ok();
+}
+
+// all_gather (C5..C6), all_to_all (C1..C9), reduce_scatter (C1..C8): result
+// i is operand i with dimension `grow` multiplied and `shrink` divided by a
+// factor (the group size, or split_count when given).
+Status CheckResized(const Op& op, int64_t grow, int64_t shrink, int64_t factor) {
+  JITD_RETURN_IF_ERROR(CheckOperandsMatchResults(op));
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    const Type& x = TypeOf(op.operand(i));
+    const Type& r = op.result(i)->type();
+    JITD_RETURN_IF_ERROR(CheckSameElementType(op, x, r));
+    for (int64_t d : {grow, shrink}) {
+      if (d >= 0 && d >= x.rank()) {
+        return Fail(op, "requires the dimension " + Str(d) + " to be below rank(operand) = " +
+                            Str(x.rank()) + ", got " + Str(x));
+      }
+    }
+    bool ok = x.rank() == r.rank();
+    int64_t k = factor;
+    if (ok && k <= 0) {  // the group size: read it off the result
+      const int64_t d = grow >= 0 ? grow : shrink;
+      const int64_t a = grow >= 0 ? r.dim(d) : x.dim(d), b = grow >= 0 ? x.dim(d) : r.dim(d);
+      k = b > 0 && a % b == 0 ? a / b : -1;
+      ok = k > 0;
+    }
+    for (int64_t d = 0; ok && d < x.rank(); ++d) {
+      int64_t want = x.dim(d);
+      if (d == grow) want *= k;
+      if (d == shrink) {
+        if (want % k != 0) ok = false;
+        want /= k;
+      }
+      ok = ok && r.dim(d) == want;
+    }
+    if (!ok) {
+      return Fail(op, "requires result #" + std::to_string(i) + " to be operand #" +
+                          std::to_string(i) + " resized along its dimensions by the group size, got " +
+                          Str(x) + " and " + Str(r));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckAllGather(const Op& op) {
+  int64_t dim = 0;
+  JITD_RETURN_IF_ERROR(ReadInt(op, "all_gather_dim", Need::kRequired, dim));
+  JITD_RETURN_IF_ERROR(CheckGroups(op, "replica_groups", Need::kOptional));
+  if (dim < 0) return Fail(op, "requires all_gather_dim >= 0, got " + Str(dim));
+  return CheckResized(op, dim, -1, 0);
+}
+
+Status CheckAllToAll(const Op& op) {
+  int64_t split = 0, concat = 0, count = 0;
+  JITD_RETURN_IF_ERROR(ReadInt(op, "split_dimension", Need::kRequired, split));
+  JITD_RETURN_IF_ERROR(ReadInt(op, "concat_dimension", Need::kRequired, concat));
+  JITD_RETURN_IF_ERROR(ReadInt(op, "split_count", Need::kRequired, count));
+  JITD_RETURN_IF_ERROR(CheckGroups(op, "replica_groups", Need::kOptional));
+  if (split < 0 || concat < 0 || count <= 0) {
+    return Fail(op, "requires split_dimension >= 0, concat_dimension >= 0 and split_count > 0, got " +
+                        Str(split) + ", " + Str(concat) + " and " + Str(count));
+  }
+  if (split == concat) return CheckSameTypes(op);
+  return CheckResized(op, concat, split, count);
+}
+
+Status CheckReduceScatter(const Op& op) {
+  int64_t dim = 0;
+  JITD_RETURN_IF_ERROR(ReadInt(op, "scatter_dimension", Need::kRequired, dim));
+  JITD_RETURN_IF_ERROR(CheckGroups(op, "replica_groups", Need::kOptional));
+  if (dim < 0) return Fail(op, "requires scatter_dimension >= 0, got " + Str(dim));
+  JITD_RETURN_IF_ERROR(CheckResized(op, -1, dim, 0));
+  return CheckReducerBody(op, 0, "computation", op.operands().subspan(0, 1));
+}
+
+Status CheckAllReduce(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckGroups(op, "replica_groups", Need::kOptional));
+  JITD_RETURN_IF_ERROR(CheckOperandsMatchResults(op));
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    if (!SameShape(TypeOf(op.operand(i)), op.result(i)->type())) {
+      return Fail(op, "requires result #" + std::to_string(i) + " to have the shape of operand #" +
+                          std::to_string(i) + ", got " + Str(TypeOf(op.operand(i))) + " and " +
+                          Str(op.result(i)->type()));
+    }
+    JITD_RETURN_IF_ERROR(CheckReducerBody(op, 0, "computation", op.operands().subspan(i, 1)));
+  }
+  return Status::Ok();
+}
+
+Status CheckCollectivePermute(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckGroups(op, "source_target_pairs", Need::kRequired, 2));
+  return CheckSameTypes(op);
+}
+
+Status CheckCollectiveBroadcast(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckGroups(op, "replica_groups", Need::kOptional));
+  return CheckSameTypes(op);
+}
+
+// send(inputs..., token) -> token ; recv(token) -> (results..., token).
+Status CheckSendRecv(const Op& op) {
+  const bool send = op.code() == OpCode::kSend;
+  Values ends = send ? op.operands() : Values();
+  const Value* token = send ? (op.num_operands() ? op.operand(op.num_operands() - 1) : nullptr)
+                            : (op.num_results() ? op.result(op.num_results() - 1) : nullptr);
+  (void)ends;
+  if (!token || !TypeOf(token).is_token()) {
+    return Fail(op, send ? "requires its last operand to be a !stablehlo.token"
+                         : "requires its last result to be a !stablehlo.token");
+  }
+  if (send && (op.num_results() != 1 || !op.result(0)->type().is_token())) {
+    return Fail(op, "requires one !stablehlo.token result");
+  }
+  if (!send && (op.num_operands() != 1 || !TypeOf(op.operand(0)).is_token())) {
+    return Fail(op, "requires one !stablehlo.token operand");
+  }
+  return Status::Ok();
+}
+
+// A 1-D integer tensor operand holding `count` values (-1: any count).
+Status CheckShapeOperand(const Op& op, size_t i, std::string_view name, int64_t count) {
+  const Type& t = TypeOf(op.operand(i));
+  if (t.rank() != 1 || !IsInteger(t.dtype()) || (count >= 0 && t.dim(0) != count)) {
+    return Fail(op, "requires " + std::string(name) + " to be a 1-D integer tensor" +
+                        (count >= 0 ? " of " + Str(count) + " values" : std::string()) + ", got " +
+                        Str(t));
+  }
+  return Status::Ok();
+}
+
+Status CheckDynamicIota(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 0, "output_shape", op.result(0)->type().rank()));
+  return CheckIota(op);
+}
+
+Status CheckDynamicReshape(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 1, "output_shape", op.result(0)->type().rank()));
+  return CheckReshape(op);
+}
+
+Status CheckDynamicBroadcastInDim(const Op& op) {
+  JITD_RETURN_IF_ERROR(
+      CheckShapeOperand(op, 1, "output_dimensions", op.result(0)->type().rank()));
+  return CheckBroadcastInDim(op);
+}
+
+Status CheckDynamicPad(const Op& op) {
+  const Type& x = TypeOf(op.operand(0));
+  const Type& r = op.result(0)->type();
+  JITD_RETURN_IF_ERROR(CheckSameElementType(op, x, r));
+  if (!IsScalarOf(TypeOf(op.operand(1)), x.dtype())) {
+    return Fail(op, "requires padding_value to be a 0-d tensor of " + Str(x.dtype()) + ", got " +
+                        Str(TypeOf(op.operand(1))));
+  }
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 2, "edge_padding_low", x.rank()));
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 3, "edge_padding_high", x.rank()));
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 4, "interior_padding", x.rank()));
+  if (r.rank() != x.rank()) {
+    return Fail(op, "requires rank(result) = rank(operand), got " + Str(x) + " and " + Str(r));
+  }
+  return Status::Ok();
+}
+
+Status CheckRealDynamicSlice(const Op& op) {
+  const Type& x = TypeOf(op.operand(0));
+  const Type& r = op.result(0)->type();
+  JITD_RETURN_IF_ERROR(CheckSameElementType(op, x, r));
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 1, "start_indices", x.rank()));
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 2, "limit_indices", x.rank()));
+  JITD_RETURN_IF_ERROR(CheckShapeOperand(op, 3, "strides", x.rank()));
+  if (r.rank() != x.rank()) {
+    return Fail(op, "requires rank(result) = rank(operand), got " + Str(x) + " and " + Str(r));
+  }
+  return Status::Ok();
+}
+
+Status CheckDynamicGather(const Op& op) {
+  JITD_RETURN_IF_ERROR(CheckSameElementType(op, TypeOf(op.operand(0)), op.result(0)->type()));
+  return CheckShapeOperand(op, 2, "slice_sizes", TypeOf(op.operand(0)).rank());
+}
+
+Status CheckDynamicConv(const Op& op) {
+  const Type& p = TypeOf(op.operand(2));
+  if (p.rank() != 2 || p.dim(1) != 2 || !IsInteger(p.dtype())) {
+    return Fail(op, "requires padding to be an Nx2 integer tensor, got " + Str(p));
+  }
+  return Status::Ok();
+}
+
+Status CheckQuantizeOp(const Op& op) {
+  return Fail(op, "requires quantized element types (!quant.uniform), which jitd does not "
+                  "support yet (issue 16, item 2)");
+}
+
+Status CheckAsync(const Op& op) {
+  return Fail(op, "requires !stablehlo.future values, which jitd does not support yet");
+}
+
+Status CheckEinsum(const Op& op) {
+  JITD_RETURN_IF_ERROR(ReadString(op, "einsum_config", Need::kRequired));
+  for (const Value* v : op.operands()) {
+    JITD_RETURN_IF_ERROR(CheckSameElementType(op, TypeOf(v), op.result(0)->type()));
+  }
+  return Status::Ok();
+}
+
+Status CheckTorchIndexSelect(const Op& op) {
+  int64_t dim = 0, batch = 0;
+  JITD_RETURN_IF_ERROR(ReadInt(op, "dim", Need::kRequired, dim));
+  JITD_RETURN_IF_ERROR(ReadInt(op, "batch_dims", Need::kRequired, batch));
+  const Type& x = TypeOf(op.operand(0));
+  const Type& idx = TypeOf(op.operand(1));
+  const Type& r = op.result(0)->type();
+  JITD_RETURN_IF_ERROR(CheckSameElementType(op, x, r));
+  JITD_RETURN_IF_ERROR(CheckCategory(op, "index", idx, kInt));
+  if (dim < 0 || dim >= x.rank() || batch < 0 || batch > dim || batch > idx.rank()) {
+    return Fail(op, "requires 0 <= batch_dims <= dim < rank(operand) and batch_dims <= "
+                    "rank(index), got dim " + Str(dim) + " and batch_dims " + Str(batch) +
+                    " for " + Str(x) + " and " + Str(idx));
+  }
+  // shape(result) = operand[:dim] ++ index[batch_dims:] ++ operand[dim+1:]
+  std::vector<int64_t> want(x.dims().begin(), x.dims().begin() + dim);
+  want.insert(want.end(), idx.dims().begin() + batch, idx.dims().end());
+  want.insert(want.end(), x.dims().begin() + dim + 1, x.dims().end());
+  if (!SameDims(r, want)) {
+    return Fail(op, "requires shape(result) = operand dims before dim ++ index dims after "
+                    "batch_dims ++ operand dims after dim = " + Str(I64s(want)) + ", got " + Str(r));
+  }
+  return Status::Ok();
+}
+
+// chlo.broadcast_*: numpy broadcasting (trailing dimensions aligned), or
+// broadcast_dimensions mapping the lower-ranked operand into the other.
+Status CheckChloBroadcast(const Op& op) {
+  const Type& r = op.result(0)->type();
+  I64s bdims;
+  bool have = false;
+  JITD_RETURN_IF_ERROR(ReadI64s(op, "broadcast_dimensions", Need::kOptional, bdims, &have));
+  int64_t rank = 0;
+  for (const Value* v : op.operands()) rank = std::max(rank, TypeOf(v).rank());
+  if (r.rank() != rank) {
+    return Fail(op, "requires rank(result) = the largest operand rank " + Str(rank) + ", got " +
+                        Str(r));
+  }
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+  for (const Value* v : op.operands()) {
+    const Type& t = TypeOf(v);
+    for (int64_t d = 0; d < t.rank(); ++d) {
+      int64_t to = rank - t.rank() + d;
+      if (have && t.rank() < rank) {
+        if (static_cast<int64_t>(bdims.size()) != t.rank() || bdims[d] < 0 || bdims[d] >= rank) {
+          return Fail(op, "requires broadcast_dimensions to map each dimension of " + Str(t) +
+                              " into rank " + Str(rank) + ", got " + Str(bdims));
+        }
+        to = bdims[d];
+      }
+      int64_t& s = shape[static_cast<size_t>(to)];
+      if (t.dim(d) != 1 && s != 1 && s != t.dim(d)) {
+        return Fail(op, "has operands whose shapes do not broadcast together, got " +
+                            Str(TypeOf(op.operand(0))) + " and " + Str(t));
+      }
+      if (t.dim(d) != 1) s = t.dim(d);
+    }
+  }
+  if (!SameDims(r, shape)) {
+    return Fail(op, "requires the broadcast shape " + Str(I64s(shape)) + " as the result's, got " +
+                        Str(r));
+  }
+  const size_t first = op.code() == OpCode::kChloBroadcastSelect ? 1 : 0;
+  const DType e = TypeOf(op.operand(first)).dtype();
+  for (size_t i = first; i < op.num_operands(); ++i) {
+    if (TypeOf(op.operand(i)).dtype() != e) {
+      return Fail(op, "requires operands of one element type, got " +
+                          Str(TypeOf(op.operand(first))) + " and " + Str(TypeOf(op.operand(i))));
+    }
+  }
+  if (first == 1 && TypeOf(op.operand(0)).dtype() != DType::kPred) {
+    return Fail(op, "requires a boolean pred, got " + Str(TypeOf(op.operand(0))));
+  }
+  DType want = e;
+  if (op.code() == OpCode::kChloBroadcastCompare) want = DType::kPred;
+  if (op.code() == OpCode::kChloBroadcastComplex) {
+    if (e != DType::kF32 && e != DType::kF64) {
+      return Fail(op, "requires f32 or f64 operands, got " + Str(TypeOf(op.operand(0))));
+    }
+    want = e == DType::kF32 ? DType::kC64 : DType::kC128;
+  }
+  if (r.dtype() != want) {
+    return Fail(op, "requires the result element type " + Str(want) + ", got " + Str(r));
+  }
+  if (op.code() == OpCode::kChloBroadcastCompare) {
+    std::string_view dir;
+    JITD_RETURN_IF_ERROR(ReadEnum(op, "comparison_direction", Need::kRequired,
+                                  {"EQ", "NE", "GE", "GT", "LE", "LT"}, dir));
+  }
+  return Status::Ok();
+}
+
+Status CheckChloConstantLike(const Op& op) {
+  const Attribute* a = op.attr("value");
+  if (!a) return MissingAttr(op, "value");
+  if (!a->is<IntegerAttr>() && !a->is<FloatAttr>() && !a->is<bool>()) {
+    return WrongAttr(op, "value", "an integer, float or boolean", *a);
+  }
+  if (!SameShape(TypeOf(op.operand(0)), op.result(0)->type())) {
+    return Fail(op, "requires the operand's shape as the result's, got " +
+                        Str(TypeOf(op.operand(0))) + " and " + Str(op.result(0)->type()));
+  }
+  return Status::Ok();
+}
+
+Status CheckRaggedDot(const Op& op) {
+  const Type& lhs = TypeOf(op.operand(0));
+  const Type& rhs = TypeOf(op.operand(1));
+  JITD_RETURN_IF_ERROR(CheckCategory(op, "group_sizes", TypeOf(op.operand(2)), kInt));
+  if (lhs.dtype() != rhs.dtype()) {
+    return Fail(op, "requires element_type(lhs) = element_type(rhs), got " + Str(lhs) + " and " +
+                        Str(rhs));
+  }
+  std::array<I64s, 6> f;
+  return ReadStruct(op, "ragged_dot_dimension_numbers", "chlo.ragged_dot",
+                    std::array<std::string_view, 6>{"lhs_batching_dimensions",
+                                                    "rhs_batching_dimensions",
+                                                    "lhs_contracting_dimensions",
+                                                    "rhs_contracting_dimensions",
+                                                    "lhs_ragged_dimensions",
+                                                    "rhs_group_dimensions"},
+                    f);
+}
+
+Status CheckScan(const Op& op) {
+  int64_t dim = 0;
+  JITD_RETURN_IF_ERROR(ReadInt(op, "dimension", Need::kRequired, dim));
+  return Status::Ok();
+}
+
 class FinishedOps {
  public:
   // Sized for about `expected` ops without growing.
@@ -2722,6 +3147,56 @@ class Verifier {
       case OpCode::kPartitionId: return CheckReplicaOrPartitionId(op);
       case OpCode::kCustomCall: return CheckCustomCall(op);
       case OpCode::kChloTopK: return CheckTopK(op);
+      case OpCode::kComposite: return VerifyComposite(op);
+      case OpCode::kAllGather: return CheckAllGather(op);
+      case OpCode::kAllReduce: return CheckAllReduce(op);
+      case OpCode::kAllToAll: return CheckAllToAll(op);
+      case OpCode::kReduceScatter: return CheckReduceScatter(op);
+      case OpCode::kCollectiveBroadcast: return CheckCollectiveBroadcast(op);
+      case OpCode::kCollectivePermute: return CheckCollectivePermute(op);
+      case OpCode::kCollectiveReduce:
+      case OpCode::kCrossReplicaSum: return CheckSameTypes(op);
+      case OpCode::kSend:
+      case OpCode::kRecv: return CheckSendRecv(op);
+      case OpCode::kAsyncStart:
+      case OpCode::kAsyncDone: return CheckAsync(op);
+      case OpCode::kDynamicBroadcastInDim: return CheckDynamicBroadcastInDim(op);
+      case OpCode::kDynamicConv: return CheckDynamicConv(op);
+      case OpCode::kDynamicGather: return CheckDynamicGather(op);
+      case OpCode::kDynamicIota: return CheckDynamicIota(op);
+      case OpCode::kDynamicPad: return CheckDynamicPad(op);
+      case OpCode::kDynamicReshape: return CheckDynamicReshape(op);
+      case OpCode::kRealDynamicSlice: return CheckRealDynamicSlice(op);
+      case OpCode::kUniformQuantize:
+      case OpCode::kUniformDequantize: return CheckQuantizeOp(op);
+      case OpCode::kEinsum:
+      case OpCode::kUnaryEinsum: return CheckEinsum(op);
+      case OpCode::kTorchIndexSelect: return CheckTorchIndexSelect(op);
+      case OpCode::kChloConstant: return CheckConstant(op);
+      case OpCode::kChloConstantLike: return CheckChloConstantLike(op);
+      case OpCode::kChloRaggedDot: return CheckRaggedDot(op);
+      case OpCode::kChloScan: return CheckScan(op);
+      case OpCode::kChloBroadcastAdd:
+      case OpCode::kChloBroadcastAnd:
+      case OpCode::kChloBroadcastAtan2:
+      case OpCode::kChloBroadcastCompare:
+      case OpCode::kChloBroadcastComplex:
+      case OpCode::kChloBroadcastDivide:
+      case OpCode::kChloBroadcastMaximum:
+      case OpCode::kChloBroadcastMinimum:
+      case OpCode::kChloBroadcastMultiply:
+      case OpCode::kChloBroadcastNextAfter:
+      case OpCode::kChloBroadcastOr:
+      case OpCode::kChloBroadcastPolygamma:
+      case OpCode::kChloBroadcastPower:
+      case OpCode::kChloBroadcastRemainder:
+      case OpCode::kChloBroadcastSelect:
+      case OpCode::kChloBroadcastShiftLeft:
+      case OpCode::kChloBroadcastShiftRightArithmetic:
+      case OpCode::kChloBroadcastShiftRightLogical:
+      case OpCode::kChloBroadcastSubtract:
+      case OpCode::kChloBroadcastXor:
+      case OpCode::kChloBroadcastZeta: return CheckChloBroadcast(op);
       case OpCode::kFusion: return CheckFusion(op);
       case OpCode::kCheckExpectEq:
       case OpCode::kCheckExpectEqConst:
@@ -2751,6 +3226,30 @@ class Verifier {
       return Fail(op, "requires the types of @" + ref->name + " (" +
                           FunctionTypeToString(params, results) + "), got " +
                           FunctionTypeToString(in, out));
+    }
+    return Status::Ok();
+  }
+
+  // composite: the decomposition function takes the operands and returns
+  // the results (what running the op means).
+  Status VerifyComposite(const Op& op) {
+    JITD_RETURN_IF_ERROR(ReadString(op, "name", Need::kRequired));
+    const Attribute* a = op.attr("decomposition");
+    if (!a) return MissingAttr(op, "decomposition");
+    const auto* ref = a->get_if<SymbolRefAttr>();
+    if (!ref) return WrongAttr(op, "decomposition", "a symbol reference", *a);
+    const Function* fn = module_.FindFunction(ref->name);
+    if (!fn) {
+      return Fail(op, "has decomposition @" + ref->name + ", which is not a function of this module");
+    }
+    bool ok = op.num_operands() == fn->arg_types().size() &&
+              op.num_results() == fn->result_types().size();
+    for (size_t i = 0; ok && i < op.num_operands(); ++i) ok = TypeOf(op.operand(i)) == fn->arg_types()[i];
+    for (size_t i = 0; ok && i < op.num_results(); ++i) ok = op.result(i)->type() == fn->result_types()[i];
+    if (!ok) {
+      return Fail(op, "requires the types of its decomposition @" + ref->name + " (" +
+                          FunctionTypeToString(fn->arg_types(), fn->result_types()) + "), got " +
+                          FunctionTypeToString(op.operand_types(), op.result_types()));
     }
     return Status::Ok();
   }

@@ -65,6 +65,11 @@ class OpContext {
 
   Evaluator& evaluator() { return evaluator_; }
 
+  // Evaluates another, detached op (built by a kernel that composes its op
+  // from others) on `operands`, in this evaluator.
+  StatusOr<std::vector<RuntimeValue>> EvaluateDetached(const ir::Op& op,
+                                                       std::vector<RuntimeValue> operands);
+
  private:
   Evaluator& evaluator_;
   const ir::Op& op_;
@@ -91,6 +96,7 @@ void RegisterShapeKernels(KernelTable& table);        // shape_ops.cc
 void RegisterIndexingKernels(KernelTable& table);     // indexing.cc
 void RegisterReductionKernels(KernelTable& table);    // reduction.cc
 void RegisterLinalgKernels(KernelTable& table);       // linalg.cc
+void RegisterComposedKernels(KernelTable& table);     // composed_ops.cc
 
 // ---- Index helpers --------------------------------------------------------
 

@@ -1,0 +1,394 @@
+// Kernels for the ops the evaluator runs through other ops: CHLO's
+// broadcasting binaries (broadcast_in_dim, then the StableHLO op), the
+// dynamic ops once their shape operands are read (the static op with those
+// values as attributes), the collectives of a program run as one process
+// (one replica, one partition: each group holds only this process), and the
+// small CHLO ops (mulhi, constant, constant_like).
+//
+// The composed op is built detached, on scratch values, and evaluated with
+// OpContext::EvaluateDetached; its errors carry the original op's location.
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "jit/eval/internal/kernels.h"
+
+namespace jitd::eval::internal {
+namespace {
+
+using ir::DType;
+using ir::Literal;
+using ir::OpCode;
+using ir::Type;
+
+ir::DenseArrayAttr I64Array(std::vector<int64_t> values) {
+  return ir::DenseArrayAttr{DType::kS64, std::move(values), {}};
+}
+
+// Evaluates `code` on `args` with the given result types and attributes.
+KernelResult Apply(OpContext& ctx, OpCode code, std::vector<RuntimeValue> args,
+                   std::vector<Type> result_types, ir::AttributeList attrs = {}) {
+  std::vector<std::unique_ptr<ir::Value>> scratch;
+  std::vector<ir::Value*> operands;
+  for (size_t i = 0; i < args.size(); ++i) {
+    scratch.push_back(std::make_unique<ir::Value>(args[i].type(), nullptr, nullptr,
+                                                  static_cast<int>(i)));
+    operands.push_back(scratch.back().get());
+  }
+  std::unique_ptr<ir::Op> op =
+      ir::CreateOp(code, ctx.op().loc(), operands, result_types, std::move(attrs));
+  return ctx.EvaluateDetached(*op, std::move(args));
+}
+
+// The integer values of a 1-D shape operand.
+std::vector<int64_t> Ints(const Literal& lit) {
+  std::vector<int64_t> v(static_cast<size_t>(lit.num_elements()));
+  for (int64_t i = 0; i < lit.num_elements(); ++i) v[static_cast<size_t>(i)] = lit.GetInt(i);
+  return v;
+}
+
+// ---- chlo.broadcast_* -------------------------------------------------------
+
+OpCode StablehloOf(OpCode c) {
+  switch (c) {
+    case OpCode::kChloBroadcastAdd: return OpCode::kAdd;
+    case OpCode::kChloBroadcastAnd: return OpCode::kAnd;
+    case OpCode::kChloBroadcastAtan2: return OpCode::kAtan2;
+    case OpCode::kChloBroadcastCompare: return OpCode::kCompare;
+    case OpCode::kChloBroadcastComplex: return OpCode::kComplex;
+    case OpCode::kChloBroadcastDivide: return OpCode::kDivide;
+    case OpCode::kChloBroadcastMaximum: return OpCode::kMaximum;
+    case OpCode::kChloBroadcastMinimum: return OpCode::kMinimum;
+    case OpCode::kChloBroadcastMultiply: return OpCode::kMultiply;
+    case OpCode::kChloBroadcastNextAfter: return OpCode::kChloNextAfter;
+    case OpCode::kChloBroadcastOr: return OpCode::kOr;
+    case OpCode::kChloBroadcastPolygamma: return OpCode::kChloPolygamma;
+    case OpCode::kChloBroadcastPower: return OpCode::kPower;
+    case OpCode::kChloBroadcastRemainder: return OpCode::kRemainder;
+    case OpCode::kChloBroadcastSelect: return OpCode::kSelect;
+    case OpCode::kChloBroadcastShiftLeft: return OpCode::kShiftLeft;
+    case OpCode::kChloBroadcastShiftRightArithmetic: return OpCode::kShiftRightArithmetic;
+    case OpCode::kChloBroadcastShiftRightLogical: return OpCode::kShiftRightLogical;
+    case OpCode::kChloBroadcastSubtract: return OpCode::kSubtract;
+    case OpCode::kChloBroadcastXor: return OpCode::kXor;
+    case OpCode::kChloBroadcastZeta: return OpCode::kChloZeta;
+    default: return c;
+  }
+}
+
+KernelResult ChloBroadcastKernel(OpContext& ctx) {
+  const Type& result = ctx.result_type(0);
+  const std::vector<int64_t> bdims = ctx.I64s("broadcast_dimensions");
+  const bool explicit_dims = ctx.op().attr("broadcast_dimensions") != nullptr;
+  std::vector<RuntimeValue> args;
+  for (size_t i = 0; i < ctx.num_operands(); ++i) {
+    const Literal& x = ctx.operand(i);
+    const Type want = result.WithDType(x.dtype());
+    if (x.type() == want) {
+      args.push_back(ctx.value(i));
+      continue;
+    }
+    // Where each operand dimension goes: broadcast_dimensions for the
+    // lower-ranked operand, else trailing dimensions aligned (numpy).
+    std::vector<int64_t> dims;
+    const int64_t rank = x.type().rank();
+    for (int64_t d = 0; d < rank; ++d) {
+      dims.push_back(explicit_dims && rank < result.rank() ? bdims[static_cast<size_t>(d)]
+                                                            : result.rank() - rank + d);
+    }
+    ir::AttributeList attrs;
+    attrs.Set("broadcast_dimensions", I64Array(std::move(dims)));
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> b,
+                          Apply(ctx, OpCode::kBroadcastInDim, {ctx.value(i)}, {want}, attrs));
+    args.push_back(std::move(b[0]));
+  }
+  ir::AttributeList attrs;
+  if (ctx.op().code() == OpCode::kChloBroadcastCompare) {
+    attrs.Set("comparison_direction",
+              ir::EnumAttr{"stablehlo", "comparison_direction",
+                           std::string(ctx.Enum("comparison_direction", "EQ"))});
+    if (const ir::EnumAttr* t = ctx.op().GetEnum("compare_type")) {
+      attrs.Set("compare_type", ir::EnumAttr{"stablehlo", "comparison_type", t->value});
+    }
+  }
+  return Apply(ctx, StablehloOf(ctx.op().code()), std::move(args), {result}, std::move(attrs));
+}
+
+// ---- small CHLO ops ---------------------------------------------------------
+
+// The high half of the double-width product.
+KernelResult MulhiKernel(OpContext& ctx) {
+  const Literal& a = ctx.operand(0);
+  const Literal& b = ctx.operand(1);
+  JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(0));
+  const int bits = ir::BitWidth(a.dtype());
+  const bool is_unsigned = ir::IsUnsignedInt(a.dtype());
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    if (is_unsigned) {
+      const unsigned __int128 p =
+          static_cast<unsigned __int128>(a.GetUInt(i)) * static_cast<unsigned __int128>(b.GetUInt(i));
+      out.SetBits(i, static_cast<uint64_t>(p >> bits));
+    } else {
+      const __int128 p = static_cast<__int128>(a.GetInt(i)) * static_cast<__int128>(b.GetInt(i));
+      out.SetInt(i, static_cast<int64_t>(p >> bits));
+    }
+  }
+  return Single(std::move(out));
+}
+
+KernelResult ChloConstantKernel(OpContext& ctx) {
+  const auto& dense = ctx.op().attr("value")->as<ir::DenseElementsAttr>();
+  auto lit = ir::DenseElementsToLiteral(dense);
+  if (!lit.ok()) return ctx.Error(lit.status().message());
+  return Single(std::move(lit).value());
+}
+
+KernelResult ChloConstantLikeKernel(OpContext& ctx) {
+  JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(0));
+  const ir::Attribute& value = *ctx.op().attr("value");
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (const auto* f = value.get_if<ir::FloatAttr>()) {
+      if (ir::IsComplex(out.dtype())) {
+        out.SetComplex(i, {f->value, 0});
+      } else {
+        out.SetDouble(i, f->value);
+      }
+    } else if (const auto* n = value.get_if<ir::IntegerAttr>()) {
+      if (ir::IsFloat(out.dtype()) || ir::IsComplex(out.dtype())) {
+        out.SetDouble(i, static_cast<double>(n->value));
+      } else {
+        out.SetInt(i, n->value);
+      }
+    } else {
+      out.SetInt(i, value.as<bool>() ? 1 : 0);
+    }
+  }
+  return Single(std::move(out));
+}
+
+// ---- dynamism: the static op, once the shape operands are known ------------
+
+// A shape operand must agree with the static result type jitd compiled.
+Status CheckShape(OpContext& ctx, size_t operand, std::string_view name) {
+  const std::vector<int64_t> shape = Ints(ctx.operand(operand));
+  if (shape != ctx.result_type(0).dims()) {
+    std::string got;
+    for (int64_t d : shape) got += (got.empty() ? "" : ", ") + std::to_string(d);
+    return ctx.Error("has " + std::string(name) + " [" + got + "], which is not the shape of its result " +
+                     ctx.result_type(0).ToString());
+  }
+  return Status::Ok();
+}
+
+KernelResult DynamicIotaKernel(OpContext& ctx) {
+  JITD_RETURN_IF_ERROR(CheckShape(ctx, 0, "output_shape"));
+  ir::AttributeList attrs;
+  attrs.Set("iota_dimension", ir::IntegerAttr{ctx.Int("iota_dimension", 0), DType::kS64});
+  return Apply(ctx, OpCode::kIota, {}, {ctx.result_type(0)}, std::move(attrs));
+}
+
+KernelResult DynamicReshapeKernel(OpContext& ctx) {
+  JITD_RETURN_IF_ERROR(CheckShape(ctx, 1, "output_shape"));
+  return Apply(ctx, OpCode::kReshape, {ctx.value(0)}, {ctx.result_type(0)});
+}
+
+KernelResult DynamicBroadcastInDimKernel(OpContext& ctx) {
+  JITD_RETURN_IF_ERROR(CheckShape(ctx, 1, "output_dimensions"));
+  ir::AttributeList attrs;
+  attrs.Set("broadcast_dimensions", I64Array(ctx.I64s("broadcast_dimensions")));
+  return Apply(ctx, OpCode::kBroadcastInDim, {ctx.value(0)}, {ctx.result_type(0)},
+               std::move(attrs));
+}
+
+KernelResult DynamicPadKernel(OpContext& ctx) {
+  ir::AttributeList attrs;
+  attrs.Set("edge_padding_low", I64Array(Ints(ctx.operand(2))));
+  attrs.Set("edge_padding_high", I64Array(Ints(ctx.operand(3))));
+  attrs.Set("interior_padding", I64Array(Ints(ctx.operand(4))));
+  return Apply(ctx, OpCode::kPad, {ctx.value(0), ctx.value(1)}, {ctx.result_type(0)},
+               std::move(attrs));
+}
+
+KernelResult RealDynamicSliceKernel(OpContext& ctx) {
+  ir::AttributeList attrs;
+  attrs.Set("start_indices", I64Array(Ints(ctx.operand(1))));
+  attrs.Set("limit_indices", I64Array(Ints(ctx.operand(2))));
+  attrs.Set("strides", I64Array(Ints(ctx.operand(3))));
+  return Apply(ctx, OpCode::kSlice, {ctx.value(0)}, {ctx.result_type(0)}, std::move(attrs));
+}
+
+// The op's own attributes, less `drop`, plus what the caller adds.
+ir::AttributeList CopyAttrs(const OpContext& ctx, std::initializer_list<std::string_view> drop) {
+  ir::AttributeList attrs;
+  for (const auto& e : ctx.op().attrs().entries()) {
+    if (std::find(drop.begin(), drop.end(), e.name) == drop.end()) attrs.Set(e.name, e.value);
+  }
+  return attrs;
+}
+
+KernelResult DynamicGatherKernel(OpContext& ctx) {
+  ir::AttributeList attrs = CopyAttrs(ctx, {});
+  attrs.Set("slice_sizes", I64Array(Ints(ctx.operand(2))));
+  return Apply(ctx, OpCode::kGather, {ctx.value(0), ctx.value(1)}, {ctx.result_type(0)},
+               std::move(attrs));
+}
+
+KernelResult DynamicConvKernel(OpContext& ctx) {
+  ir::AttributeList attrs = CopyAttrs(ctx, {"padding"});
+  const Literal& padding = ctx.operand(2);
+  JITD_ASSIGN_OR_RETURN(Literal p64, ctx.NewLiteral(padding.type().WithDType(DType::kS64)));
+  for (int64_t i = 0; i < padding.num_elements(); ++i) p64.SetInt(i, padding.GetInt(i));
+  attrs.Set("padding", ir::MakeDenseElements(p64));
+  return Apply(ctx, OpCode::kConvolution, {ctx.value(0), ctx.value(1)}, {ctx.result_type(0)},
+               std::move(attrs));
+}
+
+// ---- collectives of one process ---------------------------------------------
+
+// The processes an op's groups name (replica_groups, or both columns of
+// source_target_pairs); empty when it names none.
+std::set<int64_t> GroupMembers(const OpContext& ctx, std::string_view name) {
+  std::set<int64_t> ids;
+  const ir::Attribute* a = ctx.op().attr(name);
+  if (!a || !a->is<ir::DenseElementsAttr>()) return ids;
+  auto lit = ir::DenseElementsToLiteral(a->as<ir::DenseElementsAttr>());
+  if (!lit.ok()) return ids;
+  for (int64_t i = 0; i < lit->num_elements(); ++i) {
+    if (lit->GetInt(i) >= 0) ids.insert(lit->GetInt(i));  // -1 pads ragged groups
+  }
+  return ids;
+}
+
+// OK when every group the op names holds process 0 alone: what a program run
+// as one process (one replica, one partition) can mean.
+Status CheckOneProcess(OpContext& ctx, std::string_view name) {
+  const std::set<int64_t> ids = GroupMembers(ctx, name);
+  if (ids.empty() || (ids.size() == 1 && *ids.begin() == 0)) return Status::Ok();
+  return ctx.Unimplemented("names " + std::to_string(ids.size()) +
+                           " processes in its " + std::string(name) +
+                           "; jitd runs a program as one process (one replica, one partition)");
+}
+
+// all_gather, all_to_all, reduce_scatter, all_reduce, collective_broadcast
+// and cross-replica-sum over a group of one: every result is its operand
+// (converted to the result's element type where a reduction body widens it).
+KernelResult SingleProcessCollectiveKernel(OpContext& ctx) {
+  JITD_RETURN_IF_ERROR(CheckOneProcess(ctx, "replica_groups"));
+  std::vector<RuntimeValue> out;
+  for (size_t i = 0; i < ctx.num_operands(); ++i) {
+    const Literal& x = ctx.operand(i);
+    if (x.type() == ctx.result_type(i)) {
+      out.push_back(ctx.value(i));
+      continue;
+    }
+    if (x.type().dims() != ctx.result_type(i).dims()) {
+      return ctx.Error("over a group of one process must keep operand #" + std::to_string(i) +
+                       "'s shape, got " + x.type().ToString() + " and " +
+                       ctx.result_type(i).ToString());
+    }
+    JITD_ASSIGN_OR_RETURN(Literal r, ctx.NewResult(i));
+    for (int64_t k = 0; k < x.num_elements(); ++k) ConvertElement(x, k, r, k);
+    out.emplace_back(std::move(r));
+  }
+  return out;
+}
+
+// collective_permute: process 0 receives its own operand when (0, 0) is a
+// pair, zeros otherwise.
+KernelResult CollectivePermuteKernel(OpContext& ctx) {
+  JITD_RETURN_IF_ERROR(CheckOneProcess(ctx, "source_target_pairs"));
+  if (!GroupMembers(ctx, "source_target_pairs").empty()) return std::vector<RuntimeValue>{ctx.value(0)};
+  JITD_ASSIGN_OR_RETURN(Literal zeros, ctx.NewResult(0));
+  return Single(std::move(zeros));
+}
+
+}  // namespace
+
+void RegisterComposedKernels(KernelTable& table) {
+  for (OpCode c : {OpCode::kChloBroadcastAdd, OpCode::kChloBroadcastAnd,
+                   OpCode::kChloBroadcastAtan2, OpCode::kChloBroadcastCompare,
+                   OpCode::kChloBroadcastComplex, OpCode::kChloBroadcastDivide,
+                   OpCode::kChloBroadcastMaximum, OpCode::kChloBroadcastMinimum,
+                   OpCode::kChloBroadcastMultiply, OpCode::kChloBroadcastNextAfter,
+                   OpCode::kChloBroadcastOr, OpCode::kChloBroadcastPolygamma,
+                   OpCode::kChloBroadcastPower, OpCode::kChloBroadcastRemainder,
+                   OpCode::kChloBroadcastSelect, OpCode::kChloBroadcastShiftLeft,
+                   OpCode::kChloBroadcastShiftRightArithmetic,
+                   OpCode::kChloBroadcastShiftRightLogical, OpCode::kChloBroadcastSubtract,
+                   OpCode::kChloBroadcastXor, OpCode::kChloBroadcastZeta}) {
+    Register(table, c, ChloBroadcastKernel);
+  }
+  Register(table, OpCode::kChloMulhi, MulhiKernel);
+  Register(table, OpCode::kChloConstant, ChloConstantKernel);
+  Register(table, OpCode::kChloConstantLike, ChloConstantLikeKernel);
+  Register(table, OpCode::kDynamicIota, DynamicIotaKernel);
+  Register(table, OpCode::kDynamicReshape, DynamicReshapeKernel);
+  Register(table, OpCode::kDynamicBroadcastInDim, DynamicBroadcastInDimKernel);
+  Register(table, OpCode::kDynamicPad, DynamicPadKernel);
+  Register(table, OpCode::kRealDynamicSlice, RealDynamicSliceKernel);
+  Register(table, OpCode::kDynamicGather, DynamicGatherKernel);
+  Register(table, OpCode::kDynamicConv, DynamicConvKernel);
+  for (OpCode c : {OpCode::kAllGather, OpCode::kAllToAll, OpCode::kReduceScatter,
+                   OpCode::kAllReduce, OpCode::kCollectiveBroadcast, OpCode::kCrossReplicaSum}) {
+    Register(table, c, SingleProcessCollectiveKernel);
+  }
+  Register(table, OpCode::kCollectivePermute, CollectivePermuteKernel);
+}
+
+}  // namespace jitd::eval::internal
+
+namespace jitd::eval {
+
+Status CheckEvaluable(const ir::Op& op) {
+  static const internal::KernelTable* const table = [] {
+    auto* t = new internal::KernelTable();
+    t->fill(nullptr);
+    internal::RegisterElementwiseKernels(*t);
+    internal::RegisterShapeKernels(*t);
+    internal::RegisterIndexingKernels(*t);
+    internal::RegisterReductionKernels(*t);
+    internal::RegisterLinalgKernels(*t);
+    internal::RegisterComposedKernels(*t);
+    return t;
+  }();
+  using ir::OpCode;
+  const OpCode c = op.code();
+  if (static_cast<size_t>(c) < internal::kNumOpCodes && (*table)[static_cast<size_t>(c)]) {
+    return Status::Ok();
+  }
+  std::string why;
+  switch (c) {
+    case OpCode::kSend:
+    case OpCode::kRecv:
+      why = "it talks to another process over a channel; jitd runs a program as one process";
+      break;
+    case OpCode::kCollectiveReduce:
+      why = "collective_reduce is not implemented yet";
+      break;
+    case OpCode::kAsyncStart:
+    case OpCode::kAsyncDone:
+      why = "asynchronous ops (!stablehlo.future values) are not implemented yet";
+      break;
+    case OpCode::kUniformQuantize:
+    case OpCode::kUniformDequantize:
+      why = "quantized types are not implemented yet";
+      break;
+    case OpCode::kEinsum:
+    case OpCode::kUnaryEinsum:
+    case OpCode::kTorchIndexSelect:
+      why = "this deprecated op is not implemented";
+      break;
+    case OpCode::kChloRaggedDot:
+    case OpCode::kChloScan:
+    case OpCode::kChloAsinAcosKernel:
+      why = "it is not implemented yet";
+      break;
+    default:
+      // Ops with special handling in the evaluator itself (constants, calls,
+      // control flow, tuples, tokens, feeds, custom_call, checks).
+      return Status::Ok();
+  }
+  return Unimplemented(op.loc().ToString() + ": '" + std::string(op.name()) + "' is not run: " + why);
+}
+
+}  // namespace jitd::eval

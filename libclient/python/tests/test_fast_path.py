@@ -322,6 +322,35 @@ class TestThreads(object):
             t.join(60)
         assert not errors, errors[0]
 
+    @requires_builder
+    def test_the_gil_is_released_during_the_call(self, client):
+        # The call waits in the daemon for an infeed value that only this
+        # thread, running Python meanwhile, can send.
+        b = jitd.ComputationBuilder("waits")
+        x = b.ParameterFromNumpy(np.float32(0))
+        b.Add(x, b.Infeed(jitd.Shape(np.float32, ())))
+        exe = b.Build().Compile(client=client)
+        result = {}
+
+        def call():
+            try:
+                with fast_only(exe):
+                    result["value"] = exe.Execute([np.float32(1)], deadline_ms=30000)
+            except Exception as e:  # noqa: BLE001
+                result["error"] = e
+        runner = threading.Thread(target=call)
+        runner.start()
+        spins = 0
+        while runner.is_alive() and spins < 20:
+            spins += 1  # Python runs here while the call waits
+            threading.Event().wait(0.01)
+        client.transfer_to_infeed(np.float32(2))
+        runner.join(60)
+        assert not runner.is_alive()
+        assert "error" not in result, result.get("error")
+        assert_strict(result["value"], np.float32(3))
+        assert spins == 20
+
     def test_concurrent_calls_on_two_clients(self, daemon):
         platform = os.environ.get("JITD_TEST_PLATFORM", "interpreter")
         exes = [jitd.Client(platform).compile_stablehlo(ADD) for _ in range(2)]

@@ -12,8 +12,8 @@
 #    libstdc++ or libgcc_s (linked statically);
 #  - jitd's own binaries are stripped and carry DT_RPATH $ORIGIN/../lib only
 #    (no DT_RUNPATH, no absolute folder of the build machine);
-#  - `ldd` with an empty environment resolves everything, to the bundle or
-#    to an allowed system library.
+#  - `ldd` with an empty environment resolves everything jitd's binaries
+#    load, to the bundle or to an allowed system library.
 # Prints one line per problem (file: what) and exits 1 if there is any.
 set -euo pipefail
 if [ $# -ne 1 ] || ! [ -d "$1/bin" ] || ! [ -d "$1/lib" ]; then
@@ -73,7 +73,12 @@ while IFS= read -r -d '' f; do
       problem "$rel is not stripped"
     fi
   fi
-  # What the loader of this machine finds for it, with no environment.
+  # What the loader of this machine finds for jitd's own files, with no
+  # environment: ldd lists their whole closure, the shipped libraries'
+  # dependencies found through the executable's DT_RPATH as at run time.
+  # (Shipped libraries carry no rpath of their own: alone, ldd would look
+  # for their dependencies in the system's folders.)
+  ours "$f" || continue
   while IFS= read -r line; do
     case "$line" in
       *"not found"*) problem "$rel: ldd: $line" ;;

@@ -1,6 +1,10 @@
 #include "devices/compile.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include "jit/frontend/parser.h"
 
@@ -161,11 +165,103 @@ TEST(CompileProgramTest, ProfilesNameOpsOrKernels) {
       EXPECT_NE(profile[i].name, "stale");
       EXPECT_GE(profile[i].count, 1);
       if (i > 0) EXPECT_GE(profile[i - 1].nanos, profile[i].nanos);
-      tanh_or_kernel |= profile[i].name == "stablehlo.tanh" ||
-                        profile[i].name.rfind("kernel jitd_k0 tanh <- multiply @", 0) == 0;
+      // Rows name their call site: the op's line:column in kProgram.
+      tanh_or_kernel |= profile[i].name == "stablehlo.tanh @11:3" ||
+                        profile[i].name.rfind("kernel jitd_k0 tanh <- multiply @11:3", 0) == 0;
     }
     EXPECT_TRUE(tanh_or_kernel) << profile[0].name;
   }
+}
+
+// ExecuteOptions::trace: every op (interpreter) or kernel / library call
+// (cpu) of the execution as a span within it, named with its call site; a
+// loop's body once per iteration; past max_events the rest only counted.
+TEST(CompileProgramTest, TracesEveryOpOrKernelWithItsCallSite) {
+  constexpr std::string_view kLoop = R"(
+func.func @main(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %x = %a) : tensor<i32>, tensor<8x8xf32>
+   cond {
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %go = stablehlo.compare LT, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %y = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    stablehlo.return %next, %y : tensor<i32>, tensor<8x8xf32>
+  }
+  return %r#1 : tensor<8x8xf32>
+})";
+  ir::Literal a = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {8, 8}));
+  for (int64_t i = 0; i < 64; ++i) a.SetDouble(i, 0.01 * static_cast<double>(i % 7));
+  std::vector<eval::RuntimeValue> args;
+  args.emplace_back(std::move(a));
+  for (const char* name : {"interpreter", "cpu"}) {
+    SCOPED_TRACE(name);
+    auto device = CreateDevice(name);
+    ASSERT_TRUE(device.ok());
+    auto exe = CompileProgram(**device, Parse(kLoop));
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    ExecutionTrace trace;
+    ExecuteOptions options;
+    options.trace = &trace;
+    auto nanos = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+    const int64_t before = nanos();
+    auto out = (*exe)->Execute(args, options);
+    const int64_t after = nanos();
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_FALSE(trace.events.empty());
+    EXPECT_EQ(trace.dropped, 0u);
+    int dots = 0, whiles = 0;
+    for (const TraceEvent& e : trace.events) {
+      EXPECT_GE(e.start_nanos, before) << e.name;
+      EXPECT_GE(e.duration_nanos, 0) << e.name;
+      EXPECT_LE(e.start_nanos + e.duration_nanos, after) << e.name;
+      EXPECT_EQ(e.thread, static_cast<uint64_t>(::gettid()));
+      const auto [what, site] = SplitCallSite(e.name);
+      if (what.find("dot_general") != std::string_view::npos) {
+        ++dots;
+        EXPECT_EQ(site, "12:5") << e.name;
+      }
+      if (what.find("while") != std::string_view::npos) {
+        ++whiles;
+        EXPECT_EQ(site, "4:3") << e.name;
+      }
+    }
+    EXPECT_EQ(dots, 3);  // once per iteration
+    EXPECT_EQ(whiles, 1);
+    // The loop's span encloses the spans of its body, which end first.
+    const TraceEvent& loop = *std::find_if(trace.events.begin(), trace.events.end(),
+                                           [](const TraceEvent& e) {
+                                             return e.name.find("while") != std::string::npos;
+                                           });
+    for (const TraceEvent& e : trace.events) {
+      if (e.name.find("dot_general") == std::string::npos) continue;
+      EXPECT_GE(e.start_nanos, loop.start_nanos);
+      EXPECT_LE(e.start_nanos + e.duration_nanos, loop.start_nanos + loop.duration_nanos);
+    }
+
+    ExecutionTrace capped;
+    capped.max_events = 2;
+    options.trace = &capped;
+    ASSERT_TRUE((*exe)->Execute(args, options).ok());
+    EXPECT_EQ(capped.events.size(), 2u);
+    EXPECT_EQ(capped.events.size() + capped.dropped, trace.events.size());
+  }
+}
+
+TEST(CompileProgramTest, SplitCallSiteFindsTheTrailingLineAndColumn) {
+  EXPECT_EQ(SplitCallSite("stablehlo.add @12:5"),
+            std::make_pair(std::string_view("stablehlo.add"), std::string_view("12:5")));
+  EXPECT_EQ(SplitCallSite("kernel jitd_k1 reduce <- exponential @3:9").second, "3:9");
+  EXPECT_EQ(SplitCallSite("copy").second, "");
+  EXPECT_EQ(SplitCallSite("copy").first, "copy");
+  EXPECT_EQ(SplitCallSite("custom_call @check.expect_eq").second, "");
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -48,13 +49,51 @@ struct CompileOptions {
 };
 
 // Where the time of one execution went: one row per op (interpreter) or per
-// kernel / library call (compiled devices), summed over its runs. Rows of
-// ops with regions (while, if, case, call) include the time of their
-// bodies, whose ops have rows of their own. Plain value.
+// kernel / library call (compiled devices) and call site, summed over its
+// runs. Rows of ops with regions (while, if, case, call) include the time of
+// their bodies, whose ops have rows of their own. Plain value.
 struct ProfileEntry {
+  // "stablehlo.add @12:5", "library stablehlo.dot_general @40:3",
+  // "kernel jitd_k3 reduce <- exponential @12:5": what ran, then " @" and
+  // the line:column of its op in the program text (SplitCallSite) when the
+  // op has one.
   std::string name;
   int64_t count = 0;  // runs during this execution
   int64_t nanos = 0;  // their total wall time
+};
+
+// `name` of a ProfileEntry or TraceEvent split into what ran and its call
+// site ("12:5"; "" when the name ends in none).
+inline std::pair<std::string_view, std::string_view> SplitCallSite(std::string_view name) {
+  const size_t at = name.rfind(" @");
+  if (at == std::string_view::npos) return {name, {}};
+  const std::string_view site = name.substr(at + 2);
+  const size_t colon = site.find(':');
+  if (site.empty() || colon == std::string_view::npos ||
+      site.find_first_not_of("0123456789:") != std::string_view::npos) {
+    return {name, {}};
+  }
+  return {name.substr(0, at), site};
+}
+
+// One span of an execution, for a timeline (`jitd run --trace`): an op
+// (interpreter) or a kernel / library call (cpu), with when it started and
+// how long it took. Spans of ops with regions enclose their bodies'. Plain
+// value.
+struct TraceEvent {
+  std::string name;      // as ProfileEntry::name, call site included
+  int64_t start_nanos;   // std::chrono::steady_clock time since its epoch
+  int64_t duration_nanos;
+  uint64_t thread;       // the OS thread id (gettid) that ran it
+};
+
+// Where an execution records its spans (ExecuteOptions::trace). Events come
+// in the order they end; past max_events the rest are counted, not kept.
+// Not thread-safe: one execution at a time.
+struct ExecutionTrace {
+  std::vector<TraceEvent> events;
+  size_t max_events = size_t{1} << 20;
+  uint64_t dropped = 0;
 };
 
 // Deadline and cancellation: an execution stops at the first check point
@@ -102,6 +141,10 @@ struct ExecuteOptions {
   // slowest rows first (see ProfileEntry). Costs a clock read per op or
   // kernel.
   std::vector<ProfileEntry>* profile = nullptr;
+  // When set: every op / kernel / library call of this execution is
+  // appended as a TraceEvent. Costs two clock reads per op or kernel and one
+  // record each; nothing when null.
+  ExecutionTrace* trace = nullptr;
 };
 
 // Sorts `rows` slowest first (ties by name): the order devices hand a
@@ -261,6 +304,11 @@ class Device {
   virtual std::string_view pipeline() const { return ""; }
   // Target settings for that pipeline (the cpu device: its fusion policy).
   virtual void ConfigurePipeline(passes::PipelineOptions& options) const { (void)options; }
+  // Whether this device runs ops like `op` (CompileProgram asks for every op
+  // after the pipeline): OK, or UNIMPLEMENTED saying why not. By default
+  // what jit/eval runs (the interpreter, and the cpu device's per-op
+  // fallback); a device with its own op set overrides it.
+  virtual Status CheckOp(const ir::Op& op) const { return eval::CheckEvaluable(op); }
 
   // Bytes from which Deserialize rebuilds `executable` (compiled by this
   // device) without generating code again: what the disk cache stores.
@@ -282,8 +330,3 @@ StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view name);
 }  // namespace jitd::devices
 
 #endif  // JITD_DEVICES_DEVICE_H_
-  // Whether this device runs ops like `op` (CompileProgram asks for every op
-  // after the pipeline): OK, or UNIMPLEMENTED saying why not. By default
-  // what jit/eval runs (the interpreter, and the cpu device's per-op
-  // fallback); a device with its own op set overrides it.
-  virtual Status CheckOp(const ir::Op& op) const { return eval::CheckEvaluable(op); }

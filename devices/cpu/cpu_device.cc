@@ -3,6 +3,8 @@
 // thunks over an arena of temporaries packed by liveness.
 #include "devices/cpu/cpu_device.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -82,6 +84,7 @@ struct ConstantSlot {
 };
 
 struct Program;
+class Thunk;
 
 // Elided resources materialized for one (seed, fill). `stamp` is unique to
 // this materialization (never reused in the process): library ops may
@@ -100,8 +103,19 @@ struct ExecState {
   std::vector<RuntimeValue> boxed;
   const SeededSet* seeded = nullptr;  // per-seed constants
   const ExecuteOptions& options;
-  // Seconds per thunk label, when profiling (JITD_CPU_PROFILE set).
-  std::map<std::string, std::pair<double, int64_t>>* profile = nullptr;
+  // Seconds and runs per thunk, when profiling (ExecuteOptions::profile or
+  // JITD_CPU_PROFILE set).
+  std::map<const Thunk*, std::pair<double, int64_t>>* profile = nullptr;
+  // Each thunk's run, when tracing (ExecuteOptions::trace): the thunk, its
+  // start (steady_clock nanoseconds) and duration; named after the run.
+  struct Span {
+    const Thunk* thunk;
+    int64_t start_nanos;
+    int64_t duration_nanos;
+  };
+  std::vector<Span>* spans = nullptr;
+  size_t max_spans = 0;
+  uint64_t dropped_spans = 0;
 
   void* Ptr(BufferRef r) const;
 };
@@ -112,6 +126,13 @@ class Thunk {
   virtual Status Run(ExecState& state) const = 0;
   // "kernel jitd_k3", "library stablehlo.dot_general", ... (profiles).
   virtual std::string label() const = 0;
+  // Where its op is in the program text (line 0: nowhere): the call site
+  // of profile rows and trace events.
+  const ir::Location& loc() const { return loc_; }
+  void set_loc(const ir::Location& loc) { loc_ = loc; }
+
+ private:
+  ir::Location loc_;
 };
 using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 
@@ -122,15 +143,30 @@ Status CheckDeadline(const ExecState& state) { return devices::CheckStop(state.o
 Status RunSequence(const ThunkSequence& thunks, ExecState& state) {
   for (const auto& thunk : thunks) {
     JITD_RETURN_IF_ERROR(CheckDeadline(state));
-    if (!state.profile) {
+    if (!state.profile && !state.spans) {
       JITD_RETURN_IF_ERROR(thunk->Run(state));
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
     Status s = thunk->Run(state);
-    auto& entry = (*state.profile)[thunk->label()];
-    entry.first += Seconds(start);
-    entry.second += 1;
+    const int64_t nanos =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (state.profile) {
+      auto& entry = (*state.profile)[thunk.get()];
+      entry.first += static_cast<double>(nanos) * 1e-9;
+      entry.second += 1;
+    }
+    if (state.spans) {
+      if (state.spans->size() < state.max_spans) {
+        state.spans->push_back(
+            {thunk.get(),
+             std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
+             nanos});
+      } else {
+        ++state.dropped_spans;
+      }
+    }
     JITD_RETURN_IF_ERROR(s);
   }
   return Status::Ok();
@@ -797,6 +833,7 @@ class Planner {
           }
           plan.thunks.push_back(std::make_unique<LibraryThunk>(std::string(op.name()), std::move(*library),
                                                                std::move(in), std::move(out)));
+          plan.thunks.back()->set_loc(op.loc());
           ++p_.stats.library_ops;
           continue;
         }
@@ -924,6 +961,7 @@ class Planner {
       thunk->SetCombine(kernel + 1, info.combine_items, std::max<int64_t>(1, kMinParallelBytes / combine_bytes));
       ++p_.stats.split_reductions;
     }
+    thunk->set_loc(spec.root->loc());
     plan.thunks.push_back(std::move(thunk));
     ++p_.stats.kernels;
     for (const Op* op : spec.fused) {
@@ -998,6 +1036,7 @@ class Planner {
     }
     plan.thunks.push_back(std::make_unique<FallbackThunk>(&op, std::move(values), std::move(refs),
                                                           std::move(results)));
+    plan.thunks.back()->set_loc(op.loc());
     ++p_.stats.fallback_ops;
     ++p_.stats.fallback_by_op[std::string(op.name())];
     return Status::Ok();
@@ -1028,6 +1067,7 @@ class Planner {
     for (size_t i = 0; i < op.num_results(); ++i) Bind(op.result(i), state[i]);
     plan.thunks.push_back(std::make_unique<WhileThunk>(std::move(init), std::move(state), ByteSizes(op),
                                                        std::move(regions[0]), std::move(regions[1])));
+    plan.thunks.back()->set_loc(op.loc());
     ++p_.stats.control_ops;
     return Status::Ok();
   }
@@ -1050,6 +1090,7 @@ class Planner {
     plan.thunks.push_back(std::make_unique<BranchThunk>(op.code() == OpCode::kIf, selector,
                                                         std::move(branches), std::move(results),
                                                         ByteSizes(op)));
+    plan.thunks.back()->set_loc(op.loc());
     ++p_.stats.control_ops;
     return Status::Ok();
   }
@@ -1272,6 +1313,24 @@ class CpuExecutableImpl final : public CpuExecutable {
   }
 
  private:
+  // A profile row's or trace event's name for `thunk`: its label, for a
+  // kernel what it computes ("kernel jitd_k3 reduce <- exponential"), then
+  // " @line:col" of its op.
+  std::string ThunkName(const Thunk& thunk) const {
+    std::string name = thunk.label();
+    constexpr std::string_view kKernel = "kernel jitd_k";
+    if (name.rfind(kKernel, 0) == 0) {
+      const size_t k = static_cast<size_t>(std::atoll(name.c_str() + kKernel.size()));
+      if (k < p_->kernel_descriptions.size()) {
+        // The description ends in its first use's place; this one's follows.
+        const std::string& description = p_->kernel_descriptions[k];
+        name += " " + description.substr(0, description.rfind(" @"));
+      }
+    }
+    if (thunk.loc().line != 0) name += " @" + thunk.loc().ToString();
+    return name;
+  }
+
   Status RunInternal(std::span<const void* const> args, std::span<const RuntimeValue> boxed_args,
                      std::span<void* const> outputs, const ExecuteOptions& options,
                      std::vector<RuntimeValue>* boxed_out) const {
@@ -1295,27 +1354,46 @@ class CpuExecutableImpl final : public CpuExecutable {
       }
     }
     static const bool profile_to_stderr = std::getenv("JITD_CPU_PROFILE") != nullptr;
-    std::map<std::string, std::pair<double, int64_t>> profile_data;
+    std::map<const Thunk*, std::pair<double, int64_t>> profile_data;
     if (profile_to_stderr || options.profile) state.profile = &profile_data;
+    std::vector<ExecState::Span> spans;
+    if (options.trace) {
+      state.spans = &spans;
+      state.max_spans = options.trace->max_events > options.trace->events.size()
+                            ? options.trace->max_events - options.trace->events.size()
+                            : 0;
+    }
     Status status = RunSequence(p_->thunks, state);
     if (options.profile) {
-      options.profile->clear();
-      for (const auto& [label, e] : profile_data) {
-        options.profile->push_back({label, e.second, static_cast<int64_t>(e.first * 1e9)});
+      // One row per name and call site (a kernel or library op used at
+      // several places has a row for each).
+      std::map<std::string, std::pair<double, int64_t>> rows;
+      for (const auto& [thunk, e] : profile_data) {
+        auto& row = rows[ThunkName(*thunk)];
+        row.first += e.first;
+        row.second += e.second;
       }
-      // "kernel jitd_k3" -> "kernel jitd_k3 reduce <- exponential, ... @12:5".
-      for (devices::ProfileEntry& row : *options.profile) {
-        constexpr std::string_view kKernel = "kernel jitd_k";
-        if (row.name.rfind(kKernel, 0) != 0) continue;
-        const size_t k = static_cast<size_t>(std::atoll(row.name.c_str() + kKernel.size()));
-        if (k < p_->kernel_descriptions.size()) row.name += " " + p_->kernel_descriptions[k];
+      options.profile->clear();
+      for (const auto& [name, e] : rows) {
+        options.profile->push_back({name, e.second, static_cast<int64_t>(e.first * 1e9)});
       }
       devices::SortProfile(*options.profile);
+    }
+    if (options.trace) {
+      const uint64_t thread = static_cast<uint64_t>(::gettid());
+      std::map<const Thunk*, std::string> names;
+      for (const ExecState::Span& span : spans) {
+        auto [it, added] = names.try_emplace(span.thunk);
+        if (added) it->second = ThunkName(*span.thunk);
+        options.trace->events.push_back({it->second, span.start_nanos, span.duration_nanos, thread});
+      }
+      options.trace->dropped += state.dropped_spans;
     }
     if (profile_to_stderr) {
       std::vector<std::pair<double, std::string>> rows;
       double total = 0;
-      for (const auto& [label, e] : profile_data) {
+      for (const auto& [thunk, e] : profile_data) {
+        const std::string label = thunk->label();
         rows.emplace_back(e.first, label + " x" + std::to_string(e.second));
         if (label.rfind("while", 0) != 0) total += e.first;
       }

@@ -1,10 +1,22 @@
 #include "devices/interpreter/interpreter_device.h"
 
+#include <unistd.h>
+
+#include <map>
+#include <string>
+
 #include "jit/ir/verifier.h"
 
 namespace jitd::devices {
 
 namespace {
+
+// "stablehlo.add @12:5": a profile row's or trace event's name for `op`.
+std::string OpLabel(const ir::Op& op) {
+  std::string label(op.name());
+  if (op.loc().line != 0) label += " @" + op.loc().ToString();
+  return label;
+}
 
 class InterpreterExecutable final : public Executable {
  public:
@@ -14,14 +26,40 @@ class InterpreterExecutable final : public Executable {
   StatusOr<std::vector<eval::RuntimeValue>> Execute(
       std::span<const eval::RuntimeValue> args, const ExecuteOptions& options) const override {
     eval::EvalOptions eval_options = ToEvalOptions(options);
-    std::map<std::string, std::pair<int64_t, int64_t>> rows;
+    std::map<const ir::Op*, std::pair<int64_t, int64_t>> rows;
     if (options.profile) eval_options.op_profile = &rows;
+    eval::EvalOptions::OpTrace spans;
+    if (options.trace) {
+      spans.max_spans = options.trace->max_events > options.trace->events.size()
+                            ? options.trace->max_events - options.trace->events.size()
+                            : 0;
+      eval_options.op_trace = &spans;
+    }
     auto results = eval::EvaluateFunction(
         *module_, *entry_, std::vector<eval::RuntimeValue>(args.begin(), args.end()), eval_options);
     if (options.profile) {
+      // One row per op name and call site.
+      std::map<std::string, std::pair<int64_t, int64_t>> by_name;
+      for (const auto& [op, row] : rows) {
+        auto& sum = by_name[OpLabel(*op)];
+        sum.first += row.first;
+        sum.second += row.second;
+      }
       options.profile->clear();
-      for (const auto& [name, row] : rows) options.profile->push_back({name, row.first, row.second});
+      for (const auto& [name, row] : by_name) {
+        options.profile->push_back({name, row.first, row.second});
+      }
       SortProfile(*options.profile);
+    }
+    if (options.trace) {
+      const uint64_t thread = static_cast<uint64_t>(::gettid());
+      std::map<const ir::Op*, std::string> labels;
+      for (const eval::EvalOptions::OpSpan& span : spans.spans) {
+        auto [it, added] = labels.try_emplace(span.op);
+        if (added) it->second = OpLabel(*span.op);
+        options.trace->events.push_back({it->second, span.start_nanos, span.duration_nanos, thread});
+      }
+      options.trace->dropped += spans.dropped;
     }
     return results;
   }

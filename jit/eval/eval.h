@@ -110,10 +110,25 @@ struct EvalOptions {
   std::function<Status(std::vector<ir::Literal> values,
                        std::optional<std::chrono::steady_clock::time_point> deadline)>
       outfeed;
-  // When set, every evaluated op adds its wall time to the row of its name
-  // ("stablehlo.add" -> {runs, nanoseconds}); ops with regions include their
-  // bodies' time. Costs two clock reads per op.
-  std::map<std::string, std::pair<int64_t, int64_t>>* op_profile = nullptr;
+  // When set, every evaluated op adds its wall time to its row ({runs,
+  // nanoseconds}); ops with regions include their bodies' time. Costs two
+  // clock reads per op.
+  std::map<const ir::Op*, std::pair<int64_t, int64_t>>* op_profile = nullptr;
+  // When set, every evaluated op appends a span (when it started, how long
+  // it took, steady_clock nanoseconds); ops with regions enclose their
+  // bodies' spans, which end first. Past max_spans the rest are counted in
+  // dropped. Two clock reads per op.
+  struct OpSpan {
+    const ir::Op* op;
+    int64_t start_nanos;
+    int64_t duration_nanos;
+  };
+  struct OpTrace {
+    std::vector<OpSpan> spans;
+    size_t max_spans = size_t{1} << 18;
+    uint64_t dropped = 0;
+  };
+  OpTrace* op_trace = nullptr;
 };
 
 // Evaluates `function` of `module` on `args`. The module must have passed
@@ -133,6 +148,14 @@ StatusOr<std::vector<RuntimeValue>> EvaluateOp(const ir::Module& module, const i
                                                std::span<const RuntimeValue> bindings,
                                                const EvalOptions& options = {});
 
+// Whether the evaluator runs ops like `op`: OK, or UNIMPLEMENTED saying
+// why not (an op jitd parses and verifies but does not run: channels between
+// processes, !stablehlo.future values, quantized types, ...). A device that
+// runs ops through the evaluator reports these when it compiles (naming
+// itself); what depends on values (a collective over several processes, a
+// custom_call target) still fails when the op runs.
+Status CheckEvaluable(const ir::Op& op);
+
 // Seeded pseudo-random contents for a tensor type (dense_resource fills and
 // `--random-inputs`), distributed as `fill` says (by default floats uniform
 // in [-1, 1), integers in a small range, booleans fair). Deterministic for a
@@ -148,14 +171,6 @@ StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
 // resource blobs. Same errors as EvaluateFunction otherwise.
 StatusOr<std::vector<RuntimeValue>> EvaluateDetachedOp(const ir::Module& module,
                                                        const ir::Op& op,
-// Whether the evaluator runs ops like `op`: OK, or UNIMPLEMENTED saying
-// why not (an op jitd parses and verifies but does not run: channels between
-// processes, !stablehlo.future values, quantized types, ...). A device that
-// runs ops through the evaluator reports these when it compiles (naming
-// itself); what depends on values (a collective over several processes, a
-// custom_call target) still fails when the op runs.
-Status CheckEvaluable(const ir::Op& op);
-
                                                        std::vector<RuntimeValue> operands,
                                                        const EvalOptions& options = {});
 

@@ -242,15 +242,30 @@ class Evaluator {
         return out;
       }
       JITD_RETURN_IF_ERROR(CheckDeadline(op));
-      const auto start = options_.op_profile ? std::chrono::steady_clock::now()
-                                             : std::chrono::steady_clock::time_point();
+      const bool timed = options_.op_profile || options_.op_trace;
+      const auto start =
+          timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> results, EvalOp(op));
-      if (options_.op_profile) {
-        auto& row = (*options_.op_profile)[std::string(op.name())];
-        ++row.first;
-        row.second += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+      if (timed) {
+        const int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count();
+        if (options_.op_profile) {
+          auto& row = (*options_.op_profile)[&op];
+          ++row.first;
+          row.second += nanos;
+        }
+        if (EvalOptions::OpTrace* trace = options_.op_trace) {
+          if (trace->spans.size() < trace->max_spans) {
+            trace->spans.push_back(
+                {&op,
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch())
+                     .count(),
+                 nanos});
+          } else {
+            ++trace->dropped;
+          }
+        }
       }
       if (results.size() != op.num_results()) {
         return Internal(op.loc().ToString() + ": '" + std::string(op.name()) + "' produced " +

@@ -649,9 +649,11 @@ class LocalBuffer(object):
 
 
 # Arguments and results of at most this many bytes in all stay in shared
-# memory between calls of the fast path (jitd._fast); larger ones are made
-# and freed by each call.
-_FAST_KEEP_BYTES = 1 << 20
+# memory between calls of the fast path (jitd._fast), saving a round trip
+# per buffer; larger ones, whose copies cost more than those round trips,
+# are made and freed by each call (so that many executables do not hold
+# much of the client's shared-memory quota).
+_FAST_KEEP_BYTES = 64 << 10
 
 
 class LocalExecutable(object):

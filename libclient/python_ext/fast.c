@@ -19,7 +19,8 @@
  * Declining. execute() returns NotImplemented, having done nothing, for any
  * call it does not handle: a wrong number of arguments, an argument that is
  * not an ndarray or numpy scalar (a LocalBuffer, a Python number, a list),
- * a dtype or shape other than the executable's. The package then takes its
+ * a dtype or shape other than the executable's, any call of an executable
+ * with a dimension unknown until it runs. The package then takes its
  * ctypes path, which handles those or raises the package's error for them,
  * so both paths give the same results and the same errors.
  *
@@ -184,7 +185,7 @@ static int read_slot(jitd_executable_t* exe, size_t index, int result, Slot* out
     }
     for (size_t d = 0; d < rank; ++d) {
       out->dims[d] = (npy_intp)dims[d];
-      out->nbytes *= (size_t)dims[d];
+      out->nbytes *= dims[d] < 0 ? 0 : (size_t)dims[d];
     }
   }
   return 0;
@@ -200,6 +201,7 @@ typedef struct {
   Slot* slots;            /* arguments, then results */
   int result_is_tuple;
   int keep;               /* keep buffers between calls (small enough) */
+  int dynamic;            /* a dimension unknown before the run: decline */
   jitd_buffer_t** kept;   /* num_args + num_results, NULL until first use */
   pthread_mutex_t mu;     /* guards kept and timing */
   jitd_execute_timing_t timing;
@@ -270,6 +272,7 @@ static int executable_init(Executable* self, PyObject* args, PyObject* kwargs) {
       return -1;
     }
     total += self->slots[i].nbytes;
+    for (int d = 0; d < self->slots[i].rank; ++d) self->dynamic |= self->slots[i].dims[d] < 0;
   }
   self->keep = total <= keep_bytes;
   return 0;
@@ -402,7 +405,9 @@ static PyObject* executable_execute(Executable* self, PyObject* const* argv, Py_
   }
   PyObject* arguments = argv[0];
   if (!PyList_Check(arguments) && !PyTuple_Check(arguments)) Py_RETURN_NOTIMPLEMENTED;
-  if (PySequence_Fast_GET_SIZE(arguments) != self->num_args) Py_RETURN_NOTIMPLEMENTED;
+  if (PySequence_Fast_GET_SIZE(arguments) != self->num_args || self->dynamic) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
   PyObject** items = PySequence_Fast_ITEMS(arguments);
 
   PyArrayObject* small[16];

@@ -1,5 +1,6 @@
 #include "devices/compile.h"
 
+#include <chrono>
 #include <cstdio>
 
 #include "jit/ir/printer.h"
@@ -31,7 +32,21 @@ Status CheckPipeline(const Device& device, const std::string& pipeline) {
 StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
                                                      std::shared_ptr<ir::Module> module,
                                                      const ProgramCompileOptions& options) {
+  std::vector<CompileStep>* steps = options.steps;
+  auto now = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  int64_t step_start = steps ? now() : 0;
+  auto end_step = [&](std::string name) {
+    if (!steps) return;
+    const int64_t end = now();
+    steps->push_back({std::move(name), step_start, end - step_start});
+    step_start = end;
+  };
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
+  end_step("verify");
   const std::string pipeline = EffectivePipeline(device, options);
   std::vector<CompileDump>* dumps = options.dumps;
   if (pipeline.empty()) {
@@ -40,11 +55,16 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     passes::PassManager manager;
     manager.set_verify_each(options.verify_each);
     JITD_RETURN_IF_ERROR(AddDevicePipeline(device, pipeline, manager));
-    if (dumps) {
-      manager.SetDumpHook([dumps](int index, std::string_view pass_name, const ir::Module& m) {
-        char prefix[16];
-        std::snprintf(prefix, sizeof prefix, "%03d-", index);
-        dumps->push_back({prefix + std::string(pass_name) + ".mlir", ir::PrintModule(m)});
+    if (dumps || steps) {
+      // Called before the first pass (index 0) and after each.
+      manager.SetDumpHook([&](int index, std::string_view pass_name, const ir::Module& m) {
+        if (index > 0) end_step(std::string(pass_name));
+        if (dumps) {
+          char prefix[16];
+          std::snprintf(prefix, sizeof prefix, "%03d-", index);
+          dumps->push_back({prefix + std::string(pass_name) + ".mlir", ir::PrintModule(m)});
+        }
+        if (steps) step_start = now();  // the dump's time is no pass's
         return Status::Ok();
       });
     }
@@ -67,7 +87,10 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
   }
   CompileOptions device_options;
   device_options.dumps = dumps;
-  return device.Compile(std::shared_ptr<const ir::Module>(std::move(module)), device_options);
+  if (steps) step_start = now();
+  auto executable = device.Compile(std::shared_ptr<const ir::Module>(std::move(module)), device_options);
+  end_step("device compile (" + std::string(device.name()) + ")");
+  return executable;
 }
 
 }  // namespace jitd::devices

@@ -10,6 +10,7 @@
 #ifndef JITD_DEVICES_COMPILE_H_
 #define JITD_DEVICES_COMPILE_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,14 @@
 
 namespace jitd::devices {
 
+// One step of a compile, for a timeline (`jitd run --trace`): "verify",
+// each pass of the pipeline by name, "device compile". Plain value.
+struct CompileStep {
+  std::string name;
+  int64_t start_nanos;  // std::chrono::steady_clock time since its epoch
+  int64_t duration_nanos;
+};
+
 struct ProgramCompileOptions {
   // The pipeline (passes::AddPipeline's spec: "default", "inline,cse", or ""
   // for none); unset = the device's.
@@ -29,6 +38,9 @@ struct ProgramCompileOptions {
   bool verify_each = false;
   // Where the dumps go; none when null.
   std::vector<CompileDump>* dumps = nullptr;
+  // When set, each step is appended as it ends (the time of writing dumps
+  // left out). Two clock reads per pass.
+  std::vector<CompileStep>* steps = nullptr;
 };
 
 // `module` is rewritten in place by the passes (the executable keeps it).

@@ -255,6 +255,45 @@ func.func @main(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
   }
 }
 
+// ProgramCompileOptions::steps: verify, each pass of the pipeline (the
+// names its dumps carry), the device's compile; one after another.
+TEST(CompileProgramTest, StepsTimeEachPass) {
+  auto cpu = CreateDevice("cpu");
+  ASSERT_TRUE(cpu.ok());
+  std::vector<CompileStep> steps;
+  std::vector<CompileDump> dumps;
+  ProgramCompileOptions options;
+  options.dumps = &dumps;
+  options.steps = &steps;
+  auto exe = CompileProgram(**cpu, Parse(kProgram), options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  ASSERT_GE(steps.size(), 3u);
+  EXPECT_EQ(steps.front().name, "verify");
+  EXPECT_EQ(steps.back().name, "device compile (cpu)");
+  // One step per pass dump ("001-inline.mlir" -> "inline").
+  std::vector<std::string> passes;
+  for (const CompileDump& d : dumps) {
+    if (d.name.size() > 9 && d.name[3] == '-' && d.name.substr(0, 4) != "000-") {
+      passes.push_back(d.name.substr(4, d.name.size() - 4 - 5));
+    }
+  }
+  ASSERT_EQ(steps.size(), passes.size() + 2);
+  for (size_t i = 0; i < passes.size(); ++i) EXPECT_EQ(steps[i + 1].name, passes[i]);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_GE(steps[i].duration_nanos, 0);
+    if (i > 0) {
+      EXPECT_GE(steps[i].start_nanos, steps[i - 1].start_nanos + steps[i - 1].duration_nanos);
+    }
+  }
+  // No pipeline: verify and the device's compile.
+  auto interpreter = CreateDevice("interpreter");
+  steps.clear();
+  options.dumps = nullptr;
+  ASSERT_TRUE(CompileProgram(**interpreter, Parse(kProgram), options).ok());
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1].name, "device compile (interpreter)");
+}
+
 TEST(CompileProgramTest, SplitCallSiteFindsTheTrailingLineAndColumn) {
   EXPECT_EQ(SplitCallSite("stablehlo.add @12:5"),
             std::make_pair(std::string_view("stablehlo.add"), std::string_view("12:5")));

@@ -50,7 +50,7 @@ std::vector<std::string> Section(const std::string& text, const std::string& fro
 std::vector<std::string> SpecOps() {
   const std::string spec = ReadDoc("spec.md");
   std::vector<std::string> ops;
-  const std::regex heading("^### ([a-z_]+)$");
+  const std::regex heading("^### ([a-z_0-9]+)$");
   for (const std::string& line : Section(spec, "## Ops", "## ")) {
     std::smatch m;
     if (std::regex_match(line, m, heading)) ops.push_back("stablehlo." + m[1].str());

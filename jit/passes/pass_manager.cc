@@ -128,6 +128,10 @@ bool HasSideEffects(const ir::Op& op) {
   switch (op.code()) {
     case OpCode::kInfeed:
     case OpCode::kOutfeed:
+    case OpCode::kSend:
+    case OpCode::kRecv:
+    case OpCode::kAsyncStart:
+    case OpCode::kAsyncDone:
     case OpCode::kCustomCall:
     case OpCode::kRng:
     case OpCode::kRngBitGenerator:

@@ -1,15 +1,24 @@
 #include "tools/conformance_command.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "devices/compile.h"
 #include "devices/device.h"
+#include "jit/frontend/parser.h"
+#include "jit/ir/verifier.h"
+#include "tools/conformance/checks.h"
 #include "tools/conformance/runner.h"
+#if JITD_HAVE_CUDA_COMPILER
+#include "devices/cuda/cuda_compiler.h"
+#endif
 
 namespace jitd::tools {
 
@@ -44,6 +53,158 @@ StatusOr<std::map<std::string, std::string>> ReadExpectedFailures(const std::str
   }
   return causes;
 }
+
+// The pipeline of --compile-only: no constant folding and no algebraic
+// simplification (canonicalize turns add(x, 0) into x), so that every op
+// of a program computing on constants reaches codegen.
+constexpr char kCompileOnlyPipeline[] = "inline,decompose-chlo,cse,dce";
+
+#if JITD_HAVE_CUDA_COMPILER
+// One case of --compile-only: parse, verify, hoist the checks (their
+// operands become results, so nothing is dead), compile to a cubin.
+struct CompileOnlyCase {
+  std::string name;
+  bool compiled = false;
+  std::string detail;       // the refusal, or the program's summary
+  std::string refused_op;   // the op named by an UNIMPLEMENTED refusal
+  int64_t launches = 0;
+  int64_t unique_kernels = 0;
+};
+
+std::string RefusedOp(const std::string& message) {
+  const size_t open = message.find('\'');
+  if (message.rfind("cuda: ", 0) != 0 || open == std::string::npos) return "";
+  const size_t close = message.find('\'', open + 1);
+  return close == std::string::npos ? "" : message.substr(open + 1, close - open - 1);
+}
+
+CompileOnlyCase CompileOneModule(const std::string& name, const frontend::ModuleText& piece,
+                                 const devices::cuda::CudaCompileOptions& options) {
+  CompileOnlyCase c;
+  c.name = name;
+  auto parsed = frontend::ParseModule(piece.text, piece.first_line);
+  if (!parsed.ok()) {
+    c.detail = "parse: " + parsed.status().message();
+    return c;
+  }
+  std::unique_ptr<ir::Module> module = std::move(parsed).value();
+  if (Status s = ir::VerifyModule(*module); !s.ok()) {
+    c.detail = "verify: " + s.message();
+    return c;
+  }
+  ir::Function* entry = module->EntryFunction();
+  if (!entry || !entry->entry()) {
+    c.detail = "verify: no entry function (@main, or one public function)";
+    return c;
+  }
+  if (auto hoisted = conformance::HoistChecks(*entry); !hoisted.ok()) {
+    c.detail = "verify: " + hoisted.status().message();
+    return c;
+  }
+  auto program = devices::cuda::CompileCuda(*module, options);
+  if (!program.ok()) {
+    c.refused_op = program.status().code() == StatusCode::kUnimplemented ? RefusedOp(program.status().message()) : "";
+    c.detail = (c.refused_op.empty() ? "error: " : "unsupported: ") + program.status().message();
+    return c;
+  }
+  c.compiled = true;
+  c.launches = static_cast<int64_t>(program->steps.size());
+  c.unique_kernels = program->unique_kernels;
+  c.detail = std::to_string(c.launches) + " kernel launches (" + std::to_string(c.unique_kernels) +
+             " unique), 0 library calls, cubin " + std::to_string(program->cubin.size()) + " bytes";
+  return c;
+}
+
+int RunCudaCompileOnly(const ConformanceArgs& args, const std::vector<std::string>& files,
+                       const std::map<std::string, std::string>& expected) {
+  devices::cuda::PtxCompilerOptions assembler_options;
+  assembler_options.assembler = args.ptx_assembler;
+  auto assembler = devices::cuda::PtxCompiler::Create(assembler_options);
+  if (!assembler.ok()) {
+    std::fprintf(stderr, "jitd conformance: %s\n", assembler.status().message().c_str());
+    return 2;
+  }
+  devices::cuda::CudaCompileOptions options;
+  options.sm = args.cuda_arch;
+  options.assembler = assembler->get();
+  options.pipeline = args.pipeline.empty() ? kCompileOnlyPipeline : args.pipeline == "none" ? "" : args.pipeline;
+  if (auto v = devices::cuda::ChoosePtxVersion(options.sm, (*assembler)->toolchain().max_ptx_version); !v.ok()) {
+    std::fprintf(stderr, "jitd conformance: --cuda-arch: %s\n", v.status().message().c_str());
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<CompileOnlyCase>> per_file(files.size());
+  std::atomic<size_t> next{0};
+  std::mutex print_mutex;
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      std::ifstream in(files[i], std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::vector<frontend::ModuleText> pieces = frontend::SplitModules(text);
+      const std::string base = std::filesystem::path(files[i]).filename().string();
+      for (size_t m = 0; m < pieces.size(); ++m) {
+        const std::string name = pieces.size() > 1 ? base + "#" + std::to_string(m) : base;
+        per_file[i].push_back(CompileOneModule(name, pieces[m], options));
+      }
+      std::lock_guard<std::mutex> lock(print_mutex);
+      for (const CompileOnlyCase& c : per_file[i]) {
+        std::printf("%s: %s: %s\n", c.name.c_str(), c.compiled ? "compiled" : "failed", c.detail.c_str());
+      }
+      std::fflush(stdout);
+    }
+  };
+  const int jobs = std::max(1, std::min<int>(args.jobs, static_cast<int>(files.size())));
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  size_t passed = 0, total = 0, unexpected = 0, no_kernels = 0;
+  int64_t launches = 0, unique = 0;
+  std::map<std::string, int> refused;
+  std::vector<std::string> fixed;
+  for (const auto& cases : per_file) {
+    for (const CompileOnlyCase& c : cases) {
+      ++total;
+      const bool listed = expected.count(c.name) > 0;
+      if (c.compiled) {
+        ++passed;
+        launches += c.launches;
+        unique += c.unique_kernels;
+        no_kernels += c.launches == 0;
+        if (listed) fixed.push_back(c.name);
+      } else {
+        if (!listed) ++unexpected;
+        ++refused[c.refused_op.empty() ? "(errors)" : c.refused_op];
+      }
+    }
+  }
+  std::vector<std::pair<int, std::string>> by_count;
+  for (const auto& [op, n] : refused) by_count.push_back({-n, op});
+  std::sort(by_count.begin(), by_count.end());
+  if (!by_count.empty()) {
+    std::printf("not compiled, by op:");
+    for (const auto& [n, op] : by_count) std::printf(" %s %d;", op.c_str(), -n);
+    std::printf("\n");
+  }
+  if (!args.expected_failures_path.empty()) {
+    for (const std::string& f : fixed) {
+      std::printf("%s: compiles now; remove it from %s\n", f.c_str(), args.expected_failures_path.c_str());
+    }
+    std::printf("%zu failures not in %s\n", unexpected, args.expected_failures_path.c_str());
+  }
+  std::printf("device cuda --compile-only %s (PTX via LLVM, cubin via %s) after passes %s, %zu files, %.1f s wall with %d jobs\n",
+              options.sm.c_str(), (*assembler)->toolchain().Describe().c_str(), options.pipeline.c_str(),
+              files.size(), wall, args.jobs);
+  std::printf("%lld kernel launches (%lld unique kernels), 0 library calls; %zu compiled programs became no kernel\n",
+              static_cast<long long>(launches), static_cast<long long>(unique), no_kernels);
+  std::printf("%zu passed, %zu failed, 0 skipped\n", passed, total - passed);
+  std::fflush(stdout);
+  const bool failed = args.expected_failures_path.empty() ? passed != total : unexpected > 0;
+  return failed ? 1 : 0;
+}
+#endif  // JITD_HAVE_CUDA_COMPILER
 
 }  // namespace
 
@@ -82,12 +243,50 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
                   "verifying after each, before the device compiles it; default: the device's "
                   "own (none for the interpreter, `default` for cpu)")
       ->type_name("PASSES");
+  cmd->add_flag("--compile-only", args.compile_only,
+               "With --device=cuda: compile every program to a cubin (PTX through LLVM, assembled "
+               "by nvJitLink or ptxas; no GPU or driver needed) and run nothing; constant folding is "
+               "off (pipeline " + std::string(kCompileOnlyPipeline) + ") so every op reaches code "
+               "generation. A case passes when it compiles; refusals name the op");
+  cmd->add_option("--cuda-arch", args.cuda_arch, "GPU architecture of --compile-only (sm_NN)")
+      ->capture_default_str();
+  cmd->add_option("--ptx-assembler", args.ptx_assembler,
+                  "PTX -> cubin: auto (nvJitLink, else ptxas), nvjitlink or ptxas")
+      ->check(CLI::IsMember({"auto", "nvjitlink", "ptxas"}))
+      ->capture_default_str();
   cmd->add_option("PATH", args.paths, "Files, or directories searched for *.mlir")
       ->required();
   return cmd;
 }
 
 int RunConformance(const ConformanceArgs& args) {
+  if (args.compile_only || args.device == "cuda") {
+    if (!args.compile_only || args.device != "cuda") {
+      std::fprintf(stderr, "jitd conformance: --compile-only needs --device=cuda, and --device=cuda runs only "
+                           "with --compile-only (the cuda device does not execute yet)\n");
+      return 2;
+    }
+#if JITD_HAVE_CUDA_COMPILER
+    auto files = conformance::CollectFiles(args.paths);
+    if (!files.ok()) {
+      std::fprintf(stderr, "jitd conformance: %s\n", files.status().message().c_str());
+      return 2;
+    }
+    std::map<std::string, std::string> expected;
+    if (!args.expected_failures_path.empty()) {
+      auto read = ReadExpectedFailures(args.expected_failures_path);
+      if (!read.ok()) {
+        std::fprintf(stderr, "jitd conformance: %s\n", read.status().message().c_str());
+        return 2;
+      }
+      expected = std::move(read).value();
+    }
+    return RunCudaCompileOnly(args, *files, expected);
+#else
+    std::fprintf(stderr, "jitd conformance: this jitd was built without the cuda compiler\n");
+    return 2;
+#endif
+  }
   auto device = devices::CreateDevice(args.device);
   if (!device.ok()) {
     std::fprintf(stderr, "jitd conformance: %s\n", device.status().message().c_str());

@@ -17,6 +17,9 @@ struct ConformanceArgs {
   std::string markdown_path;           // --markdown=FILE.md
   std::string expected_failures_path;  // --expected-failures=FILE
   std::string pipeline;                // --pipeline=default|PASS,...
+  bool compile_only = false;           // --compile-only (--device=cuda): compile to a cubin, run nothing
+  std::string cuda_arch = "sm_90";     // --cuda-arch
+  std::string ptx_assembler = "auto";  // --ptx-assembler=auto|nvjitlink|ptxas
   std::vector<std::string> paths;
 };
 

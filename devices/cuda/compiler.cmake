@@ -1,0 +1,10 @@
+# devices/cuda's compiler half (included from devices/cuda/CMakeLists.txt):
+# module -> CudaProgram (NVPTX kernels through jit/codegen, PTX -> cubin
+# through nvJitLink or ptxas). Needs no cuda.h, driver or GPU: it builds
+# and its tests run wherever LLVM has the NVPTX target; the assembler
+# (nvJitLink / ptxas) is looked for at run time.
+add_library(jitd_cuda_compiler STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_compiler.cc
+  ${CMAKE_CURRENT_LIST_DIR}/ptx_compiler.cc)
+target_link_libraries(jitd_cuda_compiler PUBLIC jitd_codegen jitd_passes jitd_ir jitd_base ${CMAKE_DL_LIBS})
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cuda_compiler.cc PROPERTIES COMPILE_OPTIONS -fno-rtti)

@@ -1,0 +1,332 @@
+#include "devices/cuda/cuda_compiler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "jit/codegen/fusion.h"
+#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/nvptx/grid_kernel_emitter.h"
+#include "jit/codegen/nvptx/nvptx_backend.h"
+#include "jit/codegen/nvptx/nvptx_target_math.h"
+#include "jit/ir/verifier.h"
+#include "jit/passes/buffer_assignment.h"
+#include "jit/passes/fusion.h"
+#include "jit/passes/pass_manager.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace jitd::devices::cuda {
+
+namespace {
+
+using ir::Op;
+using ir::OpCode;
+
+constexpr int64_t kArenaAlignment = 256;  // cudaMalloc's alignment
+
+std::string PtxVersionText(int v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
+
+// Why the cuda device cannot run `op` (UNIMPLEMENTED, naming it).
+Status Refuse(const Op& op, const std::string& why) {
+  return Unimplemented("cuda: '" + std::string(op.name()) + "' at " + op.loc().ToString() +
+                       " is not lowered for the cuda device yet (" + why + ")");
+}
+
+std::string WhyNotLowered(const Op& op) {
+  switch (op.code()) {
+    case OpCode::kDotGeneral:
+    case OpCode::kDot:
+      return "matmuls go to cuBLASLt, not built yet";
+    case OpCode::kConvolution:
+      return "convolutions go to cuDNN, not built yet";
+    case OpCode::kWhile:
+    case OpCode::kIf:
+    case OpCode::kCase:
+    case OpCode::kFuncCall:
+      return "control flow and calls have no cuda steps yet";
+    default:
+      break;
+  }
+  if (op.num_regions() > 0) return "ops with regions other than fusible reductions have no kernels yet";
+  return "no NVPTX kernel computes it";
+}
+
+// The first op of a jitd.fusion op the NVPTX kernels cannot compute: the
+// one to name when the fusion is refused.
+const Op* FirstUnloweredMember(const Op& fusion) {
+  if (fusion.num_regions() != 1 || fusion.region(0).num_blocks() != 1) return &fusion;
+  for (const auto& member : fusion.region(0).block(0).ops()) {
+    if (member->code() == OpCode::kReturn) continue;
+    if (member->code() == OpCode::kReduce ? !codegen::IsNvptxEmittableReduce(*member)
+                                          : !codegen::IsNvptxFusibleOp(*member)) {
+      return member.get();
+    }
+  }
+  return &fusion;
+}
+
+// The bytes of a dense constant, splats expanded.
+StatusOr<std::string> ConstantBytes(const Op& op) {
+  const ir::Attribute* value = op.attr("value");
+  const auto* dense = value ? value->get_if<ir::DenseElementsAttr>() : nullptr;
+  if (!dense || !dense->data) {
+    return Refuse(op, "only dense constants with their bytes in the program (no elided or resource constants)");
+  }
+  const ir::Type& type = op.result(0)->type();
+  const int64_t bytes = type.byte_size();
+  const std::vector<uint8_t>& data = *dense->data;
+  std::string out(static_cast<size_t>(bytes), '\0');
+  if (static_cast<int64_t>(data.size()) == bytes) {
+    if (bytes > 0) std::memcpy(out.data(), data.data(), data.size());
+    return out;
+  }
+  const int64_t element = ir::StorageBytes(type.dtype());
+  if (static_cast<int64_t>(data.size()) != element) {
+    return Internal("constant at " + op.loc().ToString() + " holds " + std::to_string(data.size()) +
+                    " bytes for " + std::to_string(bytes));
+  }
+  for (int64_t at = 0; at < bytes; at += element) std::memcpy(out.data() + at, data.data(), data.size());
+  return out;
+}
+
+std::string DescribeSpec(const codegen::KernelSpec& spec, const codegen::GridPlan& plan) {
+  std::string ops;
+  for (const Op* op : spec.fused) {
+    if (op->code() == OpCode::kConstant) continue;
+    std::string name(op->name());
+    if (const size_t dot = name.find('.'); dot != std::string::npos) name = name.substr(dot + 1);
+    ops += (ops.empty() ? "" : " ") + name;
+  }
+  return std::string(codegen::GridKindName(plan.kind)) + " " + std::to_string(plan.work_items) +
+         (plan.kind == codegen::GridKind::kFlat ? " elements" : " outputs x " + std::to_string(plan.extent)) +
+         ": " + ops;
+}
+
+class Compiler {
+ public:
+  Compiler(const CudaCompileOptions& options, CudaProgram& program, llvm::Module& llvm_module)
+      : options_(options), p_(program), llvm_module_(llvm_module) {}
+
+  Status Plan(const ir::Function& entry) {
+    const ir::Block* block = entry.entry();
+    if (!block) return InvalidArgument("entry function @" + entry.name() + " has no body");
+    for (size_t i = 0; i < block->num_args(); ++i) {
+      const ir::Value* v = block->arg(i);
+      if (!v->type().is_tensor()) {
+        return Unimplemented("cuda: argument " + std::to_string(i) + " of @" + entry.name() +
+                             " is not a tensor (tokens and tuples are not lowered for the cuda device)");
+      }
+      p_.argument_types.push_back(v->type());
+      NewBuffer(v, CudaBuffer::Kind::kArgument, static_cast<int64_t>(i));
+    }
+    const auto& ops = block->ops();
+    for (size_t pos = 0; pos < ops.size(); ++pos) {
+      const Op& op = *ops[pos];
+      position_ = static_cast<int64_t>(pos);
+      switch (op.code()) {
+        case OpCode::kConstant: {
+          JITD_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(op));
+          p_.constants.push_back(std::move(bytes));
+          NewBuffer(op.result(0), CudaBuffer::Kind::kConstant, static_cast<int64_t>(p_.constants.size() - 1));
+          break;
+        }
+        case OpCode::kFusion:
+          JITD_RETURN_IF_ERROR(PlanFusion(op));
+          break;
+        case OpCode::kReturn:
+        case OpCode::kFuncReturn:
+          for (const ir::Value* v : op.operands()) {
+            JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
+            p_.results.push_back(b);
+            p_.result_types.push_back(v->type());
+          }
+          break;
+        default:
+          return Refuse(op, WhyNotLowered(op));
+      }
+    }
+    // Results stay live to the end.
+    for (int32_t b : p_.results) {
+      if (auto it = interval_of_.find(b); it != interval_of_.end()) {
+        intervals_[it->second].last_use = static_cast<int64_t>(ops.size());
+      }
+    }
+    const passes::BufferAssignment assignment = passes::AssignBuffers(intervals_, kArenaAlignment);
+    for (const auto& [buffer, interval] : interval_of_) {
+      p_.buffers[static_cast<size_t>(buffer)].offset = assignment.offsets[interval];
+    }
+    p_.arena_bytes = assignment.arena_bytes;
+    return Status::Ok();
+  }
+
+ private:
+  int32_t NewBuffer(const ir::Value* v, CudaBuffer::Kind kind, int64_t index) {
+    CudaBuffer b;
+    b.kind = kind;
+    b.index = index;
+    b.bytes = v->type().byte_size();
+    p_.buffers.push_back(b);
+    const auto id = static_cast<int32_t>(p_.buffers.size() - 1);
+    buffer_of_[v] = id;
+    if (kind == CudaBuffer::Kind::kTemporary) {
+      interval_of_[id] = intervals_.size();
+      intervals_.push_back({b.bytes, position_, position_});
+    }
+    return id;
+  }
+
+  StatusOr<int32_t> Use(const ir::Value* v, const Op* user) {
+    auto it = buffer_of_.find(v);
+    if (it == buffer_of_.end()) {
+      return Internal("cuda: a value used by '" + std::string(user->name()) + "' at " + user->loc().ToString() +
+                      " has no buffer");
+    }
+    if (auto in = interval_of_.find(it->second); in != interval_of_.end()) {
+      intervals_[in->second].last_use = std::max(intervals_[in->second].last_use, position_);
+    }
+    return it->second;
+  }
+
+  Status PlanFusion(const Op& op) {
+    std::optional<codegen::KernelSpec> spec = codegen::KernelSpecOfFusion(op, codegen::NvptxMath());
+    if (!spec) {
+      const Op* culprit = FirstUnloweredMember(op);
+      if (culprit == &op) return Refuse(op, "its block is not one kernel the NVPTX backend emits");
+      return Refuse(*culprit, "in a fused kernel; " + WhyNotLowered(*culprit) +
+                                  " (host-only math or element types are not on the GPU)");
+    }
+    const std::string key = codegen::KernelKey(*spec);
+    auto [it, is_new] = kernels_.try_emplace(key);
+    if (is_new) {
+      spec->name = "jitd_k" + std::to_string(kernels_.size() - 1);
+      JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::PlanGridKernel(*spec, options_.limits));
+      Status emitted = codegen::EmitGridKernel(llvm_module_, *spec, plan, options_.limits);
+      if (!emitted.ok()) {
+        kernels_.erase(key);
+        if (emitted.code() == StatusCode::kResourceExhausted || emitted.code() == StatusCode::kInvalidArgument) {
+          return Refuse(*spec->root, emitted.message());
+        }
+        return emitted;
+      }
+      it->second = {spec->name, plan, DescribeSpec(*spec, plan)};
+      ++p_.unique_kernels;
+    }
+    const KernelEntry& kernel = it->second;
+    CudaStep step;
+    step.kind = CudaStep::Kind::kLaunch;
+    step.launch.function = kernel.name;
+    step.launch.grid = {static_cast<uint32_t>(kernel.plan.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(kernel.plan.block), 1, 1};
+    step.launch.shared_bytes = static_cast<uint32_t>(kernel.plan.shared_bytes);
+    for (const ir::Value* v : op.operands()) {
+      JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
+      step.launch.buffers.push_back(b);
+    }
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      step.launch.buffers.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
+    }
+    step.description = kernel.name + " " + kernel.description;
+    p_.steps.push_back(std::move(step));
+    return Status::Ok();
+  }
+
+  struct KernelEntry {
+    std::string name;
+    codegen::GridPlan plan;
+    std::string description;
+  };
+
+  const CudaCompileOptions& options_;
+  CudaProgram& p_;
+  llvm::Module& llvm_module_;
+  int64_t position_ = 0;
+  std::unordered_map<const ir::Value*, int32_t> buffer_of_;
+  std::unordered_map<int32_t, size_t> interval_of_;  // temporaries: their interval
+  std::vector<passes::BufferInterval> intervals_;
+  std::map<std::string, KernelEntry> kernels_;
+};
+
+}  // namespace
+
+StatusOr<int> ChoosePtxVersion(const std::string& sm, int assembler_max) {
+  const int llvm_max = codegen::NvptxInfo().max_ptx_version;
+  const int version = assembler_max > 0 ? std::min(llvm_max, assembler_max) : llvm_max;
+  const int need = codegen::MinPtxVersionForSm(sm);
+  if (need == 0) return InvalidArgument("cuda arch '" + sm + "' is unknown (expected sm_NN, e.g. sm_90)");
+  if (version < need) {
+    return InvalidArgument("cuda arch '" + sm + "' needs PTX ISA " + PtxVersionText(need) + "; LLVM " +
+                           LLVM_VERSION_STRING + " writes up to " + PtxVersionText(llvm_max) +
+                           (assembler_max > 0 ? " and the assembler reads up to " + PtxVersionText(assembler_max)
+                                              : std::string()));
+  }
+  return version;
+}
+
+StatusOr<CudaProgram> CompileCuda(const ir::Module& input, const CudaCompileOptions& options) {
+  if (options.assemble && !options.assembler) {
+    return InvalidArgument("cuda compile: assembling a cubin needs a PTX assembler (CudaCompileOptions::assembler)");
+  }
+  const int assembler_max = options.assembler ? options.assembler->toolchain().max_ptx_version : 0;
+  JITD_ASSIGN_OR_RETURN(const int ptx_version, ChoosePtxVersion(options.sm, assembler_max));
+
+  std::unique_ptr<ir::Module> module = ir::CloneModule(input);
+  JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
+  if (!options.pipeline.empty()) {
+    passes::PassManager manager;
+    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, options.pipeline));
+    if (Status s = manager.Run(*module); !s.ok()) {
+      return Status(s.code(), "compiler pipeline '" + options.pipeline + "': " + s.message());
+    }
+  }
+  if (!passes::HasFusionOps(*module)) JITD_RETURN_IF_ERROR(passes::FuseModule(*module, codegen::NvptxFusionPolicy()));
+  const ir::Function* entry = module->EntryFunction();
+  if (!entry) return InvalidArgument("module has no entry function (@main, or exactly one public function)");
+
+  CudaProgram program;
+  program.sm = options.sm;
+  program.ptx_version = ptx_version;
+  program.toolchain = std::string("LLVM ") + LLVM_VERSION_STRING + " PTX " + PtxVersionText(ptx_version) +
+                      (options.assembler ? ", " + options.assembler->toolchain().Describe() : std::string());
+
+  codegen::NvptxOptions nvptx;
+  nvptx.sm = options.sm;
+  nvptx.ptx_version = ptx_version;
+  nvptx.libdevice_path = options.libdevice_path;
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, codegen::CreateNvptxTargetMachine(nvptx));
+  llvm::LLVMContext context;
+  llvm::Module llvm_module("jitd_cuda", context);
+  codegen::PrepareNvptxModule(llvm_module, *machine);
+
+  Compiler compiler(options, program, llvm_module);
+  JITD_RETURN_IF_ERROR(compiler.Plan(*entry));
+  if (program.unique_kernels == 0) return program;  // nothing to run on the GPU (arguments or constants returned)
+
+  JITD_ASSIGN_OR_RETURN(program.ptx, codegen::CompileNvptxModule(llvm_module, *machine, nvptx));
+  if (options.assemble) {
+    JITD_ASSIGN_OR_RETURN(PtxAssembly assembly,
+                          options.assembler->Assemble(program.ptx, options.sm, options.verbose_assembly));
+    program.cubin = std::move(assembly.cubin);
+    program.assembler_log = std::move(assembly.log);
+  }
+  return program;
+}
+
+std::string DescribeCudaProgram(const CudaProgram& program) {
+  std::string out;
+  for (const CudaStep& step : program.steps) {
+    const CudaKernelLaunch& l = step.launch;
+    out += "  launch " + step.description + " [grid " + std::to_string(l.grid[0]) + ", block " +
+           std::to_string(l.block[0]) + (l.shared_bytes ? ", shared " + std::to_string(l.shared_bytes) : "") + "]\n";
+  }
+  out += "  " + std::to_string(program.steps.size()) + " kernel launches (" + std::to_string(program.unique_kernels) +
+         " unique), 0 library calls, arena " + std::to_string(program.arena_bytes) + " bytes, " +
+         std::to_string(program.constants.size()) + " constants, cubin " + std::to_string(program.cubin.size()) +
+         " bytes (" + program.sm + ", PTX " + PtxVersionText(program.ptx_version) + ")\n";
+  return out;
+}
+
+}  // namespace jitd::devices::cuda

@@ -1,0 +1,63 @@
+// The cuda compiler: a StableHLO module -> CudaProgram (cuda_program.h):
+// jit/passes' pipeline, fusion with codegen::NvptxFusionPolicy, one NVPTX
+// kernel per jitd.fusion op (jit/codegen/nvptx; structurally equal
+// kernels emitted once), the entry function's values placed in buffers
+// (arguments, constants, temporaries packed by jit/passes' buffer
+// assignment), PTX through LLVM and a cubin through PtxCompiler.
+//
+// An op the cuda device cannot run yet is refused at compile time with
+// UNIMPLEMENTED naming the op and its location — never run elsewhere.
+// Lowered today: elementwise ops, index maps and reductions that NVPTX
+// kernels compute (jit/codegen's kernels, without host-only math), and
+// constants. Not yet: dot_general (cuBLASLt), convolution (cuDNN), sort,
+// gather / scatter, reduce_window, select_and_scatter, fft, rng, control
+// flow (while / if / case / call), custom_call, host-only element math
+// (complex transcendentals, 8-bit floats, x87 complex multiply / divide).
+//
+// Needs no GPU and no driver: CompileCuda runs anywhere LLVM's NVPTX target
+// and an assembler (nvJitLink or ptxas) are. Thread-safe (a compile uses
+// its own LLVM context).
+#ifndef JITD_DEVICES_CUDA_CUDA_COMPILER_H_
+#define JITD_DEVICES_CUDA_CUDA_COMPILER_H_
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "devices/cuda/cuda_program.h"
+#include "devices/cuda/ptx_compiler.h"
+#include "jit/codegen/kernel_plan.h"
+#include "jit/ir/module.h"
+
+namespace jitd::devices::cuda {
+
+struct CudaCompileOptions {
+  std::string sm = "sm_90";  // --cuda-arch
+  // The jit/passes pipeline before fusion (passes::AddPipeline's spec);
+  // "default" folds constants. Fusion with the NVPTX policy always runs.
+  std::string pipeline = "default";
+  // Assemble the PTX into a cubin (needs `assembler`); false stops at PTX.
+  bool assemble = true;
+  // Borrowed; required when `assemble`. Its PTX ISA limit bounds the
+  // version LLVM writes.
+  const PtxCompiler* assembler = nullptr;
+  bool verbose_assembly = false;  // the assembler's register / spill report in assembler_log
+  codegen::GridLimits limits;
+  std::string libdevice_path;  // empty: codegen::FindLibdevice's search
+};
+
+// The PTX ISA version for `sm` that both this LLVM writes and
+// `assembler_max` (0 = no assembler: LLVM's) reads; INVALID_ARGUMENT when
+// none does.
+StatusOr<int> ChoosePtxVersion(const std::string& sm, int assembler_max);
+
+// `module` is not changed (the compiler works on a copy).
+StatusOr<CudaProgram> CompileCuda(const ir::Module& module, const CudaCompileOptions& options);
+
+// A report line per step and a summary: "3 kernels (2 unique), 0 library
+// calls, arena 4096 bytes, cubin 5120 bytes".
+std::string DescribeCudaProgram(const CudaProgram& program);
+
+}  // namespace jitd::devices::cuda
+
+#endif  // JITD_DEVICES_CUDA_CUDA_COMPILER_H_

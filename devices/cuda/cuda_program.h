@@ -1,0 +1,78 @@
+// CudaProgram: what the cuda compiler (cuda_compiler.h) makes of a module
+// and what a CudaExecutable runs — plain data, no driver objects, so it is
+// built, tested, serialized and cached on a machine without a GPU.
+//
+// Running it (the runtime's part, devices/cuda/cuda_runtime.h):
+//   1. load `cubin` as a module (cuModuleLoadData) and look up every
+//      CudaKernelLaunch::function in it (cuModuleGetFunction);
+//   2. allocate one device arena of `arena_bytes` (256-byte aligned) for the
+//      temporaries, and device copies of the `constants` (once per load);
+//   3. resolve every CudaBuffer to a device pointer: argument i -> the
+//      caller's i-th argument, constant k -> constants[k]'s copy,
+//      temporary -> arena + offset;
+//   4. run `steps` in order on one stream: a launch passes its `buffers`'
+//      device pointers as the kernel's parameters, in order (each a
+//      CUdeviceptr, 8 bytes), with grid, block and shared_bytes as given;
+//   5. result i is buffer results[i] (it may be an argument or a constant
+//      when the program returns one unchanged: copy it).
+// Kernels never read and write overlapping buffers: the arena's layout
+// (jit/passes/buffer_assignment.h) keeps a step's inputs and outputs apart.
+#ifndef JITD_DEVICES_CUDA_CUDA_PROGRAM_H_
+#define JITD_DEVICES_CUDA_CUDA_PROGRAM_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jit/ir/type.h"
+
+namespace jitd::devices::cuda {
+
+// Where one value of the program lives.
+struct CudaBuffer {
+  enum class Kind : uint8_t { kArgument, kConstant, kTemporary };
+  Kind kind = Kind::kTemporary;
+  int64_t index = 0;   // kArgument: argument number; kConstant: into constants
+  int64_t offset = 0;  // kTemporary: byte offset in the arena
+  int64_t bytes = 0;
+};
+
+// One kernel launch (cuLaunchKernel).
+struct CudaKernelLaunch {
+  std::string function;                // entry name in the cubin
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t shared_bytes = 0;           // static shared memory (declared in the kernel)
+  std::vector<int32_t> buffers;        // CudaProgram::buffers, one per kernel parameter
+};
+
+// One step of the program. Only launches today; library calls (cuBLASLt
+// matmuls, cuDNN convolutions) will be steps of their own kind.
+struct CudaStep {
+  enum class Kind : uint8_t { kLaunch };
+  Kind kind = Kind::kLaunch;
+  CudaKernelLaunch launch;
+  std::string description;  // "jitd_k0 flat 1024 items: add(multiply, ...)" for reports
+};
+
+struct CudaProgram {
+  std::string sm;            // "sm_90": the cubin runs on that architecture
+  int ptx_version = 0;       // 85 = PTX ISA 8.5
+  std::string toolchain;     // LLVM's and the assembler's versions (a cache-key part)
+  std::string ptx;           // every kernel, one PTX module
+  std::string cubin;         // ptx assembled for `sm`; empty when not assembled
+  std::string assembler_log; // the assembler's info log
+  std::vector<CudaBuffer> buffers;
+  std::vector<std::string> constants;  // the bytes of each kConstant buffer
+  int64_t arena_bytes = 0;
+  std::vector<CudaStep> steps;
+  std::vector<int32_t> results;        // buffers index per result
+  std::vector<ir::Type> argument_types;
+  std::vector<ir::Type> result_types;
+  int64_t unique_kernels = 0;          // entries in the cubin (equal kernels shared)
+};
+
+}  // namespace jitd::devices::cuda
+
+#endif  // JITD_DEVICES_CUDA_CUDA_PROGRAM_H_

@@ -1,0 +1,94 @@
+#include "jit/codegen/kernel_plan.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "jit/eval/fold.h"
+
+namespace jitd::codegen {
+
+std::string_view GridKindName(GridKind kind) {
+  switch (kind) {
+    case GridKind::kFlat: return "flat";
+    case GridKind::kBlockReduce: return "block_reduce";
+    case GridKind::kThreadReduce: return "thread_reduce";
+  }
+  return "?";
+}
+
+namespace {
+
+bool IsHalfFloat(ir::DType t) {
+  return ir::IsFloat(t) && ir::BitWidth(t) < 32;
+}
+
+// Whether the reduce combines in a tree (ElementalEmitter::FoldIdentity's
+// conditions): one result, a recognized fold, not complex, not an f16 /
+// bf16 sum or product.
+bool HasTreeFold(const ir::Op& root) {
+  if (root.num_results() != 1) return false;
+  const ir::DType t = root.result(0)->type().dtype();
+  if (ir::IsComplex(t)) return false;
+  const std::optional<eval::FoldOp> fold = eval::RecognizeFold(root, 0, t);
+  if (!fold) return false;
+  const bool sum_or_product = *fold == eval::FoldOp::kAdd || *fold == eval::FoldOp::kMultiply;
+  return !(IsHalfFloat(t) && sum_or_product);
+}
+
+int64_t Blocks(int64_t items, int64_t per_block, int64_t max_blocks) {
+  return std::clamp<int64_t>((items + per_block - 1) / per_block, 1, max_blocks);
+}
+
+}  // namespace
+
+StatusOr<GridPlan> PlanGridKernel(const KernelSpec& spec, const GridLimits& limits) {
+  if (limits.warp_size <= 0 || limits.block_threads <= 0 || limits.block_threads % limits.warp_size != 0 ||
+      limits.block_threads / limits.warp_size > limits.warp_size || limits.max_blocks <= 0) {
+    return InvalidArgument("grid limits: block_threads " + std::to_string(limits.block_threads) +
+                           " must be a positive multiple of the warp size " + std::to_string(limits.warp_size) +
+                           ", at most warp_size^2 threads, and max_blocks positive");
+  }
+  if (!spec.root) return InvalidArgument("kernel '" + spec.name + "' has no root op");
+  const ir::Op& root = *spec.root;
+  GridPlan plan;
+  if (root.code() != ir::OpCode::kReduce) {
+    plan.kind = GridKind::kFlat;
+    plan.work_items = root.result(0)->type().num_elements();
+    plan.block = limits.block_threads;
+    plan.grid = Blocks(plan.work_items, plan.block, limits.max_blocks);
+    return plan;
+  }
+  const std::vector<int64_t>& in_dims = root.operand(0)->type().dims();
+  plan.extent = 1;
+  for (int64_t d : root.GetI64Array("dimensions").value_or(std::vector<int64_t>{})) {
+    if (d < 0 || static_cast<size_t>(d) >= in_dims.size()) {
+      return InvalidArgument(root.loc().ToString() + ": 'stablehlo.reduce' dimension " + std::to_string(d) +
+                             " out of range for its rank-" + std::to_string(in_dims.size()) + " operand");
+    }
+    plan.extent *= in_dims[static_cast<size_t>(d)];
+  }
+  plan.work_items = root.result(0)->type().num_elements();
+  if (HasTreeFold(root) && plan.extent >= limits.block_reduce_min_extent) {
+    plan.kind = GridKind::kBlockReduce;
+    plan.block = limits.block_threads;
+    plan.grid = std::clamp<int64_t>(plan.work_items, 1, limits.max_blocks);
+    // One 8-byte slot per warp: the warps' partials.
+    plan.shared_bytes = 8 * (limits.block_threads / limits.warp_size);
+    if (plan.shared_bytes > limits.max_shared_bytes) {
+      return InvalidArgument("grid limits: " + std::to_string(plan.shared_bytes) +
+                             " bytes of shared memory above the limit of " +
+                             std::to_string(limits.max_shared_bytes));
+    }
+    return plan;
+  }
+  plan.kind = GridKind::kThreadReduce;
+  // Fewer threads per block for few outputs: a block of 256 threads for
+  // 3 outputs would be 253 idle threads.
+  plan.block = std::min<int64_t>(limits.block_threads,
+                                 std::max<int64_t>(limits.warp_size, (plan.work_items + limits.warp_size - 1) /
+                                                                         limits.warp_size * limits.warp_size));
+  plan.grid = Blocks(plan.work_items, plan.block, limits.max_blocks);
+  return plan;
+}
+
+}  // namespace jitd::codegen

@@ -1,0 +1,296 @@
+// NVPTX kernels: see grid_kernel_emitter.h and kernel_plan.h for the
+// schedules. Indices are i64 throughout (results past 2^31 elements).
+#include "jit/codegen/nvptx/grid_kernel_emitter.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/nvptx_target_math.h"
+#include "llvm/IR/CallingConv.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace jitd::codegen {
+
+bool IsNvptxFusibleOp(const ir::Op& op) { return IsFusibleOp(op, NvptxMath()); }
+bool IsNvptxEmittableReduce(const ir::Op& op) { return IsEmittableReduce(op, NvptxMath()); }
+
+namespace {
+
+constexpr unsigned kGlobal = 1;  // NVPTX address spaces
+constexpr unsigned kShared = 3;
+
+class GridEmitter {
+ public:
+  GridEmitter(llvm::Module& module, const KernelSpec& spec, const GridPlan& plan, const GridLimits& limits)
+      : module_(module),
+        spec_(spec),
+        plan_(plan),
+        limits_(limits),
+        element_(CreateElementalEmitter(module, spec, NvptxMath())),
+        b_(element_->builder()) {}
+
+  Status Emit() {
+    llvm::LLVMContext& ctx = module_.getContext();
+    const size_t num_outputs = spec_.root->num_results() + spec_.extra_outputs.size();
+    const size_t num_params = spec_.inputs.size() + num_outputs;
+    std::vector<llvm::Type*> params(num_params, llvm::PointerType::get(ctx, kGlobal));
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
+    fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    for (unsigned i = 0; i < num_params; ++i) {
+      fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+      if (i < spec_.inputs.size()) fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
+    // nvvm.annotations too: the form every NVPTX consumer reads.
+    llvm::NamedMDNode* annotations = module_.getOrInsertNamedMetadata("nvvm.annotations");
+    annotations->addOperand(llvm::MDNode::get(
+        ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "kernel"),
+              llvm::ValueAsMetadata::get(b_.getInt32(1))}));
+    annotations->addOperand(llvm::MDNode::get(
+        ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "maxntidx"),
+              llvm::ValueAsMetadata::get(b_.getInt32(static_cast<uint32_t>(plan_.block)))}));
+
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn_));
+    // The element emitter reads generic pointers; InferAddressSpaces turns
+    // its loads and stores back into ld.global / st.global.
+    std::vector<llvm::Value*> inputs, outputs;
+    for (unsigned i = 0; i < num_params; ++i) {
+      llvm::Value* p = b_.CreateAddrSpaceCast(fn_->getArg(i), b_.getPtrTy());
+      (i < spec_.inputs.size() ? inputs : outputs).push_back(p);
+    }
+    element_->Bind(fn_, inputs, outputs);
+    tid_ = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
+    ctaid_ = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), b_.getInt64Ty());
+    llvm::Value* nctaid = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), b_.getInt64Ty());
+    llvm::Value* block = b_.getInt64(plan_.block);
+    global_id_ = b_.CreateAdd(b_.CreateMul(ctaid_, block), tid_);
+    global_threads_ = b_.CreateMul(nctaid, block);
+    grid_ = nctaid;
+
+    switch (plan_.kind) {
+      case GridKind::kFlat:
+        Loop(global_id_, b_.getInt64(plan_.work_items), global_threads_, {},
+             [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+               element_->StoreElement(i);
+               return std::vector<llvm::Value*>{};
+             });
+        break;
+      case GridKind::kThreadReduce:
+        Loop(global_id_, b_.getInt64(plan_.work_items), global_threads_, {},
+             [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+               std::vector<llvm::Value*> acc = element_->ReduceInits();
+               acc = Loop(b_.getInt64(0), b_.getInt64(plan_.extent), b_.getInt64(1), acc,
+                          [&](llvm::Value* r, const std::vector<llvm::Value*>& a) {
+                            return element_->ReduceCombine(a, element_->ReduceInputs(o, r));
+                          });
+               element_->StoreReduceResults(o, acc);
+               return std::vector<llvm::Value*>{};
+             });
+        break;
+      case GridKind::kBlockReduce:
+        JITD_RETURN_IF_ERROR(EmitBlockReduce());
+        break;
+    }
+    JITD_RETURN_IF_ERROR(element_->status());
+    b_.CreateRetVoid();
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (llvm::verifyFunction(*fn_, &os)) {
+      return Internal("codegen produced invalid NVPTX IR for '" + std::string(spec_.root->name()) + "' at " +
+                      spec_.root->loc().ToString() + ": " + os.str());
+    }
+    return Status::Ok();
+  }
+
+  void Erase() {
+    if (fn_) {
+      if (llvm::NamedMDNode* annotations = module_.getNamedMetadata("nvvm.annotations")) {
+        // Drop this kernel's annotations (they name the function).
+        std::vector<llvm::MDNode*> keep;
+        for (llvm::MDNode* node : annotations->operands()) {
+          auto* v = node->getNumOperands() > 0 ? llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0))
+                                               : nullptr;
+          if (!v || v->getValue() != fn_) keep.push_back(node);
+        }
+        annotations->clearOperands();
+        for (llvm::MDNode* node : keep) annotations->addOperand(node);
+      }
+      fn_->eraseFromParent();
+      fn_ = nullptr;
+    }
+    if (shared_) shared_->eraseFromParent();
+    shared_ = nullptr;
+  }
+
+ private:
+  llvm::Value* Sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
+
+  // for (i = from; i < to; i += step) with loop-carried values; `body`
+  // returns the next values. Returns the values after the loop.
+  std::vector<llvm::Value*> Loop(
+      llvm::Value* from, llvm::Value* to, llvm::Value* step, const std::vector<llvm::Value*>& init,
+      const std::function<std::vector<llvm::Value*>(llvm::Value*, const std::vector<llvm::Value*>&)>& body) {
+    llvm::LLVMContext& ctx = module_.getContext();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn_);
+    llvm::BasicBlock* inside = llvm::BasicBlock::Create(ctx, "body", fn_);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
+    i->addIncoming(from, pre);
+    std::vector<llvm::PHINode*> phis;
+    std::vector<llvm::Value*> carried;
+    for (llvm::Value* v : init) {
+      llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+      phi->addIncoming(v, pre);
+      phis.push_back(phi);
+      carried.push_back(phi);
+    }
+    b_.CreateCondBr(b_.CreateICmpSLT(i, to), inside, exit);
+    b_.SetInsertPoint(inside);
+    std::vector<llvm::Value*> next = body(i, carried);
+    llvm::Value* i_next = b_.CreateAdd(i, step, "", /*HasNUW=*/true, /*HasNSW=*/true);
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    b_.CreateBr(header);
+    i->addIncoming(i_next, latch);
+    for (size_t k = 0; k < phis.size() && k < next.size(); ++k) phis[k]->addIncoming(next[k], latch);
+    b_.SetInsertPoint(exit);
+    return carried;
+  }
+
+  // `v` as 64 bits and back (shuffles move 32-bit halves, shared memory
+  // holds one i64 slot per warp).
+  llvm::Value* ToBits(llvm::Value* v) {
+    llvm::Type* t = v->getType();
+    const unsigned bits = static_cast<unsigned>(t->getPrimitiveSizeInBits().getFixedValue());
+    llvm::Value* x = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
+    return b_.CreateZExt(x, b_.getInt64Ty());
+  }
+  llvm::Value* FromBits(llvm::Value* bits, llvm::Type* t) {
+    const unsigned width = static_cast<unsigned>(t->getPrimitiveSizeInBits().getFixedValue());
+    llvm::Value* x = b_.CreateTrunc(bits, b_.getIntNTy(width));
+    return t->isIntegerTy() ? x : b_.CreateBitCast(x, t);
+  }
+
+  // Lane i gets lane i + delta's `v` (its own past the warp's end).
+  llvm::Value* ShuffleDown(llvm::Value* v, unsigned delta) {
+    llvm::Value* bits = ToBits(v);
+    auto shfl = [&](llvm::Value* half) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_down_i32, {},
+                                {b_.getInt32(0xffffffffu), half, b_.getInt32(delta), b_.getInt32(0x1f)});
+    };
+    llvm::Value* lo = shfl(b_.CreateTrunc(bits, b_.getInt32Ty()));
+    llvm::Value* hi = shfl(b_.CreateTrunc(b_.CreateLShr(bits, 32), b_.getInt32Ty()));
+    llvm::Value* joined =
+        b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
+    return FromBits(joined, v->getType());
+  }
+
+  // Lane 0 ends with the fold of the warp's 32 values in a fixed tree:
+  // ((v0 . v16) . (v8 . v24)) ... by offsets 16, 8, 4, 2, 1.
+  llvm::Value* WarpFold(llvm::Value* v) {
+    for (unsigned delta = static_cast<unsigned>(limits_.warp_size) / 2; delta >= 1; delta /= 2) {
+      v = element_->ReduceCombine({v}, {ShuffleDown(v, delta)})[0];
+    }
+    return v;
+  }
+
+  void IfThen(llvm::Value* cond, const std::function<void()>& then) {
+    llvm::LLVMContext& ctx = module_.getContext();
+    llvm::BasicBlock* yes = llvm::BasicBlock::Create(ctx, "then", fn_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "endif", fn_);
+    b_.CreateCondBr(cond, yes, done);
+    b_.SetInsertPoint(yes);
+    then();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  void Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  Status EmitBlockReduce() {
+    std::optional<llvm::Value*> identity = element_->FoldIdentity();
+    if (!identity) {
+      return Internal("kernel plan chose a block reduction for '" + std::string(spec_.root->name()) + "' at " +
+                      spec_.root->loc().ToString() + ", whose body is not a known fold");
+    }
+    const int64_t warps = plan_.block / limits_.warp_size;
+    auto* slots_type = llvm::ArrayType::get(b_.getInt64Ty(), static_cast<uint64_t>(warps));
+    shared_ = new llvm::GlobalVariable(module_, slots_type, false, llvm::GlobalValue::InternalLinkage,
+                                       llvm::UndefValue::get(slots_type), spec_.name + ".partials", nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, kShared);
+    shared_->setAlignment(llvm::Align(8));
+    llvm::Value* lane = b_.CreateURem(tid_, b_.getInt64(limits_.warp_size));
+    llvm::Value* warp = b_.CreateUDiv(tid_, b_.getInt64(limits_.warp_size));
+    llvm::Value* is_lane0 = b_.CreateICmpEQ(lane, b_.getInt64(0));
+    auto slot = [&](llvm::Value* k) { return b_.CreateInBoundsGEP(slots_type, shared_, {b_.getInt64(0), k}); };
+    Loop(ctaid_, b_.getInt64(plan_.work_items), grid_, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+      std::vector<llvm::Value*> acc =
+          Loop(tid_, b_.getInt64(plan_.extent), b_.getInt64(plan_.block), {*identity},
+               [&](llvm::Value* r, const std::vector<llvm::Value*>& a) {
+                 return element_->ReduceCombine(a, element_->ReduceInputs(o, r));
+               });
+      llvm::Value* folded = WarpFold(acc[0]);
+      IfThen(is_lane0, [&] { b_.CreateStore(ToBits(folded), slot(warp)); });
+      Barrier();
+      IfThen(b_.CreateICmpEQ(warp, b_.getInt64(0)), [&] {
+        llvm::Value* in_range = b_.CreateICmpULT(lane, b_.getInt64(warps));
+        llvm::Value* k = b_.CreateSelect(in_range, lane, b_.getInt64(0));
+        llvm::Value* partial = FromBits(b_.CreateLoad(b_.getInt64Ty(), slot(k)), acc[0]->getType());
+        llvm::Value* total = WarpFold(b_.CreateSelect(in_range, partial, *identity));
+        IfThen(is_lane0, [&] {
+          std::vector<llvm::Value*> result = element_->ReduceCombine(element_->ReduceInits(), {total});
+          element_->StoreReduceResults(o, result);
+        });
+      });
+      // The slots are reused by the block's next output.
+      Barrier();
+      return std::vector<llvm::Value*>{};
+    });
+    return Status::Ok();
+  }
+
+  llvm::Module& module_;
+  const KernelSpec& spec_;
+  const GridPlan& plan_;
+  const GridLimits& limits_;
+  std::unique_ptr<ElementalEmitter> element_;
+  Builder& b_;
+  llvm::Function* fn_ = nullptr;
+  llvm::GlobalVariable* shared_ = nullptr;
+  llvm::Value* tid_ = nullptr;
+  llvm::Value* ctaid_ = nullptr;
+  llvm::Value* grid_ = nullptr;
+  llvm::Value* global_id_ = nullptr;
+  llvm::Value* global_threads_ = nullptr;
+};
+
+}  // namespace
+
+Status EmitGridKernel(llvm::Module& module, const KernelSpec& spec, const GridPlan& plan,
+                      const GridLimits& limits) {
+  if (const size_t n = KernelOps(spec); n > kMaxKernelOps) {
+    return InvalidArgument(spec.root->loc().ToString() + ": '" + std::string(spec.root->name()) +
+                           "' op roots a kernel of " + std::to_string(n) + " ops, above the limit of " +
+                           std::to_string(kMaxKernelOps) + " ops per kernel");
+  }
+  GridEmitter emitter(module, spec, plan, limits);
+  Status status = emitter.Emit();
+  if (!status.ok()) emitter.Erase();
+  return status;
+}
+
+}  // namespace jitd::codegen

@@ -46,6 +46,9 @@ grep -q 'reference interpreter\.$' "$tmp/out" && fail "--help: describes the too
 expect_exit 0 "fmt --help" "$jitd" fmt --help
 expect_grep "fmt --help" "$tmp/out" "--generic"
 expect_exit 0 "check --help" "$jitd" check --help
+expect_exit 0 "run --help" "$jitd" run --help
+expect_grep "run --help" "$tmp/out" "--trace FILE.json"
+expect_grep "run --help" "$tmp/out" "progress line"
 expect_exit 0 "--version" "$jitd" --version
 expect_grep "--version" "$tmp/out" "^jitd [0-9]"
 expect_exit 2 "no arguments" "$jitd"
@@ -438,8 +441,84 @@ expect_exit 0 "stats --prometheus" "$jitd" stats --socket "$sock" --prometheus
 expect_grep "stats --prometheus" "$tmp/out" "^# TYPE jitd_compiles_total counter$"
 expect_grep "stats --prometheus" "$tmp/out" "^jitd_executes_total [1-9][0-9]*$"
 expect_grep "stats --prometheus" "$tmp/out" "^jitd_execute_latency_seconds\{quantile=\"0.5\"\} [0-9.e-]+$"
+# --profile: rows with their share of the execute and their call site
+# (FILE:line:col), library calls among them; through the daemon and here.
+cat >"$tmp/loop.mlir" <<'MLIR'
+func.func @main(%a: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %x = %a) : tensor<i32>, tensor<32x32xf32>
+   cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %go = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %y = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    %t = stablehlo.tanh %y : tensor<32x32xf32>
+    stablehlo.return %next, %t : tensor<i32>, tensor<32x32xf32>
+  }
+  return %r#1 : tensor<32x32xf32>
+}
+MLIR
+for where in daemon in-process; do
+  if [ "$where" = daemon ]; then flags=(--socket "$sock"); else flags=(--in-process); fi
+  expect_exit 0 "run --profile ($where)" "$jitd" run "${flags[@]}" --random-inputs --profile "$tmp/loop.mlir"
+  expect_grep "run --profile ($where)" "$tmp/err" "^profile: [0-9]+ rows, slowest first; share of the execute's [0-9.]+ (us|ms|s)"
+  expect_grep "run --profile ($where)" "$tmp/err" "^ +time +share +runs +what +where$"
+  expect_grep "run --profile ($where)" "$tmp/err" " +[0-9.]+% +x1 +while .* $tmp/loop.mlir:3:3$"
+  expect_grep "run --profile ($where)" "$tmp/err" " +[0-9.]+% +x3 +.*dot_general +$tmp/loop.mlir:11:5$"
+  expect_grep "run --profile ($where)" "$tmp/err" " +[0-9.]+% +x3 +kernel jitd_k[0-9]+ tanh +$tmp/loop.mlir:12:5$"
+done
+expect_exit 0 "run --profile (interpreter)" "$jitd" run --in-process --device=interpreter --random-inputs --profile "$tmp/loop.mlir"
+expect_grep "run --profile (interpreter)" "$tmp/err" " +[0-9.]+% +x3 +stablehlo.dot_general +$tmp/loop.mlir:11:5$"
 stop_daemon
 expect_exit 2 "stats after stop" "$jitd" stats --socket "$sock"
+
+# --trace: a Chrome trace (Trace Event Format) of the compile's passes and
+# every kernel / library call of the execute, valid JSON.
+for device in cpu interpreter; do
+  expect_exit 0 "run --trace ($device)" "$jitd" run --device=$device --random-inputs --trace="$tmp/trace_$device.json" "$tmp/loop.mlir"
+  expect_grep "run --trace ($device)" "$tmp/err" "^trace: [0-9]+ spans in $tmp/trace_$device.json \(open it in https://ui.perfetto.dev"
+  /usr/bin/python3 - "$tmp/trace_$device.json" "$device" "$tmp/loop.mlir" <<'PY' || fail "run --trace ($device): the trace is not what it should be"
+import json, sys
+path, device, program = sys.argv[1:]
+doc = json.load(open(path))  # fails on invalid JSON
+events = doc["traceEvents"]
+spans = [e for e in events if e["ph"] == "X"]
+assert all(isinstance(e["ts"], (int, float)) and e["dur"] >= 0 and "pid" in e and "tid" in e for e in spans)
+names = [e["name"] for e in spans]
+assert "parse+verify" in names and "verify" in names, names
+assert any(n.startswith("device compile (" + device + ")") for n in names), names
+if device == "cpu":
+    assert "inline" in names and "cse" in names and "fusion" in names, names  # the passes
+assert sum(1 for e in spans if e["cat"] == "execute") == 1
+dots = [e for e in spans if "dot_general" in e["name"]]
+assert len(dots) == 3, dots  # one per iteration
+assert all(e["args"]["call_site"] == program + ":11:5" for e in dots), dots
+if device == "cpu":
+    assert all(e["cat"] == "library" for e in dots), dots
+execute = next(e for e in spans if e["cat"] == "execute")
+assert all(execute["ts"] <= e["ts"] and e["ts"] + e["dur"] <= execute["ts"] + execute["dur"] + 1
+           for e in dots), "calls lie within their execute"
+assert any(e["ph"] == "M" and e["name"] == "process_name" for e in events)
+PY
+done
+expect_exit 2 "run --trace, unwritable" "$jitd" run --random-inputs --trace="$tmp/no/such/dir/t.json" "$tmp/loop.mlir"
+expect_grep "run --trace, unwritable" "$tmp/err" "--trace: cannot write '$tmp/no/such/dir/t.json'"
+
+# The progress line: on a terminal (script(1) gives one) a step over a
+# second shows "jitd run: executing ... 1.0 s", erased before what follows;
+# piped, nothing.
+if command -v script >/dev/null 2>&1; then
+  script -qec "'$jitd' run --in-process --timeout=1.4 '$tmp/forever.mlir'" /dev/null >"$tmp/tty.out" 2>&1
+  grep -q $'\r\033\[Kjitd run: executing \.\.\. 1\.[0-9] s' "$tmp/tty.out" ||
+    fail "progress line: none on a terminal: $(od -c "$tmp/tty.out" | head -5)"
+  grep -q $'s\r\033\[Kjitd run: .*: timed out after 1.4 s' "$tmp/tty.out" ||
+    fail "progress line: not erased before the error: $(od -c "$tmp/tty.out" | tail -5)"
+fi
+"$jitd" run --in-process --timeout=1.2 "$tmp/forever.mlir" >/dev/null 2>"$tmp/piped.err"
+grep -q $'\r' "$tmp/piped.err" && fail "progress line: drawn into a pipe: $(cat -A "$tmp/piped.err")"
 
 # --- serve flags: quotas from flags and the environment ---
 qsock="$tmp/quota/jitd.sock"

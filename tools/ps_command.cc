@@ -104,7 +104,8 @@ std::vector<ProcessRow> Rows(const ptree& stats) {
 }  // namespace
 
 CLI::App* AddPsCommand(CLI::App& app, PsArgs& args) {
-  CLI::App* cmd = app.add_subcommand("ps", "List a running daemon's client processes");
+  CLI::App* cmd = app.add_subcommand(
+      "ps", "List a running daemon's client processes and the programs each holds");
   cmd->footer(
       "One line per client process of the daemon at --socket (else $JITD_SOCKET,\n"
       "else $XDG_RUNTIME_DIR/jitd/jitd.sock, else /tmp/jitd-$UID/jitd.sock): pid,\n"

@@ -38,7 +38,9 @@
 #include "tools/conformance/checks.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
+#include "tools/progress_line.h"
 #include "tools/random_inputs.h"
+#include "tools/trace_json.h"
 
 namespace jitd::tools {
 
@@ -385,6 +387,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       "process; when none answers, one is started in the background (`jitd serve\n"
       "--socket PATH`, logging to jitd.log and writing its pid to jitd.pid beside\n"
       "the socket) unless --no-start-daemon. --in-process compiles and runs here.\n"
+      "On a terminal, steps that take over a second (compile, random inputs,\n"
+      "upload, execute) show a progress line on stderr, erased when they end.\n"
       "Exit status: 0 ran, 1 invalid program or failure while running, 2 usage\n"
       "or I/O error.");
   std::string devices;
@@ -433,7 +437,14 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
       ->type_name("PASSES");
   cmd->add_flag("--profile", args.profile,
                 "Print where the execution's time went: per op (interpreter) or per kernel / "
-                "library call (cpu)");
+                "library call (cpu) and call site (FILE:line:col of its op), with its share of "
+                "the execute's time");
+  cmd->add_option("--trace", args.trace_path,
+                  "Write a timeline to FILE.json (Chrome's Trace Event Format; open it in "
+                  "ui.perfetto.dev or chrome://tracing): parse, each compiler pass, the "
+                  "device's compile, and every op / kernel / library call of each execute "
+                  "with its call site. Compiles and runs in this process, as --in-process")
+      ->type_name("FILE.json");
   cmd->add_option("--timeout", args.timeout_seconds, "Seconds the execution may take (0: no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -540,13 +551,34 @@ std::string RepeatLine(const RunArgs& args, std::vector<double> execute_us,
   return line;
 }
 
-// The profile rows, slowest first, to stderr.
-void PrintProfile(std::span<const devices::ProfileEntry> rows, uint64_t omitted) {
+// The profile rows, slowest first, to stderr: each row's time, its share of
+// the execute's `total_nanos`, its runs, what ran, and where (`where` and
+// the row's line:col: the op's place in the program text).
+void PrintProfile(std::span<const devices::ProfileEntry> rows, uint64_t omitted,
+                  int64_t total_nanos, const std::string& where) {
   constexpr size_t kShown = 40;
-  std::fprintf(stderr, "profile (slowest first; rows of while/if/case include their bodies):\n");
+  std::fprintf(stderr,
+               "profile: %zu rows, slowest first; share of the execute's %s (rows of "
+               "while/if/case/call include their bodies' rows):\n",
+               rows.size() + static_cast<size_t>(omitted),
+               MicrosText(static_cast<double>(total_nanos) / 1e3).c_str());
+  size_t what_width = 4;
   for (size_t i = 0; i < rows.size() && i < kShown; ++i) {
-    std::fprintf(stderr, "  %12.3f ms  x%-6lld  %s\n", static_cast<double>(rows[i].nanos) / 1e6,
-                 static_cast<long long>(rows[i].count), rows[i].name.c_str());
+    what_width = std::max(what_width, devices::SplitCallSite(rows[i].name).first.size());
+  }
+  what_width = std::min<size_t>(what_width, 60);
+  std::fprintf(stderr, "  %12s  %6s  %-8s  %-*s  %s\n", "time", "share", "runs",
+               static_cast<int>(what_width), "what", "where");
+  for (size_t i = 0; i < rows.size() && i < kShown; ++i) {
+    const auto [what, site] = devices::SplitCallSite(rows[i].name);
+    const double share =
+        total_nanos > 0 ? 100.0 * static_cast<double>(rows[i].nanos) / static_cast<double>(total_nanos)
+                        : 0.0;
+    const std::string runs = "x" + std::to_string(rows[i].count);
+    std::fprintf(stderr, "  %12s  %5.1f%%  %-8s  %-*.*s  %s\n",
+                 MicrosText(static_cast<double>(rows[i].nanos) / 1e3).c_str(), share, runs.c_str(),
+                 static_cast<int>(what_width), static_cast<int>(what.size()), what.data(),
+                 site.empty() ? "-" : (where + std::string(site)).c_str());
   }
   const uint64_t more = omitted + (rows.size() > kShown ? rows.size() - kShown : 0);
   if (more > 0) std::fprintf(stderr, "  (%llu more rows)\n", static_cast<unsigned long long>(more));
@@ -566,22 +598,90 @@ Status WriteDumpFiles(const std::string& dir, const std::vector<devices::Compile
   return Status::Ok();
 }
 
+int64_t SteadyNanos(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// --trace: the spans of one `jitd run --in-process` (parse, the compile's
+// steps, each execute and what ran in it) written as FILE.json.
+Status WriteTrace(const RunArgs& args, const std::string& device_name,
+                  Clock::time_point parse_start, Clock::duration parse_time,
+                  const std::vector<devices::CompileStep>& steps,
+                  const std::vector<std::pair<Clock::time_point, Clock::duration>>& executes,
+                  const devices::ExecutionTrace& execution) {
+  const uint64_t tid = static_cast<uint64_t>(::gettid());
+  TraceDocument document;
+  document.pid = static_cast<uint64_t>(::getpid());
+  document.process_name = "jitd run " + DisplayName(args.path) + " (device " + device_name + ")";
+  document.thread_names = {{tid, "compile and execute"}};
+  document.dropped = execution.dropped;
+  document.spans.push_back({"parse+verify", "compile", SteadyNanos(parse_start),
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(parse_time).count(),
+                            tid, {{"file", DisplayName(args.path)}}});
+  for (const devices::CompileStep& step : steps) {
+    document.spans.push_back({step.name, "compile", step.start_nanos, step.duration_nanos, tid,
+                              {{"step", step.name.rfind("device compile", 0) == 0 || step.name == "verify"
+                                            ? step.name
+                                            : "pass " + step.name}}});
+  }
+  for (size_t i = 0; i < executes.size(); ++i) {
+    const bool warmup = static_cast<int>(i) < args.warmup;
+    document.spans.push_back(
+        {"execute" + (executes.size() > 1 ? " " + std::to_string(i + 1) : std::string()) +
+             (warmup ? " (warmup)" : ""),
+         "execute", SteadyNanos(executes[i].first),
+         std::chrono::duration_cast<std::chrono::nanoseconds>(executes[i].second).count(), tid,
+         {}});
+  }
+  for (const devices::TraceEvent& event : execution.events) {
+    const auto [what, site] = devices::SplitCallSite(event.name);
+    TraceSpan span{std::string(what),
+                   what.rfind("kernel ", 0) == 0    ? "kernel"
+                   : what.rfind("library ", 0) == 0 ? "library"
+                                                    : "op",
+                   event.start_nanos, event.duration_nanos, event.thread, {}};
+    if (!site.empty()) span.args.push_back({"call_site", DisplayName(args.path) + ":" + std::string(site)});
+    span.args.push_back({"op", event.name});
+    document.spans.push_back(std::move(span));
+  }
+  std::ofstream out(args.trace_path, std::ios::binary | std::ios::trunc);
+  out << ChromeTraceJson(document);
+  out.close();
+  if (!out) return InvalidArgument("--trace: cannot write '" + args.trace_path + "'");
+  std::fprintf(stderr,
+               "trace: %zu spans%s in %s (open it in https://ui.perfetto.dev or "
+               "chrome://tracing)\n",
+               document.spans.size(),
+               execution.dropped > 0
+                   ? (" (" + std::to_string(execution.dropped) + " more not recorded)").c_str()
+                   : "",
+               args.trace_path.c_str());
+  return Status::Ok();
+}
+
 int RunInProcess(const RunArgs& args, const devices::Device& device,
                  const std::shared_ptr<ir::Module>& module, const ir::Function& entry,
                  size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
-                 Clock::duration parse_time) {
+                 Clock::time_point parse_start, Clock::duration parse_time) {
+  ProgressLine progress(ProgressLine::ForStderr());
   // Arguments first: the compiler's passes rewrite the module in place.
+  if (args.random_inputs) progress.Start("making random inputs");
   StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, *module, entry);
+  progress.Stop();
   if (!arguments.ok()) {
     PrintError(arguments.status().message());
     return kExitUsageOrIo;
   }
+  const bool tracing = !args.trace_path.empty();
 
   // 2. Compile.
+  progress.Start("compiling " + DisplayName(args.path) + " on " + std::string(device.name()));
   const Clock::time_point compile_start = Clock::now();
   std::vector<devices::CompileDump> dumps;
+  std::vector<devices::CompileStep> steps;
   devices::ProgramCompileOptions compile_options;
   if (!args.dump_dir.empty()) compile_options.dumps = &dumps;
+  if (tracing) compile_options.steps = &steps;
   if (args.pipeline == "none") {
     compile_options.pipeline = "";
   } else if (!args.pipeline.empty()) {
@@ -589,6 +689,7 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   }
   StatusOr<std::unique_ptr<devices::Executable>> executable =
       devices::CompileProgram(device, module, compile_options);
+  progress.Stop();
   if (!executable.ok()) {
     PrintError(WithFileName(args.path, executable.status().message()));
     return kExitProgram;
@@ -627,11 +728,18 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
   options.resource_fill = *fill;
   std::vector<devices::ProfileEntry> profile;
   if (args.profile) options.profile = &profile;
+  devices::ExecutionTrace execution_trace;
+  std::vector<std::pair<Clock::time_point, Clock::duration>> executes;  // --trace
+  if (tracing) options.trace = &execution_trace;
   StatusOr<std::vector<eval::RuntimeValue>> results = std::vector<eval::RuntimeValue>{};
   Clock::duration execute_time{};
   std::vector<double> repeat_us;  // --repeat: every timed execute
-  for (int run = 0; run < args.warmup + args.repeat; ++run) {
+  const int runs = args.warmup + args.repeat;
+  for (int run = 0; run < runs; ++run) {
     profile.clear();
+    progress.Start(runs > 1 ? "executing (" + std::to_string(run + 1) + " of " +
+                                  std::to_string(runs) + ")"
+                            : std::string("executing"));
     const Clock::time_point execute_start = Clock::now();
     if (args.timeout_seconds > 0) {
       options.deadline = execute_start + std::chrono::duration_cast<Clock::duration>(
@@ -639,6 +747,8 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
     }
     results = (*executable)->Execute(*arguments, options);
     execute_time = Clock::now() - execute_start;
+    progress.Stop();
+    if (tracing) executes.emplace_back(execute_start, execute_time);
     if (!results.ok()) {
       PrintError(WithFileName(args.path, TimeoutMessage(args, results.status())));
       return kExitProgram;
@@ -647,7 +757,18 @@ int RunInProcess(const RunArgs& args, const devices::Device& device,
       repeat_us.push_back(std::chrono::duration<double, std::micro>(execute_time).count());
     }
   }
-  if (args.profile) PrintProfile(profile, 0);
+  if (args.profile) {
+    PrintProfile(profile, 0, std::chrono::duration_cast<std::chrono::nanoseconds>(execute_time).count(),
+                 DisplayName(args.path) + ":");
+  }
+  if (tracing) {
+    if (Status written = WriteTrace(args, std::string(device.name()), parse_start, parse_time,
+                                    steps, executes, execution_trace);
+        !written.ok()) {
+      PrintError(written.message());
+      return kExitUsageOrIo;
+    }
+  }
 
   // 5. Report: the program's own results, then its checks.
   const double execute_us = std::chrono::duration<double, std::micro>(execute_time).count();
@@ -692,8 +813,11 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
                      const ir::Module& module, const ir::Function& entry,
                      size_t num_results, const std::vector<conformance::HoistedCheck>& checks,
                      Clock::duration parse_time) {
+  ProgressLine progress(ProgressLine::ForStderr());
   // Arguments first: a usage error should not start a daemon.
+  if (args.random_inputs) progress.Start("making random inputs");
   StatusOr<std::vector<eval::RuntimeValue>> arguments = BuildArguments(args, module, entry);
+  progress.Stop();
   if (!arguments.ok()) {
     PrintError(arguments.status().message());
     return kExitUsageOrIo;
@@ -728,9 +852,11 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   // Without hoisted checks the module is the source as written: send that,
   // so that the daemon's messages name the file's own lines.
   const std::string text = checks.empty() ? source_text : ir::PrintModule(module);
+  progress.Start("compiling " + DisplayName(args.path) + " on " + args.device + " (daemon)");
   const Clock::time_point compile_start = Clock::now();
   StatusOr<client::Executable> executable = client.Compile(text, compile_options);
   const Clock::duration compile_round_trip = Clock::now() - compile_start;
+  progress.Stop();
   if (!executable.ok()) {
     const bool program_error = executable.status().code() == StatusCode::kInvalidArgument ||
                                executable.status().code() == StatusCode::kUnimplemented;
@@ -742,6 +868,12 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   }
 
   // 3. Arguments into shared memory, result buffers of the result shapes.
+  uint64_t argument_bytes = 0;
+  for (const eval::RuntimeValue& value : *arguments) argument_bytes += value.literal().bytes().size();
+  char upload[96];
+  std::snprintf(upload, sizeof upload, "uploading %zu arguments (%.1f MB)", arguments->size(),
+                static_cast<double>(argument_bytes) / 1e6);
+  progress.Start(upload);
   std::vector<uint64_t> argument_handles;
   for (size_t i = 0; i < arguments->size(); ++i) {
     const ir::Literal& literal = (*arguments)[i].literal();
@@ -749,10 +881,12 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
     StatusOr<client::Buffer> buffer = client.AllocateBuffer(
         client::TensorShape{daemon::ToWireElementType(type.dtype()), type.dims()});
     if (!buffer.ok()) {
+      progress.Stop();
       PrintError(ArgLabel(entry, i) + ": " + buffer.status().ToString());
       return kExitUsageOrIo;
     }
     if (buffer->data.size() != literal.bytes().size()) {
+      progress.Stop();
       PrintError(ArgLabel(entry, i) + ": the daemon's buffer holds " +
                  std::to_string(buffer->data.size()) + " bytes, the value " +
                  std::to_string(literal.bytes().size()));
@@ -763,6 +897,7 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
     }
     argument_handles.push_back(buffer->handle);
   }
+  progress.Stop();
   std::vector<client::Buffer> result_buffers;
   std::vector<uint64_t> result_handles;
   for (const client::TensorShape& shape : executable->results) {
@@ -789,10 +924,15 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   StatusOr<client::Timing> timing = client::Timing{};
   Clock::duration round_trip{};
   std::vector<double> repeat_us, repeat_round_trip_us;  // --repeat: every timed execute
-  for (int run = 0; run < args.warmup + args.repeat; ++run) {
+  const int runs = args.warmup + args.repeat;
+  for (int run = 0; run < runs; ++run) {
+    progress.Start(runs > 1 ? "executing (" + std::to_string(run + 1) + " of " +
+                                  std::to_string(runs) + ", daemon)"
+                            : std::string("executing (daemon)"));
     const Clock::time_point execute_start = Clock::now();
     timing = client.Execute(executable->handle, argument_handles, result_handles, execute_options);
     round_trip = Clock::now() - execute_start;
+    progress.Stop();
     if (!timing.ok()) {
       PrintError(WithFileName(args.path, TimeoutMessage(args, timing.status())));
       return kExitProgram;
@@ -811,7 +951,11 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
     for (const client::Timing::ProfileRow& row : timing->profile) {
       rows.push_back({row.name, static_cast<int64_t>(row.count), static_cast<int64_t>(row.nanos)});
     }
-    PrintProfile(rows, timing->profile_omitted);
+    // Call sites are lines of the text sent: the file's own, unless its
+    // checks were hoisted (then the program was printed again).
+    PrintProfile(rows, timing->profile_omitted,
+                 static_cast<int64_t>(timing->execute_micros) * 1000,
+                 checks.empty() ? DisplayName(args.path) + ":" : std::string("(program as sent):"));
   }
   std::vector<eval::RuntimeValue> results;
   for (const client::Buffer& buffer : result_buffers) {
@@ -854,7 +998,11 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
 
 }  // namespace
 
-int RunRun(const RunArgs& args) {
+int RunRun(const RunArgs& given) {
+  RunArgs args = given;
+  // The timeline needs the compile's steps and every span of the execution,
+  // which the daemon does not send back: --trace runs here.
+  if (!args.trace_path.empty()) args.in_process = true;
   if (!args.pipeline.empty() && !args.in_process) {
     PrintError("--pipeline needs --in-process (the daemon runs each device's own pipeline)");
     return kExitUsageOrIo;
@@ -925,7 +1073,8 @@ int RunRun(const RunArgs& args) {
   const Clock::duration parse_time = Clock::now() - parse_start;
 
   if (args.in_process) {
-    return RunInProcess(args, *device, mutable_module, *entry, num_results, *checks, parse_time);
+    return RunInProcess(args, *device, mutable_module, *entry, num_results, *checks, parse_start,
+                        parse_time);
   }
   std::shared_ptr<const ir::Module> module = std::move(mutable_module);
   // The source padded with newlines so its lines keep their numbers.

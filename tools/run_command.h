@@ -41,6 +41,7 @@ struct RunArgs {
   double timeout_seconds = 0;        // execution deadline; 0 = none
   std::string dump_dir;              // write the compile's dumps there
   bool profile = false;              // print where the execution's time went
+  std::string trace_path;            // --trace: write a Chrome trace there (runs in process)
   std::string pipeline;              // --in-process: passes instead of the device's
   int repeat = 1;                    // timed executes (min/p50/p90 when more than one)
   int warmup = 0;                    // untimed executes before them

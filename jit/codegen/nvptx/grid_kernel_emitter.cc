@@ -185,13 +185,17 @@ class GridEmitter {
     return t->isIntegerTy() ? x : b_.CreateBitCast(x, t);
   }
 
-  // Lane i gets lane i + delta's `v` (its own past the warp's end).
+  // Lane i gets lane i + delta's `v` (its own past the warp's end): one
+  // 32-bit shuffle, two for 64-bit values.
   llvm::Value* ShuffleDown(llvm::Value* v, unsigned delta) {
     llvm::Value* bits = ToBits(v);
     auto shfl = [&](llvm::Value* half) {
       return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_down_i32, {},
                                 {b_.getInt32(0xffffffffu), half, b_.getInt32(delta), b_.getInt32(0x1f)});
     };
+    if (v->getType()->getPrimitiveSizeInBits().getFixedValue() <= 32) {
+      return FromBits(b_.CreateZExt(shfl(b_.CreateTrunc(bits, b_.getInt32Ty())), b_.getInt64Ty()), v->getType());
+    }
     llvm::Value* lo = shfl(b_.CreateTrunc(bits, b_.getInt32Ty()));
     llvm::Value* hi = shfl(b_.CreateTrunc(b_.CreateLShr(bits, 32), b_.getInt32Ty()));
     llvm::Value* joined =

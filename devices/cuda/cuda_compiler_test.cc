@@ -1,0 +1,222 @@
+// The cuda compiler offline: CudaProgram steps, buffers and cubins; ops it
+// cannot lower refused by name; the PTX assemblers (nvJitLink, ptxas) and
+// the PTX version choice. No GPU or driver needed; the cases that assemble
+// are skipped with a message where no assembler is found.
+#include "devices/cuda/cuda_compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "devices/cuda/ptx_compiler.h"
+#include "jit/codegen/nvptx/nvptx_backend.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices::cuda {
+namespace {
+
+std::unique_ptr<ir::Module> Parse(const std::string& text) {
+  auto parsed = frontend::ParseModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  return parsed.ok() ? std::move(parsed).value() : nullptr;
+}
+
+bool IsElf(const std::string& bytes) { return bytes.size() > 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0; }
+
+// A shared assembler, or null (the test is then skipped).
+const PtxCompiler* Assembler(const std::string& which = "auto") {
+  static auto* compilers = new std::map<std::string, std::unique_ptr<PtxCompiler>>();
+  auto it = compilers->find(which);
+  if (it == compilers->end()) {
+    PtxCompilerOptions options;
+    options.assembler = which;
+    auto created = PtxCompiler::Create(options);
+    it = compilers->emplace(which, created.ok() ? std::move(created).value() : nullptr).first;
+  }
+  return it->second.get();
+}
+
+constexpr char kProgram[] = R"(
+func.func @main(%x: tensor<64x300xf32>, %y: tensor<64x300xf32>) -> (tensor<64xf32>, tensor<64x300xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %scale = stablehlo.constant dense<[[0.5]]> : tensor<1x1xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [0, 1] : (tensor<1x1xf32>) -> tensor<64x300xf32>
+  %0 = stablehlo.multiply %x, %s : tensor<64x300xf32>
+  %1 = stablehlo.add %0, %y : tensor<64x300xf32>
+  %2 = stablehlo.reduce(%1 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x300xf32>, tensor<f32>) -> tensor<64xf32>
+  %3 = stablehlo.exponential %1 : tensor<64x300xf32>
+  return %2, %3 : tensor<64xf32>, tensor<64x300xf32>
+})";
+
+TEST(CudaCompilerTest, ProgramHasLaunchesBuffersAndACubin) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(kProgram);
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "inline,cse,dce";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->sm, "sm_90");
+  EXPECT_TRUE(IsElf(program->cubin));
+  EXPECT_NE(program->ptx.find(".visible .entry"), std::string::npos);
+  ASSERT_EQ(program->argument_types.size(), 2u);
+  ASSERT_EQ(program->results.size(), 2u);
+  ASSERT_GE(program->steps.size(), 1u);
+  // Every launch names an entry of the PTX, and its buffers exist.
+  for (const CudaStep& step : program->steps) {
+    EXPECT_NE(program->ptx.find(".entry " + step.launch.function + "("), std::string::npos) << step.launch.function;
+    EXPECT_GE(step.launch.block[0], 32u);
+    EXPECT_GE(step.launch.grid[0], 1u);
+    for (int32_t b : step.launch.buffers) {
+      ASSERT_GE(b, 0);
+      ASSERT_LT(static_cast<size_t>(b), program->buffers.size());
+    }
+  }
+  // Arguments 0 and 1 are buffers of kind argument; the results are
+  // temporaries inside the arena, apart from each other.
+  int arguments = 0;
+  for (const CudaBuffer& b : program->buffers) arguments += b.kind == CudaBuffer::Kind::kArgument;
+  EXPECT_EQ(arguments, 2);
+  const CudaBuffer& r0 = program->buffers[static_cast<size_t>(program->results[0])];
+  const CudaBuffer& r1 = program->buffers[static_cast<size_t>(program->results[1])];
+  EXPECT_EQ(r0.kind, CudaBuffer::Kind::kTemporary);
+  EXPECT_EQ(r0.bytes, 64 * 4);
+  EXPECT_EQ(r1.bytes, 64 * 300 * 4);
+  EXPECT_TRUE(r0.offset + r0.bytes <= r1.offset || r1.offset + r1.bytes <= r0.offset);
+  EXPECT_LE(r0.offset + r0.bytes, program->arena_bytes);
+  EXPECT_LE(r1.offset + r1.bytes, program->arena_bytes);
+  EXPECT_EQ(r0.offset % 256, 0);
+  EXPECT_NE(DescribeCudaProgram(*program).find("0 library calls"), std::string::npos);
+}
+
+TEST(CudaCompilerTest, OpsWithoutALoweringAreRefusedByName) {
+  auto module = Parse(R"(
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileCuda(*module, options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(program.status().message().find("'stablehlo.dot_general'"), std::string::npos) << program.status().message();
+  EXPECT_NE(program.status().message().find("cuBLASLt"), std::string::npos) << program.status().message();
+
+  // Host-only element math inside an otherwise fusible chain names that op.
+  module = Parse(R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.add %x, %x : tensor<8xf32>
+  %1 = chlo.lgamma %0 : tensor<8xf32> -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  options.pipeline = "inline";  // keep chlo.lgamma as it is
+  program = CompileCuda(*module, options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(program.status().message().find("'chlo.lgamma'"), std::string::npos) << program.status().message();
+}
+
+TEST(CudaCompilerTest, EqualKernelsAreEmittedOnce) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {
+  %0 = stablehlo.sine %x : tensor<100xf32>
+  %1 = stablehlo.sort(%0) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<100xf32>) -> tensor<100xf32>
+  return %1 : tensor<100xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileCuda(*module, options);
+  ASSERT_FALSE(program.ok());  // sort: no lowering yet
+  EXPECT_NE(program.status().message().find("'stablehlo.sort'"), std::string::npos) << program.status().message();
+
+  module = Parse(R"(
+func.func @main(%x: tensor<100xf32>, %y: tensor<100xf32>) -> (tensor<100xf32>, tensor<100xf32>) {
+  %0 = stablehlo.sine %x : tensor<100xf32>
+  %1 = stablehlo.custom_call @foo(%0) {has_side_effect = true} : (tensor<100xf32>) -> tensor<100xf32>
+  %2 = stablehlo.sine %y : tensor<100xf32>
+  return %0, %2 : tensor<100xf32>, tensor<100xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  program = CompileCuda(*module, options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("'stablehlo.custom_call'"), std::string::npos);
+
+  module = Parse(R"(
+func.func @main(%x: tensor<100xf32>, %y: tensor<100xf32>) -> (tensor<100xf32>, tensor<100xf32>) {
+  %0 = stablehlo.sine %x : tensor<100xf32>
+  %1 = stablehlo.sine %y : tensor<100xf32>
+  return %0, %1 : tensor<100xf32>, tensor<100xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  options.pipeline = "inline";
+  program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->steps.size(), 2u);
+  EXPECT_EQ(program->unique_kernels, 1);
+  EXPECT_EQ(program->steps[0].launch.function, program->steps[1].launch.function);
+  EXPECT_TRUE(program->cubin.empty());  // assemble = false
+}
+
+TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  auto module = Parse(kProgram);
+  ASSERT_NE(module, nullptr);
+  int assembled = 0;
+  for (const std::string which : {"nvjitlink", "ptxas"}) {
+    const PtxCompiler* assembler = Assembler(which);
+    if (!assembler) continue;
+    ++assembled;
+    EXPECT_EQ(assembler->toolchain().assembler, which);
+    EXPECT_GE(assembler->toolchain().max_ptx_version, 80) << assembler->toolchain().Describe();
+    CudaCompileOptions options;
+    options.assembler = assembler;
+    options.verbose_assembly = true;
+    auto program = CompileCuda(*module, options);
+    ASSERT_TRUE(program.ok()) << which << ": " << program.status().message();
+    EXPECT_TRUE(IsElf(program->cubin)) << which;
+    EXPECT_NE(program->assembler_log.find("registers"), std::string::npos) << which << ": " << program->assembler_log;
+    auto bad = assembler->Assemble(".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus; }\n",
+                                   "sm_90");
+    ASSERT_FALSE(bad.ok()) << which;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << which;
+    EXPECT_NE(bad.status().message().find("bogus"), std::string::npos) << which << ": " << bad.status().message();
+  }
+  if (assembled == 0) GTEST_SKIP() << "neither nvJitLink nor ptxas found";
+}
+
+TEST(CudaCompilerTest, PtxVersionIsWhatBothLlvmAndTheAssemblerRead) {
+  EXPECT_EQ(MaxPtxVersionOfCudaRelease(12, 4), 84);
+  EXPECT_EQ(MaxPtxVersionOfCudaRelease(12, 6), 85);
+  EXPECT_EQ(MaxPtxVersionOfCudaRelease(13, 0), 90);
+  EXPECT_EQ(MaxPtxVersionOfCudaRelease(14, 2), 90);  // newer: at least the table's last
+  EXPECT_EQ(MaxPtxVersionOfCudaRelease(10, 2), 0);
+  const int llvm_max = codegen::NvptxInfo().max_ptx_version;
+  auto v = ChoosePtxVersion("sm_90", 90);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(*v, std::min(llvm_max, 90));
+  v = ChoosePtxVersion("sm_90", 80);  // an old assembler bounds it
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, 80);
+  v = ChoosePtxVersion("sm_90", 77);  // sm_90 needs 7.8
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("needs PTX ISA 7.8"), std::string::npos) << v.status().message();
+  v = ChoosePtxVersion("sm_9x", 90);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("sm_9x"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jitd::devices::cuda

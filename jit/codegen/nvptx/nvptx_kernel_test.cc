@@ -1,0 +1,266 @@
+// NVPTX kernels from jit/codegen: plans, PTX text (entries, address
+// spaces, libdevice resolved, the reduction's fixed combine tree) and the
+// target math's support predicates. Needs LLVM's NVPTX target and
+// libdevice (skipped with a message where libdevice is absent); no GPU.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/codegen/fusion.h"
+#include "jit/codegen/kernel_plan.h"
+#include "jit/codegen/nvptx/grid_kernel_emitter.h"
+#include "jit/codegen/nvptx/nvptx_backend.h"
+#include "jit/codegen/nvptx/nvptx_target_math.h"
+#include "jit/codegen/target_math.h"
+#include "jit/frontend/parser.h"
+#include "jit/passes/fusion.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace jitd::codegen {
+namespace {
+
+// The module fused for NVPTX, and the kernel of its first jitd.fusion op.
+struct Fused {
+  std::unique_ptr<ir::Module> module;
+  std::vector<KernelSpec> specs;
+};
+
+Fused FuseForNvptx(const std::string& text) {
+  Fused f;
+  auto parsed = frontend::ParseModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return f;
+  f.module = std::move(parsed).value();
+  Status fused = passes::FuseModule(*f.module, NvptxFusionPolicy());
+  EXPECT_TRUE(fused.ok()) << fused.message();
+  for (const auto& op : f.module->EntryFunction()->entry()->ops()) {
+    if (op->code() != ir::OpCode::kFusion) continue;
+    std::optional<KernelSpec> spec = KernelSpecOfFusion(*op, NvptxMath());
+    EXPECT_TRUE(spec.has_value()) << "a fusion op NVPTX cannot emit at " << op->loc().ToString();
+    if (spec) f.specs.push_back(*spec);
+  }
+  return f;
+}
+
+// PTX for `specs` (named jitd_k0, jitd_k1, ...), or "" with a test failure.
+std::string Ptx(std::vector<KernelSpec> specs, std::vector<GridPlan>* plans = nullptr,
+                const GridLimits& limits = {}) {
+  NvptxOptions options;
+  auto machine = CreateNvptxTargetMachine(options);
+  EXPECT_TRUE(machine.ok()) << machine.status().message();
+  if (!machine.ok()) return "";
+  llvm::LLVMContext context;
+  llvm::Module module("test", context);
+  PrepareNvptxModule(module, **machine);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].name = "jitd_k" + std::to_string(i);
+    auto plan = PlanGridKernel(specs[i], limits);
+    EXPECT_TRUE(plan.ok()) << plan.status().message();
+    if (!plan.ok()) return "";
+    if (plans) plans->push_back(*plan);
+    Status s = EmitGridKernel(module, specs[i], *plan, limits);
+    EXPECT_TRUE(s.ok()) << s.message();
+    if (!s.ok()) return "";
+  }
+  auto ptx = CompileNvptxModule(module, **machine, options);
+  EXPECT_TRUE(ptx.ok()) << ptx.status().message();
+  if (!ptx.ok()) return "";
+  if (std::getenv("JITD_TEST_PRINT_PTX")) std::fprintf(stderr, "%s\n", ptx->c_str());
+  for (const llvm::Function& fn : module) {
+    EXPECT_FALSE(fn.isDeclaration() && fn.getName().starts_with("__nv_")) << "unresolved " << fn.getName().str();
+  }
+  return *ptx;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+bool HaveLibdevice() { return FindLibdevice({}).ok(); }
+
+TEST(NvptxKernelTest, ElementwiseKernelIsAFlatGridStrideEntryOnGlobalMemory) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<1000xf32>, %y: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<1000xf32>
+  %1 = stablehlo.exponential %x : tensor<1000xf32>
+  %2 = stablehlo.divide %0, %1 : tensor<1000xf32>
+  return %2 : tensor<1000xf32>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].kind, GridKind::kFlat);
+  EXPECT_EQ(plans[0].work_items, 1000);
+  EXPECT_EQ(plans[0].block, 256);
+  EXPECT_EQ(plans[0].grid, 4);  // ceil(1000 / 256)
+  EXPECT_EQ(plans[0].shared_bytes, 0);
+  EXPECT_NE(ptx.find(".target sm_90"), std::string::npos);
+  EXPECT_NE(ptx.find(".visible .entry jitd_k0("), std::string::npos) << ptx;
+  EXPECT_GE(Count(ptx, "ld.global"), 2u) << ptx;  // x and y
+  EXPECT_GE(Count(ptx, "st.global"), 1u) << ptx;
+  EXPECT_EQ(Count(ptx, "ld.param.u64"), 3u) << ptx;  // three buffers
+  // libdevice's expf inlined: no call, no extern function left.
+  EXPECT_EQ(ptx.find("__nv_"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find(".extern"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("call"), std::string::npos) << ptx;
+  // IEEE division, no flush to zero.
+  EXPECT_NE(ptx.find("div.rn.f32"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find(".ftz"), std::string::npos) << ptx;
+  // The grid-stride step: nctaid * ntid.
+  EXPECT_NE(ptx.find("%nctaid.x"), std::string::npos) << ptx;
+}
+
+TEST(NvptxKernelTest, LongSumIsABlockReductionWithAFixedCombineTree) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<4x4096xf32>) -> tensor<4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x4096xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].kind, GridKind::kBlockReduce);
+  EXPECT_EQ(plans[0].work_items, 4);
+  EXPECT_EQ(plans[0].extent, 4096);
+  EXPECT_EQ(plans[0].grid, 4);     // a block per output
+  EXPECT_EQ(plans[0].block, 256);
+  EXPECT_EQ(plans[0].shared_bytes, 64);  // 8 warps x 8 bytes
+  EXPECT_NE(ptx.find(".shared"), std::string::npos) << ptx;
+  EXPECT_GE(Count(ptx, "bar.sync"), 2u) << ptx;
+  // Nothing whose order depends on timing: no atomics.
+  EXPECT_EQ(ptx.find("atom."), std::string::npos) << ptx;
+  // The tree: shuffles down by 16, 8, 4, 2, 1 within a warp (twice: the
+  // threads' partials, then the warps'), one 32-bit shuffle each for f32.
+  std::vector<int> deltas;
+  for (size_t at = ptx.find("shfl.sync.down.b32"); at != std::string::npos;
+       at = ptx.find("shfl.sync.down.b32", at + 1)) {
+    const size_t line_end = ptx.find('\n', at);
+    const std::string line = ptx.substr(at, line_end - at);
+    // "shfl.sync.down.b32 %r, %r, DELTA, 31, -1;"
+    const size_t third = line.find(',', line.find(',') + 1);
+    deltas.push_back(std::stoi(line.substr(third + 1)));
+  }
+  const std::vector<int> tree = {16, 8, 4, 2, 1};
+  ASSERT_EQ(deltas.size(), 2 * tree.size()) << ptx;
+  for (size_t i = 0; i < deltas.size(); ++i) EXPECT_EQ(deltas[i], tree[i % tree.size()]) << i;
+  // Emitting it again gives the same PTX.
+  EXPECT_EQ(Ptx(f.specs), ptx);
+}
+
+TEST(NvptxKernelTest, LongF64MaximumShufflesBothHalvesOfEveryValue) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<2048xf64>) -> tensor<f64> {
+  %init = stablehlo.constant dense<0xFFF0000000000000> : tensor<f64>
+  %0 = stablehlo.reduce(%x init: %init) applies stablehlo.maximum across dimensions = [0] : (tensor<2048xf64>, tensor<f64>) -> tensor<f64>
+  return %0 : tensor<f64>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].kind, GridKind::kBlockReduce);
+  EXPECT_EQ(plans[0].grid, 1);
+  EXPECT_EQ(Count(ptx, "shfl.sync.down.b32"), 20u) << ptx;  // 2 folds x 5 steps x 2 halves
+  EXPECT_EQ(ptx.find("atom."), std::string::npos) << ptx;
+}
+
+TEST(NvptxKernelTest, ShortAndMultiResultReductionsFoldInOrderOneThreadPerOutput) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<3x10xf32>) -> tensor<3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<3x10xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].kind, GridKind::kThreadReduce);
+  EXPECT_EQ(plans[0].work_items, 3);
+  EXPECT_EQ(plans[0].block, 32);  // one warp for 3 outputs
+  EXPECT_EQ(plans[0].grid, 1);
+  EXPECT_EQ(ptx.find("shfl"), std::string::npos) << ptx;
+  EXPECT_EQ(ptx.find("bar.sync"), std::string::npos) << ptx;
+}
+
+TEST(NvptxKernelTest, HostOnlyMathIsNotFusedForNvptx) {
+  auto parsed = frontend::ParseModule(R"(
+func.func @main(%x: tensor<4xcomplex<f32>>, %y: tensor<4xf32>, %z: tensor<4xf8E4M3FN>) -> (tensor<4xcomplex<f32>>, tensor<4xf32>, tensor<4xf32>, tensor<4xcomplex<f32>>) {
+  %0 = stablehlo.multiply %x, %x : tensor<4xcomplex<f32>>
+  %1 = chlo.lgamma %y : tensor<4xf32> -> tensor<4xf32>
+  %2 = stablehlo.convert %z : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+  %3 = stablehlo.add %x, %x : tensor<4xcomplex<f32>>
+  return %0, %1, %2, %3 : tensor<4xcomplex<f32>>, tensor<4xf32>, tensor<4xf32>, tensor<4xcomplex<f32>>
+})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const auto& ops = (*parsed)->EntryFunction()->entry()->ops();
+  const ir::Op& complex_multiply = *ops[0];
+  const ir::Op& lgamma = *ops[1];
+  const ir::Op& f8_convert = *ops[2];
+  const ir::Op& complex_add = *ops[3];
+  EXPECT_FALSE(IsNvptxFusibleOp(complex_multiply));  // x87 long double on the host
+  EXPECT_FALSE(IsNvptxFusibleOp(lgamma));            // jit/eval's function on the host
+  EXPECT_FALSE(IsNvptxFusibleOp(f8_convert));        // 8-bit floats need the host's tables
+  EXPECT_TRUE(IsNvptxFusibleOp(complex_add));
+  EXPECT_TRUE(IsFusibleOp(lgamma, HostTargetMath()));
+  EXPECT_TRUE(IsFusibleOp(f8_convert, HostTargetMath()));
+  EXPECT_EQ(IsFusibleOp(complex_multiply, HostTargetMath()), HostTargetMath().HasExtendedComplex());
+  EXPECT_EQ(NvptxMath().MathFunction("exp", true), "__nv_expf");
+  EXPECT_EQ(NvptxMath().MathFunction("atan2", false), "__nv_atan2");
+  EXPECT_EQ(HostTargetMath().MathFunction("exp", true), "expf");
+}
+
+TEST(NvptxKernelTest, PlansRejectLimitsThatCannotHoldABlock) {
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.negate %x : tensor<8xf32>
+  return %0 : tensor<8xf32>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  GridLimits bad;
+  bad.block_threads = 100;  // not a multiple of 32
+  auto plan = PlanGridKernel(f.specs[0], bad);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("block_threads 100"), std::string::npos) << plan.status().message();
+  GridLimits small;
+  small.max_blocks = 2;
+  auto capped = PlanGridKernel(f.specs[0], small);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->grid, 1);  // 8 elements: one block
+}
+
+TEST(NvptxKernelTest, TargetMachineNamesWhatItKnows) {
+  const NvptxTargetInfo& info = NvptxInfo();
+  EXPECT_GE(info.max_ptx_version, 78);  // LLVM 19: 8.5
+  NvptxOptions options;
+  options.sm = "sm_999";
+  auto machine = CreateNvptxTargetMachine(options);
+  ASSERT_FALSE(machine.ok());
+  EXPECT_NE(machine.status().message().find("sm_999"), std::string::npos);
+  EXPECT_NE(machine.status().message().find("sm_90"), std::string::npos);  // the list of known ones
+  options.sm = "sm_90";
+  options.ptx_version = 60;  // sm_90 needs 7.8
+  machine = CreateNvptxTargetMachine(options);
+  ASSERT_FALSE(machine.ok());
+  EXPECT_NE(machine.status().message().find("needs PTX ISA 7.8"), std::string::npos) << machine.status().message();
+}
+
+}  // namespace
+}  // namespace jitd::codegen

@@ -13,6 +13,7 @@
 #include "base/duration_text.h"
 #include "daemon/program_key.h"
 #include "devices/compile.h"
+#include "devices/platforms.h"
 #include "jit/ir/module.h"
 
 namespace jitd::daemon {
@@ -697,6 +698,7 @@ std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const
       << ",\"joined\":" << m.joined << ",\"evictions\":" << m.evictions
       << ",\"entries\":" << m.entries << ",\"bytes\":" << m.bytes
       << ",\"budget_bytes\":" << m.budget_bytes << "}";
+  out << ",\"devices\":" << devices::DevicesJson();
   if (disk_cache_ != nullptr) {
     const cache::DiskCacheStats d = disk_cache_->stats();
     out << ",\"disk_cache\":{\"dir\":\"" << JsonEscape(disk_cache_->dir())

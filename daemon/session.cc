@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "daemon/wire_types.h"
+#include "devices/platforms.h"
 #include "jit/ir/literal.h"
 
 namespace jitd::daemon {
@@ -224,9 +225,9 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
       }
       if (hello->client_name()) counters_->SetName(hello->client_name()->str().substr(0, 128));
       auto version = fbb.CreateString(kDaemonVersion);
-      // The devices this daemon has, so that clients list those (not the
-      // names they know of) and pick among them.
-      auto devices = fbb.CreateVectorOfStrings(devices::DeviceNames());
+      // The devices this daemon can run (cuda only with a GPU), so that
+      // clients list those (not the names they know of) and pick among them.
+      auto devices = fbb.CreateVectorOfStrings(devices::AvailableDeviceNames());
       auto default_device = fbb.CreateString(instance_->options().default_device);
       auto body = wire::CreateHelloReply(fbb, ipc::kProtocolVersion, version, segment_->size(),
                                          devices, default_device);

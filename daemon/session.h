@@ -62,6 +62,11 @@ struct SessionOptions {
   // client's own heap, but nothing stops a client registering one range many
   // times, so this bounds what the daemon may read and write per client.
   uint64_t max_buffer_bytes = uint64_t{1} << 30;
+  // GPU memory (cuda device) the client may hold: the limit of its
+  // devices/cuda CudaMemoryAccount (RESOURCE_EXHAUSTED naming
+  // --max-device-bytes). No request allocates GPU memory yet: the cuda
+  // device runs no programs in this build.
+  uint64_t max_device_bytes = 0;
   // The longest one Execute may run: a request's own deadline (or
   // default_execute_deadline) is cut to this; running past it answers
   // DEADLINE_EXCEEDED. (The interpreter checks its deadline between ops.)

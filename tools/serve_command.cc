@@ -11,6 +11,7 @@
 #include "daemon/instance.h"
 #include "daemon/server.h"
 #include "devices/device.h"
+#include "devices/platforms.h"
 #include "jit/cache/disk_cache.h"
 #include "libclient/launcher.h"
 #include "tools/cli_util.h"
@@ -70,6 +71,11 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
                   "Per client: bytes of live buffers")
       ->type_name("N")
       ->envname("JITD_MAX_BUFFER_BYTES")
+      ->capture_default_str();
+  cmd->add_option("--max-device-bytes", args.max_device_bytes,
+                  "Per client: bytes of GPU memory (cuda device) held at once; 0 = no limit")
+      ->type_name("N")
+      ->envname("JITD_MAX_DEVICE_BYTES")
       ->capture_default_str();
   cmd->add_option("--max-compile-time-ms", args.max_compile_time_ms,
                   "Per client: longest wait for one compile (DEADLINE_EXCEEDED past it)")
@@ -137,10 +143,12 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
       ->check(CLI::PositiveNumber)
       ->envname("JITD_DISK_CACHE_BYTES")
       ->capture_default_str();
+  std::vector<std::string> default_devices = devices::DeviceNames();
+  default_devices.insert(default_devices.begin(), "auto");
   cmd->add_option("--default-device", args.default_device,
-                  "Device for compiles that name none (cpu: the JIT; interpreter: the "
-                  "reference evaluator)")
-      ->check(CLI::IsMember(devices::DeviceNames()))
+                  "Device for compiles that name none (auto: cuda when this machine has a "
+                  "GPU, else cpu; cpu: the JIT; interpreter: the reference evaluator)")
+      ->check(CLI::IsMember(default_devices))
       ->envname("JITD_DEFAULT_DEVICE")
       ->capture_default_str();
   cmd->add_option("--log-level", args.log_level, "error, info or debug")
@@ -172,7 +180,25 @@ int RunServe(const ServeArgs& args) {
   instance_options.memory_cache_bytes = args.memory_cache_bytes;
   instance_options.disk_cache_max_bytes = args.disk_cache_bytes;
   instance_options.execute_slots = args.execute_slots;
-  instance_options.default_device = args.default_device;
+  // Why a device is missing is said once, here; clients that asked for
+  // the default are warned on their side (libclient).
+  for (const devices::DeviceAvailability& d : devices::ProbeDevices()) {
+    if (!d.available && LogsInfo(args.log_level)) {
+      std::fprintf(stderr, "jitd: %s: unavailable (%s)\n", d.name.c_str(), d.reason.c_str());
+    }
+  }
+  std::string fallback_note;
+  StatusOr<std::string> default_device = devices::ResolveDevice(args.default_device, &fallback_note);
+  if (!default_device.ok()) {
+    std::fprintf(stderr, "jitd serve: --default-device %s: %s\n", args.default_device.c_str(),
+                 default_device.status().message().c_str());
+    return kExitUsageOrIo;
+  }
+  if (!fallback_note.empty() && LogsInfo(args.log_level)) {
+    std::fprintf(stderr, "jitd: default device %s (the first of cuda, cpu this machine has)\n",
+                 default_device->c_str());
+  }
+  instance_options.default_device = *default_device;
   instance_options.share_cache_across_uids = args.share_cache_across_uids;
   instance_options.max_feed_bytes_per_client = args.max_feed_bytes;
   if (args.log_level == "debug") {  // compiles, misses and why, disk loads, evictions
@@ -205,6 +231,7 @@ int RunServe(const ServeArgs& args) {
   server_options.session.max_executables = args.max_executables;
   server_options.session.max_buffers = args.max_buffers;
   server_options.session.max_buffer_bytes = args.max_buffer_bytes;
+  server_options.session.max_device_bytes = args.max_device_bytes;
   server_options.session.max_compile_time = std::chrono::milliseconds(args.max_compile_time_ms);
   server_options.session.max_execute_time = std::chrono::milliseconds(args.max_execute_time_ms);
   server_options.peers.allow_uids.assign(args.allow_uids.begin(), args.allow_uids.end());
@@ -223,11 +250,12 @@ int RunServe(const ServeArgs& args) {
   if (LogsInfo(args.log_level)) {
     std::fprintf(stderr,
                  "jitd: limits per client: %llu executables, %llu buffers, %llu buffer bytes, "
-                 "compile %llu ms, execute %llu ms, segment %llu bytes; memory cache %llu bytes, "
-                 "disk cache %s\n",
+                 "%llu device bytes, compile %llu ms, execute %llu ms, segment %llu bytes; "
+                 "memory cache %llu bytes, disk cache %s\n",
                  static_cast<unsigned long long>(args.max_executables),
                  static_cast<unsigned long long>(args.max_buffers),
                  static_cast<unsigned long long>(args.max_buffer_bytes),
+                 static_cast<unsigned long long>(args.max_device_bytes),
                  static_cast<unsigned long long>(args.max_compile_time_ms),
                  static_cast<unsigned long long>(args.max_execute_time_ms),
                  static_cast<unsigned long long>(EffectiveSegmentBytes(args)),

@@ -21,7 +21,9 @@ struct ServeArgs {
   // costs its mapping's address space, not memory.
   uint64_t segment_bytes = 0;
   std::string log_level = "info";  // error | info | debug
-  std::string default_device = "cpu";  // for compiles that name no device
+  // For compiles that name no device; "auto": the first of cuda, cpu that
+  // this machine can run (devices/platforms.h).
+  std::string default_device = "auto";
   // Who may connect besides the daemon's own user.
   std::vector<uint32_t> allow_uids;
   std::vector<uint32_t> allow_gids;
@@ -29,6 +31,8 @@ struct ServeArgs {
   uint64_t max_executables = 1024;
   uint64_t max_buffers = 4096;
   uint64_t max_buffer_bytes = uint64_t{1} << 30;
+  // GPU memory one client may hold (devices/cuda/cuda_allocator.h); 0 = no limit.
+  uint64_t max_device_bytes = 0;
   uint64_t max_compile_time_ms = 300'000;
   uint64_t max_execute_time_ms = 60'000;
   // Cache bounds (daemon::InstanceOptions).

@@ -72,6 +72,22 @@ void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
   out << "\n";
   out << "  executes:     " << Field(s, "executes") << " (" << Field(s, "execute_errors")
       << " failed)\n";
+  // One line per device: "cpu", "cuda: NVIDIA H100 ..., 1.0 GiB of 79.1 GiB
+  // in jitd's pool" or "cuda: unavailable (<reason>)".
+  if (const boost::optional<const ptree&> devices = s.get_child_optional("devices")) {
+    for (const auto& [unused, d] : *devices) {
+      out << "  device:       " << Field(d, "name");
+      if (d.get<bool>("available", false)) {
+        if (d.get_child_optional("gpu")) {
+          out << ": " << Field(d, "gpu") << ", " << Bytes(d, "memory_used_bytes") << " of "
+              << Bytes(d, "memory_total_bytes") << " in jitd's pool";
+        }
+      } else {
+        out << ": unavailable (" << Field(d, "reason") << ")";
+      }
+      out << "\n";
+    }
+  }
   out << "  memory cache: " << Field(s, "memory_cache.hits") << " hits, "
       << Field(s, "memory_cache.misses") << " misses, " << Field(s, "memory_cache.joined")
       << " joined an in-flight compile, " << Field(s, "memory_cache.entries") << " entries, "

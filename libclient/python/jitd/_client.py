@@ -164,6 +164,26 @@ def available_platforms(socket_path=None):
     return tuple(p for p in PLATFORMS if _probe_device(conn, p))
 
 
+def _unavailable_reason(conn, device):
+    """Why the daemon cannot run `device` (its answer to a compile there:
+    "cuda: unavailable (libcuda.so.1 not found ...)" gives the part in
+    parentheses), or None when it gives no reason."""
+    exe = ctypes.c_void_p()
+    opts = _compile_options_struct(device)
+    status = _lib.fn("jitd_client_compile")(conn.drain(), _PROBE.encode(), len(_PROBE),
+                                            ctypes.byref(opts), ctypes.byref(exe))
+    if not status:
+        _lib.fn("jitd_executable_release")(exe)
+        return None
+    l = _lib.lib()
+    message = l.jitd_status_message(status).decode("utf-8", "replace")
+    l.jitd_status_free(status)
+    prefix = device + ": unavailable ("
+    if message.startswith(prefix) and message.endswith(")"):
+        return message[len(prefix):-1]
+    return message
+
+
 def _compile_options_struct(device, profile=False, dump_dir=None):
     opts = _lib.CompileOptions()
     opts.struct_size = ctypes.sizeof(_lib.CompileOptions)
@@ -257,7 +277,13 @@ class Client(object):
         tried = []
         for candidate in (platform,) + tuple(p for p in fallback if p != platform):
             if self._has_device(candidate):
-                if tried:
+                if tried == ["cuda"]:
+                    # The seeds' fallback: one warning, with the daemon's reason.
+                    warnings.warn(
+                        "No GPU found, falling back to %s: %s"
+                        % (candidate, _unavailable_reason(self._conn, "cuda")),
+                        RuntimeWarning, stacklevel=3)
+                elif tried:
                     warnings.warn(
                         "jitd: the daemon has no %s device; using %r instead (%s)"
                         % (" or ".join(repr(t) for t in tried), candidate,
@@ -267,9 +293,15 @@ class Client(object):
                 self.platform = candidate
                 return
             tried.append(candidate)
+        reasons = ""
+        for t in tried:
+            reason = _unavailable_reason(self._conn, t) if t in PLATFORMS else None
+            if reason:
+                reasons += "; %s: unavailable (%s)" % (t, reason)
         raise JitdError(StatusCode.NOT_FOUND,
-                        "the jitd daemon has no device %s (it has: %s)"
-                        % (" or ".join(repr(t) for t in tried), ", ".join(self.platforms)))
+                        "the jitd daemon has no device %s (it has: %s)%s"
+                        % (" or ".join(repr(t) for t in tried), ", ".join(self.platforms),
+                           reasons))
 
     def _has_device(self, device):
         if self._listed is not None:

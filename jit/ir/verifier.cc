@@ -1830,17 +1830,9 @@ Status CheckDot(const Op& op) {
   return Status::Ok();
 }
 
-Status CheckConvolution(const Op& op) {
-  const Type& lhs = TypeOf(op.operand(0));
-  const Type& rhs = TypeOf(op.operand(1));
-  const Type& r = op.result(0)->type();
-  const int64_t n = lhs.rank();
-  if (rhs.rank() != n || n < 2) {
-    return Fail(op, "requires rank(lhs) = rank(rhs) >= 2, got " + Str(lhs) + " and " + Str(rhs));
-  }
-  if (r.rank() != n) {
-    return Fail(op, "requires rank(result) = rank(lhs) = " + Str(n) + ", got " + Str(r));
-  }
+// (C13), (C18), (C20) of convolution (and dynamic_conv): dimension_numbers
+// names every dimension of rank-`n` lhs, rhs and result once.
+StatusOr<const ConvDimensionNumbers*> CheckConvLayouts(const Op& op, int64_t n) {
   const int64_t spatial = n - 2;
   const Attribute* a = op.attr("dimension_numbers");
   if (!a) return MissingAttr(op, "dimension_numbers");
@@ -1870,6 +1862,24 @@ Status CheckConvolution(const Op& op) {
                           " and spatial " + Str(l.b));
     }
   }
+  return dn;
+}
+
+Status CheckConvolution(const Op& op) {
+  const Type& lhs = TypeOf(op.operand(0));
+  const Type& rhs = TypeOf(op.operand(1));
+  const Type& r = op.result(0)->type();
+  const int64_t n = lhs.rank();
+  if (rhs.rank() != n || n < 2) {
+    return Fail(op, "requires rank(lhs) = rank(rhs) >= 2, got " + Str(lhs) + " and " + Str(rhs));
+  }
+  if (r.rank() != n) {
+    return Fail(op, "requires rank(result) = rank(lhs) = " + Str(n) + ", got " + Str(r));
+  }
+  const int64_t spatial = n - 2;
+  JITD_ASSIGN_OR_RETURN(const ConvDimensionNumbers* dn, CheckConvLayouts(op, n));
+  const I64s in_sp(dn->input_spatial_dimensions), k_sp(dn->kernel_spatial_dimensions),
+      out_sp(dn->output_spatial_dimensions);
   // Window attributes; absent ones default to 1 (0 for padding).
   I64s strides, lhs_dilation, rhs_dilation;
   bool present = false;
@@ -2683,6 +2693,9 @@ Status CheckDynamicGather(const Op& op) {
 }
 
 Status CheckDynamicConv(const Op& op) {
+  JITD_ASSIGN_OR_RETURN(const ConvDimensionNumbers* dn,
+                        CheckConvLayouts(op, TypeOf(op.operand(0)).rank()));
+  (void)dn;
   const Type& p = TypeOf(op.operand(2));
   if (p.rank() != 2 || p.dim(1) != 2 || !IsInteger(p.dtype())) {
     return Fail(op, "requires padding to be an Nx2 integer tensor, got " + Str(p));

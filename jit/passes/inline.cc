@@ -34,8 +34,14 @@ using ir::OpCode;
 constexpr int64_t kMinInlineBudget = int64_t{1} << 18;
 constexpr int64_t kInlineBudgetFactor = 4;
 
+// A func.call's callee, or a stablehlo.composite's decomposition (the
+// function that defines what the composite computes: inlined like a call).
+bool IsCall(const Op& op) {
+  return op.code() == OpCode::kFuncCall || op.code() == OpCode::kComposite;
+}
+
 const Function* Callee(const ir::Module& module, const Op& call) {
-  const ir::Attribute* a = call.attr("callee");
+  const ir::Attribute* a = call.attr(call.code() == OpCode::kComposite ? "decomposition" : "callee");
   const auto* ref = a ? a->get_if<ir::SymbolRefAttr>() : nullptr;
   return ref ? module.FindFunction(ref->name) : nullptr;
 }
@@ -44,7 +50,7 @@ const Function* Callee(const ir::Module& module, const Op& call) {
 std::vector<const Function*> CalleesOf(const ir::Module& module, const Function& fn) {
   std::vector<const Function*> out;
   ir::WalkOps(static_cast<const ir::Region&>(fn.body()), [&](const Op& op) {
-    if (op.code() != OpCode::kFuncCall) return;
+    if (!IsCall(op)) return;
     if (const Function* callee = Callee(module, op)) out.push_back(callee);
   });
   return out;
@@ -166,7 +172,7 @@ class InlinePass : public Pass {
   // The callee of `op` when it is a call to inline into a block that
   // `depth` regions enclose (see the file comment); null otherwise.
   const Function* CalleeToInline(const Op& op, int depth) {
-    if (op.code() != OpCode::kFuncCall) return nullptr;
+    if (!IsCall(op)) return nullptr;
     const Function* callee = Callee(*module_, op);
     if (!callee || !callee->entry() || callee->body().num_blocks() != 1 || recursive_.count(callee)) {
       return nullptr;

@@ -12,9 +12,9 @@
 // form (ir::PrintOptions::canonical) and that text is hashed.
 //
 // One exception: the source position of an op whose value depends on it
-// (stablehlo.rng seeds from its line:col; a dense_resource constant without
-// data is filled from a seed that includes its line) is part of the key, so
-// such ops keep their meaning.
+// (stablehlo.rng seeds from its line:col) is part of the key, so such ops
+// keep their meaning. Elided dense_resource weights are not: their fill
+// depends on their name and order, never their line.
 //
 // Thread safety: free functions on values; thread-safe.
 #ifndef JITD_DAEMON_PROGRAM_KEY_H_

@@ -157,6 +157,21 @@ TEST(ProgramKeyTest, PositionsCountWhereTheyChangeValues) {
   EXPECT_NE(KeyOf(std::string("// a comment line\n") + kRng).Part(), key);
 }
 
+// Elided weights are filled by name and place among them, not by line: a
+// model moved down a few lines (a re-export, a comment) is the same key.
+TEST(ProgramKeyTest, ElidedWeightsDoNotKeyOnTheirLines) {
+  constexpr char kWeights[] = R"(module {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %w = stablehlo.constant dense_resource<__elided__> : tensor<4xf32>
+    %y = stablehlo.multiply %x, %w : tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+})";
+  const std::string key = KeyOf(kWeights).Part();
+  EXPECT_EQ(KeyOf(std::string("// exported again\n\n") + kWeights).Part(), key);
+  EXPECT_NE(KeyOf(ReplaceAll(kWeights, "multiply", "add")).Part(), key);
+}
+
 TEST(ProgramKeyTest, FunctionsNamedLikeTheCanonicalNamesStayDistinct) {
   // A program that already uses the canonical prefix keeps all its names
   // (so no renamed function can collide with one): the same text then means

@@ -472,8 +472,34 @@ for where in daemon in-process; do
 done
 expect_exit 0 "run --profile (interpreter)" "$jitd" run --in-process --device=interpreter --random-inputs --profile "$tmp/loop.mlir"
 expect_grep "run --profile (interpreter)" "$tmp/err" " +[0-9.]+% +x3 +stablehlo.dot_general +$tmp/loop.mlir:11:5$"
+# Elided weights fill the same after a daemon restart (the executable then
+# comes from the disk cache, its module printed again on other lines) and
+# when the program is respelled on other lines (then it is the same entry).
+cat >"$tmp/elided.mlir" <<'MLIR'
+// weights elided by the exporter
+func.func public @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+  %w1 = stablehlo.constant dense_resource<__elided__> : tensor<6xf32>
+
+  %w2 = stablehlo.constant dense_resource<__elided__> : tensor<6xf32>
+  %a = stablehlo.multiply %x, %w1 : tensor<6xf32>
+  %b = stablehlo.add %x, %w2 : tensor<6xf32>
+  return %a, %b : tensor<6xf32>, tensor<6xf32>
+}
+MLIR
+expect_exit 0 "elided weights, first compile" "$jitd" run --socket "$sock" --random-inputs --resource-seed=9 "$tmp/elided.mlir"
+expect_grep "elided weights, first compile" "$tmp/out" "^timing: .*compile miss"
+grep '^result' "$tmp/out" >"$tmp/elided_first.txt"
 stop_daemon
 expect_exit 2 "stats after stop" "$jitd" stats --socket "$sock"
+expect_exit 0 "elided weights, after a restart" "$jitd" run --socket "$sock" --random-inputs --resource-seed=9 "$tmp/elided.mlir"
+grep '^result' "$tmp/out" | cmp -s - "$tmp/elided_first.txt" ||
+  fail "elided weights: other values after a daemon restart: $(cat "$tmp/out") vs $(cat "$tmp/elided_first.txt")"
+{ printf '\n\n// moved down\n'; sed 's/%w1/%kernel/g' "$tmp/elided.mlir"; } >"$tmp/elided_moved.mlir"
+expect_exit 0 "elided weights, respelled" "$jitd" run --socket "$sock" --random-inputs --resource-seed=9 "$tmp/elided_moved.mlir"
+expect_grep "elided weights, respelled" "$tmp/out" "^timing: .*compile hit"
+grep '^result' "$tmp/out" | cmp -s - "$tmp/elided_first.txt" ||
+  fail "elided weights: other values for the program respelled: $(cat "$tmp/out")"
+stop_daemon
 
 # --trace: a Chrome trace (Trace Event Format) of the compile's passes and
 # every kernel / library call of the execute, valid JSON.

@@ -4,7 +4,8 @@ LocalBuffer, LocalExecutable and CompileOptions over libjitd.so).
 
 Thread safety: a Client, its buffers and executables may be used from any
 thread; calls on one connection are serialized by libjitd (one request in
-flight), and ctypes releases the GIL during each call. Infeed and outfeed
+flight), and ctypes (and jitd._fast, the hot path of Execute) release the
+GIL during each call. Infeed and outfeed
 transfers use a second connection of the Client, so a thread may feed while
 another thread's Execute waits on the infeed.
 

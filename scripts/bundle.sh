@@ -6,8 +6,10 @@
 #
 #   bash scripts/bundle.sh [OUTPUT]      default OUTPUT: build-bundle/jitd-VERSION-linux-x86_64.tar.xz
 #
-# How (docs/DEVELOPERS.md, "The portable bundle"): a second build in
-# build-bundle/ configured with -DJITD_PORTABLE=ON (cmake/JitdPortable.cmake:
+# How (README.md, "The portable bundle"): HEAD's sources exported into
+# build-bundle-src/ (others' uncommitted edits in this shared checkout never
+# reach a bundle), a second build in build-bundle/ configured with
+# -DJITD_PORTABLE=ON (cmake/JitdPortable.cmake:
 # static LLVM with only the components jitd uses, static libstdc++/libgcc,
 # --as-needed, DT_RPATH $ORIGIN/../lib); the binaries stripped; OpenBLAS,
 # oneDNN and every other shared library they need beyond glibc, libz and
@@ -23,6 +25,9 @@
 #   BUNDLE_TARGETS    only these targets (space separated; default: all).
 #                     The bundle takes whatever executables the build folder has.
 #   BUNDLE_COMPRESS   xz (default; plain `tar -xf` unpacks it) or zstd
+#   BUNDLE_SOURCE     head (default: the committed HEAD, via build-bundle-src/)
+#                     or tree (this working tree as it is)
+#   SHARED_DIR        the shared/ folder the tests read (default ../shared)
 #   SKIP_BUILD=1      package what build-bundle/ already has
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,12 +47,58 @@ if [ "$(uname -m)" != x86_64 ]; then
   exit 2
 fi
 
+# The sources: HEAD's tree, exported into $src_dir (files whose content
+# changed get a new time; the others keep theirs, so rebuilds are
+# incremental), so that the uncommitted edits of others in this shared
+# checkout never reach a bundle. BUNDLE_SOURCE=tree builds the working tree.
+case "${BUNDLE_SOURCE:-head}" in
+  head) src_dir="${BUNDLE_SOURCE_DIR:-build-bundle-src}" ;;
+  tree) src_dir=. ;;
+  *) echo "bundle: BUNDLE_SOURCE must be head or tree, not '${BUNDLE_SOURCE}'" >&2; exit 2 ;;
+esac
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJITD_PORTABLE=ON \
-    -DJITD_BUILD_FUZZERS=OFF >/dev/null
+  if [ "$src_dir" != . ]; then
+    export_dir=$(mktemp -d "${TMPDIR:-/tmp}/jitd-bundle-src.XXXXXX")
+    git archive --format=tar HEAD | tar -xf - -C "$export_dir"
+    python3 - "$export_dir" "$src_dir" <<'EOF'
+import filecmp, os, shutil, sys
+new, old = sys.argv[1], sys.argv[2]
+os.makedirs(old, exist_ok=True)
+changed = 0
+for d, dirs, files in os.walk(new):
+    rel = os.path.relpath(d, new)
+    os.makedirs(os.path.join(old, rel), exist_ok=True)
+    for f in files:
+        a, b = os.path.join(d, f), os.path.join(old, rel, f)
+        if os.path.islink(a) or not os.path.isfile(b) or os.path.islink(b) or not filecmp.cmp(a, b, shallow=False):
+            if os.path.lexists(b):
+                os.remove(b)
+            shutil.copy2(a, b, follow_symlinks=False)
+            if not os.path.islink(b):
+                os.utime(b)  # newer than the objects built from the old content
+            changed += 1
+for d, dirs, files in os.walk(old, topdown=False):
+    rel = os.path.relpath(d, old)
+    for f in files:
+        if not os.path.lexists(os.path.join(new, rel, f)):
+            os.remove(os.path.join(d, f))
+            changed += 1
+    if not os.path.isdir(os.path.join(new, rel)):
+        os.rmdir(d)
+print(f"bundle: sources of HEAD ({changed} files changed) in {old}")
+EOF
+    rm -rf "$export_dir"
+    echo "bundle: HEAD is $(git rev-parse --short HEAD)"
+  fi
+  cmake -S "$src_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJITD_PORTABLE=ON \
+    -DJITD_BUILD_FUZZERS=OFF -DJITD_SHARED_DIR="${SHARED_DIR:-$(cd .. && pwd)/shared}" >/dev/null
   targets=()
   for t in ${BUNDLE_TARGETS:-}; do targets+=(--target "$t"); done
-  nice -n 10 cmake --build "$build_dir" -j"$jobs" "${targets[@]}"
+  # -k 0: one target that fails does not hide what else fails.
+  if ! nice -n 10 cmake --build "$build_dir" -j"$jobs" "${targets[@]}" -- -k 0; then
+    echo "bundle: the build in $build_dir failed (sources: $src_dir); no bundle made" >&2
+    exit 1
+  fi
 fi
 if ! grep -q '^JITD_PORTABLE:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null; then
   echo "bundle: $build_dir is not configured with -DJITD_PORTABLE=ON" >&2
@@ -79,23 +130,23 @@ for f in "$build_dir"/bin/*; do
 done
 cp "$build_dir/lib/libjitd.so.1" "$root/lib/"
 ln -s libjitd.so.1 "$root/lib/libjitd.so"
-cp include/jitd/*.h "$root/include/jitd/"
+cp "$src_dir"/include/jitd/*.h "$root/include/jitd/"
 
 # The Python package, with libjitd.so.1 beside it (where jitd/_lib.py looks
 # second, after $JITD_LIBRARY), its tests, and any CPython extension module
 # the build made for it.
-cp -r libclient/python/jitd "$root/python/jitd"
-cp -r libclient/python/tests "$root/python/tests"
+cp -r "$src_dir"/libclient/python/jitd "$root/python/jitd"
+cp -r "$src_dir"/libclient/python/tests "$root/python/tests"
 find "$root/python" -name __pycache__ -prune -exec rm -rf {} +
 ln -s ../../lib/libjitd.so.1 "$root/python/jitd/libjitd.so.1"
 while IFS= read -r -d '' ext; do
   cp "$ext" "$root/python/jitd/"
 done < <(find "$build_dir" -name '*.cpython-*.so' -type f -print0)
 
-cp examples/*.mlir examples/*.c examples/*.py "$root/examples/" 2>/dev/null || true
-cp scripts/test-gpu.sh "$root/scripts/"
-cp tests/bundle/check_bundle.sh "$root/scripts/"
-cp LICENSE "$root/" 2>/dev/null || true
+cp "$src_dir"/examples/*.mlir "$src_dir"/examples/*.c "$src_dir"/examples/*.py "$root/examples/" 2>/dev/null || true
+cp "$src_dir"/scripts/test-gpu.sh "$root/scripts/"
+cp "$src_dir"/tests/bundle/check_bundle.sh "$root/scripts/"
+cp "$src_dir"/LICENSE "$root/" 2>/dev/null || true
 
 # The gpu-labelled ctest tests, for scripts/test-gpu.sh: one line per test,
 # NAME<TAB>BINARY<TAB>ARGUMENTS (tab separated; BINARY relative to bin/).
@@ -169,7 +220,7 @@ shipped: jitd finds them at run time where the machine has them.
 EOF
 
 echo "== checking the staged bundle"
-bash tests/bundle/check_bundle.sh "$root"
+bash "$src_dir"/tests/bundle/check_bundle.sh "$root"
 
 mkdir -p "$(dirname "$out")"
 tar_args=(--sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$work" -cf - "$name")

@@ -16,6 +16,8 @@
 //                           pairs (kv) of the same data: the floor
 //   triad/threads:N         a STREAM triad kernel compiled by the same JIT
 //                           (the bandwidth reference measured in-process)
+//   execute/thunk_loop/mode:M  the thunk runs of a 1000-iteration while
+//                           loop: plain (M=0), profiled (1), traced (2)
 //   compile/tiny            cold compile (plan + LLVM O2 + machine code) of
 //                           a one-op program
 //   compile/corpus_median   cold compile of the corpus file whose compile
@@ -398,6 +400,65 @@ void BM_Triad(benchmark::State& state) {
 }
 BENCHMARK(BM_Triad)->Name("triad")->ArgName("threads")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// What profiling and tracing cost per thunk: a while loop of 1000
+// iterations of small kernels (thunk_runs per execute), run
+// plain (mode 0), with ExecuteOptions::profile (1) and with
+// ExecuteOptions::trace (2). Reported per execute.
+const char* kThunkLoop = R"(
+func.func @main(%a: tensor<16xf32>) -> tensor<16xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %x = %a) : tensor<i32>, tensor<16xf32>
+   cond {
+    %n = stablehlo.constant dense<1000> : tensor<i32>
+    %go = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %y = stablehlo.multiply %x, %x : tensor<16xf32>
+    %s = stablehlo.maximum %y, %x : tensor<16xf32>
+    %t = stablehlo.tanh %s : tensor<16xf32>
+    stablehlo.return %next, %t : tensor<i32>, tensor<16xf32>
+  }
+  return %r#1 : tensor<16xf32>
+}
+)";
+
+void BM_ThunkLoop(benchmark::State& state) {
+  auto device = MakeDevice(1);
+  if (!device) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  auto exe = CompileCpu(*device, kThunkLoop);
+  if (!exe) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  std::vector<float> a = RandomFloats(16, 3);
+  std::vector<float> out(16);
+  const void* args[] = {a.data()};
+  void* results[] = {out.data()};
+  std::vector<devices::ProfileEntry> profile;
+  devices::ExecutionTrace trace;
+  devices::ExecuteOptions options;
+  if (state.range(0) == 1) options.profile = &profile;
+  if (state.range(0) == 2) options.trace = &trace;
+  for (auto _ : state) {
+    trace.events.clear();
+    Status s = exe->Run(args, results, options);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["thunk_runs"] =
+      static_cast<double>(state.range(0) == 2 ? trace.events.size() : 0);
+}
+BENCHMARK(BM_ThunkLoop)->Name("execute/thunk_loop")->ArgName("mode")->Arg(0)->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void CompileLoop(benchmark::State& state, const std::string& text) {
   auto device = MakeDevice(1);

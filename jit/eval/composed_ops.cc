@@ -8,6 +8,7 @@
 // The composed op is built detached, on scratch values, and evaluated with
 // OpContext::EvaluateDetached; its errors carry the original op's location.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <set>
 
@@ -302,9 +303,201 @@ KernelResult CollectivePermuteKernel(OpContext& ctx) {
   return Single(std::move(zeros));
 }
 
+// ---- chlo.scan and chlo.ragged_dot --------------------------------------------
+
+// Element `k` along dimension `dim` of `lit`: a tensor of one rank less.
+StatusOr<Literal> TakeSlice(OpContext& ctx, const Literal& lit, int64_t dim, int64_t k) {
+  std::vector<int64_t> dims = lit.type().dims();
+  const int64_t n = dims[static_cast<size_t>(dim)];
+  dims.erase(dims.begin() + dim);
+  JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewLiteral(Type::Tensor(lit.dtype(), dims)));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= lit.type().dim(d);
+  for (int64_t d = dim + 1; d < lit.type().rank(); ++d) inner *= lit.type().dim(d);
+  const size_t bytes = static_cast<size_t>(inner * ir::StorageBytes(lit.dtype()));
+  for (int64_t o = 0; o < outer; ++o) {
+    if (bytes) std::memcpy(out.mutable_element_ptr(o * inner), lit.element_ptr((o * n + k) * inner), bytes);
+  }
+  return out;
+}
+
+// Stores `slice` as element `k` along dimension `dim` of `out`.
+void PutSlice(Literal& out, int64_t dim, int64_t k, const Literal& slice) {
+  const int64_t n = out.type().dim(dim);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= out.type().dim(d);
+  for (int64_t d = dim + 1; d < out.type().rank(); ++d) inner *= out.type().dim(d);
+  const size_t bytes = static_cast<size_t>(inner * ir::StorageBytes(out.dtype()));
+  for (int64_t o = 0; o < outer; ++o) {
+    if (bytes) std::memcpy(out.mutable_element_ptr((o * n + k) * inner), slice.element_ptr(o * inner), bytes);
+  }
+}
+
+// How many of the operands are inputs (the rest are inits): the
+// operandSegmentSizes attribute, as MLIR writes it.
+int64_t ScanInputs(const ir::Op& op) {
+  const ir::Attribute* a = op.attr("operandSegmentSizes");
+  const auto* d = a ? a->get_if<ir::DenseArrayAttr>() : nullptr;
+  return d && d->ints.size() == 2 ? d->ints[0] : static_cast<int64_t>(op.num_operands());
+}
+
+// chlo.scan: the body runs once per index along `dimension` (last to first
+// when is_reverse), on the inputs' slices there and the carries; it returns
+// the outputs' slices at that index and the next carries. Results: the
+// outputs, then the final carries.
+KernelResult ScanKernel(OpContext& ctx) {
+  const ir::Op& op = ctx.op();
+  const size_t num_inputs = static_cast<size_t>(ScanInputs(op));
+  const size_t num_carries = op.num_operands() - num_inputs;
+  const size_t num_outputs = op.num_results() - num_carries;
+  const int64_t dim = ctx.Int("dimension", 0);
+  const int64_t length = num_inputs ? ctx.operand(0).type().dim(dim)
+                         : num_outputs ? ctx.result_type(0).dim(dim)
+                                       : ctx.Int("scan_dim_size", 0);
+  const bool reverse = ctx.Bool("is_reverse", false);
+  std::vector<RuntimeValue> carries;
+  for (size_t i = num_inputs; i < op.num_operands(); ++i) carries.push_back(ctx.value(i));
+  std::vector<Literal> outputs;
+  for (size_t i = 0; i < num_outputs; ++i) {
+    JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(i));
+    outputs.push_back(std::move(out));
+  }
+  for (int64_t step = 0; step < length; ++step) {
+    const int64_t k = reverse ? length - 1 - step : step;
+    std::vector<RuntimeValue> args;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      JITD_ASSIGN_OR_RETURN(Literal slice, TakeSlice(ctx, ctx.operand(i), dim, k));
+      args.emplace_back(std::move(slice));
+    }
+    for (const RuntimeValue& c : carries) args.push_back(c);
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> returned, ctx.CallRegion(0, std::move(args)));
+    if (returned.size() != num_outputs + num_carries) {
+      return ctx.Error("body returned " + std::to_string(returned.size()) + " values for " +
+                       std::to_string(num_outputs) + " outputs and " + std::to_string(num_carries) +
+                       " carries");
+    }
+    for (size_t i = 0; i < num_outputs; ++i) PutSlice(outputs[i], dim, k, returned[i].literal());
+    carries.assign(returned.begin() + static_cast<std::ptrdiff_t>(num_outputs), returned.end());
+  }
+  std::vector<RuntimeValue> out;
+  for (Literal& o : outputs) out.emplace_back(std::move(o));
+  for (RuntimeValue& c : carries) out.push_back(std::move(c));
+  return out;
+}
+
+// chlo.ragged_dot (chlo.md): a dot_general in which the lhs's ragged
+// dimension is cut into consecutive groups of group_sizes[...] elements.
+//   ragged dimension not contracted (mode 1): the rows of group i multiply
+//     rhs's group i (rhs_group_dimensions);
+//   ragged dimension contracted (mode 2): result[i] contracts over group i;
+//   ragged dimension a batch dimension (mode 3): a plain batched dot.
+// Elements past the last group count nowhere. group_sizes of rank > 1 give
+// the sizes per index of the leading lhs batch dimensions.
+KernelResult RaggedDotKernel(OpContext& ctx) {
+  const Literal& lhs = ctx.operand(0);
+  const Literal& rhs = ctx.operand(1);
+  const Literal& sizes = ctx.operand(2);
+  const auto field = [&](std::string_view f) { return ctx.StructField("ragged_dot_dimension_numbers", f); };
+  const std::vector<int64_t> lb = field("lhs_batching_dimensions"), rb = field("rhs_batching_dimensions"),
+                             lc = field("lhs_contracting_dimensions"),
+                             rc = field("rhs_contracting_dimensions"),
+                             lr = field("lhs_ragged_dimensions"), rg = field("rhs_group_dimensions");
+  if (lr.size() != 1 || rg.size() > 1) {
+    return ctx.Error("needs one lhs_ragged_dimensions and at most one rhs_group_dimensions");
+  }
+  const int64_t ragged = lr[0];
+  const auto in = [](const std::vector<int64_t>& v, int64_t d) {
+    return std::find(v.begin(), v.end(), d) != v.end();
+  };
+  const int mode = in(lb, ragged) ? 3 : in(lc, ragged) ? 2 : 1;
+  if ((mode == 1) != (rg.size() == 1)) {
+    return ctx.Error(mode == 1 ? "has a ragged non-contracting dimension but no rhs group dimension"
+                               : "has an rhs group dimension but a ragged batch or contracting dimension");
+  }
+  const int64_t groups = sizes.type().rank() ? sizes.type().dims().back() : 1;
+  const size_t lead = static_cast<size_t>(std::max<int64_t>(sizes.type().rank() - 1, 0));
+  if (lead > lb.size()) return ctx.Error("has group_sizes of more dimensions than lhs batch dimensions + 1");
+  // The group of each lhs element (-1: past the last group).
+  const std::vector<int64_t> ldims = lhs.type().dims();
+  std::vector<int64_t> group(static_cast<size_t>(lhs.num_elements()), -1);
+  int64_t flat = 0;
+  JITD_RETURN_IF_ERROR(ForEachIndex(ldims, [&](const std::vector<int64_t>& index) {
+    int64_t row = 0;  // which row of group_sizes
+    for (size_t j = 0; j < lead; ++j) row = row * sizes.type().dim(static_cast<int64_t>(j)) + index[static_cast<size_t>(lb[j])];
+    int64_t end = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      end += sizes.GetInt(row * groups + g);
+      if (index[static_cast<size_t>(ragged)] < end) {
+        group[static_cast<size_t>(flat)] = g;
+        break;
+      }
+    }
+    ++flat;
+    return Status::Ok();
+  }));
+  const size_t bytes = static_cast<size_t>(ir::StorageBytes(lhs.dtype()));
+  // lhs with every element outside group `g` (any group, for g = -2) zeroed.
+  const auto masked = [&](int64_t g) -> StatusOr<Literal> {
+    JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewLiteral(lhs.type()));
+    for (int64_t i = 0; i < lhs.num_elements(); ++i) {
+      const int64_t gi = group[static_cast<size_t>(i)];
+      if (gi == g || (g == -2 && gi >= 0)) std::memcpy(out.mutable_element_ptr(i), lhs.element_ptr(i), bytes);
+    }
+    return out;
+  };
+  const auto dot = [&](Literal a, Literal b, std::vector<int64_t> rbatch, std::vector<int64_t> rcontract,
+                       const Type& type) -> StatusOr<RuntimeValue> {
+    ir::StructAttr dn{"stablehlo.dot", {{"lhs_batching_dimensions", true, lb},
+                                        {"rhs_batching_dimensions", true, std::move(rbatch)},
+                                        {"lhs_contracting_dimensions", true, lc},
+                                        {"rhs_contracting_dimensions", true, std::move(rcontract)}}};
+    ir::AttributeList attrs;
+    attrs.Set("dot_dimension_numbers", std::move(dn));
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> r,
+                          Apply(ctx, OpCode::kDotGeneral, {RuntimeValue(std::move(a)), RuntimeValue(std::move(b))},
+                                {type}, std::move(attrs)));
+    return std::move(r[0]);
+  };
+  const Type& result = ctx.result_type(0);
+  if (mode == 3) {
+    JITD_ASSIGN_OR_RETURN(Literal a, masked(-2));
+    JITD_ASSIGN_OR_RETURN(RuntimeValue r, dot(std::move(a), rhs, rb, rc, result));
+    return std::vector<RuntimeValue>{std::move(r)};
+  }
+  if (mode == 2) {
+    JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(0));
+    std::vector<int64_t> part(result.dims().begin() + 1, result.dims().end());
+    for (int64_t g = 0; g < groups; ++g) {
+      JITD_ASSIGN_OR_RETURN(Literal a, masked(g));
+      JITD_ASSIGN_OR_RETURN(RuntimeValue r, dot(std::move(a), rhs, rb, rc, Type::Tensor(result.dtype(), part)));
+      PutSlice(out, 0, g, r.literal());
+    }
+    return Single(std::move(out));
+  }
+  // Mode 1: sum over groups of (rows of group g) x rhs[group g].
+  const int64_t gdim = rg[0];
+  std::vector<int64_t> rb1 = rb, rc1 = rc;
+  for (auto* v : {&rb1, &rc1}) {
+    for (int64_t& d : *v) d -= d > gdim ? 1 : 0;
+  }
+  JITD_ASSIGN_OR_RETURN(Literal sum, ctx.NewResult(0));
+  RuntimeValue acc(std::move(sum));
+  for (int64_t g = 0; g < groups && g < rhs.type().dim(gdim); ++g) {
+    JITD_ASSIGN_OR_RETURN(Literal a, masked(g));
+    JITD_ASSIGN_OR_RETURN(Literal b, TakeSlice(ctx, rhs, gdim, g));
+    JITD_ASSIGN_OR_RETURN(RuntimeValue r, dot(std::move(a), std::move(b), rb1, rc1, result));
+    JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> added,
+                          Apply(ctx, OpCode::kAdd, {std::move(acc), std::move(r)}, {result}));
+    acc = std::move(added[0]);
+  }
+  return std::vector<RuntimeValue>{std::move(acc)};
+}
+
 }  // namespace
 
 void RegisterComposedKernels(KernelTable& table) {
+  Register(table, OpCode::kChloScan, ScanKernel);
+  Register(table, OpCode::kChloRaggedDot, RaggedDotKernel);
   for (OpCode c : {OpCode::kChloBroadcastAdd, OpCode::kChloBroadcastAnd,
                    OpCode::kChloBroadcastAtan2, OpCode::kChloBroadcastCompare,
                    OpCode::kChloBroadcastComplex, OpCode::kChloBroadcastDivide,
@@ -378,8 +571,6 @@ Status CheckEvaluable(const ir::Op& op) {
     case OpCode::kTorchIndexSelect:
       why = "this deprecated op is not implemented";
       break;
-    case OpCode::kChloRaggedDot:
-    case OpCode::kChloScan:
     case OpCode::kChloAsinAcosKernel:
       why = "it is not implemented yet";
       break;

@@ -2408,6 +2408,32 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParsePrettyOp(OpCode code, Location lo
       JITD_RETURN_IF_ERROR(finish_functional(refs));
       return op;
     }
+    case OpCode::kChloScan: {
+      // chlo.scan(%in, ...) inits(%init, ...) dimension=N {body} {attrs} : (T...) -> (R...)
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
+      JITD_ASSIGN_OR_RETURN(std::vector<OperandRef> refs, ParseOperandRefs(TokenKind::kRParen));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kRParen));
+      const int32_t num_inputs = static_cast<int32_t>(refs.size());
+      JITD_RETURN_IF_ERROR(ExpectKeyword("inits"));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kLParen));
+      JITD_ASSIGN_OR_RETURN(std::vector<OperandRef> inits, ParseOperandRefs(TokenKind::kRParen));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kRParen));
+      refs.insert(refs.end(), inits.begin(), inits.end());
+      JITD_RETURN_IF_ERROR(ExpectKeyword("dimension"));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kEqual));
+      JITD_ASSIGN_OR_RETURN(int64_t dim, ParseInt());
+      op->attrs().Set("dimension", ir::IntegerAttr{dim, DType::kS64});
+      JITD_RETURN_IF_ERROR(ParseRegion(op->add_region(), nullptr));
+      JITD_RETURN_IF_ERROR(finish_functional(refs));
+      const int32_t num_inits = static_cast<int32_t>(inits.size());
+      op->attrs().Set("operandSegmentSizes",
+                      ir::DenseArrayAttr{DType::kS32, {num_inputs, num_inits}, {}});
+      op->attrs().Set("resultSegmentSizes",
+                      ir::DenseArrayAttr{DType::kS32,
+                                         {static_cast<int64_t>(op->num_results()) - num_inits, num_inits},
+                                         {}});
+      return op;
+    }
     case OpCode::kDynamicIota: {
       // dynamic_iota %shape, dim = N : (S) -> R
       JITD_ASSIGN_OR_RETURN(OperandRef x, ParseOperandRef());

@@ -567,7 +567,9 @@ bool Printer::PrettyOp(const Op& op, int indent) {
     return true;
   };
   auto has_i64_array = [&](std::string_view name) { return op.GetI64Array(name).has_value(); };
-  if (op.num_regions() && c != OpCode::kReduce && c != OpCode::kWhile) return false;
+  if (op.num_regions() && c != OpCode::kReduce && c != OpCode::kWhile && c != OpCode::kChloScan) {
+    return false;
+  }
   if (IsElementwiseUnary(c) || IsElementwiseBinary(c) || c == OpCode::kClamp) {
     const size_t want = IsElementwiseUnary(c) ? 1 : IsElementwiseBinary(c) ? 2 : 3;
     if (n != want || op.num_results() != 1 || !all_tensors()) return false;
@@ -722,6 +724,27 @@ bool Printer::PrettyOp(const Op& op, int indent) {
       if (n) out_ += ' ';
       Refs(op.operands());
       AttrDict(op, {"name"});
+      out_ += " : ";
+      FunctionalType(op);
+      return true;
+    }
+    case OpCode::kChloScan: {
+      // chlo.scan(%in...) inits(%init...) dimension=N {body} {attrs} : (T...) -> (R...)
+      const Attribute* a = op.attr("operandSegmentSizes");
+      const auto* seg = a ? a->get_if<DenseArrayAttr>() : nullptr;
+      auto dim = op.GetInt("dimension");
+      if (!seg || seg->ints.size() != 2 || !dim || op.num_regions() != 1 || seg->ints[0] < 0 ||
+          static_cast<size_t>(seg->ints[0]) > n) {
+        return false;
+      }
+      const size_t num_inputs = static_cast<size_t>(seg->ints[0]);
+      out_ += '(';
+      Refs(op.operands().subspan(0, num_inputs));
+      out_ += ") inits(";
+      Refs(op.operands().subspan(num_inputs));
+      out_ += ") dimension=" + std::to_string(*dim) + ' ';
+      PrintRegion(op.region(0), indent, /*print_header=*/true);
+      AttrDict(op, {"dimension", "operandSegmentSizes", "resultSegmentSizes"});
       out_ += " : ";
       FunctionalType(op);
       return true;

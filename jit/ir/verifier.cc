@@ -2844,9 +2844,70 @@ Status CheckRaggedDot(const Op& op) {
                     f);
 }
 
+// chlo.scan: operandSegmentSizes = [inputs, inits]; the body takes each
+// input without `dimension` and the carries (the inits' types), and returns
+// each output without `dimension` and the next carries; the results are the
+// outputs (the body's slices stacked along `dimension`) and the carries.
 Status CheckScan(const Op& op) {
   int64_t dim = 0;
   JITD_RETURN_IF_ERROR(ReadInt(op, "dimension", Need::kRequired, dim));
+  const Attribute* a = op.attr("operandSegmentSizes");
+  const auto* seg = a ? a->get_if<DenseArrayAttr>() : nullptr;
+  if (!seg || seg->ints.size() != 2 || seg->ints[0] < 0 || seg->ints[1] < 0 ||
+      static_cast<size_t>(seg->ints[0] + seg->ints[1]) != op.num_operands()) {
+    return Fail(op, "requires operandSegmentSizes = array<i32: inputs, inits> adding up to its " +
+                        std::to_string(op.num_operands()) + " operands");
+  }
+  const size_t num_inputs = static_cast<size_t>(seg->ints[0]);
+  const size_t num_carries = static_cast<size_t>(seg->ints[1]);
+  if (op.num_results() < num_carries) {
+    return Fail(op, "requires a result for each of its " + std::to_string(num_carries) + " inits");
+  }
+  const size_t num_outputs = op.num_results() - num_carries;
+  int64_t length = -1;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const Type& t = TypeOf(op.operand(i));
+    if (dim < 0 || dim >= t.rank() || (length >= 0 && t.dim(dim) != length)) {
+      return Fail(op, "requires every input to have dimension " + Str(dim) + " of one size, got " + Str(t));
+    }
+    length = t.dim(dim);
+  }
+  const Block& body = Body(op, 0);
+  if (body.num_args() != num_inputs + num_carries) {
+    return Fail(op, "requires its body to take " + std::to_string(num_inputs + num_carries) +
+                        " arguments (input slices, then carries), got " + std::to_string(body.num_args()));
+  }
+  const auto without_dim = [&](const Type& t) {
+    std::vector<int64_t> dims = t.dims();
+    dims.erase(dims.begin() + dim);
+    return Type::Tensor(t.dtype(), dims);
+  };
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (body.arg(i)->type() != without_dim(TypeOf(op.operand(i)))) {
+      return Fail(op, "requires body argument #" + std::to_string(i) + " to be " +
+                          Str(without_dim(TypeOf(op.operand(i)))) + ", got " + Str(body.arg(i)->type()));
+    }
+  }
+  Values ret = Returned(body);
+  if (ret.size() != op.num_results()) {
+    return Fail(op, "requires its body to return " + std::to_string(op.num_results()) +
+                        " values (output slices, then carries), got " + std::to_string(ret.size()));
+  }
+  for (size_t i = 0; i < num_carries; ++i) {
+    const Type& init = TypeOf(op.operand(num_inputs + i));
+    if (body.arg(num_inputs + i)->type() != init || TypeOf(ret[num_outputs + i]) != init ||
+        op.result(num_outputs + i)->type() != init) {
+      return Fail(op, "requires carry #" + std::to_string(i) + " to keep its init's type " + Str(init) +
+                          " as body argument, returned value and result");
+    }
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    const Type& r = op.result(i)->type();
+    if (dim >= r.rank() || (length >= 0 && r.dim(dim) != length) || without_dim(r) != TypeOf(ret[i])) {
+      return Fail(op, "requires output #" + std::to_string(i) + " " + Str(r) +
+                          " to stack the body's " + Str(TypeOf(ret[i])) + " along dimension " + Str(dim));
+    }
+  }
   return Status::Ok();
 }
 

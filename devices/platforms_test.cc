@@ -1,6 +1,6 @@
-// Platform selection on this machine. The cuda device cannot run here (no
-// driver or GPU; and no build compiles for it yet), so "auto" falls back
-// to cpu with a note, and naming cuda is NOT_FOUND with the reason.
+// Platform selection on this machine. Where the cuda device cannot run (no
+// driver or no GPU), "auto" falls back to cpu with a note, and naming cuda
+// is NOT_FOUND with the reason; on a GPU machine "auto" is cuda.
 #include "devices/platforms.h"
 
 #include <gtest/gtest.h>
@@ -25,13 +25,29 @@ TEST(Platforms, EveryBuiltDeviceIsProbed) {
   EXPECT_TRUE(Find(all, "interpreter")->available);
   const DeviceAvailability* cuda = Find(all, "cuda");
   ASSERT_NE(cuda, nullptr);
-  EXPECT_FALSE(cuda->available);
-  EXPECT_FALSE(cuda->reason.empty());
+  EXPECT_EQ(cuda->reason.empty(), cuda->available);
   std::vector<std::string> names = AvailableDeviceNames();
-  EXPECT_EQ(names, (std::vector<std::string>{"interpreter", "cpu"}));
+  if (cuda->available) {
+    EXPECT_EQ(names, (std::vector<std::string>{"interpreter", "cpu", "cuda"}));
+    EXPECT_FALSE(cuda->gpu_name.empty());
+  } else {
+    EXPECT_EQ(names, (std::vector<std::string>{"interpreter", "cpu"}));
+  }
+}
+
+bool CudaRuns() { return Find(ProbeDevices(), "cuda")->available; }
+
+TEST(Platforms, AutoIsCudaOnAGpuMachine) {
+  if (!CudaRuns()) GTEST_SKIP() << "no usable GPU here: " << Find(ProbeDevices(), "cuda")->reason;
+  std::string note;
+  StatusOr<std::string> device = ResolveDevice("auto", &note);
+  ASSERT_TRUE(device.ok());
+  EXPECT_EQ(*device, "cuda");
+  EXPECT_TRUE(note.empty());
 }
 
 TEST(Platforms, AutoFallsBackToCpuSayingWhy) {
+  if (CudaRuns()) GTEST_SKIP() << "this machine runs the cuda device";
   std::string note;
   StatusOr<std::string> device = ResolveDevice("auto", &note);
   ASSERT_TRUE(device.ok()) << device.status().ToString();
@@ -48,6 +64,10 @@ TEST(Platforms, NamedDevices) {
   EXPECT_TRUE(note.empty());
 
   StatusOr<std::string> cuda = ResolveDevice("cuda", nullptr);
+  if (CudaRuns()) {
+    EXPECT_TRUE(cuda.ok());
+    return;
+  }
   ASSERT_FALSE(cuda.ok());
   EXPECT_EQ(cuda.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(cuda.status().message(),
@@ -59,6 +79,7 @@ TEST(Platforms, NamedDevices) {
 }
 
 TEST(Platforms, CreateDeviceCudaSaysWhy) {
+  if (CudaRuns()) GTEST_SKIP() << "this machine runs the cuda device";
   auto device = CreateDevice("cuda");
   ASSERT_FALSE(device.ok());
   EXPECT_EQ(device.status().code(), StatusCode::kNotFound);
@@ -67,6 +88,7 @@ TEST(Platforms, CreateDeviceCudaSaysWhy) {
 }
 
 TEST(Platforms, DevicesJsonNamesTheReason) {
+  if (CudaRuns()) GTEST_SKIP() << "this machine runs the cuda device";
   const std::string json = DevicesJson();
   EXPECT_EQ(json.rfind("[{\"name\":\"interpreter\",\"available\":true}", 0), 0u) << json;
   EXPECT_NE(json.find("{\"name\":\"cuda\",\"available\":false,\"reason\":\""), std::string::npos)

@@ -1,15 +1,61 @@
 #include "devices/cuda/cuda_device.h"
 
-#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+
+#include "devices/cuda/cuda_compiler.h"
+#include "devices/cuda/cuda_program.h"
+#include "devices/cuda/ptx_compiler.h"
 
 namespace jitd::devices::cuda {
+
+// What a device's executables share. Thread-safe.
+struct CudaDevice::Shared {
+  CudaRuntime* runtime = nullptr;
+  // Device memory of executions: constants, arenas, arguments. Per-client
+  // limits are the sessions' (--max-device-bytes); this one has none.
+  std::shared_ptr<CudaMemoryAccount> account;
+
+  std::mutex mu;
+  std::vector<std::unique_ptr<CudaStream>> free_streams;  // one per execute in flight
+  bool assembler_tried = false;
+  std::unique_ptr<PtxCompiler> assembler;  // null: PTX goes to the driver's JIT
+  std::string assembler_missing;
+
+  StatusOr<std::unique_ptr<CudaStream>> AcquireStream() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!free_streams.empty()) {
+        std::unique_ptr<CudaStream> stream = std::move(free_streams.back());
+        free_streams.pop_back();
+        return stream;
+      }
+    }
+    return runtime->CreateStream();
+  }
+  void ReleaseStream(std::unique_ptr<CudaStream> stream) {
+    std::lock_guard<std::mutex> lock(mu);
+    free_streams.push_back(std::move(stream));
+  }
+  const PtxCompiler* Assembler() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!assembler_tried) {
+      assembler_tried = true;
+      StatusOr<std::unique_ptr<PtxCompiler>> created = PtxCompiler::Create();
+      if (created.ok()) {
+        assembler = std::move(*created);
+      } else {
+        assembler_missing = created.status().message();
+      }
+    }
+    return assembler.get();
+  }
+};
+
 namespace {
 
-// Whether this build turns modules into CudaPrograms and runs them. Until
-// the NVPTX code generator and the executable are linked in (issue 14,
-// items 1-2), a machine with a GPU still has no usable cuda device, and
-// clients asking for the default platform get cpu.
-constexpr bool kCanCompile = false;
+// Whether this build turns modules into CudaPrograms and runs them.
+constexpr bool kCanCompile = true;
 
 CudaProbe Probe() {
   CudaProbe probe;
@@ -31,12 +77,178 @@ CudaProbe Probe() {
     const CudaDeviceInfo& info = probe.runtime->info();
     probe.reason = "GPU 0 (" + info.name + ", sm_" + std::to_string(info.sm_major) +
                    std::to_string(info.sm_minor) +
-                   ") is there, but this build cannot compile programs for it yet";
+                   ") is there, but this build cannot compile programs for it";
     return probe;
   }
   probe.available = true;
   return probe;
 }
+
+// A compiled CudaProgram loaded on the GPU.
+class CudaProgramExecutable final : public Executable {
+ public:
+  CudaProgramExecutable(std::shared_ptr<CudaDevice::Shared> shared, CudaProgram program,
+                        std::shared_ptr<CudaModule> module, std::vector<size_t> function_of_step)
+      : shared_(std::move(shared)),
+        program_(std::move(program)),
+        module_(std::move(module)),
+        function_of_step_(std::move(function_of_step)) {}
+
+  StatusOr<std::vector<eval::RuntimeValue>> Execute(std::span<const eval::RuntimeValue> args,
+                                                    const ExecuteOptions& options) const override {
+    if (args.size() != program_.argument_types.size()) {
+      return InvalidArgument("cuda: the program takes " +
+                             std::to_string(program_.argument_types.size()) + " arguments, got " +
+                             std::to_string(args.size()));
+    }
+    std::vector<const void*> in(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].is_tensor() || !(args[i].literal().type() == program_.argument_types[i])) {
+        return InvalidArgument("cuda: argument " + std::to_string(i) + " is " +
+                               args[i].type().ToString() + ", the program takes " +
+                               program_.argument_types[i].ToString());
+      }
+      in[i] = args[i].literal().bytes().data();
+    }
+    std::vector<ir::Literal> literals;
+    std::vector<void*> out;
+    for (const ir::Type& type : program_.result_types) {
+      JITD_ASSIGN_OR_RETURN(ir::Literal literal, ir::Literal::Create(type));
+      literals.push_back(std::move(literal));
+    }
+    for (ir::Literal& literal : literals) out.push_back(literal.mutable_bytes().data());
+    JITD_RETURN_IF_ERROR(Run(in, out, options));
+    std::vector<eval::RuntimeValue> results;
+    for (ir::Literal& literal : literals) results.emplace_back(std::move(literal));
+    return results;
+  }
+
+  bool runs_on_buffers() const override { return true; }
+
+  Status Run(std::span<const void* const> args, std::span<void* const> results,
+             const ExecuteOptions& options) const override {
+    if (args.size() != program_.argument_types.size() ||
+        results.size() != program_.result_types.size()) {
+      return InvalidArgument("cuda: Run with " + std::to_string(args.size()) + " arguments and " +
+                             std::to_string(results.size()) + " results; the program has " +
+                             std::to_string(program_.argument_types.size()) + " and " +
+                             std::to_string(program_.result_types.size()));
+    }
+    if (options.profile) options.profile->clear();  // no per-kernel timing yet
+    JITD_RETURN_IF_ERROR(CheckStop(options));
+    JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaStream> stream, shared_->AcquireStream());
+    Status status = RunOn(*stream, args, results, options);
+    shared_->ReleaseStream(std::move(stream));  // made again by the runtime after a reset
+    return status;
+  }
+
+  const std::vector<ir::Type>& argument_types() const override { return program_.argument_types; }
+  const std::vector<ir::Type>& result_types() const override { return program_.result_types; }
+
+  uint64_t size_bytes() const override {
+    uint64_t bytes = sizeof(*this) + program_.ptx.size() + program_.cubin.size() +
+                     program_.assembler_log.size() + (module_ ? module_->image_bytes() : 0);
+    for (const std::string& c : program_.constants) bytes += c.size();
+    for (const CudaStep& step : program_.steps) {
+      bytes += sizeof(step) + step.description.size() + step.launch.function.size() +
+               4 * step.launch.buffers.size();
+    }
+    return bytes + sizeof(CudaBuffer) * program_.buffers.size();
+  }
+
+ private:
+  // Uploads the constants (again, after a context reset lost them).
+  Status EnsureConstants(CudaStream& stream) const {
+    CudaRuntime& rt = *shared_->runtime;
+    std::lock_guard<std::mutex> lock(constants_mu_);
+    bool current = constants_.size() == program_.constants.size();
+    for (const auto& c : constants_) current = current && (!c || rt.CheckAllocation(*c).ok());
+    if (current) return Status::Ok();
+    constants_.clear();
+    for (const std::string& bytes : program_.constants) {
+      if (bytes.empty()) {
+        constants_.push_back(nullptr);
+        continue;
+      }
+      JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaAllocation> a,
+                            rt.Allocate(shared_->account, bytes.size(), stream));
+      JITD_RETURN_IF_ERROR(rt.CopyToDevice(a->pointer(), bytes.data(), bytes.size(), stream));
+      constants_.push_back(std::move(a));
+    }
+    // Other streams read them: the copies finish first.
+    return rt.Synchronize(stream);
+  }
+
+  Status RunOn(CudaStream& stream, std::span<const void* const> args,
+               std::span<void* const> results, const ExecuteOptions& options) const {
+    CudaRuntime& rt = *shared_->runtime;
+    JITD_RETURN_IF_ERROR(EnsureConstants(stream));
+    std::unique_ptr<CudaAllocation> arena;
+    if (program_.arena_bytes > 0) {
+      JITD_ASSIGN_OR_RETURN(arena, rt.Allocate(shared_->account,
+                                               static_cast<uint64_t>(program_.arena_bytes), stream));
+    }
+    std::vector<std::unique_ptr<CudaAllocation>> arguments(args.size());
+    std::vector<CUdeviceptr> pointer(program_.buffers.size(), 0);
+    {
+      std::lock_guard<std::mutex> lock(constants_mu_);
+      for (size_t b = 0; b < program_.buffers.size(); ++b) {
+        const CudaBuffer& buffer = program_.buffers[b];
+        if (buffer.bytes == 0) continue;
+        switch (buffer.kind) {
+          case CudaBuffer::Kind::kArgument: {
+            const size_t i = static_cast<size_t>(buffer.index);
+            if (!arguments[i]) {
+              JITD_ASSIGN_OR_RETURN(arguments[i],
+                                    rt.Allocate(shared_->account, static_cast<uint64_t>(buffer.bytes),
+                                                stream));
+              JITD_RETURN_IF_ERROR(rt.CopyToDevice(arguments[i]->pointer(), args[i],
+                                                   static_cast<uint64_t>(buffer.bytes), stream));
+            }
+            pointer[b] = arguments[i]->pointer();
+            break;
+          }
+          case CudaBuffer::Kind::kConstant:
+            pointer[b] = constants_[static_cast<size_t>(buffer.index)]->pointer();
+            break;
+          case CudaBuffer::Kind::kTemporary:
+            pointer[b] = arena->pointer() + static_cast<CUdeviceptr>(buffer.offset);
+            break;
+        }
+      }
+    }
+    std::vector<CUdeviceptr> values;
+    std::vector<void*> params;
+    for (size_t s = 0; s < program_.steps.size(); ++s) {
+      JITD_RETURN_IF_ERROR(CheckStop(options));
+      const CudaKernelLaunch& launch = program_.steps[s].launch;
+      values.assign(launch.buffers.size(), 0);
+      params.assign(launch.buffers.size(), nullptr);
+      for (size_t p = 0; p < launch.buffers.size(); ++p) {
+        values[p] = pointer[static_cast<size_t>(launch.buffers[p])];
+        params[p] = &values[p];
+      }
+      JITD_RETURN_IF_ERROR(rt.Launch(*module_, function_of_step_[s],
+                                     Dim3{launch.grid[0], launch.grid[1], launch.grid[2]},
+                                     Dim3{launch.block[0], launch.block[1], launch.block[2]},
+                                     launch.shared_bytes, params, stream));
+    }
+    for (size_t r = 0; r < results.size(); ++r) {
+      const CudaBuffer& buffer = program_.buffers[static_cast<size_t>(program_.results[r])];
+      if (buffer.bytes == 0) continue;
+      JITD_RETURN_IF_ERROR(rt.CopyToHost(results[r], pointer[static_cast<size_t>(program_.results[r])],
+                                         static_cast<uint64_t>(buffer.bytes), stream));
+    }
+    return rt.Synchronize(stream);
+  }
+
+  std::shared_ptr<CudaDevice::Shared> shared_;
+  CudaProgram program_;
+  std::shared_ptr<CudaModule> module_;
+  std::vector<size_t> function_of_step_;  // index into module_'s functions
+  mutable std::mutex constants_mu_;
+  mutable std::vector<std::unique_ptr<CudaAllocation>> constants_;
+};
 
 }  // namespace
 
@@ -45,17 +257,57 @@ const CudaProbe& ProbeCuda() {
   return probe;
 }
 
+CudaDevice::CudaDevice(CudaRuntime* runtime)
+    : runtime_(runtime), shared_(std::make_shared<Shared>()) {
+  shared_->runtime = runtime;
+  shared_->account = runtime->CreateAccount("cuda executions", 0);
+}
+
+CudaDevice::~CudaDevice() = default;
+
 StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create() {
   const CudaProbe& probe = ProbeCuda();
   if (!probe.available) return NotFound("cuda: unavailable (" + probe.reason + ")");
   return std::unique_ptr<CudaDevice>(new CudaDevice(probe.runtime));
 }
 
+std::unique_ptr<CudaDevice> CudaDevice::CreateForRuntime(CudaRuntime* runtime) {
+  return std::unique_ptr<CudaDevice>(new CudaDevice(runtime));
+}
+
+std::string CudaDevice::sm() const {
+  const CudaDeviceInfo& info = runtime_->info();
+  return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
+}
+
 StatusOr<std::unique_ptr<Executable>> CudaDevice::Compile(std::shared_ptr<const ir::Module> module,
                                                           const CompileOptions& options) const {
-  (void)module;
-  (void)options;
-  return Unimplemented("cuda: this build cannot compile programs for the GPU yet");
+  CudaCompileOptions compile;
+  compile.sm = sm();
+  compile.assembler = shared_->Assembler();
+  compile.assemble = compile.assembler != nullptr;  // else PTX for the driver's JIT
+  JITD_ASSIGN_OR_RETURN(CudaProgram program, CompileCuda(*module, compile));
+  if (options.dumps) {
+    options.dumps->push_back({"kernels.ptx", program.ptx});
+    options.dumps->push_back({"program.txt", DescribeCudaProgram(program)});
+    if (!program.assembler_log.empty()) options.dumps->push_back({"ptxas.log", program.assembler_log});
+  }
+  // The module's kernels: each unique name once, in first-launch order.
+  std::vector<std::string> names;
+  std::unordered_map<std::string, size_t> index_of;
+  std::vector<size_t> function_of_step;
+  for (const CudaStep& step : program.steps) {
+    auto [it, added] = index_of.try_emplace(step.launch.function, names.size());
+    if (added) names.push_back(step.launch.function);
+    function_of_step.push_back(it->second);
+  }
+  std::shared_ptr<CudaModule> loaded;
+  if (!names.empty()) {
+    std::string image = program.cubin.empty() ? program.ptx : program.cubin;
+    JITD_ASSIGN_OR_RETURN(loaded, runtime_->LoadModule(std::move(image), std::move(names)));
+  }
+  return std::unique_ptr<Executable>(new CudaProgramExecutable(
+      shared_, std::move(program), std::move(loaded), std::move(function_of_step)));
 }
 
 }  // namespace jitd::devices::cuda

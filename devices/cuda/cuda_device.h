@@ -34,19 +34,39 @@ struct CudaProbe {
 // Probes once per process (later calls return the same result).
 const CudaProbe& ProbeCuda();
 
+// Compiles with the cuda compiler (cuda_compiler.h: a CudaProgram of NVPTX
+// kernels, assembled to a cubin for this GPU's sm, or PTX for the driver's
+// JIT when no assembler is found) and runs the program on the runtime:
+// the executable loads the module and uploads the constants once; each
+// execute takes a stream from the device's pool, allocates the arena and
+// the arguments (the device's own account), copies arguments in, launches
+// the steps in order, copies results out and synchronizes. The deadline
+// and cancel flag are checked between launches (a kernel is not cut).
+// After a context reset the module is reloaded by the runtime and the
+// constants are uploaded again on the next execute.
 class CudaDevice final : public Device {
  public:
   // NOT_FOUND "cuda: unavailable (<reason>)" when ProbeCuda says so.
   static StatusOr<std::unique_ptr<CudaDevice>> Create();
+  // Over `runtime` (borrowed, must outlive the device and its
+  // executables), whatever ProbeCuda says: for tests with a fake driver.
+  static std::unique_ptr<CudaDevice> CreateForRuntime(CudaRuntime* runtime);
+  ~CudaDevice() override;
 
   std::string_view name() const override { return "cuda"; }
+  using Device::Compile;
   StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const ir::Module> module,
                                                 const CompileOptions& options) const override;
   CudaRuntime& runtime() const { return *runtime_; }
+  // The sm this device compiles for ("sm_90").
+  std::string sm() const;
+
+  struct Shared;  // what the device's executables share (streams, account)
 
  private:
-  explicit CudaDevice(CudaRuntime* runtime) : runtime_(runtime) {}
+  explicit CudaDevice(CudaRuntime* runtime);
   CudaRuntime* runtime_;
+  std::shared_ptr<Shared> shared_;
 };
 
 }  // namespace jitd::devices::cuda

@@ -3,11 +3,14 @@
 // driver JIT-compiles in cuModuleLoadData, so this test needs no compiler.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <numeric>
 #include <vector>
 
+#include "devices/cuda/cuda_device.h"
 #include "devices/cuda/cuda_runtime.h"
 #include "devices/cuda/cuda_symbols.h"
+#include "jit/frontend/parser.h"
 
 namespace jitd::devices::cuda {
 namespace {
@@ -149,6 +152,36 @@ TEST_F(CudaGpuTest, IllegalAddressResetsAndOthersGoOn) {
   // The module was reloaded; both streams work.
   AddOne(**module, **bystander, 256);
   AddOne(**module, **faulting, 256);
+}
+
+// A program through the cuda device (compiler + runtime) on the GPU: a
+// fused elementwise kernel with a constant, and a reduction.
+TEST(CudaGpuDevice, RunsPrograms) {
+  auto device = CudaDevice::Create();
+  if (!device.ok()) GTEST_SKIP() << "no GPU test: " << device.status().message();
+  auto module = frontend::ParseModule(R"(
+func.func @main(%x: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<f32>) {
+  %c = stablehlo.constant dense<2.0> : tensor<1000xf32>
+  %y = stablehlo.multiply %x, %c : tensor<1000xf32>
+  %z = stablehlo.add %y, %x : tensor<1000xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%z init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<1000xf32>, tensor<f32>) -> tensor<f32>
+  return %z, %s : tensor<1000xf32>, tensor<f32>
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto exe = (*device)->Compile(std::shared_ptr<const ir::Module>(std::move(*module)));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<float> x(1000);
+  std::iota(x.begin(), x.end(), 0.0f);
+  std::vector<float> z(1000);
+  float s = 0;
+  const void* in[] = {x.data()};
+  void* out[] = {z.data(), &s};
+  Status ran = (*exe)->Run(in, out, ExecuteOptions{});
+  ASSERT_TRUE(ran.ok()) << ran.ToString();
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(z[i], 3.0f * i) << i;
+  EXPECT_EQ(s, 3.0f * 999 * 1000 / 2);  // exact in f32: every partial sum is an integer < 2^24
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct FakeDriver::State {
   std::map<uintptr_t, uint64_t> registered;   // host pointer -> bytes
   std::map<uintptr_t, uint64_t> pinned;       // cuMemAllocHost pointer -> bytes
   std::vector<unsigned> register_flags;
+  std::vector<std::string> launched;  // kernel names, in launch order
   uint64_t release_threshold = 0;
 
   CUcontext context() const { return reinterpret_cast<CUcontext>(uintptr_t{0x10000} + epoch); }
@@ -236,13 +237,50 @@ CUresult EventElapsedTime(float* ms, CUevent, CUevent) {
   *ms = 0;
   return CUDA_SUCCESS;
 }
+// The entry names of a real image: an ELF cubin's symbol names (its
+// string tables' words) or a PTX text's `.entry NAME(`s.
+std::vector<std::string> RealImageEntries(const void* image) {
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  std::vector<std::string> names;
+  if (std::memcmp(bytes, "\x7f" "ELF", 4) == 0 && bytes[4] == 2) {  // ELF64: its size from the section table
+    uint64_t shoff = 0;
+    uint16_t shentsize = 0, shnum = 0;
+    std::memcpy(&shoff, bytes + 0x28, 8);
+    std::memcpy(&shentsize, bytes + 0x3A, 2);
+    std::memcpy(&shnum, bytes + 0x3C, 2);
+    std::string_view all(reinterpret_cast<const char*>(bytes), shoff + uint64_t{shentsize} * shnum);
+    size_t start = 0;
+    for (size_t i = 0; i <= all.size(); ++i) {
+      if (i == all.size() || all[i] == '\0') {
+        if (i > start) names.emplace_back(all.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    return names;
+  }
+  std::string_view text(reinterpret_cast<const char*>(bytes));
+  if (text.find(".version") == std::string_view::npos) return names;  // not PTX either
+  for (size_t at = text.find(".entry "); at != std::string_view::npos;
+       at = text.find(".entry ", at + 1)) {
+    size_t begin = at + 7;
+    size_t end = text.find_first_of("( \n", begin);
+    names.emplace_back(text.substr(begin, end - begin));
+  }
+  return names;
+}
+
 CUresult ModuleLoadData(CUmodule* m, const void* image) {
   FAKE_ENTER_CONTEXT("cuModuleLoadData");
   std::string_view text(static_cast<const char*>(image));
   constexpr std::string_view kMagic = "fake-cubin:";
-  if (text.substr(0, kMagic.size()) != kMagic) return CUDA_ERROR_INVALID_IMAGE;
-  text.remove_prefix(kMagic.size());
   std::vector<std::string> names;
+  if (text.substr(0, kMagic.size()) != kMagic) {
+    names = RealImageEntries(image);
+    if (names.empty()) return CUDA_ERROR_INVALID_IMAGE;
+    text = {};
+  } else {
+    text.remove_prefix(kMagic.size());
+  }
   while (!text.empty()) {
     size_t comma = text.find(',');
     names.emplace_back(text.substr(0, comma));
@@ -279,6 +317,7 @@ CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx
     FAKE_ENTER_CONTEXT("cuLaunchKernel");
     auto it = st.functions.find(reinterpret_cast<uintptr_t>(f));
     if (it == st.functions.end() || !StreamOk(st, s)) return CUDA_ERROR_INVALID_HANDLE;
+    st.launched.push_back(it->second.second);
     auto k = st.kernels.find(it->second.second);
     if (k != st.kernels.end()) kernel = k->second;
   }
@@ -522,6 +561,10 @@ uint64_t FakeDriver::pinned_host_bytes() const {
   uint64_t n = 0;
   for (const auto& [p, b] : state_->pinned) n += b;
   return n;
+}
+std::vector<std::string> FakeDriver::launched() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->launched;
 }
 std::vector<unsigned> FakeDriver::host_register_flags() const {
   std::lock_guard<std::mutex> lock(state_->mu);

@@ -3,7 +3,9 @@
 //
 // Device memory is host malloc (a CUdeviceptr is the host address); copies
 // are memcpy and run at once; kernels are host functions a test installs by
-// name; a "cubin" is FakeDriver::Cubin's text naming its kernels. Every call
+// name; a "cubin" is FakeDriver::Cubin's text naming its kernels, or a real
+// ELF cubin or PTX text (whose symbol / entry names are its kernels, which
+// do nothing unless a test installs them). Every call
 // is counted by name. A kernel (or InjectStickyError) can break the
 // context: every call then fails with that sticky error until
 // cuDevicePrimaryCtxReset, which frees everything the context held, as the
@@ -72,6 +74,7 @@ class FakeDriver {
   uint64_t registered_host_bytes() const;
   uint64_t pinned_host_bytes() const;  // cuMemAllocHost
   std::vector<unsigned> host_register_flags() const;
+  std::vector<std::string> launched() const;  // kernel names, in launch order
 
   // The table's entry points (public so the C functions can reach them).
   struct State;

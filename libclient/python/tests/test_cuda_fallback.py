@@ -1,6 +1,6 @@
 """Platforms and the fallback (issue 14, item 5), through a real daemon on a
-machine where the cuda device cannot run (no driver or no GPU here; a GPU
-machine has no cuda code generator in this build yet either).
+machine where the cuda device cannot run (no driver or no GPU; the tests
+skip on a machine that runs it).
 
 - get_client() (no platform) tries cuda, then cpu: it gets cpu with one
   warning, "No GPU found, falling back to cpu: <the daemon's reason>", and
@@ -11,6 +11,7 @@ machine has no cuda code generator in this build yet either).
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -63,7 +64,7 @@ def test_default_platform_falls_back_to_cpu_with_one_warning(daemon):
         assert reason and reason != "None"
         # The reason is the daemon's own: what it found missing.
         assert ("libcuda.so.1 not found" in reason or "no CUDA device" in reason
-                or "driver too old" in reason or "cannot compile" in reason), reason
+                or "driver too old" in reason), reason
         out = client.compile_stablehlo(ADD_ONE).Execute([np.array([1, 2, 3], np.float32)])
         assert_strict(out, np.array([2, 3, 4], np.float32))
     finally:
@@ -106,11 +107,13 @@ def test_daemon_logs_the_reason_once_and_stats_list_devices():
         assert any(l.strip() == "device:       cpu" for l in lines), stats.stdout
         cuda = [l for l in lines if l.strip().startswith("device:       cuda")]
         assert len(cuda) == 1, stats.stdout
-        # No build runs the cuda device yet (see the module comment).
+        if "unavailable" not in cuda[0]:
+            pytest.skip("this machine runs the cuda device: " + cuda[0].strip())
         assert "cuda: unavailable (" in cuda[0], cuda[0]
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
     logged = [l for l in err.splitlines() if l.startswith("jitd: cuda: unavailable (")]
     assert len(logged) == 1, err
     if "not found" in logged[0]:

@@ -1,0 +1,197 @@
+// The cuda device over the fake driver: programs compiled for real (the
+// cuda compiler, a cubin when an assembler is found, else PTX) and run on
+// the fake, whose kernels the tests write on the host. What is tested is
+// the glue: kernel lookup, buffers bound to parameters in order, arguments
+// and constants copied in, results copied out, the deadline, and an
+// execute after a context reset.
+#include "devices/cuda/cuda_device.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "devices/cuda/fake_driver.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices::cuda {
+namespace {
+
+using eval::RuntimeValue;
+
+std::shared_ptr<const ir::Module> Parse(const std::string& text) {
+  auto module = frontend::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
+}
+
+RuntimeValue F32(std::vector<float> values) {
+  ir::Type type = ir::Type::Tensor(ir::DType::kF32, {static_cast<int64_t>(values.size())});
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  auto literal = ir::Literal::FromBytes(type, std::move(bytes));
+  EXPECT_TRUE(literal.ok());
+  return RuntimeValue(std::move(*literal));
+}
+
+std::vector<float> Floats(const RuntimeValue& v) {
+  std::vector<float> out(v.literal().bytes().size() / 4);
+  std::memcpy(out.data(), v.literal().bytes().data(), out.size() * 4);
+  return out;
+}
+
+// A fake elementwise kernel over n floats: params are (a, b, out).
+FakeDriver::Kernel Binary(uint64_t n, float (*f)(float, float)) {
+  return [n, f](void** params, unsigned, unsigned) {
+    auto at = [&](int i) { return reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(params[i])); };
+    for (uint64_t i = 0; i < n; ++i) at(2)[i] = f(at(0)[i], at(1)[i]);
+    return CUDA_SUCCESS;
+  };
+}
+
+struct Fixture {
+  Fixture() {
+    auto opened = CudaRuntime::Open(fake.symbols());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    runtime = std::move(*opened);
+    device = CudaDevice::CreateForRuntime(runtime.get());
+  }
+  ~Fixture() {
+    device.reset();
+    runtime.reset();
+  }
+  FakeDriver fake;
+  std::unique_ptr<CudaRuntime> runtime;
+  std::unique_ptr<CudaDevice> device;
+};
+
+constexpr const char* kAdd = R"(
+func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %z = stablehlo.add %x, %y : tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+)";
+
+TEST(CudaDevice, CompilesForTheGpusSmAndRuns) {
+  Fixture f;
+  EXPECT_EQ(f.device->sm(), "sm_90");
+  f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a + b; }));
+  std::vector<CompileDump> dumps;
+  CompileOptions options;
+  options.dumps = &dumps;
+  auto exe = f.device->Compile(Parse(kAdd), options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(f.fake.calls("cuModuleLoadData"), 1);
+  ASSERT_FALSE(dumps.empty());
+  EXPECT_EQ(dumps[0].name, "kernels.ptx");
+  EXPECT_NE(dumps[0].text.find(".entry jitd_k0"), std::string::npos);
+  EXPECT_TRUE((*exe)->runs_on_buffers());
+
+  std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({10, 20, 30, 40})};
+  auto out = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(f.fake.launched(), std::vector<std::string>{"jitd_k0"});
+  // Everything an execute allocated went back.
+  EXPECT_EQ(f.fake.live_allocations(), 0u);
+
+  // The raw-buffer path, twice (the stream comes from the pool).
+  const size_t streams = f.fake.live_streams();
+  for (int round = 0; round < 2; ++round) {
+    float x[4] = {1, 1, 1, 1}, y[4] = {2, 3, 4, 5}, z[4] = {};
+    const void* in[] = {x, y};
+    void* res[] = {z};
+    ASSERT_TRUE((*exe)->Run(in, res, ExecuteOptions{}).ok());
+    EXPECT_EQ(std::vector<float>(z, z + 4), (std::vector<float>{3, 4, 5, 6}));
+  }
+  EXPECT_EQ(f.fake.live_streams(), streams);
+}
+
+TEST(CudaDevice, ConstantsAreUploadedOnceAndReturnedArgumentsCopied) {
+  Fixture f;
+  f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a * b; }));
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c = stablehlo.constant dense<[2.0, 3.0, 4.0, 5.0]> : tensor<4xf32>
+  %z = stablehlo.multiply %x, %c : tensor<4xf32>
+  return %z, %x : tensor<4xf32>, tensor<4xf32>
+}
+)"));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  for (int round = 0; round < 2; ++round) {
+    std::vector<RuntimeValue> args = {F32({1, 2, 3, 4})};
+    auto out = (*exe)->Execute(args, ExecuteOptions{});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{2, 6, 12, 20}));
+    EXPECT_EQ(Floats((*out)[1]), (std::vector<float>{1, 2, 3, 4}));
+  }
+  EXPECT_EQ(f.fake.live_allocations(), 1u);  // the constant, kept by the executable
+  exe->reset();
+  EXPECT_EQ(f.fake.live_allocations(), 0u);
+}
+
+TEST(CudaDevice, ArgumentsAreChecked) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kAdd));
+  ASSERT_TRUE(exe.ok());
+  std::vector<RuntimeValue> one = {F32({1, 2, 3, 4})};
+  EXPECT_EQ((*exe)->Execute(one, ExecuteOptions{}).status().code(), StatusCode::kInvalidArgument);
+  std::vector<RuntimeValue> wrong = {F32({1, 2, 3}), F32({1, 2, 3})};
+  auto refused = (*exe)->Execute(wrong, ExecuteOptions{});
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("argument 0"), std::string::npos);
+}
+
+TEST(CudaDevice, DeadlineIsCheckedBeforeLaunches) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kAdd));
+  ASSERT_TRUE(exe.ok());
+  ExecuteOptions options;
+  options.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 2, 3, 4})};
+  EXPECT_EQ((*exe)->Execute(args, options).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(f.fake.launched().empty());
+}
+
+TEST(CudaDevice, AFaultResetsAndTheNextExecuteRuns) {
+  Fixture f;
+  bool fault = true;
+  f.fake.SetKernel("jitd_k0", [&](void** params, unsigned g, unsigned b) {
+    if (fault) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    return Binary(4, [](float a, float c) { return a * c; })(params, g, b);
+  });
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<[2.0, 3.0, 4.0, 5.0]> : tensor<4xf32>
+  %z = stablehlo.multiply %x, %c : tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+)"));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {F32({1, 1, 1, 1})};
+  auto failed = (*exe)->Execute(args, ExecuteOptions{});
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(failed.status().message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos);
+  EXPECT_EQ(f.fake.context_resets(), 1);
+  fault = false;
+  auto out = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // The constant was uploaded again into the new context.
+  EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{2, 3, 4, 5}));
+}
+
+TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %c : tensor<4x4xf32>
+}
+)"));
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(exe.status().message().find("dot_general"), std::string::npos) << exe.status().message();
+}
+
+}  // namespace
+}  // namespace jitd::devices::cuda

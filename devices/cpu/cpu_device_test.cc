@@ -514,6 +514,37 @@ func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   }
 }
 
+// Elided weights in a function called once, defined before @main: inlined
+// on cpu, called by the interpreter; both count them in the same order (the
+// order inlining lays out), so both fill them alike.
+TEST(CpuDeviceTest, ElidedWeightsInACalledFunctionFillAsTheInterpreterDoes) {
+  const std::string text = R"(
+func.func private @layer(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %k = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+  %y = stablehlo.multiply %x, %k : tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %b = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+  %h = stablehlo.add %x, %b : tensor<8xf32>
+  %y = func.call @layer(%h) : (tensor<8xf32>) -> tensor<8xf32>
+  %c = stablehlo.constant dense_resource<__elided__> : tensor<8xf32>
+  %z = stablehlo.add %y, %c : tensor<8xf32>
+  return %y, %z : tensor<8xf32>, tensor<8xf32>
+})";
+  auto exe = devices::CompileProgram(Device(), std::shared_ptr<ir::Module>(frontend::ParseModule(text).value()));
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+  ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {8}));
+  for (int64_t i = 0; i < 8; ++i) x.SetDouble(i, 0.5 * static_cast<double>(i));
+  const std::vector<RuntimeValue> args = {RuntimeValue(x)};
+  devices::ExecuteOptions options;
+  options.resource_fill_seed = 11;
+  auto compiled = (*exe)->Execute(args, options);
+  auto interpreted = devices::InterpreterDevice().Compile(Parse(text)).value()->Execute(args, options);
+  ASSERT_TRUE(compiled.ok() && interpreted.ok());
+  ExpectSameValues(*compiled, *interpreted);
+}
+
 // A program with many distinct kernels compiles in parts on the device's
 // two threads (CpuJitOptions::compile_threads); its executable keeps one
 // object file per part, serializes them all and loads back without codegen.

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "jit/eval/eval.h"
 #include "jit/eval/internal/kernels.h"
@@ -529,22 +530,55 @@ class Evaluator {
   }
 
   // Which of the module's constants of dense_resource<`handle`> `op` is,
-  // counting in program order (functions in order, an op before its
-  // regions' ops): stable when the module is printed and parsed again.
-  // Counted once per evaluator.
+  // counting in the order inlining lays the program out: from the entry
+  // function, an op before its regions' ops, a called function's ops at its
+  // first call (then the functions not reached, in module order). Stable
+  // when the module is printed and parsed again, and the same before and
+  // after the inline pass for functions called once (a function called from
+  // several places shares one fill here, while each inlined copy gets its
+  // own). Counted once per evaluator, without recursion (call chains may be
+  // 10^5 deep).
   uint64_t ResourceOrdinal(const Op& op, const std::string& handle) {
     if (!resource_ordinals_) {
       resource_ordinals_.emplace();
       std::unordered_map<std::string, uint64_t> next;
-      for (const auto& fn : module_.functions()) {
-        ir::WalkOps(fn->body(), [&](const Op& o) {
-          if (o.code() != ir::OpCode::kConstant) return;
-          const ir::Attribute* value = o.attr("value");
-          if (const auto* r = value ? value->get_if<ir::DenseResourceAttr>() : nullptr) {
-            (*resource_ordinals_)[&o] = next[r->handle]++;
+      std::unordered_set<const ir::Function*> reached;
+      struct Frame {
+        const std::vector<std::unique_ptr<Op>>* ops;
+        size_t next = 0;
+      };
+      std::vector<Frame> stack;
+      auto push_region = [&](const ir::Region& region) {
+        for (size_t b = region.num_blocks(); b-- > 0;) stack.push_back({&region.block(b).ops()});
+      };
+      auto walk = [&](const ir::Function* fn) {
+        if (fn == nullptr || !reached.insert(fn).second) return;
+        push_region(fn->body());
+        while (!stack.empty()) {
+          Frame& frame = stack.back();
+          if (frame.next == frame.ops->size()) {
+            stack.pop_back();
+            continue;
           }
-        });
-      }
+          const Op& o = *(*frame.ops)[frame.next++];
+          if (o.code() == ir::OpCode::kConstant) {
+            const ir::Attribute* value = o.attr("value");
+            if (const auto* r = value ? value->get_if<ir::DenseResourceAttr>() : nullptr) {
+              (*resource_ordinals_)[&o] = next[r->handle]++;
+            }
+          }
+          // Pushed last, walked first: the callee, then the op's regions.
+          for (size_t r = o.num_regions(); r-- > 0;) push_region(o.region(r));
+          if (o.code() == ir::OpCode::kFuncCall) {
+            const ir::Attribute* callee = o.attr("callee");
+            const auto* name = callee ? callee->get_if<ir::SymbolRefAttr>() : nullptr;
+            const ir::Function* fn = name ? module_.FindFunction(name->name) : nullptr;
+            if (fn != nullptr && reached.insert(fn).second) push_region(fn->body());
+          }
+        }
+      };
+      walk(module_.EntryFunction());
+      for (const auto& fn : module_.functions()) walk(fn.get());
     }
     auto it = resource_ordinals_->find(&op);
     return it == resource_ordinals_->end() ? 0 : it->second;

@@ -303,5 +303,29 @@ TEST(CompileProgramTest, SplitCallSiteFindsTheTrailingLineAndColumn) {
   EXPECT_EQ(SplitCallSite("custom_call @check.expect_eq").second, "");
 }
 
+// An op jitd knows but a device does not run is refused when the program
+// compiles, naming the device, the op and where it is: never "unknown op".
+TEST(CompileProgramTest, KnownOpTheDeviceDoesNotRunNamesTheDevice) {
+  constexpr std::string_view text = R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %t0 = stablehlo.create_token : !stablehlo.token
+  %t1 = "stablehlo.send"(%a, %t0) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 2>, is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %a : tensor<2xf32>
+})";
+  for (const char* name : {"interpreter", "cpu"}) {
+    auto device = CreateDevice(name);
+    ASSERT_TRUE(device.ok()) << device.status().ToString();
+    auto exe = CompileProgram(**device, Parse(text));
+    ASSERT_FALSE(exe.ok()) << name;
+    EXPECT_EQ(exe.status().code(), StatusCode::kUnimplemented);
+    const std::string& m = exe.status().message();
+    EXPECT_NE(m.find("device '" + std::string(name) + "' cannot run this program: 4:3: 'stablehlo.send' is not run: "
+                     "it talks to another process over a channel"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find("unknown op"), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace jitd::devices

@@ -8,6 +8,7 @@
 // The composed op is built detached, on scratch values, and evaluated with
 // OpContext::EvaluateDetached; its errors carry the original op's location.
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -162,6 +163,26 @@ KernelResult ChloConstantLikeKernel(OpContext& ctx) {
       }
     } else {
       out.SetInt(i, value.as<bool>() ? 1 : 0);
+    }
+  }
+  return Single(std::move(out));
+}
+
+// chlo._asin_acos_kernel: w with asin(z) = complex(atan2(re z, re w),
+// sign(im z) im w) and acos(z) = complex(atan2(re w, re z), -sign(im z) im w)
+// (chlo.md): re w = re(sqrt(1 - z) sqrt(1 + z)) (Kahan's form of asin's real
+// part), im w = |im asin(z)|. A real operand gives re w.
+KernelResult AsinAcosKernelKernel(OpContext& ctx) {
+  const Literal& x = ctx.operand(0);
+  JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(0));
+  const bool complex = ir::IsComplex(x.dtype());
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const std::complex<double> z = complex ? x.GetComplex(i) : std::complex<double>(x.GetDouble(i), 0);
+    const std::complex<double> s = std::sqrt(1.0 - z) * std::sqrt(1.0 + z);
+    if (complex) {
+      out.SetComplex(i, {s.real(), std::abs(std::asin(z).imag())});
+    } else {
+      out.SetDouble(i, s.real());
     }
   }
   return Single(std::move(out));
@@ -512,6 +533,7 @@ void RegisterComposedKernels(KernelTable& table) {
     Register(table, c, ChloBroadcastKernel);
   }
   Register(table, OpCode::kChloMulhi, MulhiKernel);
+  Register(table, OpCode::kChloAsinAcosKernel, AsinAcosKernelKernel);
   Register(table, OpCode::kChloConstant, ChloConstantKernel);
   Register(table, OpCode::kChloConstantLike, ChloConstantLikeKernel);
   Register(table, OpCode::kDynamicIota, DynamicIotaKernel);
@@ -570,9 +592,6 @@ Status CheckEvaluable(const ir::Op& op) {
     case OpCode::kUnaryEinsum:
     case OpCode::kTorchIndexSelect:
       why = "this deprecated op is not implemented";
-      break;
-    case OpCode::kChloAsinAcosKernel:
-      why = "it is not implemented yet";
       break;
     default:
       // Ops with special handling in the evaluator itself (constants, calls,

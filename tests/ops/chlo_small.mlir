@@ -22,3 +22,17 @@ func.func @main() {
   check.expect_eq_const %i, dense<[[4, 2], [0, 2]]> : tensor<2x2xi32>
   return
 }
+
+// -----
+
+// chlo._asin_acos_kernel: re w = re(sqrt(1 - z) sqrt(1 + z)), im w =
+// |im asin(z)|.
+func.func @main() {
+  %z = stablehlo.constant dense<[(0.5, 0.0), (0.0, 1.0), (2.0, 0.0)]> : tensor<3xcomplex<f64>>
+  %w = chlo._asin_acos_kernel %z : tensor<3xcomplex<f64>> -> tensor<3xcomplex<f64>>
+  check.expect_almost_eq_const %w, dense<[(0.8660254037844386, 0.0), (1.4142135623730951, 0.88137358701954305), (0.0, 1.3169578969248166)]> : tensor<3xcomplex<f64>>
+  %x = stablehlo.constant dense<[0.6, -0.8, 1.0]> : tensor<3xf32>
+  %v = chlo._asin_acos_kernel %x : tensor<3xf32> -> tensor<3xf32>
+  check.expect_almost_eq_const %v, dense<[0.8, 0.6, 0.0]> : tensor<3xf32>
+  return
+}

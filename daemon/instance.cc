@@ -623,6 +623,8 @@ void Instance::AppendClientsJson(std::ostringstream& out,
         << ",\"buffers\":" << c.buffers.load(std::memory_order_relaxed)
         << ",\"buffer_bytes\":" << c.buffer_bytes.load(std::memory_order_relaxed)
         << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed)
+        << ",\"device_bytes\":" << c.device_bytes.load(std::memory_order_relaxed)
+        << ",\"device_peak_bytes\":" << c.device_peak_bytes.load(std::memory_order_relaxed)
         << ",\"programs\":[";
     const std::vector<std::string> programs = c.programs();
     for (size_t k = 0; k < programs.size(); ++k) {

@@ -60,7 +60,9 @@ Session::Session(Instance* instance, uint64_t id, SessionOptions options,
       options_(options),
       segment_(std::move(segment)),
       counters_(instance->RegisterClient(id)),
-      feeds_(instance->feeds().Acquire(FeedOwner::Of(id, 0, -1))) {}
+      feeds_(instance->feeds().Acquire(FeedOwner::Of(id, 0, -1))),
+      device_memory_(std::make_shared<devices::MemoryAccount>("session " + std::to_string(id),
+                                                              options.max_device_bytes)) {}
 
 StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t id,
                                                    const SessionOptions& options) {
@@ -699,6 +701,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   options.deadline = run_start + budget;
   // The dispatcher cancels the request when the client hangs up.
   options.cancel = &stop_;
+  options.device_memory = device_memory_;  // --max-device-bytes
   StatusOr<std::vector<eval::RuntimeValue>> results = std::vector<eval::RuntimeValue>();
   Status run_status;
   if (on_buffers) {
@@ -716,6 +719,8 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   turn.reset();
   args.clear();
   BumpSingleWriter(counters_->execute_micros, Micros(run_end - run_start));
+  counters_->device_bytes.store(device_memory_->bytes_in_use(), std::memory_order_relaxed);
+  counters_->device_peak_bytes.store(device_memory_->peak_bytes(), std::memory_order_relaxed);
   instance_->CountExecute(run_status.ok());
   if (!run_status.ok()) {
     if (quota_bound && run_status.code() == StatusCode::kDeadlineExceeded) {

@@ -62,10 +62,9 @@ struct SessionOptions {
   // client's own heap, but nothing stops a client registering one range many
   // times, so this bounds what the daemon may read and write per client.
   uint64_t max_buffer_bytes = uint64_t{1} << 30;
-  // GPU memory (cuda device) the client may hold: the limit of its
-  // devices/cuda CudaMemoryAccount (RESOURCE_EXHAUSTED naming
-  // --max-device-bytes). No request allocates GPU memory yet: the cuda
-  // device runs no programs in this build.
+  // GPU memory (cuda device) the client's executions may hold at once: the
+  // limit of its devices::MemoryAccount (RESOURCE_EXHAUSTED naming
+  // --max-device-bytes).
   uint64_t max_device_bytes = 0;
   // The longest one Execute may run: a request's own deadline (or
   // default_execute_deadline) is cut to this; running past it answers
@@ -213,6 +212,9 @@ class Session {
   // This client's infeed/outfeed queues (feed_queues.h): the session's own
   // until SetPeer names its process, then that process's.
   std::shared_ptr<FeedQueues> feeds_;
+  // This client's device memory (the cuda device), limited by
+  // SessionOptions::max_device_bytes.
+  const std::shared_ptr<devices::MemoryAccount> device_memory_;
 };
 
 }  // namespace jitd::daemon

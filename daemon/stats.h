@@ -74,6 +74,9 @@ struct ClientCounters {
   std::atomic<uint64_t> executables{0}, buffers{0}, buffer_bytes{0};
   // Time spent executing for this client (the device's run), in µs.
   std::atomic<uint64_t> execute_micros{0};
+  // Device (GPU) memory its executions hold now and held at most
+  // (devices/memory_account.h; set by the session after each execute).
+  std::atomic<uint64_t> device_bytes{0}, device_peak_bytes{0};
 
   // What the client holds, one text per program (Session::PublishPrograms:
   // "module @name / @entry (device)", "x2" when held twice), for `jitd ps`.

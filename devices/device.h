@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "devices/memory_account.h"
 #include "jit/eval/eval.h"
 #include "jit/ir/module.h"
 
@@ -137,6 +138,10 @@ struct ExecuteOptions {
   // eval::EvalOptions); unset = those ops fail with UNIMPLEMENTED.
   decltype(eval::EvalOptions::infeed) infeed;
   decltype(eval::EvalOptions::outfeed) outfeed;
+  // Device memory the execution allocates (the cuda device: arguments and
+  // temporaries) counts against this account — the client's, limited by
+  // jitd serve --max-device-bytes; unset = the device's own, unlimited.
+  std::shared_ptr<MemoryAccount> device_memory;
   // When set: cleared, then filled with this execution's profile, the
   // slowest rows first (see ProfileEntry). Costs a clock read per op or
   // kernel.

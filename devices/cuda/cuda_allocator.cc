@@ -5,30 +5,6 @@
 
 namespace jitd::devices::cuda {
 
-Status CudaMemoryAccount::Reserve(uint64_t bytes) {
-  uint64_t now = bytes_.load(std::memory_order_relaxed);
-  for (;;) {
-    const uint64_t next = now + bytes;
-    if (max_bytes_ != 0 && (next > max_bytes_ || next < now)) {
-      return ResourceExhausted("device memory: " + std::to_string(bytes) + " more bytes for " +
-                               client_ + " would make " + std::to_string(next) +
-                               ", over its limit of " + std::to_string(max_bytes_) +
-                               " (holding " + std::to_string(now) +
-                               "); jitd serve --max-device-bytes raises it");
-    }
-    if (bytes_.compare_exchange_weak(now, next, std::memory_order_relaxed)) {
-      uint64_t peak = peak_.load(std::memory_order_relaxed);
-      while (next > peak && !peak_.compare_exchange_weak(peak, next, std::memory_order_relaxed)) {
-      }
-      return Status::Ok();
-    }
-  }
-}
-
-void CudaMemoryAccount::Release(uint64_t bytes) {
-  bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-}
-
 CudaAllocation::~CudaAllocation() {
   if (runtime_) runtime_->ReleaseAllocation(*this);
   if (account_) account_->Release(bytes_);

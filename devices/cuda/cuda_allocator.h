@@ -24,32 +24,14 @@
 
 #include "base/status.h"
 #include "devices/cuda/cuda_symbols.h"
+#include "devices/memory_account.h"
 
 namespace jitd::devices::cuda {
 
 class CudaRuntime;
 
 // One client's device memory: what it holds and its limit (0 = none).
-class CudaMemoryAccount {
- public:
-  CudaMemoryAccount(std::string client, uint64_t max_bytes)
-      : client_(std::move(client)), max_bytes_(max_bytes) {}
-  const std::string& client() const { return client_; }
-  uint64_t max_bytes() const { return max_bytes_; }
-  uint64_t bytes_in_use() const { return bytes_.load(std::memory_order_relaxed); }
-  uint64_t peak_bytes() const { return peak_.load(std::memory_order_relaxed); }
-
-  // Counts `bytes` more, or RESOURCE_EXHAUSTED naming --max-device-bytes
-  // when that passes the limit (nothing counted then).
-  Status Reserve(uint64_t bytes);
-  void Release(uint64_t bytes);
-
- private:
-  std::string client_;
-  uint64_t max_bytes_;
-  std::atomic<uint64_t> bytes_{0};
-  std::atomic<uint64_t> peak_{0};
-};
+using CudaMemoryAccount = devices::MemoryAccount;
 
 // A block of device memory from the pool, owned by one client. Freed
 // (asynchronously, on the stream it was last used on) when destroyed. A

@@ -12,8 +12,8 @@ namespace jitd::devices::cuda {
 // What a device's executables share. Thread-safe.
 struct CudaDevice::Shared {
   CudaRuntime* runtime = nullptr;
-  // Device memory of executions: constants, arenas, arguments. Per-client
-  // limits are the sessions' (--max-device-bytes); this one has none.
+  // Device memory of the executables' constants, and of executions that
+  // name no account (ExecuteOptions::device_memory); no limit.
   std::shared_ptr<CudaMemoryAccount> account;
 
   std::mutex mu;
@@ -183,9 +183,12 @@ class CudaProgramExecutable final : public Executable {
                std::span<void* const> results, const ExecuteOptions& options) const {
     CudaRuntime& rt = *shared_->runtime;
     JITD_RETURN_IF_ERROR(EnsureConstants(stream));
+    // The client's account when the daemon gives one (--max-device-bytes).
+    const std::shared_ptr<CudaMemoryAccount>& account =
+        options.device_memory ? options.device_memory : shared_->account;
     std::unique_ptr<CudaAllocation> arena;
     if (program_.arena_bytes > 0) {
-      JITD_ASSIGN_OR_RETURN(arena, rt.Allocate(shared_->account,
+      JITD_ASSIGN_OR_RETURN(arena, rt.Allocate(account,
                                                static_cast<uint64_t>(program_.arena_bytes), stream));
     }
     std::vector<std::unique_ptr<CudaAllocation>> arguments(args.size());
@@ -200,8 +203,7 @@ class CudaProgramExecutable final : public Executable {
             const size_t i = static_cast<size_t>(buffer.index);
             if (!arguments[i]) {
               JITD_ASSIGN_OR_RETURN(arguments[i],
-                                    rt.Allocate(shared_->account, static_cast<uint64_t>(buffer.bytes),
-                                                stream));
+                                    rt.Allocate(account, static_cast<uint64_t>(buffer.bytes), stream));
               JITD_RETURN_IF_ERROR(rt.CopyToDevice(arguments[i]->pointer(), args[i],
                                                    static_cast<uint64_t>(buffer.bytes), stream));
             }

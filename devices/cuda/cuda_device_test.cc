@@ -180,6 +180,34 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{2, 3, 4, 5}));
 }
 
+TEST(CudaDevice, ExecutionsCountAgainstTheClientsAccount) {
+  Fixture f;
+  f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a + b; }));
+  auto exe = f.device->Compile(Parse(kAdd));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 1, 1, 1})};
+
+  ExecuteOptions roomy;
+  roomy.device_memory = std::make_shared<MemoryAccount>("session 1", 1 << 20);
+  auto out = (*exe)->Execute(args, roomy);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{2, 3, 4, 5}));
+  // Two 16-byte arguments and at least the 16-byte result in the arena,
+  // all given back at the end.
+  EXPECT_GE(roomy.device_memory->peak_bytes(), 48u);
+  EXPECT_EQ(roomy.device_memory->bytes_in_use(), 0u);
+
+  ExecuteOptions tight;
+  tight.device_memory = std::make_shared<MemoryAccount>("session 2 (pid 7)", 20);
+  auto refused = (*exe)->Execute(args, tight);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("--max-device-bytes"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("session 2 (pid 7)"), std::string::npos);
+  EXPECT_EQ(tight.device_memory->bytes_in_use(), 0u);
+  EXPECT_EQ(f.fake.live_allocations(), 0u);
+}
+
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
   Fixture f;
   auto exe = f.device->Compile(Parse(R"(

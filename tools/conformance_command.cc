@@ -108,7 +108,7 @@ CompileOnlyCase CompileOneModule(const std::string& name, const frontend::Module
     return c;
   }
   c.compiled = true;
-  c.launches = static_cast<int64_t>(program->steps.size());
+  c.launches = program->launches;
   c.unique_kernels = program->unique_kernels;
   c.detail = std::to_string(c.launches) + " kernel launches (" + std::to_string(c.unique_kernels) +
              " unique), 0 library calls, cubin " + std::to_string(program->cubin.size()) + " bytes";

@@ -10,6 +10,7 @@
 #include "jit/codegen/nvptx/grid_kernel_emitter.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
+#include "jit/codegen/nvptx/scatter_kernel.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
@@ -137,6 +138,9 @@ class Compiler {
         case OpCode::kFusion:
           JITD_RETURN_IF_ERROR(PlanFusion(op));
           break;
+        case OpCode::kScatter:
+          JITD_RETURN_IF_ERROR(PlanScatter(op));
+          break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
           for (const ir::Value* v : op.operands()) {
@@ -231,6 +235,53 @@ class Compiler {
     }
     step.description = kernel.name + " " + kernel.description;
     p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
+  // Copy kernels of the operands into the results, then one thread
+  // applying the updates in order (scatter_kernel.h).
+  Status PlanScatter(const Op& op) {
+    if (!codegen::IsNvptxEmittableScatter(op)) {
+      return Refuse(op, "only scatters of plain element types whose update computation NVPTX kernels compute");
+    }
+    const size_t n = (op.num_operands() - 1) / 2;
+    const std::string name = "jitd_scatter" + std::to_string(scatters_++);
+    JITD_RETURN_IF_ERROR(codegen::EmitSerialScatterKernel(llvm_module_, op, name));
+    ++p_.unique_kernels;
+    CudaStep launch;
+    launch.launch.function = name;
+    for (size_t i = 0; i < n; ++i) {
+      JITD_ASSIGN_OR_RETURN(int32_t from, Use(op.operand(i), &op));
+      const int32_t to = NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0);
+      const int64_t bytes = p_.buffers[static_cast<size_t>(to)].bytes;
+      const std::string key = "copy " + std::to_string(bytes);
+      auto [it, is_new] = kernels_.try_emplace(key);
+      if (is_new) {
+        const std::string copy_name = "jitd_copy" + std::to_string(copies_++);
+        JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
+                              codegen::EmitCopyKernel(llvm_module_, copy_name, bytes, options_.limits));
+        it->second = {copy_name, plan, "copy of " + std::to_string(bytes) + " bytes"};
+        ++p_.unique_kernels;
+      }
+      CudaStep copy;
+      copy.launch.function = it->second.name;
+      copy.launch.grid = {static_cast<uint32_t>(it->second.plan.grid), 1, 1};
+      copy.launch.block = {static_cast<uint32_t>(it->second.plan.block), 1, 1};
+      copy.launch.buffers = {from, to};
+      copy.description = it->second.name + " " + it->second.description + " (scatter operand " + std::to_string(i) + ")";
+      p_.steps.push_back(std::move(copy));
+      ++p_.launches;
+      launch.launch.buffers.push_back(to);
+    }
+    for (size_t i = n; i < op.num_operands(); ++i) {
+      JITD_ASSIGN_OR_RETURN(int32_t b, Use(op.operand(i), &op));
+      launch.launch.buffers.push_back(b);
+    }
+    launch.description = name + " serial scatter of " + std::to_string(op.operand(n + 1)->type().num_elements()) +
+                         " update elements";
+    p_.steps.push_back(std::move(launch));
+    ++p_.launches;
     return Status::Ok();
   }
 
@@ -248,6 +299,8 @@ class Compiler {
   std::unordered_map<int32_t, size_t> interval_of_;  // temporaries: their interval
   std::vector<passes::BufferInterval> intervals_;
   std::map<std::string, KernelEntry> kernels_;
+  int scatters_ = 0;
+  int copies_ = 0;
 };
 
 }  // namespace
@@ -322,7 +375,7 @@ std::string DescribeCudaProgram(const CudaProgram& program) {
     out += "  launch " + step.description + " [grid " + std::to_string(l.grid[0]) + ", block " +
            std::to_string(l.block[0]) + (l.shared_bytes ? ", shared " + std::to_string(l.shared_bytes) : "") + "]\n";
   }
-  out += "  " + std::to_string(program.steps.size()) + " kernel launches (" + std::to_string(program.unique_kernels) +
+  out += "  " + std::to_string(program.launches) + " kernel launches (" + std::to_string(program.unique_kernels) +
          " unique), 0 library calls, arena " + std::to_string(program.arena_bytes) + " bytes, " +
          std::to_string(program.constants.size()) + " constants, cubin " + std::to_string(program.cubin.size()) +
          " bytes (" + program.sm + ", PTX " + PtxVersionText(program.ptx_version) + ")\n";

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -168,6 +171,48 @@ func.func @main(%x: tensor<100xf32>, %y: tensor<100xf32>) -> (tensor<100xf32>, t
   EXPECT_EQ(program->unique_kernels, 1);
   EXPECT_EQ(program->steps[0].launch.function, program->steps[1].launch.function);
   EXPECT_TRUE(program->cubin.empty());  // assemble = false
+}
+
+TEST(CudaCompilerTest, ScatterCopiesItsOperandThenAppliesUpdatesOnOneThread) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) -> tensor<3x4xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<3x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  if (std::getenv("JITD_TEST_PRINT_PTX")) std::fprintf(stderr, "%s\n", program->ptx.c_str());
+  ASSERT_EQ(program->steps.size(), 2u) << DescribeCudaProgram(*program);
+  const CudaKernelLaunch& copy = program->steps[0].launch;
+  const CudaKernelLaunch& scatter = program->steps[1].launch;
+  EXPECT_EQ(copy.function, "jitd_copy0");
+  EXPECT_EQ(scatter.function, "jitd_scatter0");
+  ASSERT_EQ(copy.buffers.size(), 2u);
+  EXPECT_EQ(program->buffers[static_cast<size_t>(copy.buffers[0])].kind, CudaBuffer::Kind::kArgument);
+  // The scatter updates the copy in place: result, indices, updates.
+  ASSERT_EQ(scatter.buffers.size(), 3u);
+  EXPECT_EQ(scatter.buffers[0], copy.buffers[1]);
+  EXPECT_EQ(program->buffers[static_cast<size_t>(scatter.buffers[1])].index, 1);  // argument %i
+  EXPECT_EQ(program->buffers[static_cast<size_t>(scatter.buffers[2])].index, 2);  // argument %u
+  EXPECT_EQ(program->results[0], scatter.buffers[0]);
+  EXPECT_EQ(scatter.grid[0] * scatter.block[0], 1u);  // one thread: updates in order
+  EXPECT_EQ(copy.block[0], 256u);
+  EXPECT_TRUE(IsElf(program->cubin));
+  EXPECT_NE(program->ptx.find(".entry jitd_scatter0("), std::string::npos);
+  EXPECT_EQ(program->ptx.find("atom."), std::string::npos);
+  // 12 floats copied as 8-byte words.
+  EXPECT_NE(program->ptx.find("ld.global.nc.u64"), std::string::npos) << program->ptx;
 }
 
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {

@@ -47,13 +47,14 @@ struct CudaKernelLaunch {
   std::vector<int32_t> buffers;        // CudaProgram::buffers, one per kernel parameter
 };
 
-// One step of the program. Only launches today; library calls (cuBLASLt
-// matmuls, cuDNN convolutions) will be steps of their own kind.
+// One step of the program. Only launches today (a scatter's copies of
+// its operands are copy kernels); library calls (cuBLASLt matmuls, cuDNN
+// convolutions) will be steps of their own kind.
 struct CudaStep {
   enum class Kind : uint8_t { kLaunch };
   Kind kind = Kind::kLaunch;
   CudaKernelLaunch launch;
-  std::string description;  // "jitd_k0 flat 1024 items: add(multiply, ...)" for reports
+  std::string description;  // "jitd_k0 flat 1024 elements: add multiply" for reports
 };
 
 struct CudaProgram {
@@ -71,6 +72,7 @@ struct CudaProgram {
   std::vector<ir::Type> argument_types;
   std::vector<ir::Type> result_types;
   int64_t unique_kernels = 0;          // entries in the cubin (equal kernels shared)
+  int64_t launches = 0;                // steps of kind kLaunch
 };
 
 }  // namespace jitd::devices::cuda

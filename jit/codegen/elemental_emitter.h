@@ -62,6 +62,15 @@ class ElementalEmitter {
   // sums and products, which round at every step.
   virtual std::optional<llvm::Value*> FoldIdentity() = 0;
 
+  // Scalar pieces for schedules of ops that are not elementwise (scatter):
+  // the element of type `t` at `offset` (elements) from `ptr`, in its
+  // compute type; a store of one; a region block run on scalars (its
+  // arguments `args`, every value it uses defined inside it), returning
+  // its results.
+  virtual llvm::Value* LoadAt(llvm::Value* ptr, ir::DType t, llvm::Value* offset) = 0;
+  virtual void StoreAt(llvm::Value* x, ir::DType t, llvm::Value* ptr, llvm::Value* offset) = 0;
+  virtual std::vector<llvm::Value*> EmitScalarBlock(const ir::Block& block, const std::vector<llvm::Value*>& args) = 0;
+
   // The element's LLVM type (complex: <2 x float / double>).
   virtual llvm::Type* ComputeType(ir::DType t) = 0;
 

@@ -697,6 +697,16 @@ class Emitter final : public ElementalEmitter {
     return FoldIdentity(*fold, t);
   }
 
+  llvm::Value* LoadAt(llvm::Value* ptr, DType t, llvm::Value* offset) override {
+    return LoadElement(ptr, t, offset);
+  }
+
+  void StoreAt(llvm::Value* x, DType t, llvm::Value* ptr, llvm::Value* offset) override { Store(x, t, ptr, offset); }
+
+  std::vector<llvm::Value*> EmitScalarBlock(const ir::Block& block, const std::vector<llvm::Value*>& args) override {
+    return ReduceBody(block, args, {});
+  }
+
   Status status() const override { return status_; }
 
  private:

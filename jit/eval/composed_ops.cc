@@ -514,9 +514,128 @@ KernelResult RaggedDotKernel(OpContext& ctx) {
   return std::vector<RuntimeValue>{std::move(acc)};
 }
 
+// ---- deprecated ops: einsum, unary_einsum, torch_index_select --------------
+
+// einsum / unary_einsum with einsum_config "ab,bc->ac" ("ab->a"): every
+// output element sums, over the labels not in the output, the product of
+// the operands' elements the labels select. Accumulates in int64, double or
+// complex<double> and rounds once.
+KernelResult EinsumKernel(OpContext& ctx) {
+  const ir::Attribute* a = ctx.op().attr("einsum_config");
+  const std::string config = a && a->is<ir::StringAttr>() ? a->as<ir::StringAttr>().value : "";
+  const size_t arrow = config.find("->");
+  std::vector<std::string> inputs;
+  if (arrow != std::string::npos) {
+    for (size_t start = 0;;) {
+      const size_t comma = config.find(',', start);
+      inputs.push_back(config.substr(start, std::min(comma, arrow) - start));
+      if (comma == std::string::npos || comma > arrow) break;
+      start = comma + 1;
+    }
+  }
+  const std::string output = arrow == std::string::npos ? "" : config.substr(arrow + 2);
+  if (arrow == std::string::npos || inputs.size() != ctx.num_operands() ||
+      config.find("...") != std::string::npos) {
+    return ctx.Error("has einsum_config '" + config + "'; expected one label string per operand, "
+                     "'->' and the output's labels (no '...')");
+  }
+  std::string labels;  // output labels first, then the summed ones
+  std::vector<int64_t> sizes;
+  const auto add_label = [&](char c, int64_t size) -> Status {
+    const size_t at = labels.find(c);
+    if (at == std::string::npos) {
+      labels += c;
+      sizes.push_back(size);
+    } else if (sizes[at] != size) {
+      return ctx.Error("has label '" + std::string(1, c) + "' for dimensions of sizes " +
+                       std::to_string(sizes[at]) + " and " + std::to_string(size));
+    }
+    return Status::Ok();
+  };
+  const Type& result = ctx.result_type(0);
+  if (static_cast<int64_t>(output.size()) != result.rank()) return ctx.Error("has output labels '" + output + "' for " + result.ToString());
+  for (size_t i = 0; i < output.size(); ++i) JITD_RETURN_IF_ERROR(add_label(output[i], result.dim(static_cast<int64_t>(i))));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Type& t = ctx.operand(k).type();
+    if (static_cast<int64_t>(inputs[k].size()) != t.rank()) {
+      return ctx.Error("has labels '" + inputs[k] + "' for operand #" + std::to_string(k) + " of type " + t.ToString());
+    }
+    for (size_t d = 0; d < inputs[k].size(); ++d) JITD_RETURN_IF_ERROR(add_label(inputs[k][d], t.dim(static_cast<int64_t>(d))));
+  }
+  // Where each operand's dimensions find their label.
+  std::vector<std::vector<size_t>> picks(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    for (char c : inputs[k]) picks[k].push_back(labels.find(c));
+  }
+  JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(0));
+  const DType dt = result.dtype();
+  const bool is_complex = ir::IsComplex(dt), is_float = ir::IsFloat(dt);
+  std::vector<std::complex<double>> sums(static_cast<size_t>(out.num_elements()));
+  std::vector<int64_t> isums(static_cast<size_t>(out.num_elements()));
+  std::vector<std::vector<int64_t>> strides(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) strides[k] = Strides(ctx.operand(k).type().dims());
+  const std::vector<int64_t> out_strides = Strides(result.dims());
+  JITD_RETURN_IF_ERROR(ForEachIndex(sizes, [&](const std::vector<int64_t>& index) {
+    std::complex<double> p = 1;
+    int64_t ip = 1;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      int64_t off = 0;
+      for (size_t d = 0; d < picks[k].size(); ++d) off += index[picks[k][d]] * strides[k][d];
+      const Literal& x = ctx.operand(k);
+      if (is_complex) p *= x.GetComplex(off);
+      else if (is_float) p *= x.GetDouble(off);
+      else ip *= x.GetInt(off);
+    }
+    int64_t o = 0;
+    for (size_t d = 0; d < output.size(); ++d) o += index[d] * out_strides[d];
+    sums[static_cast<size_t>(o)] += p;
+    isums[static_cast<size_t>(o)] += ip;
+    return Status::Ok();
+  }));
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (is_complex) out.SetComplex(i, sums[static_cast<size_t>(i)]);
+    else if (is_float) out.SetDouble(i, sums[static_cast<size_t>(i)].real());
+    else out.SetInt(i, isums[static_cast<size_t>(i)]);
+  }
+  return Single(std::move(out));
+}
+
+// torch_index_select(operand, index) {dim, batch_dims}: result index
+// (pre, mid, post), pre = operand dims before dim, mid = index dims after
+// batch_dims, post = operand dims after dim, reads
+// operand[pre, index[pre[:batch_dims], mid], post].
+KernelResult TorchIndexSelectKernel(OpContext& ctx) {
+  const Literal& x = ctx.operand(0);
+  const Literal& index = ctx.operand(1);
+  const int64_t dim = ctx.Int("dim", 0), batch = ctx.Int("batch_dims", 0);
+  const int64_t mid = index.type().rank() - batch;
+  JITD_ASSIGN_OR_RETURN(Literal out, ctx.NewResult(0));
+  const std::vector<int64_t> xs = Strides(x.type().dims()), is = Strides(index.type().dims());
+  int64_t o = 0;
+  JITD_RETURN_IF_ERROR(ForEachIndex(out.type().dims(), [&](const std::vector<int64_t>& r) {
+    int64_t io = 0;
+    for (int64_t d = 0; d < batch; ++d) io += r[static_cast<size_t>(d)] * is[static_cast<size_t>(d)];
+    for (int64_t d = 0; d < mid; ++d) io += r[static_cast<size_t>(dim + d)] * is[static_cast<size_t>(batch + d)];
+    const int64_t i = index.GetInt(io);
+    if (i < 0 || i >= x.type().dim(dim)) {
+      return ctx.Error("has index " + std::to_string(i) + " out of range for dimension " + std::to_string(dim) +
+                       " of size " + std::to_string(x.type().dim(dim)));
+    }
+    int64_t xo = i * xs[static_cast<size_t>(dim)];
+    for (int64_t d = 0; d < dim; ++d) xo += r[static_cast<size_t>(d)] * xs[static_cast<size_t>(d)];
+    for (int64_t d = dim + 1; d < x.type().rank(); ++d) xo += r[static_cast<size_t>(d - 1 + mid)] * xs[static_cast<size_t>(d)];
+    CopyElement(x, xo, out, o++);
+    return Status::Ok();
+  }));
+  return Single(std::move(out));
+}
+
 }  // namespace
 
 void RegisterComposedKernels(KernelTable& table) {
+  Register(table, OpCode::kEinsum, EinsumKernel);
+  Register(table, OpCode::kUnaryEinsum, EinsumKernel);
+  Register(table, OpCode::kTorchIndexSelect, TorchIndexSelectKernel);
   Register(table, OpCode::kChloScan, ScanKernel);
   Register(table, OpCode::kChloRaggedDot, RaggedDotKernel);
   for (OpCode c : {OpCode::kChloBroadcastAdd, OpCode::kChloBroadcastAnd,
@@ -544,7 +663,8 @@ void RegisterComposedKernels(KernelTable& table) {
   Register(table, OpCode::kDynamicGather, DynamicGatherKernel);
   Register(table, OpCode::kDynamicConv, DynamicConvKernel);
   for (OpCode c : {OpCode::kAllGather, OpCode::kAllToAll, OpCode::kReduceScatter,
-                   OpCode::kAllReduce, OpCode::kCollectiveBroadcast, OpCode::kCrossReplicaSum}) {
+                   OpCode::kAllReduce, OpCode::kCollectiveBroadcast, OpCode::kCrossReplicaSum,
+                   OpCode::kCollectiveReduce}) {
     Register(table, c, SingleProcessCollectiveKernel);
   }
   Register(table, OpCode::kCollectivePermute, CollectivePermuteKernel);
@@ -577,9 +697,6 @@ Status CheckEvaluable(const ir::Op& op) {
     case OpCode::kRecv:
       why = "it talks to another process over a channel; jitd runs a program as one process";
       break;
-    case OpCode::kCollectiveReduce:
-      why = "collective_reduce is not implemented yet";
-      break;
     case OpCode::kAsyncStart:
     case OpCode::kAsyncDone:
       why = "asynchronous ops (!stablehlo.future values) are not implemented yet";
@@ -587,11 +704,6 @@ Status CheckEvaluable(const ir::Op& op) {
     case OpCode::kUniformQuantize:
     case OpCode::kUniformDequantize:
       why = "quantized types are not implemented yet";
-      break;
-    case OpCode::kEinsum:
-    case OpCode::kUnaryEinsum:
-    case OpCode::kTorchIndexSelect:
-      why = "this deprecated op is not implemented";
       break;
     default:
       // Ops with special handling in the evaluator itself (constants, calls,

@@ -1,7 +1,8 @@
 // Collectives in a program run as one process (one replica, one
 // partition): every group holds process 0 alone, so all_reduce, all_gather,
-// all_to_all, reduce_scatter and collective_broadcast give back their
-// operand, and collective_permute its operand when (0, 0) is a pair.
+// all_to_all, reduce_scatter, collective_broadcast, collective_reduce and
+// cross-replica-sum give back their operand, and collective_permute its
+// operand when (0, 0) is a pair.
 func.func @main() {
   %x = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
   %y = stablehlo.constant dense<[5.0, 6.0]> : tensor<2xf32>
@@ -28,6 +29,12 @@ func.func @main() {
   check.expect_eq_const %cp, dense<[5.0, 6.0]> : tensor<2xf32>
   %crs = "stablehlo.cross-replica-sum"(%y) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2xf32>) -> tensor<2xf32>
   check.expect_eq_const %crs, dense<[5.0, 6.0]> : tensor<2xf32>
+  %cr = "stablehlo.collective_reduce"(%x) ({
+  ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+    %s = stablehlo.add %a, %b : tensor<i64>
+    stablehlo.return %s : tensor<i64>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2x2xi64>) -> tensor<2x2xi64>
+  check.expect_eq_const %cr, dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
   %rid = stablehlo.replica_id : tensor<ui32>
   check.expect_eq_const %rid, dense<0> : tensor<ui32>
   return

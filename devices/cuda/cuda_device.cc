@@ -299,6 +299,10 @@ StatusOr<std::unique_ptr<Executable>> CudaDevice::Compile(std::shared_ptr<const 
   std::unordered_map<std::string, size_t> index_of;
   std::vector<size_t> function_of_step;
   for (const CudaStep& step : program.steps) {
+    if (step.kind != CudaStep::Kind::kLaunch) {
+      return Unimplemented("cuda: step '" + step.description +
+                           "' is of a kind this executable does not run");
+    }
     auto [it, added] = index_of.try_emplace(step.launch.function, names.size());
     if (added) names.push_back(step.launch.function);
     function_of_step.push_back(it->second);

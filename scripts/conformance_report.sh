@@ -39,5 +39,7 @@ for device in interpreter; do
   echo "Wall time for this device: $((end - start)) s with ${JOBS:-2} jobs." >> "$tmp/doc.md"
   echo >> "$tmp/doc.md"
 done
+# Hand-written sections after the marker line stay.
+sed -n '/^<!-- hand-written/,$p' "$out" >> "$tmp/doc.md"
 mv "$tmp/doc.md" "$out"
 echo "wrote $out"

@@ -463,6 +463,12 @@ StatusOr<Type> Parser::ParseTensorBody() {
     }
     return std::string_view(id, static_cast<size_t>(p - id));
   };
+  if (p < end && *p == '!') {
+    const std::string_view rest(p, static_cast<size_t>(end - p));
+    if (rest.substr(0, 7) == "!quant.") {
+      return ErrorAt(loc, "quantized element types (!quant.uniform) are not supported yet");
+    }
+  }
   std::string_view name = scan_identifier();
   std::optional<DType> dtype;
   if (name == "complex") {
@@ -511,6 +517,10 @@ StatusOr<Type> Parser::ParseType() {
     if (tok_.text == "stablehlo.token") {
       Advance();
       return Type::Token();
+    }
+    if (tok_.text.substr(0, 16) == "stablehlo.future") {
+      return Error("unsupported type " + Describe(tok_) +
+                   " (asynchronous ops are not supported yet)");
     }
     return Error("unsupported type " + Describe(tok_));
   }

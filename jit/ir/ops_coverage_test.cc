@@ -140,6 +140,20 @@ TEST(OpsCoverageTest, UnknownOpErrorSuggestsTheNearestName) {
   }
 }
 
+// Types jitd does not have yet are named as such, not as garbage.
+TEST(OpsCoverageTest, UnsupportedTypesSayWhatIsMissing) {
+  auto q = frontend::ParseModule(
+      "func.func @main(%a: tensor<2x!quant.uniform<i8:f32, 0.5:3>>) {\n  return\n}\n");
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.status().message().find("quantized element types (!quant.uniform) are not supported yet"),
+            std::string::npos)
+      << q.status().message();
+  auto f = frontend::ParseModule("func.func @main(%a: !stablehlo.future<tensor<f32>>) {\n  return\n}\n");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("(asynchronous ops are not supported yet)"), std::string::npos)
+      << f.status().message();
+}
+
 // Every op the documents define parses in the generic form: none is an
 // "unknown op" (whatever the verifier then says of these placeholder types).
 TEST(OpsCoverageTest, NoDocumentedOpIsAnUnknownOp) {

@@ -1,5 +1,6 @@
 #include "devices/cuda/cuda_device.h"
 
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -17,25 +18,80 @@ struct CudaDevice::Shared {
   std::shared_ptr<CudaMemoryAccount> account;
 
   std::mutex mu;
-  std::vector<std::unique_ptr<CudaStream>> free_streams;  // one per execute in flight
+  // A stream per client session: executions that name the session's
+  // account (ExecuteOptions::device_memory) run on its stream; entries go
+  // when their account (the session) does. An execution without one, or
+  // while its session's stream is taken, gets a stream from the pool.
+  struct SessionStream {
+    std::weak_ptr<CudaMemoryAccount> session;
+    std::unique_ptr<CudaStream> stream;
+    bool busy = false;
+  };
+  std::map<const CudaMemoryAccount*, SessionStream> session_streams;
+  std::vector<std::unique_ptr<CudaStream>> free_streams;
   bool assembler_tried = false;
   std::unique_ptr<PtxCompiler> assembler;  // null: PTX goes to the driver's JIT
   std::string assembler_missing;
 
-  StatusOr<std::unique_ptr<CudaStream>> AcquireStream() {
+  // A stream for one execution and how to give it back.
+  struct Lease {
+    CudaStream* stream = nullptr;
+    const CudaMemoryAccount* session = nullptr;  // set: the session's own
+    std::unique_ptr<CudaStream> pooled;
+  };
+
+  StatusOr<Lease> AcquireStream(const std::shared_ptr<CudaMemoryAccount>& session) {
+    Lease lease;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (!free_streams.empty()) {
-        std::unique_ptr<CudaStream> stream = std::move(free_streams.back());
+      std::erase_if(session_streams, [](const auto& e) { return e.second.session.expired(); });
+      if (session) {
+        auto it = session_streams.find(session.get());
+        if (it != session_streams.end() && !it->second.busy) {
+          it->second.busy = true;
+          lease.stream = it->second.stream.get();
+          lease.session = session.get();
+          return lease;
+        }
+        if (it == session_streams.end()) {
+          // The session's first execution: its stream is made below.
+          lease.session = session.get();
+        }
+      }
+      if (!lease.session && !free_streams.empty()) {
+        lease.pooled = std::move(free_streams.back());
         free_streams.pop_back();
-        return stream;
+        lease.stream = lease.pooled.get();
+        return lease;
       }
     }
-    return runtime->CreateStream();
-  }
-  void ReleaseStream(std::unique_ptr<CudaStream> stream) {
+    JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaStream> made, runtime->CreateStream());
+    if (!lease.session) {
+      lease.pooled = std::move(made);
+      lease.stream = lease.pooled.get();
+      return lease;
+    }
     std::lock_guard<std::mutex> lock(mu);
-    free_streams.push_back(std::move(stream));
+    SessionStream& entry = session_streams[lease.session];
+    entry.session = session;
+    entry.stream = std::move(made);
+    entry.busy = true;
+    lease.stream = entry.stream.get();
+    return lease;
+  }
+  void ReleaseStream(Lease lease) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (lease.session) {
+      auto it = session_streams.find(lease.session);
+      if (it != session_streams.end()) it->second.busy = false;
+    } else if (lease.pooled) {
+      free_streams.push_back(std::move(lease.pooled));
+    }
+  }
+  size_t session_stream_count() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::erase_if(session_streams, [](const auto& e) { return e.second.session.expired(); });
+    return session_streams.size();
   }
   const PtxCompiler* Assembler() {
     std::lock_guard<std::mutex> lock(mu);
@@ -136,9 +192,10 @@ class CudaProgramExecutable final : public Executable {
     }
     if (options.profile) options.profile->clear();  // no per-kernel timing yet
     JITD_RETURN_IF_ERROR(CheckStop(options));
-    JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaStream> stream, shared_->AcquireStream());
-    Status status = RunOn(*stream, args, results, options);
-    shared_->ReleaseStream(std::move(stream));  // made again by the runtime after a reset
+    JITD_ASSIGN_OR_RETURN(CudaDevice::Shared::Lease lease,
+                          shared_->AcquireStream(options.device_memory));
+    Status status = RunOn(*lease.stream, args, results, options);
+    shared_->ReleaseStream(std::move(lease));  // made again by the runtime after a reset
     return status;
   }
 
@@ -276,6 +333,8 @@ StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create() {
 std::unique_ptr<CudaDevice> CudaDevice::CreateForRuntime(CudaRuntime* runtime) {
   return std::unique_ptr<CudaDevice>(new CudaDevice(runtime));
 }
+
+size_t CudaDevice::session_streams() const { return shared_->session_stream_count(); }
 
 std::string CudaDevice::sm() const {
   const CudaDeviceInfo& info = runtime_->info();

@@ -38,8 +38,9 @@ const CudaProbe& ProbeCuda();
 // kernels, assembled to a cubin for this GPU's sm, or PTX for the driver's
 // JIT when no assembler is found) and runs the program on the runtime:
 // the executable loads the module and uploads the constants once; each
-// execute takes a stream from the device's pool, allocates the arena and
-// the arguments (the device's own account), copies arguments in, launches
+// execute runs on its client session's stream (one per session, keyed by
+// ExecuteOptions::device_memory; a pooled one without it), allocates the
+// arena and the arguments (counted against that account), copies in, launches
 // the steps in order, copies results out and synchronizes. The deadline
 // and cancel flag are checked between launches (a kernel is not cut).
 // After a context reset the module is reloaded by the runtime and the
@@ -60,6 +61,8 @@ class CudaDevice final : public Device {
   CudaRuntime& runtime() const { return *runtime_; }
   // The sm this device compiles for ("sm_90").
   std::string sm() const;
+  // Client sessions that have a stream of their own now.
+  size_t session_streams() const;
 
   struct Shared;  // what the device's executables share (streams, account)
 

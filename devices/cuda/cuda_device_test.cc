@@ -208,6 +208,31 @@ TEST(CudaDevice, ExecutionsCountAgainstTheClientsAccount) {
   EXPECT_EQ(f.fake.live_allocations(), 0u);
 }
 
+TEST(CudaDevice, EachSessionHasItsOwnStream) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kAdd));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 1, 1, 1})};
+  const int made = f.fake.calls("cuStreamCreate");
+  ExecuteOptions a, b;
+  a.device_memory = std::make_shared<MemoryAccount>("session 1", 0);
+  b.device_memory = std::make_shared<MemoryAccount>("session 2", 0);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE((*exe)->Execute(args, a).ok());
+    ASSERT_TRUE((*exe)->Execute(args, b).ok());
+  }
+  EXPECT_EQ(f.fake.calls("cuStreamCreate"), made + 2);  // one each, reused
+  EXPECT_EQ(f.device->session_streams(), 2u);
+  const size_t streams = f.fake.live_streams();
+  a.device_memory.reset();  // session 1 ends: its stream goes
+  EXPECT_EQ(f.device->session_streams(), 1u);
+  EXPECT_EQ(f.fake.live_streams(), streams - 1);
+  // Without a session: a pooled stream, reused.
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.fake.calls("cuStreamCreate"), made + 3);
+}
+
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
   Fixture f;
   auto exe = f.device->Compile(Parse(R"(

@@ -11,10 +11,9 @@
 // (ipc/module.fbs, the builder's form): both are printed in one canonical
 // form (ir::PrintOptions::canonical) and that text is hashed.
 //
-// One exception: the source position of an op whose value depends on it
-// (stablehlo.rng seeds from its line:col) is part of the key, so such ops
-// keep their meaning. Elided dense_resource weights are not: their fill
-// depends on their name and order, never their line.
+// Source positions never count: the ops whose values jitd seeds
+// (stablehlo.rng, elided dense_resource weights) are seeded by their place
+// among their kind (eval::OpPlaces), which the canonical text keeps.
 //
 // Thread safety: free functions on values; thread-safe.
 #ifndef JITD_DAEMON_PROGRAM_KEY_H_
@@ -31,8 +30,7 @@ namespace jitd::daemon {
 
 // A program's identity for the cache. Plain value.
 struct ProgramKey {
-  // XXH3-128 (32 hex) of the canonical text (and of the positions of
-  // position-dependent ops).
+  // XXH3-128 (32 hex) of the canonical text.
   std::string canonical_hash;
   // The entry function's name and signature, e.g.
   // "@main(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>"; "" without one.

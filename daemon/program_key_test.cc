@@ -141,8 +141,9 @@ TEST(ProgramKeyTest, MeaningChangesTheKey) {
             key);
 }
 
-TEST(ProgramKeyTest, PositionsCountWhereTheyChangeValues) {
-  // stablehlo.rng seeds from its line:col: moving it changes its values.
+TEST(ProgramKeyTest, RngIsKeyedByItsPlaceNotItsLine) {
+  // stablehlo.rng seeds from its place among the rng ops: moving it down a
+  // line keeps its values, and its key.
   constexpr char kRng[] = R"(module {
   func.func @main() -> tensor<4xf32> {
     %a = stablehlo.constant dense<0.000000e+00> : tensor<f32>
@@ -154,7 +155,8 @@ TEST(ProgramKeyTest, PositionsCountWhereTheyChangeValues) {
 })";
   const std::string key = KeyOf(kRng).Part();
   EXPECT_EQ(KeyOf(ReplaceAll(kRng, "%a", "%lo")).Part(), key);
-  EXPECT_NE(KeyOf(std::string("// a comment line\n") + kRng).Part(), key);
+  EXPECT_EQ(KeyOf(std::string("// a comment line\n") + kRng).Part(), key);
+  EXPECT_NE(KeyOf(ReplaceAll(kRng, "UNIFORM", "NORMAL")).Part(), key);
 }
 
 // Elided weights are filled by name and place among them, not by line: a

@@ -205,6 +205,9 @@ struct Program {
   // the "kernels.txt" dump.
   std::vector<std::string> kernel_descriptions;
   CpuProgramStats stats;
+  // What seeds elided weights and rng ops (eval::OpPlaces), counted once:
+  // the fallback and the seeded constants evaluate ops one at a time.
+  eval::OpPlaces places;
   // Executable::size_bytes, counted once built (ProgramBytes).
   uint64_t size_bytes = 0;
 
@@ -368,7 +371,8 @@ class FallbackThunk final : public Thunk {
       bindings.push_back(ReadValue(state, refs_[i], values_[i]->type()));
     }
     // Infeed/outfeed reach the daemon's queues through the same hooks.
-    const eval::EvalOptions options = devices::ToEvalOptions(state.options);
+    eval::EvalOptions options = devices::ToEvalOptions(state.options);
+    options.op_places = &state.program.places;
     JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> out,
                           eval::EvaluateOp(*state.program.module, *op_, values_, bindings, options));
     if (out.size() != results_.size()) return Internal("fallback result count mismatch");
@@ -1215,6 +1219,7 @@ StatusOr<std::shared_ptr<const SeededSet>> SeededConstants(const Program& p,
   eval::EvalOptions options;
   options.resource_fill_seed = seed;
   options.resource_fill = fill;
+  options.op_places = &p.places;
   for (size_t i = 0; i < p.constants.size(); ++i) {
     if (!p.constants[i].needs_seed) continue;
     JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> v,
@@ -1240,6 +1245,7 @@ uint64_t ProgramBytes(const Program& p) {
   uint64_t bytes = sizeof(Program) + devices::ModuleBytes(*p.module) + static_cast<uint64_t>(p.arena_bytes) +
                    p.temp_offsets.size() * sizeof(int64_t);
   for (const ConstantSlot& c : p.constants) bytes += sizeof(ConstantSlot) + c.literal.bytes().size();
+  bytes += p.places.size() * (sizeof(eval::OpPlaces::value_type) + 2 * sizeof(void*));  // node + bucket
   if (p.code) {
     bytes += kJitRecords + p.code->code_bytes() +
              p.code->addresses().size() * (sizeof(void*) + kJitRecordsPerSymbol);
@@ -1485,6 +1491,7 @@ struct CpuDevice::Impl : public std::enable_shared_from_this<CpuDevice::Impl> {
     if (!program->entry) {
       return InvalidArgument("module has no entry function (@main, or exactly one public function)");
     }
+    program->places = eval::ComputeOpPlaces(*program->module);
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> llvm_module = jit->NewModule("program", *context);
     Planner planner(*program, objects ? nullptr : llvm_module.get());

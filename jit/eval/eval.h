@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -80,6 +81,18 @@ inline Status CancelledStatus() {
   return Status(StatusCode::kUnavailable, "execution cancelled (the client went away)");
 }
 
+// Which op of its kind each elided dense_resource constant (per resource
+// name) and each stablehlo.rng op of a module is, counting in the order
+// inlining lays the program out (from the entry function, a callee at its
+// first call): what seeds their values, stable when the module is printed
+// and parsed again. See ComputeOpPlaces.
+using OpPlaces = std::unordered_map<const ir::Op*, uint64_t>;
+
+// The places of `module`'s ops (linear in its ops, no recursion). A caller
+// that evaluates many ops of one module one at a time (EvaluateOp) computes
+// them once and passes them in EvalOptions::op_places.
+OpPlaces ComputeOpPlaces(const ir::Module& module);
+
 struct EvalOptions {
   // Largest tensor one op may produce; bigger results fail with
   // RESOURCE_EXHAUSTED instead of allocating.
@@ -129,6 +142,9 @@ struct EvalOptions {
     uint64_t dropped = 0;
   };
   OpTrace* op_trace = nullptr;
+  // The module's OpPlaces, when the caller has them (must be of the module
+  // evaluated); else the evaluator computes them when first needed.
+  const OpPlaces* op_places = nullptr;
 };
 
 // Evaluates `function` of `module` on `args`. The module must have passed

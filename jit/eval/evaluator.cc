@@ -109,6 +109,52 @@ StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_byt
   return lit;
 }
 
+OpPlaces ComputeOpPlaces(const ir::Module& module) {
+  OpPlaces places;
+  std::unordered_map<std::string, uint64_t> next;
+  std::unordered_set<const ir::Function*> reached;
+  struct Frame {
+    const std::vector<std::unique_ptr<ir::Op>>* ops;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  auto push_region = [&](const ir::Region& region) {
+    for (size_t b = region.num_blocks(); b-- > 0;) stack.push_back({&region.block(b).ops()});
+  };
+  auto walk = [&](const ir::Function* fn) {
+    if (fn == nullptr || !reached.insert(fn).second) return;
+    push_region(fn->body());
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      if (frame.next == frame.ops->size()) {
+        stack.pop_back();
+        continue;
+      }
+      const ir::Op& o = *(*frame.ops)[frame.next++];
+      if (o.code() == ir::OpCode::kConstant) {
+        const ir::Attribute* value = o.attr("value");
+        if (const auto* r = value ? value->get_if<ir::DenseResourceAttr>() : nullptr) {
+          places[&o] = next["dense_resource<" + r->handle + ">"]++;
+        }
+      } else if (o.code() == ir::OpCode::kRng) {
+        places[&o] = next["stablehlo.rng"]++;
+      }
+      // Pushed last, walked first: a called function, then the op's regions
+      // (where inlining puts them: before the op's successors).
+      for (size_t r = o.num_regions(); r-- > 0;) push_region(o.region(r));
+      if (o.code() == ir::OpCode::kFuncCall) {
+        const ir::Attribute* callee = o.attr("callee");
+        const auto* name = callee ? callee->get_if<ir::SymbolRefAttr>() : nullptr;
+        const ir::Function* fn = name ? module.FindFunction(name->name) : nullptr;
+        if (fn != nullptr && reached.insert(fn).second) push_region(fn->body());
+      }
+    }
+  };
+  walk(module.EntryFunction());
+  for (const auto& fn : module.functions()) walk(fn.get());
+  return places;
+}
+
 namespace internal {
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
@@ -453,7 +499,7 @@ class Evaluator {
     // the disk cache's reprinted module all change.
     uint64_t seed = *options_.resource_fill_seed;
     for (char c : resource.handle) seed = seed * 1099511628211ull + static_cast<uint8_t>(c);
-    seed += ResourceOrdinal(ctx.op(), resource.handle) << 32;
+    seed += ctx.PlaceInProgram() << 32;
     auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes,
                              options_.resource_fill);
     if (!lit.ok()) return ctx.Error(lit.status().message());
@@ -529,65 +575,25 @@ class Evaluator {
     }
   }
 
-  // Which of the module's constants of dense_resource<`handle`> `op` is,
-  // counting in the order inlining lays the program out: from the entry
-  // function, an op before its regions' ops, a called function's ops at its
-  // first call (then the functions not reached, in module order). Stable
-  // when the module is printed and parsed again, and the same before and
-  // after the inline pass for functions called once (a function called from
-  // several places shares one fill here, while each inlined copy gets its
-  // own). Counted once per evaluator, without recursion (call chains may be
-  // 10^5 deep).
-  uint64_t ResourceOrdinal(const Op& op, const std::string& handle) {
-    if (!resource_ordinals_) {
-      resource_ordinals_.emplace();
-      std::unordered_map<std::string, uint64_t> next;
-      std::unordered_set<const ir::Function*> reached;
-      struct Frame {
-        const std::vector<std::unique_ptr<Op>>* ops;
-        size_t next = 0;
-      };
-      std::vector<Frame> stack;
-      auto push_region = [&](const ir::Region& region) {
-        for (size_t b = region.num_blocks(); b-- > 0;) stack.push_back({&region.block(b).ops()});
-      };
-      auto walk = [&](const ir::Function* fn) {
-        if (fn == nullptr || !reached.insert(fn).second) return;
-        push_region(fn->body());
-        while (!stack.empty()) {
-          Frame& frame = stack.back();
-          if (frame.next == frame.ops->size()) {
-            stack.pop_back();
-            continue;
-          }
-          const Op& o = *(*frame.ops)[frame.next++];
-          if (o.code() == ir::OpCode::kConstant) {
-            const ir::Attribute* value = o.attr("value");
-            if (const auto* r = value ? value->get_if<ir::DenseResourceAttr>() : nullptr) {
-              (*resource_ordinals_)[&o] = next[r->handle]++;
-            }
-          }
-          // Pushed last, walked first: the callee, then the op's regions.
-          for (size_t r = o.num_regions(); r-- > 0;) push_region(o.region(r));
-          if (o.code() == ir::OpCode::kFuncCall) {
-            const ir::Attribute* callee = o.attr("callee");
-            const auto* name = callee ? callee->get_if<ir::SymbolRefAttr>() : nullptr;
-            const ir::Function* fn = name ? module_.FindFunction(name->name) : nullptr;
-            if (fn != nullptr && reached.insert(fn).second) push_region(fn->body());
-          }
-        }
-      };
-      walk(module_.EntryFunction());
-      for (const auto& fn : module_.functions()) walk(fn.get());
+ public:
+  // Which op of its kind `op` is (OpPlaces; 0 for other ops): the caller's
+  // places, else computed once per evaluator.
+  uint64_t PlaceInProgram(const Op& op) {
+    const OpPlaces* places = options_.op_places;
+    if (places == nullptr) {
+      if (!places_) places_ = ComputeOpPlaces(module_);
+      places = &*places_;
     }
-    auto it = resource_ordinals_->find(&op);
-    return it == resource_ordinals_->end() ? 0 : it->second;
+    auto it = places->find(&op);
+    return it == places->end() ? 0 : it->second;
   }
+
+ private:
 
   const ir::Module& module_;
   const EvalOptions& options_;
   KernelTable kernels_;
-  std::optional<std::unordered_map<const Op*, uint64_t>> resource_ordinals_;
+  std::optional<OpPlaces> places_;
   std::vector<Frame*> frames_;
   int depth_ = 0;
 };
@@ -599,6 +605,8 @@ StatusOr<Literal> OpContext::NewLiteral(const Type& type) const {
                                                         lit.status().message());
   return lit;
 }
+
+uint64_t OpContext::PlaceInProgram() const { return evaluator_.PlaceInProgram(op_); }
 
 StatusOr<std::vector<RuntimeValue>> OpContext::EvaluateDetached(const ir::Op& op,
                                                                 std::vector<RuntimeValue> operands) {

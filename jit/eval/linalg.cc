@@ -861,9 +861,10 @@ KernelResult RngBitGeneratorKernel(OpContext& ctx) {
 // ---- rng ------------------------------------------------------------------
 //
 // The spec leaves rng's numbers implementation-defined. Here they are
-// deterministic: a splitmix64 stream seeded from the op's source location,
-// so each rng op yields the same values every time it runs (also inside a
-// loop). UNIFORM draws from [a, b) (a when the interval is empty); NORMAL
+// deterministic: a splitmix64 stream seeded from the op's place among the
+// program's rng ops (OpContext::PlaceInProgram; never its source line, which
+// the disk cache's reprinted module changes), so each rng op yields the
+// same values every time it runs (also inside a loop). UNIFORM draws from [a, b) (a when the interval is empty); NORMAL
 // uses the Box-Muller transform with mean a and standard deviation b.
 
 KernelResult RngKernel(OpContext& ctx) {
@@ -871,8 +872,7 @@ KernelResult RngKernel(OpContext& ctx) {
   const Literal& b = ctx.operand(1);
   JITD_ASSIGN_OR_RETURN(Literal result, ctx.NewResult(0));
   const DType t = result.dtype();
-  uint64_t seed = 0x6A09E667F3BCC909ull ^
-                  (uint64_t{ctx.op().loc().line} << 32 | uint64_t{ctx.op().loc().column});
+  uint64_t seed = 0x6A09E667F3BCC909ull ^ ((ctx.PlaceInProgram() + 1) * 0x9E3779B97F4A7C15ull);
   const bool normal = ctx.Enum("rng_distribution", "UNIFORM") == "NORMAL";
   for (int64_t i = 0; i < result.num_elements(); ++i) {
     const uint64_t r = SplitMix(seed);

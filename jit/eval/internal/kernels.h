@@ -65,6 +65,12 @@ class OpContext {
 
   Evaluator& evaluator() { return evaluator_; }
 
+  // Which op of its kind this is in the program (elided dense_resource
+  // constants of one name, stablehlo.rng ops), counting in the order
+  // inlining lays the program out: what seeds their data, stable when the
+  // module is printed and parsed again (the disk cache), unlike a line.
+  uint64_t PlaceInProgram() const;
+
   // Evaluates another, detached op (built by a kernel that composes its op
   // from others) on `operands`, in this evaluator.
   StatusOr<std::vector<RuntimeValue>> EvaluateDetached(const ir::Op& op,

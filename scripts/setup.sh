@@ -20,7 +20,7 @@ packages=(
   # pytest (Debian's, in /usr/bin/python3): the Python package's tests.
   python3-pytest
   # Python.h for /usr/bin/python3: the package's C extension jitd._fast
-  # (libclient/python_ext; numpy's headers come with python3-numpy).
+  # (libclient/python/jitd/_fast.c; numpy's headers come with python3-numpy).
   python3-dev
   # torch 1.13 (Debian's, in /usr/bin/python3): the eager peer of
   # bench/peers/elementwise_peer.py.

@@ -696,8 +696,8 @@ class LocalExecutable(object):
     that the caller owns (they outlive the executable, the client and the
     daemon); ExecuteWithBuffers runs on LocalBuffers and returns LocalBuffers.
 
-    With jitd._fast (libclient/python_ext; see jitd.fast_path_status()), a
-    call whose arguments are ndarrays or numpy scalars of the parameters'
+    With jitd._fast (jitd/_fast.c; see jitd.fast_path_status()), a call
+    whose arguments are ndarrays or numpy scalars of the parameters'
     exact dtypes and shapes runs in C: one daemon round trip, the GIL
     released, the arguments and results of small programs kept in shared
     memory between calls. Any other call (LocalBuffers, Python numbers,

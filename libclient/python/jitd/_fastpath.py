@@ -1,9 +1,10 @@
-"""Finding jitd._fast, the per-call hot path in C (libclient/python_ext).
+"""Finding jitd._fast, the per-call hot path in C (libclient/python/jitd/_fast.c).
 
 The extension is optional: without it every Execute takes the ctypes path,
 with the same results and errors, only slower. It is looked for, in order:
   $JITD_PYTHON_FAST — a file path; "0" (or "off") turns the extension off;
-  jitd/_fast.so beside this package (an install);
+  jitd._fast beside this package (cmake --install puts _fast.so there, pip
+  install builds _fast.cpython-*.so there);
   build/lib/python/jitd/_fast.so of the checkout the package runs from.
 A path given in $JITD_PYTHON_FAST that does not load is a warning, and the
 ctypes path is used.
@@ -21,7 +22,7 @@ import warnings
 from . import _lib
 from ._status import JitdError
 
-# The ABI of fast.c this package speaks (JITD_FAST_ABI there).
+# The ABI of _fast.c this package speaks (JITD_FAST_ABI there).
 _ABI = 1
 
 _lock = threading.Lock()
@@ -29,6 +30,17 @@ _searched = False
 _module = None
 _reason = "not searched yet"
 _path = None
+
+
+def _load_beside():
+    """jitd._fast from this package's directory, any extension suffix, or
+    None when there is none."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(here, "_fast" + suffix)
+        if os.path.exists(path):
+            return path
+    return None
 
 
 def _load_file(path):
@@ -47,7 +59,8 @@ def _candidates():
         return [(env, True)], None
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
-    return [(os.path.join(here, "_fast.so"), False),
+    beside = _load_beside() or os.path.join(here, "_fast.so")
+    return [(beside, False),
             (os.path.join(root, "build", "lib", "python", "jitd", "_fast.so"), False)], None
 
 

@@ -1,6 +1,7 @@
-"""The per-call hot path in C (jitd._fast, libclient/python_ext) against the
-ctypes path: the same results and the same errors for every kind of call,
-results that own their memory, and calls from several threads at once.
+"""The per-call hot path in C (jitd._fast, libclient/python/jitd/_fast.c)
+against the ctypes path: the same results and the same errors for every
+kind of call, results that own their memory, and calls from several
+threads at once.
 
 ctest sets $JITD_PYTHON_FAST to the built extension (or 0 when it is not
 built); with a path set, the extension must load. Each comparison runs the

@@ -190,7 +190,7 @@ class CudaProgramExecutable final : public Executable {
                              std::to_string(program_.argument_types.size()) + " and " +
                              std::to_string(program_.result_types.size()));
     }
-    if (options.profile) options.profile->clear();  // no per-kernel timing yet
+    if (options.profile) options.profile->clear();
     JITD_RETURN_IF_ERROR(CheckStop(options));
     JITD_ASSIGN_OR_RETURN(CudaDevice::Shared::Lease lease,
                           shared_->AcquireStream(options.device_memory));
@@ -276,6 +276,15 @@ class CudaProgramExecutable final : public Executable {
         }
       }
     }
+    // With a profile: a timing event before the first launch and after
+    // each, so each launch's GPU time is the time between two.
+    std::vector<std::unique_ptr<CudaEvent>> marks;
+    auto mark = [&]() -> Status {
+      JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaEvent> e, rt.RecordEvent(stream, /*timing=*/true));
+      marks.push_back(std::move(e));
+      return Status::Ok();
+    };
+    if (options.profile && !program_.steps.empty()) JITD_RETURN_IF_ERROR(mark());
     std::vector<CUdeviceptr> values;
     std::vector<void*> params;
     for (size_t s = 0; s < program_.steps.size(); ++s) {
@@ -291,6 +300,7 @@ class CudaProgramExecutable final : public Executable {
                                      Dim3{launch.grid[0], launch.grid[1], launch.grid[2]},
                                      Dim3{launch.block[0], launch.block[1], launch.block[2]},
                                      launch.shared_bytes, params, stream));
+      if (options.profile) JITD_RETURN_IF_ERROR(mark());
     }
     for (size_t r = 0; r < results.size(); ++r) {
       const CudaBuffer& buffer = program_.buffers[static_cast<size_t>(program_.results[r])];
@@ -298,7 +308,21 @@ class CudaProgramExecutable final : public Executable {
       JITD_RETURN_IF_ERROR(rt.CopyToHost(results[r], pointer[static_cast<size_t>(program_.results[r])],
                                          static_cast<uint64_t>(buffer.bytes), stream));
     }
-    return rt.Synchronize(stream);
+    JITD_RETURN_IF_ERROR(rt.Synchronize(stream));
+    if (options.profile && !marks.empty()) {
+      // One row per kernel and call site (the step's description), summed.
+      std::map<std::string, ProfileEntry> rows;
+      for (size_t s = 0; s < program_.steps.size(); ++s) {
+        JITD_ASSIGN_OR_RETURN(float ms, rt.ElapsedMillis(*marks[s], *marks[s + 1]));
+        ProfileEntry& row = rows[program_.steps[s].description];
+        row.name = "kernel " + program_.steps[s].description;
+        row.count += 1;
+        row.nanos += static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+      }
+      for (auto& [unused, row] : rows) options.profile->push_back(std::move(row));
+      SortProfile(*options.profile);
+    }
+    return Status::Ok();
   }
 
   std::shared_ptr<CudaDevice::Shared> shared_;

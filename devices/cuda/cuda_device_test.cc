@@ -233,6 +233,25 @@ TEST(CudaDevice, EachSessionHasItsOwnStream) {
   EXPECT_EQ(f.fake.calls("cuStreamCreate"), made + 3);
 }
 
+TEST(CudaDevice, ProfilesKernelsWithTimingEvents) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kAdd));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 1, 1, 1})};
+  std::vector<ProfileEntry> profile = {{"stale", 1, 1}};
+  ExecuteOptions options;
+  options.profile = &profile;
+  ASSERT_TRUE((*exe)->Execute(args, options).ok());
+  ASSERT_EQ(profile.size(), 1u);
+  EXPECT_EQ(profile[0].name.rfind("kernel jitd_k0 ", 0), 0u) << profile[0].name;
+  EXPECT_EQ(profile[0].count, 1);
+  EXPECT_EQ(profile[0].nanos, 500'000);  // the fake's 0.5 ms per launch
+  // Without a profile no timing events are made.
+  const int events = f.fake.calls("cuEventCreate");
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.fake.calls("cuEventCreate"), events);
+}
+
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
   Fixture f;
   auto exe = f.device->Compile(Parse(R"(

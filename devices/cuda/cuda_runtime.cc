@@ -131,6 +131,7 @@ CudaRuntime::~CudaRuntime() {
   if (own_stream_) (void)symbols_.cuStreamSynchronize(own_stream_);
   allocator_.DestroyPool();
   for (CUevent e : free_events_) (void)symbols_.cuEventDestroy(e);
+  for (CUevent e : free_timing_events_) (void)symbols_.cuEventDestroy(e);
   for (auto& chunk : staging_) {
     if (chunk->done) (void)symbols_.cuEventDestroy(chunk->done);
     (void)symbols_.cuMemFreeHost(chunk->host);
@@ -197,6 +198,7 @@ Status CudaRuntime::Reset(const std::string& cause, uint64_t seen) {
   // Everything made in the old context dies with it: forget, don't free.
   allocator_.ForgetPool();
   free_events_.clear();
+  free_timing_events_.clear();
   staging_.clear();
   staging_bytes_ = 0;
   live_streams_.clear();
@@ -277,7 +279,7 @@ void CudaRuntime::ReleaseStream(CudaStream& stream) {
                       live_streams_.end());
 }
 
-StatusOr<std::unique_ptr<CudaEvent>> CudaRuntime::RecordEvent(CudaStream& stream) {
+StatusOr<std::unique_ptr<CudaEvent>> CudaRuntime::RecordEvent(CudaStream& stream, bool timing) {
   std::unique_ptr<CudaEvent> event(new CudaEvent());
   Status ensured;
   JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
@@ -285,13 +287,16 @@ StatusOr<std::unique_ptr<CudaEvent>> CudaRuntime::RecordEvent(CudaStream& stream
     if (!ensured.ok()) return CUDA_SUCCESS;
     {
       std::lock_guard<std::mutex> state(mu_);
-      if (!free_events_.empty()) {
-        event->event_ = free_events_.back();
-        free_events_.pop_back();
+      std::vector<CUevent>& pool = timing ? free_timing_events_ : free_events_;
+      if (!pool.empty()) {
+        event->event_ = pool.back();
+        pool.pop_back();
       }
     }
+    event->timing_ = timing;
     if (!event->event_) {
-      CUresult r = symbols_.cuEventCreate(&event->event_, CU_EVENT_DISABLE_TIMING);
+      CUresult r = symbols_.cuEventCreate(&event->event_, timing ? CU_EVENT_DEFAULT
+                                                                 : CU_EVENT_DISABLE_TIMING);
       if (r != CUDA_SUCCESS) {
         what = "cuEventCreate";
         event->event_ = nullptr;
@@ -317,13 +322,29 @@ Status CudaRuntime::WaitEvent(const CudaEvent& event) {
   });
 }
 
+StatusOr<float> CudaRuntime::ElapsedMillis(const CudaEvent& start, const CudaEvent& end) {
+  if (!start.timing_ || !end.timing_) {
+    return InvalidArgument("ElapsedMillis: both events must be timing events");
+  }
+  if (start.generation_ != generation() || end.generation_ != generation()) {
+    return Status(StatusCode::kUnavailable, "the events were lost in a context reset");
+  }
+  float ms = 0;
+  JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
+    what = "cuEventElapsedTime";
+    return symbols_.cuEventElapsedTime(&ms, start.event_, end.event_);
+  }));
+  return ms;
+}
+
 void CudaRuntime::ReleaseEvent(CudaEvent& event) {
   std::shared_lock lock(context_mu_);
   if (!event.event_ || event.generation_ != generation()) return;
   {
     std::lock_guard<std::mutex> state(mu_);
-    if (free_events_.size() < kMaxFreeEvents) {
-      free_events_.push_back(event.event_);
+    std::vector<CUevent>& pool = event.timing_ ? free_timing_events_ : free_events_;
+    if (pool.size() < kMaxFreeEvents) {
+      pool.push_back(event.event_);
       return;
     }
   }

@@ -95,12 +95,14 @@ class CudaEvent {
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   CUevent handle() const { return event_; }
+  bool timing() const { return timing_; }
 
  private:
   friend class CudaRuntime;
   CudaEvent() = default;
   CudaRuntime* runtime_ = nullptr;
   CUevent event_ = nullptr;
+  bool timing_ = false;
   uint64_t generation_ = 0;
 };
 
@@ -186,8 +188,11 @@ class CudaRuntime {
 
   // --- streams and events -------------------------------------------------
   StatusOr<std::unique_ptr<CudaStream>> CreateStream();
-  // Records an event (from the pool) on `stream`.
-  StatusOr<std::unique_ptr<CudaEvent>> RecordEvent(CudaStream& stream);
+  // Records an event (from the pool) on `stream`; `timing` events (a pool
+  // of their own) can be measured with ElapsedMillis.
+  StatusOr<std::unique_ptr<CudaEvent>> RecordEvent(CudaStream& stream, bool timing = false);
+  // GPU time between two completed timing events, in milliseconds.
+  StatusOr<float> ElapsedMillis(const CudaEvent& start, const CudaEvent& end);
   // Waits for `event` / everything queued on `stream`.
   Status WaitEvent(const CudaEvent& event);
   Status Synchronize(CudaStream& stream);
@@ -274,6 +279,7 @@ class CudaRuntime {
 
   mutable std::mutex mu_;  // below: events, modules, pinned bytes, reset log
   std::vector<CUevent> free_events_;
+  std::vector<CUevent> free_timing_events_;
   std::vector<CudaModule*> modules_;
   uint64_t registered_bytes_ = 0;
   uint64_t staging_bytes_ = 0;

@@ -159,6 +159,32 @@ TEST(CudaRuntime, EventsComeBackToThePool) {
   EXPECT_EQ(fake.calls("cuEventRecord"), 8);
 }
 
+TEST(CudaRuntime, TimingEventsHaveTheirOwnPool) {
+  FakeDriver fake;
+  auto runtime = OpenOrDie(fake);
+  auto stream = runtime->CreateStream();
+  ASSERT_TRUE(stream.ok());
+  auto module = runtime->LoadModule(FakeDriver::Cubin({"k"}), {"k"});
+  ASSERT_TRUE(module.ok());
+  for (int round = 0; round < 2; ++round) {
+    auto start = runtime->RecordEvent(**stream, /*timing=*/true);
+    ASSERT_TRUE(start.ok());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(runtime->Launch(**module, 0, Dim3{1}, Dim3{1}, 0, {}, **stream).ok());
+    }
+    auto end = runtime->RecordEvent(**stream, /*timing=*/true);
+    ASSERT_TRUE(end.ok());
+    auto ms = runtime->ElapsedMillis(**start, **end);
+    ASSERT_TRUE(ms.ok()) << ms.status().ToString();
+    EXPECT_EQ(*ms, 1.5f);  // the fake's 0.5 ms per launch
+    auto plain = runtime->RecordEvent(**stream);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(runtime->ElapsedMillis(**start, **plain).status().code(),
+              StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(fake.calls("cuEventCreate"), 3);  // two timing, one plain; reused
+}
+
 TEST(CudaRuntime, ModulesLoadAndNameTheirKernels) {
   FakeDriver fake;
   auto runtime = OpenOrDie(fake);

@@ -26,6 +26,8 @@ struct FakeDriver::State {
   std::map<uintptr_t, uint64_t> pinned;       // cuMemAllocHost pointer -> bytes
   std::vector<unsigned> register_flags;
   std::vector<std::string> launched;  // kernel names, in launch order
+  std::map<uintptr_t, unsigned> event_flags;
+  std::map<uintptr_t, size_t> event_stamp;  // launches before its last record
   uint64_t release_threshold = 0;
 
   CUcontext context() const { return reinterpret_cast<CUcontext>(uintptr_t{0x10000} + epoch); }
@@ -44,6 +46,8 @@ struct FakeDriver::State {
     registered.clear();
     streams.clear();
     events.clear();
+    event_flags.clear();
+    event_stamp.clear();
     pools.clear();
     modules.clear();
     functions.clear();
@@ -206,10 +210,11 @@ CUresult StreamWaitEvent(CUstream s, CUevent e, unsigned) {
   }
   return CUDA_SUCCESS;
 }
-CUresult EventCreate(CUevent* e, unsigned) {
+CUresult EventCreate(CUevent* e, unsigned flags) {
   FAKE_ENTER_CONTEXT("cuEventCreate");
   uintptr_t h = st.NewHandle();
   st.events.insert(h);
+  st.event_flags[h] = flags;
   *e = reinterpret_cast<CUevent>(h);
   return CUDA_SUCCESS;
 }
@@ -222,6 +227,7 @@ CUresult EventRecord(CUevent e, CUstream s) {
   if (!StreamOk(st, s) || !st.events.count(reinterpret_cast<uintptr_t>(e))) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
+  st.event_stamp[reinterpret_cast<uintptr_t>(e)] = st.launched.size();
   return CUDA_SUCCESS;
 }
 CUresult EventSynchronize(CUevent e) {
@@ -232,9 +238,16 @@ CUresult EventQuery(CUevent e) {
   FAKE_ENTER_CONTEXT("cuEventQuery");
   return st.events.count(reinterpret_cast<uintptr_t>(e)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
-CUresult EventElapsedTime(float* ms, CUevent, CUevent) {
+// Every launch between the two records "took" 0.5 ms.
+CUresult EventElapsedTime(float* ms, CUevent start, CUevent end) {
   FAKE_ENTER_CONTEXT("cuEventElapsedTime");
-  *ms = 0;
+  const auto a = reinterpret_cast<uintptr_t>(start), b = reinterpret_cast<uintptr_t>(end);
+  if (!st.events.count(a) || !st.events.count(b)) return CUDA_ERROR_INVALID_HANDLE;
+  if ((st.event_flags[a] | st.event_flags[b]) & CU_EVENT_DISABLE_TIMING) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (!st.event_stamp.count(a) || !st.event_stamp.count(b)) return CUDA_ERROR_NOT_READY;
+  *ms = 0.5f * static_cast<float>(st.event_stamp[b] - st.event_stamp[a]);
   return CUDA_SUCCESS;
 }
 // The entry names of a real image: an ELF cubin's symbol names (its

@@ -11,7 +11,8 @@
 // cuDevicePrimaryCtxReset, which frees everything the context held, as the
 // real driver does. Handles are checked: a stream, event, module, pointer
 // or context not alive in the current context is refused, so use after a
-// reset or after free shows up as an error.
+// reset or after free shows up as an error. Timing events measure 0.5 ms
+// per launch between their records.
 //
 // One FakeDriver at a time per process (the table's functions are plain C
 // functions that find it through a global). Thread-safe.

@@ -15,6 +15,11 @@
 //   chlo.top_k (not complex) -> stable sort of (x, iota) along the last
 //                          dimension with GT (floats: TOTALORDER, the order
 //                          the evaluator's top_k uses), then slice [0:k]
+//   chlo.broadcast_*    -> broadcast_in_dim of the operands not of the
+//                          result's shape, then the element-wise op
+//   chlo.mulhi (8/16/32-bit) -> convert to twice the width, multiply, shift
+//                          right by the width, convert back
+//   chlo.constant, chlo.constant_like -> stablehlo.constant
 // Left alone (a StableHLO expansion would round differently from the
 // evaluator's long-double or Boost.Math evaluation, beyond what the corpus
 // checks allow, or there is no exact expansion): acos, acosh, asin, asinh,
@@ -22,6 +27,7 @@
 // zeta, bessel_i1e, complex square, complex top_k, and next_after and the
 // is_inf family on f4/f6/f8 types.
 #include <limits>
+#include <optional>
 
 #include "jit/passes/internal/rewrite_util.h"
 #include "jit/passes/passes.h"
@@ -168,6 +174,120 @@ std::vector<Value*> DecomposeTopK(Op& op, RewriteWalker& w) {
   return out;
 }
 
+// chlo.broadcast_*: each operand not already of the result's shape goes
+// through broadcast_in_dim (its broadcast_dimensions, or trailing
+// dimensions aligned), then the element-wise op: what the evaluator runs.
+OpCode ElementwiseOfBroadcast(OpCode c) {
+  switch (c) {
+    case OpCode::kChloBroadcastAdd: return OpCode::kAdd;
+    case OpCode::kChloBroadcastAnd: return OpCode::kAnd;
+    case OpCode::kChloBroadcastAtan2: return OpCode::kAtan2;
+    case OpCode::kChloBroadcastCompare: return OpCode::kCompare;
+    case OpCode::kChloBroadcastComplex: return OpCode::kComplex;
+    case OpCode::kChloBroadcastDivide: return OpCode::kDivide;
+    case OpCode::kChloBroadcastMaximum: return OpCode::kMaximum;
+    case OpCode::kChloBroadcastMinimum: return OpCode::kMinimum;
+    case OpCode::kChloBroadcastMultiply: return OpCode::kMultiply;
+    case OpCode::kChloBroadcastNextAfter: return OpCode::kChloNextAfter;
+    case OpCode::kChloBroadcastOr: return OpCode::kOr;
+    case OpCode::kChloBroadcastPolygamma: return OpCode::kChloPolygamma;
+    case OpCode::kChloBroadcastPower: return OpCode::kPower;
+    case OpCode::kChloBroadcastRemainder: return OpCode::kRemainder;
+    case OpCode::kChloBroadcastSelect: return OpCode::kSelect;
+    case OpCode::kChloBroadcastShiftLeft: return OpCode::kShiftLeft;
+    case OpCode::kChloBroadcastShiftRightArithmetic: return OpCode::kShiftRightArithmetic;
+    case OpCode::kChloBroadcastShiftRightLogical: return OpCode::kShiftRightLogical;
+    case OpCode::kChloBroadcastSubtract: return OpCode::kSubtract;
+    case OpCode::kChloBroadcastXor: return OpCode::kXor;
+    case OpCode::kChloBroadcastZeta: return OpCode::kChloZeta;
+    default: return c;
+  }
+}
+
+std::vector<Value*> DecomposeBroadcast(Op& op, RewriteWalker& w) {
+  const Type& result = op.result(0)->type();
+  const std::optional<std::vector<int64_t>> bdims = op.GetI64Array("broadcast_dimensions");
+  std::vector<Value*> args;
+  for (Value* x : op.operands()) {
+    const Type want = result.WithDType(x->type().dtype());
+    if (x->type() == want) {
+      args.push_back(x);
+      continue;
+    }
+    const int64_t rank = x->type().rank();
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < rank; ++d) {
+      dims.push_back(bdims && rank < result.rank() ? (*bdims)[static_cast<size_t>(d)]
+                                                   : result.rank() - rank + d);
+    }
+    ir::AttributeList attrs;
+    attrs.Set("broadcast_dimensions", internal::I64Array(std::move(dims)));
+    args.push_back(Emit(w, op, OpCode::kBroadcastInDim, {x}, want, std::move(attrs)));
+  }
+  ir::AttributeList attrs;
+  if (op.code() == OpCode::kChloBroadcastCompare) {
+    const ir::EnumAttr* dir = op.GetEnum("comparison_direction");
+    if (!dir) return {};
+    attrs.Set("comparison_direction", ir::EnumAttr{"stablehlo", "comparison_direction", dir->value});
+    if (const ir::EnumAttr* t = op.GetEnum("compare_type")) {
+      attrs.Set("compare_type", ir::EnumAttr{"stablehlo", "comparison_type", t->value});
+    }
+  }
+  return {Emit(w, op, ElementwiseOfBroadcast(op.code()), std::move(args), result, std::move(attrs))};
+}
+
+// chlo.mulhi on 8/16/32-bit integers: the product in the type twice as wide
+// (exact), shifted right by the width, converted back (the high half fits).
+// 64-bit operands have no wider type: left to the evaluator.
+std::vector<Value*> DecomposeMulhi(Op& op, RewriteWalker& w) {
+  const Type& t = op.result(0)->type();
+  DType wide;
+  switch (t.dtype()) {
+    case DType::kS8: wide = DType::kS16; break;
+    case DType::kS16: wide = DType::kS32; break;
+    case DType::kS32: wide = DType::kS64; break;
+    case DType::kU8: wide = DType::kU16; break;
+    case DType::kU16: wide = DType::kU32; break;
+    case DType::kU32: wide = DType::kU64; break;
+    default: return {};
+  }
+  const Type wt = t.WithDType(wide);
+  Value* a = Emit(w, op, OpCode::kConvert, {op.operand(0)}, wt);
+  Value* b = Emit(w, op, OpCode::kConvert, {op.operand(1)}, wt);
+  Value* p = Emit(w, op, OpCode::kMultiply, {a, b}, wt);
+  Value* n = SplatLike(w, op, wt, 0, ir::BitWidth(t.dtype()));
+  Value* hi = Emit(w, op,
+                   ir::IsSignedInt(wide) ? OpCode::kShiftRightArithmetic : OpCode::kShiftRightLogical,
+                   {p, n}, wt);
+  return {Emit(w, op, OpCode::kConvert, {hi}, t)};
+}
+
+// chlo.constant_like: a splat stablehlo.constant of the result type.
+std::vector<Value*> DecomposeConstantLike(Op& op, RewriteWalker& w) {
+  const Type& t = op.result(0)->type();
+  const ir::Attribute* value = op.attr("value");
+  if (!value) return {};
+  ir::Literal scalar = *ir::Literal::Create(Type::Scalar(t.dtype()));
+  if (const auto* f = value->get_if<ir::FloatAttr>()) {
+    if (ir::IsComplex(t.dtype())) {
+      scalar.SetComplex(0, {f->value, 0});
+    } else {
+      scalar.SetDouble(0, f->value);
+    }
+  } else if (const auto* i = value->get_if<ir::IntegerAttr>()) {
+    if (ir::IsFloat(t.dtype()) || ir::IsComplex(t.dtype())) {
+      scalar.SetDouble(0, static_cast<double>(i->value));
+    } else {
+      scalar.SetInt(0, i->value);
+    }
+  } else if (const bool* b = value->get_if<bool>()) {
+    scalar.SetInt(0, *b ? 1 : 0);
+  } else {
+    return {};
+  }
+  return {w.Insert(internal::MakeConstant(internal::SplatAttr(t, scalar), op.loc()))->result(0)};
+}
+
 std::vector<Value*> Decompose(Op& op, RewriteWalker& w) {
   if (op.num_results() == 0) return {};
   const Type& type = op.result(0)->type();
@@ -200,6 +320,37 @@ std::vector<Value*> Decompose(Op& op, RewriteWalker& w) {
       return DecomposeTopK(op, w);
     case OpCode::kChloNextAfter:
       return DecomposeNextAfter(op, w);
+    case OpCode::kChloMulhi:
+      return DecomposeMulhi(op, w);
+    case OpCode::kChloConstant: {
+      const ir::Attribute* value = op.attr("value");
+      if (!value || !value->is<ir::DenseElementsAttr>()) return {};
+      return {w.Insert(internal::MakeConstant(value->as<ir::DenseElementsAttr>(), op.loc()))->result(0)};
+    }
+    case OpCode::kChloConstantLike:
+      return DecomposeConstantLike(op, w);
+    case OpCode::kChloBroadcastAdd:
+    case OpCode::kChloBroadcastAnd:
+    case OpCode::kChloBroadcastAtan2:
+    case OpCode::kChloBroadcastCompare:
+    case OpCode::kChloBroadcastComplex:
+    case OpCode::kChloBroadcastDivide:
+    case OpCode::kChloBroadcastMaximum:
+    case OpCode::kChloBroadcastMinimum:
+    case OpCode::kChloBroadcastMultiply:
+    case OpCode::kChloBroadcastNextAfter:
+    case OpCode::kChloBroadcastOr:
+    case OpCode::kChloBroadcastPolygamma:
+    case OpCode::kChloBroadcastPower:
+    case OpCode::kChloBroadcastRemainder:
+    case OpCode::kChloBroadcastSelect:
+    case OpCode::kChloBroadcastShiftLeft:
+    case OpCode::kChloBroadcastShiftRightArithmetic:
+    case OpCode::kChloBroadcastShiftRightLogical:
+    case OpCode::kChloBroadcastSubtract:
+    case OpCode::kChloBroadcastXor:
+    case OpCode::kChloBroadcastZeta:
+      return DecomposeBroadcast(op, w);
     default:
       return {};
   }

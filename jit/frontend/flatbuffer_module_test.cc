@@ -75,6 +75,15 @@ TEST(FlatBufferModuleTest, ModelsRoundTrip) {
   EXPECT_EQ(checked, files.size());
 }
 
+// The hand-written programs of every op beyond the corpus (tests/ops).
+TEST(FlatBufferModuleTest, OpsProgramsRoundTrip) {
+  auto files = ListMlir(fs::path(JITD_SOURCE_DIR) / "tests/ops");
+  ASSERT_GE(files.size(), 8u);
+  size_t checked = 0;
+  for (const std::string& f : files) RoundTripFile(f, &checked);
+  EXPECT_GE(checked, 14u);
+}
+
 constexpr char kAdd[] = R"(
 func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
   %0 = stablehlo.add %a, %b : tensor<2xf32>

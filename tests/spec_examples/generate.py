@@ -291,6 +291,12 @@ def program(op, line, pre, code, post):
             types.setdefault(name, t)
         for name, t in zip(names, outs):
             defined[name] = t
+    # Pretty element-wise ops name one type for all operands:
+    # `stablehlo.add %arg1, %one : tensor<i64>` (in while's example).
+    for m in re.finditer(r"(?:stablehlo|chlo)\.[a-z_]+ ((?:%\w+, )*%\w+) : (tensor<[^>]*>)\s*$",
+                         "\n".join(code), re.M):
+        for name in m.group(1).split(", "):
+            types.setdefault(name, m.group(2))
     notes = []
     processes = [pre_vals[k] for k in ("num_replicas", "num_partitions") if k in pre_vals]
     if processes and any(int(p) > 1 for p in processes):

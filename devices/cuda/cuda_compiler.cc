@@ -11,6 +11,7 @@
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "jit/codegen/nvptx/scatter_kernel.h"
+#include "jit/codegen/nvptx/window_kernel.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
@@ -140,6 +141,9 @@ class Compiler {
           break;
         case OpCode::kScatter:
           JITD_RETURN_IF_ERROR(PlanScatter(op));
+          break;
+        case OpCode::kReduceWindow:
+          JITD_RETURN_IF_ERROR(PlanReduceWindow(op));
           break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
@@ -285,6 +289,34 @@ class Compiler {
     return Status::Ok();
   }
 
+  // A thread per result element folding its window (window_kernel.h).
+  Status PlanReduceWindow(const Op& op) {
+    if (!codegen::IsNvptxEmittableReduceWindow(op)) {
+      return Refuse(op, "only reduce_windows of plain element types without promotion whose body NVPTX kernels "
+                        "compute");
+    }
+    const std::string name = "jitd_window" + std::to_string(windows_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
+                          codegen::EmitReduceWindowKernel(llvm_module_, op, name, options_.limits));
+    ++p_.unique_kernels;
+    CudaStep step;
+    step.launch.function = name;
+    step.launch.grid = {static_cast<uint32_t>(plan.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(plan.block), 1, 1};
+    for (const ir::Value* v : op.operands()) {
+      JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
+      step.launch.buffers.push_back(b);
+    }
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      step.launch.buffers.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
+    }
+    step.description = name + " reduce_window " + std::to_string(plan.work_items) + " outputs x " +
+                       std::to_string(plan.extent) + " window elements";
+    p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
   struct KernelEntry {
     std::string name;
     codegen::GridPlan plan;
@@ -301,6 +333,7 @@ class Compiler {
   std::map<std::string, KernelEntry> kernels_;
   int scatters_ = 0;
   int copies_ = 0;
+  int windows_ = 0;
 };
 
 }  // namespace

@@ -210,9 +210,61 @@ func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) -
   EXPECT_EQ(copy.block[0], 256u);
   EXPECT_TRUE(IsElf(program->cubin));
   EXPECT_NE(program->ptx.find(".entry jitd_scatter0("), std::string::npos);
+  EXPECT_NE(DescribeCudaProgram(*program).find("serial scatter of 8 update elements"), std::string::npos)
+      << DescribeCudaProgram(*program);
   EXPECT_EQ(program->ptx.find("atom."), std::string::npos);
   // 12 floats copied as 8-byte words.
   EXPECT_NE(program->ptx.find("ld.global.nc.u64"), std::string::npos) << program->ptx;
+}
+
+TEST(CudaCompilerTest, ReduceWindowIsAThreadPerOutputFoldingItsPaddedWindow) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<8x9xf32>, %init: tensor<f32>) -> tensor<8x9xf32> {
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 7], [1, 1]]> : tensor<2x2xi64>, window_dimensions = array<i64: 8, 3>, base_dilations = array<i64: 1, 2>, window_strides = array<i64: 1, 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<8x9xf32>, tensor<f32>) -> tensor<8x9xf32>
+  return %0 : tensor<8x9xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  const CudaKernelLaunch& launch = program->steps[0].launch;
+  EXPECT_EQ(launch.function, "jitd_window0");
+  ASSERT_EQ(launch.buffers.size(), 3u);  // input, init, result
+  EXPECT_EQ(launch.grid[0], 1u);         // 72 outputs: one block
+  EXPECT_EQ(launch.block[0], 256u);
+  EXPECT_NE(program->steps[0].description.find("72 outputs x 24 window elements"), std::string::npos)
+      << program->steps[0].description;
+  EXPECT_TRUE(IsElf(program->cubin));
+
+  // A body in a wider type than the operands (promotion) is refused by name.
+  module = Parse(R"(
+func.func @main(%x: tensor<4xf32>, %init: tensor<f32>) -> tensor<2xcomplex<f32>> {
+  %c = stablehlo.complex %x, %x : tensor<4xcomplex<f32>>
+  %ci = stablehlo.complex %init, %init : tensor<complex<f32>>
+  %0 = "stablehlo.reduce_window"(%c, %ci) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}> ({
+  ^bb0(%a: tensor<complex<f32>>, %b: tensor<complex<f32>>):
+    %m = stablehlo.multiply %a, %b : tensor<complex<f32>>
+    stablehlo.return %m : tensor<complex<f32>>
+  }) : (tensor<4xcomplex<f32>>, tensor<complex<f32>>) -> tensor<2xcomplex<f32>>
+  return %0 : tensor<2xcomplex<f32>>
+})");
+  ASSERT_NE(module, nullptr);
+  options.assemble = false;
+  program = CompileCuda(*module, options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(program.status().message().find("'stablehlo.reduce_window'"), std::string::npos)
+      << program.status().message();
 }
 
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {

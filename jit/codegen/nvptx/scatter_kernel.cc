@@ -73,26 +73,31 @@ bool IsNvptxEmittableScatter(const ir::Op& op) {
     if (!IsPlainElementType(in.dtype()) || update.dtype() != in.dtype() || out.dtype() != in.dtype()) return false;
     if (in.dims() != out.dims() || update.dims() != op.operand(n + 1)->type().dims()) return false;
   }
-  const ir::Block& block = op.region(0).block(0);
-  if (block.num_args() != 2 * n) return false;
+  std::vector<DType> types;
+  for (size_t i = 0; i < n; ++i) types.push_back(op.result(i)->type().dtype());
+  std::vector<DType> args = types;
+  args.insert(args.end(), types.begin(), types.end());
+  return IsNvptxScalarBlock(op.region(0).block(0), args, types);
+}
+
+bool IsNvptxScalarBlock(const ir::Block& block, const std::vector<DType>& args, const std::vector<DType>& results) {
+  if (block.num_args() != args.size()) return false;
   std::unordered_set<const ir::Value*> defined;
   for (size_t i = 0; i < block.num_args(); ++i) {
     const ir::Type& t = block.arg(i)->type();
-    if (!t.is_tensor() || t.rank() != 0 || t.dtype() != op.result(i % n)->type().dtype()) return false;
+    if (!t.is_tensor() || t.rank() != 0 || t.dtype() != args[i] || !IsPlainElementType(args[i])) return false;
     defined.insert(block.arg(i));
   }
-  bool returned = false;
   for (const auto& body_op : block.ops()) {
     for (const ir::Value* v : body_op->operands()) {
       if (!defined.count(v)) return false;
     }
     if (body_op->code() == OpCode::kReturn) {
-      if (body_op->num_operands() != n) return false;
-      for (size_t i = 0; i < n; ++i) {
-        if (body_op->operand(i)->type().dtype() != op.result(i)->type().dtype()) return false;
+      if (body_op->num_operands() != results.size()) return false;
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (body_op->operand(i)->type().dtype() != results[i]) return false;
       }
-      returned = true;
-      break;
+      return true;
     }
     if (!IsNvptxFusibleOp(*body_op) || body_op->num_results() != 1 || body_op->result(0)->type().rank() != 0) {
       return false;
@@ -113,7 +118,7 @@ bool IsNvptxEmittableScatter(const ir::Op& op) {
     }
     defined.insert(body_op->result(0));
   }
-  return returned;
+  return false;
 }
 
 Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std::string& name) {

@@ -14,6 +14,7 @@
 #define JITD_JIT_CODEGEN_NVPTX_SCATTER_KERNEL_H_
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "jit/codegen/kernel_plan.h"
@@ -30,6 +31,14 @@ namespace jitd::codegen {
 // update computation of scalar math NVPTX kernels compute, using only its
 // own arguments and values.
 bool IsNvptxEmittableScatter(const ir::Op& op);
+
+// Whether `block` is a region NVPTX kernels run on scalars
+// (ElementalEmitter::EmitScalarBlock): rank-0 arguments of `args`' types
+// (plain element types: pred, integers, f16, bf16, f32, f64, complex), ops
+// IsNvptxFusibleOp computes on scalars, every value defined inside it, a
+// return of `results`' types.
+bool IsNvptxScalarBlock(const ir::Block& block, const std::vector<ir::DType>& args,
+                        const std::vector<ir::DType>& results);
 
 Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& scatter, const std::string& name);
 

@@ -1,0 +1,234 @@
+#include "jit/codegen/nvptx/window_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/nvptx_target_math.h"
+#include "jit/codegen/nvptx/scatter_kernel.h"
+#include "llvm/IR/CallingConv.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace jitd::codegen {
+
+namespace {
+
+using ir::DType;
+
+struct Window {
+  std::vector<int64_t> size, strides, base_dilations, window_dilations, pad_low;
+};
+
+// The window attributes (1s and 0s where absent); nullopt when malformed.
+std::optional<Window> WindowOf(const ir::Op& op) {
+  const size_t rank = static_cast<size_t>(op.operand(0)->type().rank());
+  auto ints = [&](const char* name) -> std::optional<std::vector<int64_t>> {
+    std::optional<std::vector<int64_t>> v = op.GetI64Array(name);
+    if (!v) return std::vector<int64_t>(rank, 1);
+    if (v->size() != rank) return std::nullopt;
+    for (int64_t x : *v) {
+      if (x < 1) return std::nullopt;
+    }
+    return v;
+  };
+  Window w;
+  auto size = ints("window_dimensions");
+  auto strides = ints("window_strides");
+  auto base = ints("base_dilations");
+  auto dil = ints("window_dilations");
+  if (!size || !strides || !base || !dil) return std::nullopt;
+  w.size = *size;
+  w.strides = *strides;
+  w.base_dilations = *base;
+  w.window_dilations = *dil;
+  w.pad_low.assign(rank, 0);
+  if (const ir::Attribute* a = op.attr("padding")) {
+    const auto* dense = a->get_if<ir::DenseElementsAttr>();
+    if (!dense || !dense->data || dense->type.dtype() != DType::kS64) return std::nullopt;
+    const std::vector<uint8_t>& bytes = *dense->data;
+    for (size_t d = 0; d < rank; ++d) {
+      const size_t at = bytes.size() == 8 ? 0 : 16 * d;  // splat, or [rank, 2] row-major
+      if (at + 8 > bytes.size()) return std::nullopt;
+      std::memcpy(&w.pad_low[d], bytes.data() + at, 8);
+      if (w.pad_low[d] < -(int64_t{1} << 40) || w.pad_low[d] > (int64_t{1} << 40)) return std::nullopt;
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
+bool IsNvptxEmittableReduceWindow(const ir::Op& op) {
+  if (op.code() != ir::OpCode::kReduceWindow || op.num_regions() != 1 || op.region(0).num_blocks() != 1) return false;
+  const size_t n = op.num_results();
+  if (n == 0 || op.num_operands() != 2 * n) return false;
+  std::vector<DType> types;
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Type& in = op.operand(i)->type();
+    const ir::Type& init = op.operand(n + i)->type();
+    const ir::Type& out = op.result(i)->type();
+    if (!in.is_tensor() || !init.is_tensor() || !out.is_tensor() || init.rank() != 0) return false;
+    if (in.dtype() != out.dtype() || init.dtype() != out.dtype()) return false;
+    if (in.dims() != op.operand(0)->type().dims() || out.dims() != op.result(0)->type().dims()) return false;
+    types.push_back(out.dtype());
+  }
+  if (!WindowOf(op)) return false;
+  std::vector<DType> args = types;
+  args.insert(args.end(), types.begin(), types.end());
+  return IsNvptxScalarBlock(op.region(0).block(0), args, types);
+}
+
+StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op, const std::string& name,
+                                          const GridLimits& limits) {
+  if (!IsNvptxEmittableReduceWindow(op)) {
+    return InvalidArgument(op.loc().ToString() + ": this 'stablehlo.reduce_window' has no NVPTX kernel");
+  }
+  const size_t n = op.num_results();
+  const Window w = *WindowOf(op);
+  const std::vector<int64_t>& in_dims = op.operand(0)->type().dims();
+  const std::vector<int64_t>& out_dims = op.result(0)->type().dims();
+  const size_t rank = in_dims.size();
+  const bool empty_input = op.operand(0)->type().num_elements() == 0;
+  int64_t window_elements = 1;
+  for (int64_t s : w.size) window_elements *= s;
+
+  GridPlan plan;
+  plan.kind = GridKind::kFlat;
+  plan.work_items = op.result(0)->type().num_elements();
+  plan.extent = window_elements;
+  plan.block = limits.block_threads;
+  plan.grid = std::clamp<int64_t>((plan.work_items + plan.block - 1) / plan.block, 1, limits.max_blocks);
+
+  KernelSpec spec;
+  spec.name = name;
+  spec.root = &op;
+  spec.fused = {&op};
+  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
+  Builder& b = element->builder();
+  llvm::LLVMContext& ctx = module.getContext();
+  std::vector<llvm::Type*> params(3 * n, llvm::PointerType::get(ctx, 1));
+  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                              llvm::Function::ExternalLinkage, name, module);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned i = 0; i < params.size(); ++i) {
+    fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (i < 2 * n) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
+  }
+  llvm::MDNode* annotation = llvm::MDNode::get(
+      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
+  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  b.SetInsertPoint(entry);
+  std::vector<llvm::Value*> ptrs;
+  for (unsigned i = 0; i < params.size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
+  std::vector<llvm::Value*> inits;
+  for (size_t i = 0; i < n; ++i) inits.push_back(element->LoadAt(ptrs[n + i], op.result(i)->type().dtype(), b.getInt64(0)));
+  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
+  llvm::Value* block = b.getInt64(plan.block);
+  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
+                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
+
+  // for (o = first; o < outputs; o += step)
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "outputs", fn);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "output", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
+  o->addIncoming(first, entry);
+  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
+  b.SetInsertPoint(body);
+  std::vector<llvm::Value*> r(rank);
+  llvm::Value* rest = o;
+  for (size_t d = rank; d-- > 0;) {
+    r[d] = d == 0 ? rest : b.CreateURem(rest, b.getInt64(out_dims[d]));
+    if (d > 0) rest = b.CreateUDiv(rest, b.getInt64(out_dims[d]));
+  }
+  // for (k = 0; k < window_elements; ++k), k's digits the window index.
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* wheader = llvm::BasicBlock::Create(ctx, "window", fn);
+  llvm::BasicBlock* wbody = llvm::BasicBlock::Create(ctx, "window_element", fn);
+  llvm::BasicBlock* wdone = llvm::BasicBlock::Create(ctx, "window_done", fn);
+  b.CreateBr(wheader);
+  b.SetInsertPoint(wheader);
+  llvm::PHINode* k = b.CreatePHI(b.getInt64Ty(), 2);
+  k->addIncoming(b.getInt64(0), pre);
+  std::vector<llvm::PHINode*> acc;
+  std::vector<llvm::Value*> acc_values;
+  for (size_t i = 0; i < n; ++i) {
+    acc.push_back(b.CreatePHI(inits[i]->getType(), 2));
+    acc[i]->addIncoming(inits[i], pre);
+    acc_values.push_back(acc[i]);
+  }
+  b.CreateCondBr(b.CreateICmpSLT(k, b.getInt64(window_elements)), wbody, wdone);
+  b.SetInsertPoint(wbody);
+  llvm::Value* in = b.getInt64(0);
+  llvm::Value* padding = b.getInt1(empty_input);
+  llvm::Value* wrest = k;
+  int64_t in_stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    llvm::Value* wd = d == 0 ? wrest : b.CreateURem(wrest, b.getInt64(w.size[d]));
+    if (d > 0) wrest = b.CreateUDiv(wrest, b.getInt64(w.size[d]));
+    // p = r * stride + w * window_dilation - pad_low, in the padded and
+    // base-dilated input.
+    llvm::Value* p = b.CreateSub(b.CreateAdd(b.CreateMul(r[d], b.getInt64(w.strides[d])),
+                                             b.CreateMul(wd, b.getInt64(w.window_dilations[d]))),
+                                 b.getInt64(w.pad_low[d]));
+    llvm::Value* q = b.CreateSDiv(p, b.getInt64(w.base_dilations[d]));
+    llvm::Value* hole = b.CreateICmpNE(b.CreateSRem(p, b.getInt64(w.base_dilations[d])), b.getInt64(0));
+    padding = b.CreateOr(padding, b.CreateOr(b.CreateICmpSLT(p, b.getInt64(0)),
+                                             b.CreateOr(hole, b.CreateICmpSGE(q, b.getInt64(in_dims[d])))));
+    in = b.CreateAdd(in, b.CreateMul(q, b.getInt64(in_stride)));
+    in_stride *= in_dims[d];
+  }
+  llvm::Value* safe = b.CreateSelect(padding, b.getInt64(0), in);  // never read out of bounds
+  std::vector<llvm::Value*> args = acc_values;
+  for (size_t i = 0; i < n; ++i) {
+    llvm::Value* x = empty_input ? inits[i] : element->LoadAt(ptrs[i], op.result(i)->type().dtype(), safe);
+    args.push_back(b.CreateSelect(padding, inits[i], x));
+  }
+  std::vector<llvm::Value*> next = element->EmitScalarBlock(op.region(0).block(0), args);
+  llvm::BasicBlock* wlatch = b.GetInsertBlock();
+  k->addIncoming(b.CreateAdd(k, b.getInt64(1)), wlatch);
+  for (size_t i = 0; i < n && i < next.size(); ++i) acc[i]->addIncoming(next[i], wlatch);
+  b.CreateBr(wheader);
+  b.SetInsertPoint(wdone);
+  for (size_t i = 0; i < n; ++i) element->StoreAt(acc[i], op.result(i)->type().dtype(), ptrs[2 * n + i], o);
+  o->addIncoming(b.CreateAdd(o, step), b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+
+  Status status = element->status();
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
+    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.reduce_window' at " + op.loc().ToString() +
+                      ": " + os.str());
+  }
+  if (!status.ok()) {
+    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
+    std::vector<llvm::MDNode*> keep;
+    for (llvm::MDNode* node : annotations->operands()) {
+      if (node != annotation) keep.push_back(node);
+    }
+    annotations->clearOperands();
+    for (llvm::MDNode* node : keep) annotations->addOperand(node);
+    fn->eraseFromParent();
+    return status;
+  }
+  return plan;
+}
+
+}  // namespace jitd::codegen

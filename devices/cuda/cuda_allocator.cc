@@ -38,13 +38,15 @@ void CudaAllocator::DestroyPool() {
 
 StatusOr<std::unique_ptr<CudaAllocation>> CudaAllocator::Allocate(
     CudaRuntime* runtime, std::shared_ptr<CudaMemoryAccount> account, uint64_t bytes,
-    CUstream stream, uint64_t generation) {
+    CUstream stream, uint64_t generation, CUresult* driver_result) {
+  *driver_result = CUDA_SUCCESS;
   if (bytes == 0) return InvalidArgument("device memory: an allocation of 0 bytes");
   if (!pool_) return Status(StatusCode::kUnavailable, "device memory: the pool is not created");
   JITD_RETURN_IF_ERROR(account->Reserve(bytes));
   CUdeviceptr pointer = 0;
   CUresult r = symbols_.cuMemAllocFromPoolAsync(&pointer, bytes, pool_, stream);
   if (r != CUDA_SUCCESS) {
+    *driver_result = r;
     account->Release(bytes);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
       CudaPoolUsage u = usage();

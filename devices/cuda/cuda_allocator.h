@@ -88,11 +88,12 @@ class CudaAllocator {
 
   // `bytes` (> 0) for `account` on `stream`: counted first, then allocated
   // from the pool; RESOURCE_EXHAUSTED naming --max-device-bytes past the
-  // account's limit, or naming the GPU when the pool cannot grow.
+  // account's limit, or naming the GPU when the pool cannot grow. A failed
+  // driver call leaves its result in *driver_result (else CUDA_SUCCESS).
   StatusOr<std::unique_ptr<CudaAllocation>> Allocate(CudaRuntime* runtime,
                                                  std::shared_ptr<CudaMemoryAccount> account,
                                                  uint64_t bytes, CUstream stream,
-                                                 uint64_t generation);
+                                                 uint64_t generation, CUresult* driver_result);
   // Frees `pointer` on `stream` (called by ~CudaAllocation through the runtime).
   Status Free(CUdeviceptr pointer, CUstream stream);
 

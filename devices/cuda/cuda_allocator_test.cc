@@ -82,6 +82,20 @@ TEST(CudaAllocator, FullGpuIsResourceExhaustedNamingTheGpu) {
   EXPECT_EQ(a->bytes_in_use(), 0u);
 }
 
+TEST(CudaAllocator, StickyErrorWhileAllocatingResets) {
+  Fixture f;
+  auto a = f.runtime->CreateAccount("c", 0);
+  f.fake.InjectStickyError(CUDA_ERROR_ILLEGAL_ADDRESS);
+  auto failed = f.runtime->Allocate(a, 64, *f.stream);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(failed.status().message().find("context was reset"), std::string::npos)
+      << failed.status().message();
+  EXPECT_EQ(f.fake.context_resets(), 1);
+  EXPECT_EQ(a->bytes_in_use(), 0u);
+  EXPECT_TRUE(f.runtime->Allocate(a, 64, *f.stream).ok());
+}
+
 TEST(CudaAllocator, PoolUsageAndStats) {
   Fixture f;
   auto a = f.runtime->CreateAccount("c", 0);

@@ -464,18 +464,20 @@ StatusOr<std::unique_ptr<CudaAllocation>> CudaRuntime::Allocate(
     std::shared_ptr<CudaMemoryAccount> account, uint64_t bytes, CudaStream& stream) {
   StatusOr<std::unique_ptr<CudaAllocation>> buffer = Status(StatusCode::kInternal, "not allocated");
   uint64_t seen = 0;
+  CUresult r = CUDA_SUCCESS;
   {
     std::shared_lock lock(context_mu_);
     seen = generation();
     std::string what;
-    CUresult r = MakeCurrentLocked(what);
+    r = MakeCurrentLocked(what);
     if (r != CUDA_SUCCESS) {
       lock.unlock();
       return Fail(r, what, seen);
     }
     JITD_RETURN_IF_ERROR(EnsureStream(stream));
-    buffer = allocator_.Allocate(this, std::move(account), bytes, stream.stream_, seen);
+    buffer = allocator_.Allocate(this, std::move(account), bytes, stream.stream_, seen, &r);
   }
+  if (IsStickyError(r)) return Fail(r, "cuMemAllocFromPoolAsync", seen);
   return buffer;
 }
 

@@ -1,11 +1,13 @@
-// Kernels for the ops the evaluator runs through other ops: CHLO's
+// Kernels for the ops beyond the corpus. Most run through other ops: CHLO's
 // broadcasting binaries (broadcast_in_dim, then the StableHLO op), the
 // dynamic ops once their shape operands are read (the static op with those
-// values as attributes), the collectives of a program run as one process
-// (one replica, one partition: each group holds only this process), and the
-// small CHLO ops (mulhi, constant, constant_like).
+// values as attributes), chlo.ragged_dot (dot_general on group-masked
+// operands). The collectives of a program run as one process (one replica,
+// one partition: each group holds only this process) return their operand.
+// Own loops: chlo.scan, mulhi, _asin_acos_kernel, the CHLO constants,
+// einsum / unary_einsum and torch_index_select. Also eval::CheckEvaluable.
 //
-// The composed op is built detached, on scratch values, and evaluated with
+// A composed op is built detached, on scratch values, and evaluated with
 // OpContext::EvaluateDetached; its errors carry the original op's location.
 #include <algorithm>
 #include <complex>

@@ -2613,10 +2613,8 @@ Status CheckCollectiveBroadcast(const Op& op) {
 // send(inputs..., token) -> token ; recv(token) -> (results..., token).
 Status CheckSendRecv(const Op& op) {
   const bool send = op.code() == OpCode::kSend;
-  Values ends = send ? op.operands() : Values();
   const Value* token = send ? (op.num_operands() ? op.operand(op.num_operands() - 1) : nullptr)
                             : (op.num_results() ? op.result(op.num_results() - 1) : nullptr);
-  (void)ends;
   if (!token || !TypeOf(token).is_token()) {
     return Fail(op, send ? "requires its last operand to be a !stablehlo.token"
                          : "requires its last result to be a !stablehlo.token");
@@ -2834,14 +2832,51 @@ Status CheckRaggedDot(const Op& op) {
                         Str(rhs));
   }
   std::array<I64s, 6> f;
-  return ReadStruct(op, "ragged_dot_dimension_numbers", "chlo.ragged_dot",
-                    std::array<std::string_view, 6>{"lhs_batching_dimensions",
-                                                    "rhs_batching_dimensions",
-                                                    "lhs_contracting_dimensions",
-                                                    "rhs_contracting_dimensions",
-                                                    "lhs_ragged_dimensions",
-                                                    "rhs_group_dimensions"},
-                    f);
+  JITD_RETURN_IF_ERROR(ReadStruct(op, "ragged_dot_dimension_numbers", "chlo.ragged_dot",
+                                  std::array<std::string_view, 6>{"lhs_batching_dimensions",
+                                                                  "rhs_batching_dimensions",
+                                                                  "lhs_contracting_dimensions",
+                                                                  "rhs_contracting_dimensions",
+                                                                  "lhs_ragged_dimensions",
+                                                                  "rhs_group_dimensions"},
+                                  f));
+  const auto& [lb, rb, lc, rc, lr, rg] = f;
+  JITD_RETURN_IF_ERROR(CheckInRange(op, "lhs dimensions", lb, lhs.rank(), "rank(lhs)"));
+  JITD_RETURN_IF_ERROR(CheckInRange(op, "lhs dimensions", lc, lhs.rank(), "rank(lhs)"));
+  JITD_RETURN_IF_ERROR(CheckInRange(op, "lhs_ragged_dimensions", lr, lhs.rank(), "rank(lhs)"));
+  JITD_RETURN_IF_ERROR(CheckInRange(op, "rhs dimensions", rb, rhs.rank(), "rank(rhs)"));
+  JITD_RETURN_IF_ERROR(CheckInRange(op, "rhs dimensions", rc, rhs.rank(), "rank(rhs)"));
+  JITD_RETURN_IF_ERROR(CheckInRange(op, "rhs_group_dimensions", rg, rhs.rank(), "rank(rhs)"));
+  if (lr.size() != 1 || rg.size() > 1 || lb.size() != rb.size() || lc.size() != rc.size()) {
+    return Fail(op, "requires one lhs ragged dimension, at most one rhs group dimension, and as "
+                    "many lhs as rhs batching and contracting dimensions");
+  }
+  const bool ragged_batch = std::find(lb.begin(), lb.end(), lr[0]) != lb.end();
+  const bool ragged_contracting = std::find(lc.begin(), lc.end(), lr[0]) != lc.end();
+  if ((ragged_batch || ragged_contracting) == (rg.size() == 1)) {
+    return Fail(op, "requires an rhs group dimension exactly when the lhs ragged dimension is "
+                    "neither a batching nor a contracting dimension (chlo.md's mode 1)");
+  }
+  // Result: [groups] (mode 2) ++ batch ++ lhs free ++ rhs free (less the group).
+  const Type& sizes = TypeOf(op.operand(2));
+  std::vector<int64_t> want;
+  if (ragged_contracting) want.push_back(sizes.rank() ? sizes.dims().back() : 1);
+  for (int64_t d : lb) want.push_back(lhs.dim(d));
+  for (int64_t d = 0; d < lhs.rank(); ++d) {
+    if (std::find(lb.begin(), lb.end(), d) == lb.end() && std::find(lc.begin(), lc.end(), d) == lc.end()) {
+      want.push_back(lhs.dim(d));
+    }
+  }
+  for (int64_t d = 0; d < rhs.rank(); ++d) {
+    if (std::find(rb.begin(), rb.end(), d) == rb.end() && std::find(rc.begin(), rc.end(), d) == rc.end() &&
+        std::find(rg.begin(), rg.end(), d) == rg.end()) {
+      want.push_back(rhs.dim(d));
+    }
+  }
+  if (!SameDims(op.result(0)->type(), want)) {
+    return Fail(op, "requires the result shape " + Str(I64s(want)) + ", got " + Str(op.result(0)->type()));
+  }
+  return Status::Ok();
 }
 
 // chlo.scan: operandSegmentSizes = [inputs, inits]; the body takes each

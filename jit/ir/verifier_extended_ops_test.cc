@@ -95,6 +95,21 @@ TEST(VerifierExtendedOpsTest, Scan) {
               "'chlo.scan' op requires body argument #0 to be tensor<2xf32>, got tensor<3xf32>");
 }
 
+TEST(VerifierExtendedOpsTest, RaggedDot) {
+  const std::string dn =
+      "{ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], "
+      "rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], "
+      "lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>}";
+  const std::string args = "%l: tensor<4x2xf32>, %r: tensor<3x2x5xf32>, %g: tensor<3xi64>";
+  EXPECT_EQ(VerifyError("  %d = \"chlo.ragged_dot\"(%l, %r, %g) " + dn +
+                            " : (tensor<4x2xf32>, tensor<3x2x5xf32>, tensor<3xi64>) -> tensor<4x5xf32>",
+                        args),
+            "");
+  ExpectError("  %d = \"chlo.ragged_dot\"(%l, %r, %g) " + dn +
+                  " : (tensor<4x2xf32>, tensor<3x2x5xf32>, tensor<3xi64>) -> tensor<4x3xf32>",
+              args, "'chlo.ragged_dot' op requires the result shape [4, 5], got tensor<4x3xf32>");
+}
+
 TEST(VerifierExtendedOpsTest, MixedPrecisionConvolution) {
   const char* conv =
       "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} "

@@ -12,6 +12,7 @@
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "jit/codegen/nvptx/scatter_kernel.h"
 #include "jit/codegen/nvptx/window_kernel.h"
+#include "jit/codegen/nvptx/gather_kernel.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
@@ -144,6 +145,9 @@ class Compiler {
           break;
         case OpCode::kReduceWindow:
           JITD_RETURN_IF_ERROR(PlanReduceWindow(op));
+          break;
+        case OpCode::kGather:
+          JITD_RETURN_IF_ERROR(PlanGather(op));
           break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
@@ -289,6 +293,38 @@ class Compiler {
     return Status::Ok();
   }
 
+  // A thread per result element copying its operand element (gather_kernel.h).
+  Status PlanGather(const Op& op) {
+    if (!codegen::IsNvptxEmittableGather(op)) {
+      return Refuse(op, "only gathers of plain element types with integer indices and nonzero slice sizes");
+    }
+    const std::string name = "jitd_gather" + std::to_string(gathers_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitGatherKernel(llvm_module_, op, name, options_.limits));
+    return AddLaunch(op, name, plan, name + " gather " + std::to_string(plan.work_items) + " elements");
+  }
+
+  // One launch of kernel `name` reading `op`'s operands and writing its
+  // results (new temporaries), in that parameter order.
+  Status AddLaunch(const Op& op, const std::string& name, const codegen::GridPlan& plan, std::string description) {
+    ++p_.unique_kernels;
+    CudaStep step;
+    step.launch.function = name;
+    step.launch.grid = {static_cast<uint32_t>(plan.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(plan.block), 1, 1};
+    step.launch.shared_bytes = static_cast<uint32_t>(plan.shared_bytes);
+    for (const ir::Value* v : op.operands()) {
+      JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
+      step.launch.buffers.push_back(b);
+    }
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      step.launch.buffers.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
+    }
+    step.description = std::move(description);
+    p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
   // A thread per result element folding its window (window_kernel.h).
   Status PlanReduceWindow(const Op& op) {
     if (!codegen::IsNvptxEmittableReduceWindow(op)) {
@@ -334,6 +370,7 @@ class Compiler {
   int scatters_ = 0;
   int copies_ = 0;
   int windows_ = 0;
+  int gathers_ = 0;
 };
 
 }  // namespace

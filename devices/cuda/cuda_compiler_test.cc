@@ -267,6 +267,31 @@ func.func @main(%x: tensor<4xf32>, %init: tensor<f32>) -> tensor<2xcomplex<f32>>
       << program.status().message();
 }
 
+TEST(CudaCompilerTest, GatherIsAThreadPerResultElementWithClampedStarts) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi32>) -> tensor<2x4xf32> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}> : (tensor<3x4xf32>, tensor<2x1xi32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  EXPECT_EQ(program->steps[0].launch.function, "jitd_gather0");
+  EXPECT_EQ(program->steps[0].launch.buffers.size(), 3u);
+  EXPECT_NE(program->steps[0].description.find("gather 8 elements"), std::string::npos);
+  EXPECT_TRUE(IsElf(program->cubin));
+  // The start index clamped into [0, 3 - 1]: a max with 0 and a min with 2.
+  EXPECT_NE(program->ptx.find("max.s"), std::string::npos) << program->ptx;
+  EXPECT_NE(program->ptx.find("min.s"), std::string::npos) << program->ptx;
+}
+
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   auto module = Parse(kProgram);

@@ -625,6 +625,7 @@ void Instance::AppendClientsJson(std::ostringstream& out,
         << ",\"execute_micros\":" << c.execute_micros.load(std::memory_order_relaxed)
         << ",\"device_bytes\":" << c.device_bytes.load(std::memory_order_relaxed)
         << ",\"device_peak_bytes\":" << c.device_peak_bytes.load(std::memory_order_relaxed)
+        << ",\"device_micros\":" << c.device_micros.load(std::memory_order_relaxed)
         << ",\"programs\":[";
     const std::vector<std::string> programs = c.programs();
     for (size_t k = 0; k < programs.size(); ++k) {

@@ -702,6 +702,8 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // The dispatcher cancels the request when the client hangs up.
   options.cancel = &stop_;
   options.device_memory = device_memory_;  // --max-device-bytes
+  int64_t device_nanos = 0;
+  options.device_nanos = &device_nanos;
   StatusOr<std::vector<eval::RuntimeValue>> results = std::vector<eval::RuntimeValue>();
   Status run_status;
   if (on_buffers) {
@@ -721,6 +723,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   BumpSingleWriter(counters_->execute_micros, Micros(run_end - run_start));
   counters_->device_bytes.store(device_memory_->bytes_in_use(), std::memory_order_relaxed);
   counters_->device_peak_bytes.store(device_memory_->peak_bytes(), std::memory_order_relaxed);
+  BumpSingleWriter(counters_->device_micros, static_cast<uint64_t>(device_nanos / 1000));
   instance_->CountExecute(run_status.ok());
   if (!run_status.ok()) {
     if (quota_bound && run_status.code() == StatusCode::kDeadlineExceeded) {

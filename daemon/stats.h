@@ -77,6 +77,8 @@ struct ClientCounters {
   // Device (GPU) memory its executions hold now and held at most
   // (devices/memory_account.h; set by the session after each execute).
   std::atomic<uint64_t> device_bytes{0}, device_peak_bytes{0};
+  // GPU time of its executions' kernels, in µs (ExecuteOptions::device_nanos).
+  std::atomic<uint64_t> device_micros{0};
 
   // What the client holds, one text per program (Session::PublishPrograms:
   // "module @name / @entry (device)", "x2" when held twice), for `jitd ps`.

@@ -142,6 +142,10 @@ struct ExecuteOptions {
   // temporaries) counts against this account — the client's, limited by
   // jitd serve --max-device-bytes; unset = the device's own, unlimited.
   std::shared_ptr<MemoryAccount> device_memory;
+  // When set, receives the GPU time of the execution's kernels (cuda:
+  // between timing events before its first launch and after its last; 0
+  // when it launched none). Other devices leave it unchanged.
+  int64_t* device_nanos = nullptr;
   // When set: cleared, then filled with this execution's profile, the
   // slowest rows first (see ProfileEntry). Costs a clock read per op or
   // kernel.

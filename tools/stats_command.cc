@@ -138,21 +138,23 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
   if (clients) {
     out << "  clients (" << clients->size() << "):\n";
     char line[256];
-    // "device peak": the most GPU memory its executions held at once.
+    // "device peak": the most GPU memory its executions held at once;
+    // "gpu time": its kernels' GPU time.
     std::snprintf(line, sizeof(line),
-                  "    %-8s %-8s %-6s %-16s %9s %8s %9s %6s %11s %7s %10s %11s\n", "session", "pid",
-                  "uid", "name", "requests", "compiles", "executes", "errors", "executables",
-                  "buffers", "bytes", "device peak");
+                  "    %-8s %-8s %-6s %-16s %9s %8s %9s %6s %11s %7s %10s %11s %10s\n", "session",
+                  "pid", "uid", "name", "requests", "compiles", "executes", "errors",
+                  "executables", "buffers", "bytes", "device peak", "gpu time");
     out << line;
     for (const auto& [unused, c] : *clients) {
       std::snprintf(line, sizeof(line),
-                    "    %-8s %-8s %-6s %-16.16s %9s %8s %9s %6s %11s %7s %10s %11s\n",
+                    "    %-8s %-8s %-6s %-16.16s %9s %8s %9s %6s %11s %7s %10s %11s %10s\n",
                     Field(c, "session").c_str(), Field(c, "pid").c_str(), Field(c, "uid").c_str(),
                     Field(c, "name").c_str(), Field(c, "requests").c_str(),
                     Field(c, "compiles").c_str(), Field(c, "executes").c_str(),
                     Field(c, "errors").c_str(), Field(c, "executables").c_str(),
                     Field(c, "buffers").c_str(), Bytes(c, "buffer_bytes").c_str(),
-                    Bytes(c, "device_peak_bytes").c_str());
+                    Bytes(c, "device_peak_bytes").c_str(),
+                    DurationField(c, "device_micros").c_str());
       out << line;
     }
   }

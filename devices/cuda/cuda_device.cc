@@ -284,7 +284,9 @@ class CudaProgramExecutable final : public Executable {
       marks.push_back(std::move(e));
       return Status::Ok();
     };
-    if (options.profile && !program_.steps.empty()) JITD_RETURN_IF_ERROR(mark());
+    const bool timed = (options.profile || options.device_nanos) && !program_.steps.empty();
+    if (options.device_nanos) *options.device_nanos = 0;
+    if (timed) JITD_RETURN_IF_ERROR(mark());
     std::vector<CUdeviceptr> values;
     std::vector<void*> params;
     for (size_t s = 0; s < program_.steps.size(); ++s) {
@@ -300,7 +302,10 @@ class CudaProgramExecutable final : public Executable {
                                      Dim3{launch.grid[0], launch.grid[1], launch.grid[2]},
                                      Dim3{launch.block[0], launch.block[1], launch.block[2]},
                                      launch.shared_bytes, params, stream));
-      if (options.profile) JITD_RETURN_IF_ERROR(mark());
+      // Per launch for a profile; once after the last for the total only.
+      if (options.profile || (timed && s + 1 == program_.steps.size())) {
+        JITD_RETURN_IF_ERROR(mark());
+      }
     }
     for (size_t r = 0; r < results.size(); ++r) {
       const CudaBuffer& buffer = program_.buffers[static_cast<size_t>(program_.results[r])];
@@ -309,6 +314,10 @@ class CudaProgramExecutable final : public Executable {
                                          static_cast<uint64_t>(buffer.bytes), stream));
     }
     JITD_RETURN_IF_ERROR(rt.Synchronize(stream));
+    if (options.device_nanos && marks.size() >= 2) {
+      JITD_ASSIGN_OR_RETURN(float ms, rt.ElapsedMillis(*marks.front(), *marks.back()));
+      *options.device_nanos = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+    }
     if (options.profile && !marks.empty()) {
       // One row per kernel and call site (the step's description), summed.
       std::map<std::string, ProfileEntry> rows;

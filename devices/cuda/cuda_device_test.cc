@@ -246,10 +246,17 @@ TEST(CudaDevice, ProfilesKernelsWithTimingEvents) {
   EXPECT_EQ(profile[0].name.rfind("kernel jitd_k0 ", 0), 0u) << profile[0].name;
   EXPECT_EQ(profile[0].count, 1);
   EXPECT_EQ(profile[0].nanos, 500'000);  // the fake's 0.5 ms per launch
-  // Without a profile no timing events are made.
-  const int events = f.fake.calls("cuEventCreate");
+  EXPECT_EQ(f.fake.calls("cuEventElapsedTime"), 1);
+  // Without a profile or device_nanos nothing is timed.
   ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
-  EXPECT_EQ(f.fake.calls("cuEventCreate"), events);
+  EXPECT_EQ(f.fake.calls("cuEventElapsedTime"), 1);
+  // The GPU time alone: between two events around the launches.
+  int64_t nanos = -1;
+  ExecuteOptions timed;
+  timed.device_nanos = &nanos;
+  ASSERT_TRUE((*exe)->Execute(args, timed).ok());
+  EXPECT_EQ(nanos, 500'000);
+  EXPECT_EQ(f.fake.calls("cuEventElapsedTime"), 2);
 }
 
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {

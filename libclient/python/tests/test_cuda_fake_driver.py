@@ -94,8 +94,12 @@ def test_compile_and_execute_on_the_fake_gpu(fake_daemon):
     text = _stats(fake_daemon["socket"])
     assert "device:       cuda: Fake GPU" in text, text
     rows = [l.split() for l in text.splitlines() if l.strip().startswith(tuple("0123456789"))]
-    peaks = [" ".join(r[-2:]) for r in rows if len(r) >= 12]
+    # The last columns: device peak ("12.3 KiB") and gpu time ("500 us":
+    # the fake times 0.5 ms per launch).
+    peaks = [" ".join(r[-4:-2]) for r in rows if len(r) >= 14]
     assert any(p != "0 B" for p in peaks), text
+    gpu = [" ".join(r[-2:]) for r in rows if len(r) >= 14]
+    assert "500 us" in gpu, text
 
 
 def test_device_memory_limit_names_the_flag(fake_daemon):

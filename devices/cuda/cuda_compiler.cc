@@ -13,6 +13,7 @@
 #include "jit/codegen/nvptx/scatter_kernel.h"
 #include "jit/codegen/nvptx/window_kernel.h"
 #include "jit/codegen/nvptx/gather_kernel.h"
+#include "jit/codegen/nvptx/sort_kernel.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
@@ -149,6 +150,9 @@ class Compiler {
         case OpCode::kGather:
           JITD_RETURN_IF_ERROR(PlanGather(op));
           break;
+        case OpCode::kSort:
+          JITD_RETURN_IF_ERROR(PlanSort(op));
+          break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
           for (const ir::Value* v : op.operands()) {
@@ -260,26 +264,7 @@ class Compiler {
     CudaStep launch;
     launch.launch.function = name;
     for (size_t i = 0; i < n; ++i) {
-      JITD_ASSIGN_OR_RETURN(int32_t from, Use(op.operand(i), &op));
-      const int32_t to = NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0);
-      const int64_t bytes = p_.buffers[static_cast<size_t>(to)].bytes;
-      const std::string key = "copy " + std::to_string(bytes);
-      auto [it, is_new] = kernels_.try_emplace(key);
-      if (is_new) {
-        const std::string copy_name = "jitd_copy" + std::to_string(copies_++);
-        JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
-                              codegen::EmitCopyKernel(llvm_module_, copy_name, bytes, options_.limits));
-        it->second = {copy_name, plan, "copy of " + std::to_string(bytes) + " bytes"};
-        ++p_.unique_kernels;
-      }
-      CudaStep copy;
-      copy.launch.function = it->second.name;
-      copy.launch.grid = {static_cast<uint32_t>(it->second.plan.grid), 1, 1};
-      copy.launch.block = {static_cast<uint32_t>(it->second.plan.block), 1, 1};
-      copy.launch.buffers = {from, to};
-      copy.description = it->second.name + " " + it->second.description + " (scatter operand " + std::to_string(i) + ")";
-      p_.steps.push_back(std::move(copy));
-      ++p_.launches;
+      JITD_ASSIGN_OR_RETURN(int32_t to, CopyIntoResult(op, i, "scatter"));
       launch.launch.buffers.push_back(to);
     }
     for (size_t i = n; i < op.num_operands(); ++i) {
@@ -289,6 +274,59 @@ class Compiler {
     launch.description = name + " serial scatter of " + std::to_string(op.operand(n + 1)->type().num_elements()) +
                          " update elements";
     p_.steps.push_back(std::move(launch));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
+  // Result `i` of `op` as a new temporary holding a copy of operand `i` (a
+  // copy kernel launch, one kernel per size); returns its buffer.
+  StatusOr<int32_t> CopyIntoResult(const Op& op, size_t i, const std::string& why) {
+    JITD_ASSIGN_OR_RETURN(int32_t from, Use(op.operand(i), &op));
+    const int32_t to = NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0);
+    const int64_t bytes = p_.buffers[static_cast<size_t>(to)].bytes;
+    const std::string key = "copy " + std::to_string(bytes);
+    auto [it, is_new] = kernels_.try_emplace(key);
+    if (is_new) {
+      const std::string copy_name = "jitd_copy" + std::to_string(copies_++);
+      auto plan = codegen::EmitCopyKernel(llvm_module_, copy_name, bytes, options_.limits);
+      if (!plan.ok()) {
+        kernels_.erase(key);
+        return plan.status();
+      }
+      it->second = {copy_name, *plan, "copy of " + std::to_string(bytes) + " bytes"};
+      ++p_.unique_kernels;
+    }
+    CudaStep copy;
+    copy.launch.function = it->second.name;
+    copy.launch.grid = {static_cast<uint32_t>(it->second.plan.grid), 1, 1};
+    copy.launch.block = {static_cast<uint32_t>(it->second.plan.block), 1, 1};
+    copy.launch.buffers = {from, to};
+    copy.description = it->second.name + " " + it->second.description + " (" + why + " operand " + std::to_string(i) + ")";
+    p_.steps.push_back(std::move(copy));
+    ++p_.launches;
+    return to;
+  }
+
+  // Copies of the operands, then a thread per row sorting in place
+  // (sort_kernel.h).
+  Status PlanSort(const Op& op) {
+    if (!codegen::IsNvptxEmittableSort(op)) {
+      return Refuse(op, "only sorts of plain element types whose comparator NVPTX kernels compute");
+    }
+    const std::string name = "jitd_sort" + std::to_string(sorts_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitSortKernel(llvm_module_, op, name, options_.limits));
+    ++p_.unique_kernels;
+    CudaStep step;
+    step.launch.function = name;
+    step.launch.grid = {static_cast<uint32_t>(plan.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(plan.block), 1, 1};
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      JITD_ASSIGN_OR_RETURN(int32_t to, CopyIntoResult(op, i, "sort"));
+      step.launch.buffers.push_back(to);
+    }
+    step.description = name + " insertion sort of " + std::to_string(plan.work_items) + " rows x " +
+                       std::to_string(plan.extent);
+    p_.steps.push_back(std::move(step));
     ++p_.launches;
     return Status::Ok();
   }
@@ -371,6 +409,7 @@ class Compiler {
   int copies_ = 0;
   int windows_ = 0;
   int gathers_ = 0;
+  int sorts_ = 0;
 };
 
 }  // namespace

@@ -133,7 +133,8 @@ func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {
   %0 = stablehlo.sine %x : tensor<100xf32>
   %1 = stablehlo.sort(%0) ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %la = chlo.lgamma %a : tensor<f32> -> tensor<f32>
+    %c = stablehlo.compare LT, %la, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %c : tensor<i1>
   }) {dimension = 0 : i64} : (tensor<100xf32>) -> tensor<100xf32>
   return %1 : tensor<100xf32>
@@ -142,7 +143,7 @@ func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {
   CudaCompileOptions options;
   options.assemble = false;
   auto program = CompileCuda(*module, options);
-  ASSERT_FALSE(program.ok());  // sort: no lowering yet
+  ASSERT_FALSE(program.ok());  // a comparator calling the host's lgamma
   EXPECT_NE(program.status().message().find("'stablehlo.sort'"), std::string::npos) << program.status().message();
 
   module = Parse(R"(
@@ -290,6 +291,42 @@ func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi32>) -> tensor<2x4xf32> {
   // The start index clamped into [0, 3 - 1]: a max with 0 and a min with 2.
   EXPECT_NE(program->ptx.find("max.s"), std::string::npos) << program->ptx;
   EXPECT_NE(program->ptx.find("min.s"), std::string::npos) << program->ptx;
+}
+
+TEST(CudaCompilerTest, SortCopiesItsOperandsThenSortsEachRowOnOneThread) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%k: tensor<5x7xf32>, %v: tensor<5x7xi32>) -> (tensor<5x7xf32>, tensor<5x7xi32>) {
+  %0:2 = "stablehlo.sort"(%k, %v) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
+    %lt = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<5x7xf32>, tensor<5x7xi32>) -> (tensor<5x7xf32>, tensor<5x7xi32>)
+  return %0#0, %0#1 : tensor<5x7xf32>, tensor<5x7xi32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 3u) << DescribeCudaProgram(*program);
+  EXPECT_EQ(program->steps[0].launch.function, "jitd_copy0");  // both operands are 140 bytes: one kernel
+  EXPECT_EQ(program->steps[1].launch.function, "jitd_copy0");
+  const CudaKernelLaunch& sort = program->steps[2].launch;
+  EXPECT_EQ(sort.function, "jitd_sort0");
+  ASSERT_EQ(sort.buffers.size(), 2u);
+  EXPECT_EQ(sort.buffers[0], program->steps[0].launch.buffers[1]);
+  EXPECT_EQ(sort.buffers[1], program->steps[1].launch.buffers[1]);
+  EXPECT_EQ(program->results[0], sort.buffers[0]);
+  EXPECT_EQ(program->results[1], sort.buffers[1]);
+  EXPECT_EQ(sort.grid[0], 1u);
+  EXPECT_EQ(sort.block[0], 32u);  // 5 rows: one warp
+  EXPECT_NE(program->steps[2].description.find("5 rows x 7"), std::string::npos) << program->steps[2].description;
+  EXPECT_EQ(program->unique_kernels, 2);
+  EXPECT_TRUE(IsElf(program->cubin));
 }
 
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {

@@ -12,6 +12,7 @@ away (exe._fast = None), which is the package without the extension.
 import contextlib
 import gc
 import os
+import signal
 import threading
 
 import numpy as np
@@ -20,6 +21,7 @@ import pytest
 import jitd
 from jitd import _client, _fastpath
 from conftest import assert_strict, requires_builder
+from test_daemon_lifecycle import _serve, place  # noqa: F401 (place is a fixture)
 
 ADD = """
 func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -376,3 +378,26 @@ def test_get_client_is_memoized(daemon):
     platform = os.environ.get("JITD_TEST_PLATFORM", "interpreter")
     assert jitd.get_client(platform) is jitd.get_client(platform)
     assert _client._clients[(platform, None)] is jitd.get_client(platform)
+
+
+@requires_fast
+def test_the_fast_path_follows_a_daemon_restart(place):
+    socket_path, pids = place
+    cache_dir = os.path.join(os.path.dirname(socket_path), "cache")
+    first = _serve(socket_path, cache_dir)
+    pids.append(first.pid)
+    c = jitd.Client(os.environ.get("JITD_TEST_PLATFORM", "interpreter"), socket_path=socket_path)
+    exe = c.compile_stablehlo(ADD)
+    with fast_only(exe):
+        assert_strict(exe(X, Y), X + Y)
+    old = exe._fast
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    pids.append(_serve(socket_path, cache_dir).pid)
+    # The fast path finds the daemon gone and leaves the call to the ctypes
+    # path, which reconnects and compiles again; then the fast path is back,
+    # on the new connection.
+    assert_strict(exe(X, Y), X + Y)
+    assert exe._fast is not None and exe._fast is not old
+    with fast_only(exe):
+        assert_strict(exe.Execute([Y, Y]), Y + Y)

@@ -30,10 +30,12 @@
  * serialized by libjitd anyway.
  *
  * Lifetime. An Executable borrows the jitd_executable_t and jitd_client_t
- * it was made with: the Python LocalExecutable owns them and outlives it.
- * The buffers it keeps belong to it; detach() hands them to the caller
- * (handles as ints, to destroy with jitd_buffer_destroy), and dealloc
- * destroys any still held.
+ * it was made with from the Python LocalExecutable, which calls detach()
+ * before it releases them (when it dies, or is compiled again after a
+ * reconnect): from then on the object declines every call. The buffers it
+ * keeps belong to it; detach() hands them to the caller (handles as ints,
+ * to destroy with jitd_buffer_destroy), and dealloc destroys any still
+ * held.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -202,6 +204,8 @@ typedef struct {
   int result_is_tuple;
   int keep;               /* keep buffers between calls (small enough) */
   int dynamic;            /* a dimension unknown before the run: decline */
+  int detached;           /* detach() ran: decline every call (the handles
+                             may be released from now on) */
   jitd_buffer_t** kept;   /* num_args + num_results, NULL until first use */
   pthread_mutex_t mu;     /* guards kept and timing */
   jitd_execute_timing_t timing;
@@ -346,7 +350,12 @@ static jitd_status_t* make_buffers(Executable* self, jitd_buffer_t** buffers, Py
 /* The call without the GIL: buffers (kept, or made for this call), copy
  * in, execute, copy out. Under self->mu. */
 static jitd_status_t* run_locked(Executable* self, PyArrayObject** in, PyArrayObject** out,
-                                 uint64_t deadline_micros, int* out_no_memory) {
+                                 uint64_t deadline_micros, int* out_no_memory,
+                                 int* out_detached) {
+  if (self->detached) {
+    *out_detached = 1;
+    return NULL;
+  }
   const Py_ssize_t n = self->num_args + self->num_results;
   jitd_buffer_t* local[16] = {NULL};
   jitd_buffer_t** buffers = self->keep ? self->kept : local;
@@ -436,12 +445,17 @@ static PyObject* executable_execute(Executable* self, PyObject* const* argv, Py_
   }
 
   jitd_status_t* status;
-  int no_memory = 0;
+  int no_memory = 0, detached = 0;
   Py_BEGIN_ALLOW_THREADS
   pthread_mutex_lock(&self->mu);
-  status = run_locked(self, arrays, arrays + self->num_args, deadline, &no_memory);
+  status = run_locked(self, arrays, arrays + self->num_args, deadline, &no_memory, &detached);
   pthread_mutex_unlock(&self->mu);
   Py_END_ALLOW_THREADS
+  if (detached) {
+    result = Py_NotImplemented;
+    Py_INCREF(result);
+    goto done;
+  }
   if (status != NULL) {
     raise_status(status);
     goto done;
@@ -485,8 +499,10 @@ static PyObject* executable_last_timing(Executable* self, PyObject* unused) {
 }
 
 /* detach(): the kept buffers' handles (a list of ints) for the caller to
- * destroy with jitd_buffer_destroy; this object keeps none after it (a
- * later execute makes new ones). */
+ * destroy with jitd_buffer_destroy. It waits for a call in flight; every
+ * later execute() returns NotImplemented without touching a handle, so the
+ * caller may release the executable (and these buffers) as soon as it
+ * returns, even while other threads still hold this object. */
 static PyObject* executable_detach(Executable* self, PyObject* unused) {
   const Py_ssize_t n = self->num_args + self->num_results;
   jitd_buffer_t* taken[16];
@@ -501,6 +517,7 @@ static PyObject* executable_detach(Executable* self, PyObject* unused) {
     handles[i] = self->kept[i];
     self->kept[i] = NULL;
   }
+  self->detached = 1;
   pthread_mutex_unlock(&self->mu);
   Py_END_ALLOW_THREADS
   PyObject* list = PyList_New(0);

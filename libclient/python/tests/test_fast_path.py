@@ -245,6 +245,18 @@ class TestSameResults(object):
             add.Execute([X, Y])
         assert set(add.last_timing) == set(t)
 
+    def test_a_retired_fast_path_declines(self, client):
+        # After detach (the executable died or was compiled again), a thread
+        # still holding the old object must not touch its handles.
+        exe = client.compile_stablehlo(ADD)
+        fast = exe._fast
+        assert_strict(exe(X, Y), X + Y)
+        exe._retire_fast()
+        assert exe._fast is None
+        assert fast.execute([X, Y]) is NotImplemented
+        assert fast.detach() == []
+        assert_strict(exe(X, Y), X + Y)  # the ctypes path
+
     def test_buffers_are_handed_back(self, client):
         exe = client.compile_stablehlo(ADD)
         exe(X, Y)

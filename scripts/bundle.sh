@@ -139,9 +139,10 @@ cp -r "$src_dir"/libclient/python/jitd "$root/python/jitd"
 cp -r "$src_dir"/libclient/python/tests "$root/python/tests"
 find "$root/python" -name __pycache__ -prune -exec rm -rf {} +
 ln -s ../../lib/libjitd.so.1 "$root/python/jitd/libjitd.so.1"
+# (jitd._fast: $build_dir/lib/python/jitd/_fast.so).
 while IFS= read -r -d '' ext; do
   cp "$ext" "$root/python/jitd/"
-done < <(find "$build_dir" -name '*.cpython-*.so' -type f -print0)
+done < <(find "$build_dir/lib/python/jitd" -maxdepth 1 -name '*.so' -type f -print0 2>/dev/null)
 
 cp "$src_dir"/examples/*.mlir "$src_dir"/examples/*.c "$src_dir"/examples/*.py "$root/examples/" 2>/dev/null || true
 cp "$src_dir"/scripts/test-gpu.sh "$root/scripts/"

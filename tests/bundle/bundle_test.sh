@@ -185,6 +185,11 @@ func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
 out = exe.Execute([np.array([1, 2, -4], np.float32)])
 assert np.array_equal(np.asarray(out), np.array([1.5, 3, -6], np.float32)), out
 print(f"bundle_test: python: a cpu program through {path} and the bundle's daemon: ok")
+# The CPython extension, where the bundle ships one, loads from the bundle.
+status = jitd.fast_path_status()
+if any(f.endswith(".so") and f != "libjitd.so.1" for f in os.listdir(os.path.join(root, "python", "jitd"))):
+    assert status.startswith("jitd._fast (" + root + "/"), f"the bundle's jitd._fast is not used: {status}"
+print(f"bundle_test: python: Execute path: {status}")
 EOF
   "$root/bin/jitd" stop --socket "$tmp/run/py.sock" >/dev/null 2>&1 || true
 else

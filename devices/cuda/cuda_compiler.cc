@@ -14,6 +14,7 @@
 #include "jit/codegen/nvptx/window_kernel.h"
 #include "jit/codegen/nvptx/gather_kernel.h"
 #include "jit/codegen/nvptx/sort_kernel.h"
+#include "jit/codegen/nvptx/dot_kernel.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
@@ -44,7 +45,7 @@ std::string WhyNotLowered(const Op& op) {
   switch (op.code()) {
     case OpCode::kDotGeneral:
     case OpCode::kDot:
-      return "matmuls go to cuBLASLt, not built yet";
+      return "this matmul has no exact kernel and cuBLASLt is not built yet";
     case OpCode::kConvolution:
       return "convolutions go to cuDNN, not built yet";
     case OpCode::kWhile:
@@ -152,6 +153,10 @@ class Compiler {
           break;
         case OpCode::kSort:
           JITD_RETURN_IF_ERROR(PlanSort(op));
+          break;
+        case OpCode::kDotGeneral:
+        case OpCode::kDot:
+          JITD_RETURN_IF_ERROR(PlanDot(op));
           break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
@@ -331,6 +336,18 @@ class Compiler {
     return Status::Ok();
   }
 
+  // A thread per result element, the interpreter's exact dot (dot_kernel.h).
+  Status PlanDot(const Op& op) {
+    if (!codegen::IsNvptxEmittableDot(op)) {
+      return Refuse(op, "only integer, real float or same-complex dots have the exact kernel; cuBLASLt is not "
+                        "built yet");
+    }
+    const std::string name = "jitd_dot" + std::to_string(dots_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitDotKernel(llvm_module_, op, name, options_.limits));
+    return AddLaunch(op, name, plan, name + " exact dot " + std::to_string(plan.work_items) + " outputs x " +
+                                         std::to_string(plan.extent));
+  }
+
   // A thread per result element copying its operand element (gather_kernel.h).
   Status PlanGather(const Op& op) {
     if (!codegen::IsNvptxEmittableGather(op)) {
@@ -410,6 +427,7 @@ class Compiler {
   int windows_ = 0;
   int gathers_ = 0;
   int sorts_ = 0;
+  int dots_ = 0;
 };
 
 }  // namespace

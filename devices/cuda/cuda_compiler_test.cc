@@ -98,9 +98,9 @@ TEST(CudaCompilerTest, ProgramHasLaunchesBuffersAndACubin) {
 
 TEST(CudaCompilerTest, OpsWithoutALoweringAreRefusedByName) {
   auto module = Parse(R"(
-func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
-  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
-  return %0 : tensor<4x2xf32>
+func.func @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = stablehlo.custom_call @my_op(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 })");
   ASSERT_NE(module, nullptr);
   CudaCompileOptions options;
@@ -108,8 +108,8 @@ func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
   auto program = CompileCuda(*module, options);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(program.status().message().find("'stablehlo.dot_general'"), std::string::npos) << program.status().message();
-  EXPECT_NE(program.status().message().find("cuBLASLt"), std::string::npos) << program.status().message();
+  EXPECT_NE(program.status().message().find("'stablehlo.custom_call'"), std::string::npos) << program.status().message();
+  EXPECT_NE(program.status().message().find("at 3:"), std::string::npos) << program.status().message();
 
   // Host-only element math inside an otherwise fusible chain names that op.
   module = Parse(R"(
@@ -327,6 +327,34 @@ func.func @main(%k: tensor<5x7xf32>, %v: tensor<5x7xi32>) -> (tensor<5x7xf32>, t
   EXPECT_NE(program->steps[2].description.find("5 rows x 7"), std::string::npos) << program->steps[2].description;
   EXPECT_EQ(program->unique_kernels, 2);
   EXPECT_TRUE(IsElf(program->cubin));
+}
+
+TEST(CudaCompilerTest, DotGeneralIsAThreadPerOutputInTheInterpretersDomain) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%a: tensor<3x4x8xf32>, %b: tensor<3x8x5xf32>, %c: tensor<4x6xi8>, %d: tensor<6x2xi8>) -> (tensor<3x4x5xf32>, tensor<4x2xi32>) {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<3x4x8xf32>, tensor<3x8x5xf32>) -> tensor<3x4x5xf32>
+  %1 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0] : (tensor<4x6xi8>, tensor<6x2xi8>) -> tensor<4x2xi32>
+  return %0, %1 : tensor<3x4x5xf32>, tensor<4x2xi32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 2u);
+  EXPECT_NE(program->steps[0].description.find("exact dot 60 outputs x 8"), std::string::npos)
+      << program->steps[0].description;
+  EXPECT_NE(program->steps[1].description.find("exact dot 8 outputs x 6"), std::string::npos)
+      << program->steps[1].description;
+  EXPECT_TRUE(IsElf(program->cubin));
+  // Multiply and add rounded separately, as jit/eval: no fma.
+  EXPECT_NE(program->ptx.find("mul.rn.f32"), std::string::npos) << program->ptx;
+  EXPECT_NE(program->ptx.find("add.rn.f32"), std::string::npos) << program->ptx;
+  EXPECT_EQ(program->ptx.find("fma."), std::string::npos) << program->ptx;
 }
 
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {

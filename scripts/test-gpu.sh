@@ -13,8 +13,9 @@
 # The tests are share/jitd/gpu-tests.tsv (NAME, binary in bin/, arguments),
 # written by scripts/bundle.sh from `ctest -L gpu`. Exit status: 0 when every
 # test run passed (or none could run: no GPU), 1 when any failed.
-# A GPU is "found" when the loader finds libcuda.so.1 and /dev/nvidiactl
-# exists; both are checked and each absence is named.
+# A GPU is "found" when libcuda.so.1 is found ($JITD_CUDA_DRIVER, the
+# loader's cache, the usual driver folders, $LD_LIBRARY_PATH) and
+# /dev/nvidiactl (WSL: /dev/dxg) exists; each absence is named.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 list="$here/share/jitd/gpu-tests.tsv"
@@ -43,18 +44,23 @@ fi
 # Is there a GPU? Each missing piece named.
 why_no_gpu=()
 have_libcuda() {
+  if [ -n "${JITD_CUDA_DRIVER:-}" ]; then  # the file or folder jitd is told to load
+    [ -f "$JITD_CUDA_DRIVER" ] || [ -e "$JITD_CUDA_DRIVER/libcuda.so.1" ]
+    return
+  fi
   ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && return 0
   local d
-  for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 ${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH//:/ }}; do
+  for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/nvidia/lib64 /usr/lib/wsl/lib \
+           ${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH//:/ }}; do
     [ -e "$d/libcuda.so.1" ] && return 0
   done
   return 1
 }
 if ! have_libcuda; then
-  why_no_gpu+=("no libcuda.so.1 (the NVIDIA driver's library) in the loader's cache, /usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/local/nvidia/lib64 or \$LD_LIBRARY_PATH")
+  why_no_gpu+=("no libcuda.so.1 (the NVIDIA driver's library) at \$JITD_CUDA_DRIVER, in the loader's cache, /usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib, /usr/local/nvidia/lib64, /usr/lib/wsl/lib or \$LD_LIBRARY_PATH")
 fi
-if ! [ -e /dev/nvidiactl ]; then
-  why_no_gpu+=("no /dev/nvidiactl (no NVIDIA kernel driver loaded)")
+if ! [ -e /dev/nvidiactl ] && ! [ -e /dev/dxg ]; then
+  why_no_gpu+=("no /dev/nvidiactl (no NVIDIA kernel driver loaded; WSL: no /dev/dxg)")
 fi
 
 total=$(grep -c . "$list" || true)

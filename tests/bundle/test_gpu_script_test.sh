@@ -48,7 +48,7 @@ says() {
 }
 
 have_gpu=0
-if [ -e /dev/nvidiactl ]; then have_gpu=1; fi
+if [ -e /dev/nvidiactl ] || [ -e /dev/dxg ]; then have_gpu=1; fi
 
 run list 0 --list
 says list "Gpu.Passes"
@@ -57,7 +57,7 @@ says list "Gpu.Skips"
 if [ "$have_gpu" = 0 ]; then
   run no_gpu 0
   says no_gpu "test-gpu: no GPU found:"
-  says no_gpu "no /dev/nvidiactl (no NVIDIA kernel driver loaded)"
+  says no_gpu "no /dev/nvidiactl (no NVIDIA kernel driver loaded"
   says no_gpu "SKIPPED all 2 gpu tests"
   if grep -q "Gpu.Passes.*passed" "$tmp/no_gpu"; then fail "no_gpu: ran a test without a GPU"; fi
 fi

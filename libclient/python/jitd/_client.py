@@ -5,9 +5,9 @@ LocalBuffer, LocalExecutable and CompileOptions over libjitd.so).
 Thread safety: a Client, its buffers and executables may be used from any
 thread; calls on one connection are serialized by libjitd (one request in
 flight), and ctypes (and jitd._fast, the hot path of Execute) release the
-GIL during each call. Infeed and outfeed
-transfers use a second connection of the Client, so a thread may feed while
-another thread's Execute waits on the infeed.
+GIL during each call. Infeed and outfeed transfers use a second connection
+of the Client, so a thread may feed while another thread's Execute waits
+on the infeed.
 
 Lifetime: buffers and executables keep their Client's connection alive; the
 daemon frees everything a connection held when it closes.
@@ -766,7 +766,7 @@ class LocalExecutable(object):
         """Drops the fast path's object; its shared-memory buffers are
         destroyed by the next call on their connection (as LocalBuffers
         are)."""
-        fast, self._fast = self._fast, None
+        fast, self._fast = getattr(self, "_fast", None), None  # None: __init__ failed early
         if fast is not None:
             for h in fast.detach():
                 self._conn.defer_destroy("jitd_buffer_destroy", h)

@@ -154,6 +154,9 @@ class Compiler {
         case OpCode::kSort:
           JITD_RETURN_IF_ERROR(PlanSort(op));
           break;
+        case OpCode::kSelectAndScatter:
+          JITD_RETURN_IF_ERROR(PlanSelectAndScatter(op));
+          break;
         case OpCode::kDotGeneral:
         case OpCode::kDot:
           JITD_RETURN_IF_ERROR(PlanDot(op));
@@ -336,6 +339,18 @@ class Compiler {
     return Status::Ok();
   }
 
+  // One thread: fill with the init, then select and scatter in order
+  // (window_kernel.h).
+  Status PlanSelectAndScatter(const Op& op) {
+    if (!codegen::IsNvptxEmittableSelectAndScatter(op)) {
+      return Refuse(op, "only select_and_scatters of one plain element type whose regions NVPTX kernels compute");
+    }
+    const std::string name = "jitd_select_scatter" + std::to_string(select_scatters_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitSelectAndScatterKernel(llvm_module_, op, name));
+    return AddLaunch(op, name, plan, name + " serial select_and_scatter of " + std::to_string(plan.work_items) +
+                                         " source elements x " + std::to_string(plan.extent));
+  }
+
   // A thread per result element, the interpreter's exact dot (dot_kernel.h).
   Status PlanDot(const Op& op) {
     if (!codegen::IsNvptxEmittableDot(op)) {
@@ -428,6 +443,7 @@ class Compiler {
   int gathers_ = 0;
   int sorts_ = 0;
   int dots_ = 0;
+  int select_scatters_ = 0;
 };
 
 }  // namespace

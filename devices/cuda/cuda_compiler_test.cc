@@ -357,6 +357,39 @@ func.func @main(%a: tensor<3x4x8xf32>, %b: tensor<3x8x5xf32>, %c: tensor<4x6xi8>
   EXPECT_EQ(program->ptx.find("fma."), std::string::npos) << program->ptx;
 }
 
+TEST(CudaCompilerTest, SelectAndScatterIsOneThreadInTheInterpretersOrder) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<4x6xf32>, %s: tensor<2x3xf32>, %init: tensor<f32>) -> tensor<4x6xf32> {
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) <{window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<4x6xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  const CudaKernelLaunch& launch = program->steps[0].launch;
+  EXPECT_EQ(launch.function, "jitd_select_scatter0");
+  EXPECT_EQ(launch.buffers.size(), 4u);  // operand, source, init, result
+  EXPECT_EQ(launch.grid[0] * launch.block[0], 1u);
+  EXPECT_NE(program->steps[0].description.find("6 source elements x 4"), std::string::npos)
+      << program->steps[0].description;
+  EXPECT_TRUE(IsElf(program->cubin));
+}
+
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   auto module = Parse(kProgram);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -216,6 +217,187 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   if (status.ok() && llvm::verifyFunction(*fn, &os)) {
     status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.reduce_window' at " + op.loc().ToString() +
                       ": " + os.str());
+  }
+  if (!status.ok()) {
+    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
+    std::vector<llvm::MDNode*> keep;
+    for (llvm::MDNode* node : annotations->operands()) {
+      if (node != annotation) keep.push_back(node);
+    }
+    annotations->clearOperands();
+    for (llvm::MDNode* node : keep) annotations->addOperand(node);
+    fn->eraseFromParent();
+    return status;
+  }
+  return plan;
+}
+
+bool IsNvptxEmittableSelectAndScatter(const ir::Op& op) {
+  if (op.code() != ir::OpCode::kSelectAndScatter || op.num_regions() != 2 || op.num_operands() != 3 ||
+      op.num_results() != 1) {
+    return false;
+  }
+  const DType t = op.result(0)->type().dtype();
+  for (size_t i = 0; i < 3; ++i) {
+    const ir::Type& type = op.operand(i)->type();
+    if (!type.is_tensor() || type.dtype() != t) return false;
+  }
+  if (op.operand(2)->type().rank() != 0 || op.result(0)->type().dims() != op.operand(0)->type().dims()) return false;
+  if (op.operand(0)->type().rank() != op.operand(1)->type().rank()) return false;
+  if (op.region(0).num_blocks() != 1 || op.region(1).num_blocks() != 1) return false;
+  if (op.GetI64Array("base_dilations") || op.GetI64Array("window_dilations")) return false;
+  if (!WindowOf(op)) return false;
+  return IsNvptxScalarBlock(op.region(0).block(0), {t, t}, {DType::kPred}) &&
+         IsNvptxScalarBlock(op.region(1).block(0), {t, t}, {t});
+}
+
+StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op& op, const std::string& name) {
+  if (!IsNvptxEmittableSelectAndScatter(op)) {
+    return InvalidArgument(op.loc().ToString() + ": this 'stablehlo.select_and_scatter' has no NVPTX kernel");
+  }
+  const Window w = *WindowOf(op);
+  const DType t = op.result(0)->type().dtype();
+  const std::vector<int64_t>& in_dims = op.operand(0)->type().dims();
+  const std::vector<int64_t>& source_dims = op.operand(1)->type().dims();
+  const size_t rank = in_dims.size();
+  int64_t window_elements = 1;
+  for (int64_t s : w.size) window_elements *= s;
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in_dims[d];
+
+  GridPlan plan;
+  plan.kind = GridKind::kFlat;
+  plan.work_items = op.operand(1)->type().num_elements();
+  plan.extent = window_elements;
+  plan.grid = 1;
+  plan.block = 1;
+
+  KernelSpec spec;
+  spec.name = name;
+  spec.root = &op;
+  spec.fused = {&op};
+  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
+  Builder& b = element->builder();
+  llvm::LLVMContext& ctx = module.getContext();
+  std::vector<llvm::Type*> params(4, llvm::PointerType::get(ctx, 1));
+  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                              llvm::Function::ExternalLinkage, name, module);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned i = 0; i < 4; ++i) {
+    fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (i < 3) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
+  }
+  llvm::MDNode* annotation = llvm::MDNode::get(
+      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
+  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  b.SetInsertPoint(entry);
+  std::vector<llvm::Value*> ptrs;
+  for (unsigned i = 0; i < 4; ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
+  llvm::Value* operand = ptrs[0];
+  llvm::Value* source = ptrs[1];
+  llvm::Value* result = ptrs[3];
+  llvm::Value* tid = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  llvm::Value* ctaid = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {}, {});
+  llvm::BasicBlock* work = llvm::BasicBlock::Create(ctx, "work", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
+  b.CreateCondBr(b.CreateICmpEQ(b.CreateOr(tid, ctaid), b.getInt32(0)), work, done);
+  b.SetInsertPoint(work);
+  llvm::Value* init = element->LoadAt(ptrs[2], t, b.getInt64(0));
+
+  // A counted loop from the builder's block; `body` emits one iteration.
+  auto loop = [&](int64_t count, const std::function<void(llvm::Value*)>& body) {
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn);
+    llvm::BasicBlock* inside = llvm::BasicBlock::Create(ctx, "body", fn);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", fn);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2);
+    i->addIncoming(b.getInt64(0), pre);
+    b.CreateCondBr(b.CreateICmpSLT(i, b.getInt64(count)), inside, exit);
+    b.SetInsertPoint(inside);
+    body(i);
+    i->addIncoming(b.CreateAdd(i, b.getInt64(1)), b.GetInsertBlock());
+    b.CreateBr(header);
+    b.SetInsertPoint(exit);
+  };
+  // The result starts as the init value everywhere.
+  loop(op.result(0)->type().num_elements(), [&](llvm::Value* j) { element->StoreAt(init, t, result, j); });
+  loop(plan.work_items, [&](llvm::Value* s) {
+    std::vector<llvm::Value*> sd(rank);
+    llvm::Value* rest = s;
+    for (size_t d = rank; d-- > 0;) {
+      sd[d] = d == 0 ? rest : b.CreateURem(rest, b.getInt64(source_dims[d]));
+      if (d > 0) rest = b.CreateUDiv(rest, b.getInt64(source_dims[d]));
+    }
+    // The window fold: `selected` is -1 until an in-bounds element is seen.
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    llvm::BasicBlock* wheader = llvm::BasicBlock::Create(ctx, "window", fn);
+    llvm::BasicBlock* wbody = llvm::BasicBlock::Create(ctx, "window_element", fn);
+    llvm::BasicBlock* check = llvm::BasicBlock::Create(ctx, "in_bounds", fn);
+    llvm::BasicBlock* compare = llvm::BasicBlock::Create(ctx, "compare", fn);
+    llvm::BasicBlock* wlatch = llvm::BasicBlock::Create(ctx, "window_next", fn);
+    llvm::BasicBlock* wdone = llvm::BasicBlock::Create(ctx, "window_done", fn);
+    b.CreateBr(wheader);
+    b.SetInsertPoint(wheader);
+    llvm::PHINode* k = b.CreatePHI(b.getInt64Ty(), 2);
+    llvm::PHINode* selected = b.CreatePHI(b.getInt64Ty(), 2);
+    k->addIncoming(b.getInt64(0), pre);
+    selected->addIncoming(b.getInt64(-1), pre);
+    b.CreateCondBr(b.CreateICmpSLT(k, b.getInt64(window_elements)), wbody, wdone);
+    b.SetInsertPoint(wbody);
+    llvm::Value* in = b.getInt64(0);
+    llvm::Value* inside = b.getTrue();
+    llvm::Value* wrest = k;
+    for (size_t d = rank; d-- > 0;) {
+      llvm::Value* wd = d == 0 ? wrest : b.CreateURem(wrest, b.getInt64(w.size[d]));
+      if (d > 0) wrest = b.CreateUDiv(wrest, b.getInt64(w.size[d]));
+      llvm::Value* p = b.CreateSub(b.CreateAdd(b.CreateMul(sd[d], b.getInt64(w.strides[d])), wd),
+                                   b.getInt64(w.pad_low[d]));
+      inside = b.CreateAnd(inside, b.CreateICmpULT(p, b.getInt64(in_dims[d])));
+      in = b.CreateAdd(in, b.CreateMul(p, b.getInt64(in_strides[d])));
+    }
+    b.CreateCondBr(inside, check, wlatch);
+    b.SetInsertPoint(check);
+    b.CreateCondBr(b.CreateICmpSLT(selected, b.getInt64(0)), wlatch, compare);
+    b.SetInsertPoint(compare);
+    std::vector<llvm::Value*> keep = element->EmitScalarBlock(
+        op.region(0).block(0), {element->LoadAt(operand, t, selected), element->LoadAt(operand, t, in)});
+    llvm::Value* chosen = b.CreateSelect(keep.empty() ? b.getTrue() : keep[0], selected, in);
+    llvm::BasicBlock* compare_end = b.GetInsertBlock();
+    b.CreateBr(wlatch);
+    b.SetInsertPoint(wlatch);
+    llvm::PHINode* next = b.CreatePHI(b.getInt64Ty(), 3);
+    next->addIncoming(selected, wbody);
+    next->addIncoming(in, check);
+    next->addIncoming(chosen, compare_end);
+    k->addIncoming(b.CreateAdd(k, b.getInt64(1)), wlatch);
+    selected->addIncoming(next, wlatch);
+    b.CreateBr(wheader);
+    b.SetInsertPoint(wdone);
+    llvm::BasicBlock* apply = llvm::BasicBlock::Create(ctx, "scatter", fn);
+    llvm::BasicBlock* skip = llvm::BasicBlock::Create(ctx, "source_next", fn);
+    b.CreateCondBr(b.CreateICmpSGE(selected, b.getInt64(0)), apply, skip);
+    b.SetInsertPoint(apply);
+    std::vector<llvm::Value*> out = element->EmitScalarBlock(
+        op.region(1).block(0), {element->LoadAt(result, t, selected), element->LoadAt(source, t, s)});
+    if (!out.empty()) element->StoreAt(out[0], t, result, selected);
+    b.CreateBr(skip);
+    b.SetInsertPoint(skip);
+  });
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+
+  Status status = element->status();
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
+    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.select_and_scatter' at " +
+                      op.loc().ToString() + ": " + os.str());
   }
   if (!status.ok()) {
     llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");

@@ -32,6 +32,20 @@ bool IsNvptxEmittableReduceWindow(const ir::Op& op);
 StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& reduce_window,
                                           const std::string& name, const GridLimits& limits);
 
+// stablehlo.select_and_scatter, first lowering: one thread (a launch of
+// one block of one thread) fills the result with the init value, then for
+// each source element in row-major order selects an operand element of
+// its window with the `select` region (a left fold over the in-bounds
+// window elements in row-major order keeping the current choice while
+// select(current, next) holds) and folds the source element into the
+// result there with the `scatter` region — the interpreter's order, bit
+// for bit. Serial: correct first. The kernel is
+//
+//   ptx_kernel void NAME(ptr addrspace(1) noalias operand, source, init, result)
+bool IsNvptxEmittableSelectAndScatter(const ir::Op& op);
+
+StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op& op, const std::string& name);
+
 }  // namespace jitd::codegen
 
 #endif  // JITD_JIT_CODEGEN_NVPTX_WINDOW_KERNEL_H_

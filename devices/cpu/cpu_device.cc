@@ -25,6 +25,7 @@
 #include "devices/cpu/thread_pool.h"
 #include "jit/codegen/fusion.h"
 #include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/target_math.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
@@ -848,55 +849,10 @@ class Planner {
     return InvalidArgument("block ends without a terminator");
   }
 
-  // The kernel a jitd.fusion op describes: its region's ops, the root
-  // (defining the first returned value) returning its results first, then
-  // extra outputs; inputs are the region's arguments. nullopt when codegen
-  // cannot emit it (a hand-written fusion, or one of more than
-  // codegen::kMaxKernelOps ops): the interpreter runs it then.
-  static std::optional<codegen::KernelSpec> KernelSpecOf(const Op& fusion) {
-    if (fusion.num_regions() != 1 || fusion.region(0).num_blocks() != 1) return std::nullopt;
-    const ir::Block& block = fusion.region(0).block(0);
-    const Op* ret = block.terminator();
-    if (!ret || ret->code() != OpCode::kReturn || ret->num_operands() == 0) return std::nullopt;
-    codegen::KernelSpec spec;
-    spec.root = ret->operand(0)->defining_op();
-    if (!spec.root || spec.root->parent_block() != &block) return std::nullopt;
-    const size_t n = spec.root->num_results();
-    if (ret->num_operands() < n) return std::nullopt;
-    for (size_t i = 0; i < n; ++i) {
-      if (ret->operand(i) != spec.root->result(i)) return std::nullopt;
-    }
-    const bool reduce = spec.root->code() == OpCode::kReduce;
-    if (reduce ? !codegen::IsEmittableReduce(*spec.root) : !codegen::IsFusibleOp(*spec.root)) {
-      return std::nullopt;
-    }
-    const ir::Type& space = reduce ? spec.root->operand(0)->type() : spec.root->result(0)->type();
-    for (size_t i = n; i < ret->num_operands(); ++i) {
-      const ir::Value* v = ret->operand(i);
-      const Op* def = v->defining_op();
-      if (!def || def == spec.root || def->parent_block() != &block || v->type().dims() != space.dims()) {
-        return std::nullopt;
-      }
-      spec.extra_outputs.push_back(v);
-    }
-    const auto& ops = block.ops();
-    for (size_t i = ops.size() - 1; i-- > 0;) {
-      const Op* op = ops[i].get();
-      if (op != spec.root && !codegen::IsFusibleOp(*op)) return std::nullopt;
-      spec.fused.push_back(op);
-    }
-    if (spec.fused.front() != spec.root) {  // non-empty: the root is in the block
-      // The root computed last keeps the planner's order (root first).
-      auto it = std::find(spec.fused.begin(), spec.fused.end(), spec.root);
-      std::rotate(spec.fused.begin(), it, it + 1);
-    }
-    for (size_t i = 0; i < block.num_args(); ++i) spec.inputs.push_back(block.arg(i));
-    if (codegen::KernelOps(spec) > codegen::kMaxKernelOps) return std::nullopt;
-    return spec;
-  }
-
   Status PlanFusionOp(const Op& op, RegionPlan& plan) {
-    std::optional<codegen::KernelSpec> spec = KernelSpecOf(op);
+    // nullopt when codegen cannot emit it (a hand-written fusion, or one of
+    // more than codegen::kMaxKernelOps ops): the interpreter runs it then.
+    std::optional<codegen::KernelSpec> spec = codegen::KernelSpecOfFusion(op, codegen::HostTargetMath());
     if (!spec) return PlanFallback(op, plan);
     std::vector<const ir::Value*> reads(op.operands().begin(), op.operands().end());
     std::vector<const ir::Value*> writes;

@@ -5,6 +5,7 @@
 # (nvJitLink / ptxas) is looked for at run time.
 add_library(jitd_cuda_compiler STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cuda_compiler.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_program.cc
   ${CMAKE_CURRENT_LIST_DIR}/ptx_compiler.cc)
 target_link_libraries(jitd_cuda_compiler PUBLIC jitd_codegen jitd_passes jitd_ir jitd_base ${CMAKE_DL_LIBS})
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cuda_compiler.cc PROPERTIES COMPILE_OPTIONS -fno-rtti)

@@ -499,7 +499,10 @@ StatusOr<CudaProgram> CompileCuda(const ir::Module& input, const CudaCompileOpti
 
   Compiler compiler(options, program, llvm_module);
   JITD_RETURN_IF_ERROR(compiler.Plan(*entry));
-  if (program.unique_kernels == 0) return program;  // nothing to run on the GPU (arguments or constants returned)
+  if (program.unique_kernels == 0) {  // nothing to run on the GPU (arguments or constants returned)
+    if (Status valid = ValidateCudaProgram(program); !valid.ok()) return Internal(valid.message());
+    return program;
+  }
 
   JITD_ASSIGN_OR_RETURN(program.ptx, codegen::CompileNvptxModule(llvm_module, *machine, nvptx));
   if (options.assemble) {
@@ -508,7 +511,22 @@ StatusOr<CudaProgram> CompileCuda(const ir::Module& input, const CudaCompileOpti
     program.cubin = std::move(assembly.cubin);
     program.assembler_log = std::move(assembly.log);
   }
+  // The compiler's own output checked as a loaded one is (an Internal error
+  // here is a compiler bug).
+  if (Status valid = ValidateCudaProgram(program); !valid.ok()) return Internal(valid.message());
   return program;
+}
+
+std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
+  const int assembler_max = options.assembler ? options.assembler->toolchain().max_ptx_version : 0;
+  StatusOr<int> ptx = ChoosePtxVersion(options.sm, assembler_max);
+  const codegen::GridLimits& l = options.limits;
+  return options.sm + " ptx" + (ptx.ok() ? std::to_string(*ptx) : std::string("?")) + " LLVM " + LLVM_VERSION_STRING +
+         " " + (options.assembler ? options.assembler->toolchain().Describe() : std::string("no-assembler")) +
+         (options.assemble ? "" : " ptx-only") + " pipeline=" + options.pipeline +
+         " block=" + std::to_string(l.block_threads) + " warp=" + std::to_string(l.warp_size) +
+         " max_blocks=" + std::to_string(l.max_blocks) + " shared=" + std::to_string(l.max_shared_bytes) +
+         " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) + " O3";
 }
 
 std::string DescribeCudaProgram(const CudaProgram& program) {

@@ -51,6 +51,12 @@ struct CudaCompileOptions {
 // none does.
 StatusOr<int> ChoosePtxVersion(const std::string& sm, int assembler_max);
 
+// What besides the program decides a compile's output: sm, PTX version,
+// LLVM's and the assembler's versions, the pipeline, the grid limits
+// ("sm_90 ptx85 LLVM 19.1.7 nvjitlink 13.0 pipeline=default block=256
+// ..."). A disk cache keys cubins by the program's fingerprint and this.
+std::string CudaCompileFingerprint(const CudaCompileOptions& options);
+
 // `module` is not changed (the compiler works on a copy).
 StatusOr<CudaProgram> CompileCuda(const ir::Module& module, const CudaCompileOptions& options);
 

@@ -390,6 +390,55 @@ func.func @main(%x: tensor<4x6xf32>, %s: tensor<2x3xf32>, %init: tensor<f32>) ->
   EXPECT_TRUE(IsElf(program->cubin));
 }
 
+TEST(CudaCompilerTest, ProgramsSerializeValidatedAndCorruptBytesAreRefused) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(kProgram);
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_TRUE(ValidateCudaProgram(*program).ok());
+  const std::string bytes = SerializeCudaProgram(*program);
+  auto back = DeserializeCudaProgram(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->cubin, program->cubin);
+  EXPECT_EQ(back->ptx, program->ptx);
+  EXPECT_EQ(back->arena_bytes, program->arena_bytes);
+  ASSERT_EQ(back->steps.size(), program->steps.size());
+  for (size_t i = 0; i < program->steps.size(); ++i) {
+    EXPECT_EQ(back->steps[i].launch.function, program->steps[i].launch.function);
+    EXPECT_EQ(back->steps[i].launch.buffers, program->steps[i].launch.buffers);
+    EXPECT_EQ(back->steps[i].launch.grid, program->steps[i].launch.grid);
+  }
+  EXPECT_EQ(back->results, program->results);
+  EXPECT_EQ(back->argument_types, program->argument_types);
+  EXPECT_EQ(SerializeCudaProgram(*back), bytes);
+  // Every truncation is an error, never a program.
+  for (size_t cut = 0; cut < bytes.size(); cut += std::max<size_t>(1, bytes.size() / 97)) {
+    EXPECT_FALSE(DeserializeCudaProgram(bytes.substr(0, cut)).ok()) << cut;
+  }
+  std::string foreign = bytes;
+  foreign[0] = 'X';
+  EXPECT_NE(DeserializeCudaProgram(foreign).status().message().find("bad magic"), std::string::npos);
+  // A launch naming a buffer that does not exist fails validation by name.
+  CudaProgram broken = *program;
+  broken.steps[0].launch.buffers[0] = 999;
+  auto refused = DeserializeCudaProgram(SerializeCudaProgram(broken));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("step 0 passes buffer 999"), std::string::npos)
+      << refused.status().message();
+  // The fingerprint names what decides the output.
+  const std::string fingerprint = CudaCompileFingerprint(options);
+  EXPECT_NE(fingerprint.find("sm_90"), std::string::npos) << fingerprint;
+  EXPECT_NE(fingerprint.find(assembler->toolchain().version), std::string::npos) << fingerprint;
+  CudaCompileOptions other = options;
+  other.sm = "sm_89";
+  EXPECT_NE(CudaCompileFingerprint(other), fingerprint);
+}
+
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   auto module = Parse(kProgram);

@@ -23,7 +23,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "base/status.h"
 
 #include "jit/ir/type.h"
 
@@ -74,6 +77,22 @@ struct CudaProgram {
   int64_t unique_kernels = 0;          // entries in the cubin (equal kernels shared)
   int64_t launches = 0;                // steps of kind kLaunch
 };
+
+// Checks that `program` is self-consistent (every index in range, every
+// temporary inside the arena, constants of their buffers' sizes, launch
+// dimensions nonzero): INVALID_ARGUMENT naming the first broken rule. A
+// runtime may then index without checking.
+Status ValidateCudaProgram(const CudaProgram& program);
+
+// Bytes for a disk cache (jit/cache; Device::Serialize): "JITDCUDA", a
+// format version, then every field, little-endian. Deserialize checks the
+// magic, version, every length against the bytes left, and then
+// ValidateCudaProgram: corrupt or foreign bytes are an error, never a
+// program. The cache key is the caller's: it must hold the program's
+// fingerprint and CudaCompileFingerprint (cuda_compiler.h).
+inline constexpr uint32_t kCudaProgramFormatVersion = 1;
+std::string SerializeCudaProgram(const CudaProgram& program);
+StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes);
 
 }  // namespace jitd::devices::cuda
 

@@ -161,6 +161,9 @@ class Compiler {
         case OpCode::kDot:
           JITD_RETURN_IF_ERROR(PlanDot(op));
           break;
+        case OpCode::kConvolution:
+          JITD_RETURN_IF_ERROR(PlanConvolution(op));
+          break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
           for (const ir::Value* v : op.operands()) {
@@ -363,6 +366,20 @@ class Compiler {
                                          std::to_string(plan.extent));
   }
 
+  // A thread per result element, the interpreter's exact convolution
+  // (dot_kernel.h).
+  Status PlanConvolution(const Op& op) {
+    if (!codegen::IsNvptxEmittableConvolution(op)) {
+      return Refuse(op, "only integer or real float convolutions with well-formed groups have the exact kernel; "
+                        "cuDNN is not built yet");
+    }
+    const std::string name = "jitd_conv" + std::to_string(convs_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
+                          codegen::EmitConvolutionKernel(llvm_module_, op, name, options_.limits));
+    return AddLaunch(op, name, plan, name + " exact convolution " + std::to_string(plan.work_items) + " outputs x " +
+                                         std::to_string(plan.extent));
+  }
+
   // A thread per result element copying its operand element (gather_kernel.h).
   Status PlanGather(const Op& op) {
     if (!codegen::IsNvptxEmittableGather(op)) {
@@ -444,6 +461,7 @@ class Compiler {
   int sorts_ = 0;
   int dots_ = 0;
   int select_scatters_ = 0;
+  int convs_ = 0;
 };
 
 }  // namespace

@@ -439,6 +439,30 @@ TEST(CudaCompilerTest, ProgramsSerializeValidatedAndCorruptBytesAreRefused) {
   EXPECT_NE(CudaCompileFingerprint(other), fingerprint);
 }
 
+TEST(CudaCompilerTest, ConvolutionIsAThreadPerOutputInTheInterpretersOrder) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<2x3x10xf32>, %w: tensor<4x3x5xf32>) -> tensor<2x4x6xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x10xf32>, tensor<4x3x5xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  EXPECT_EQ(program->steps[0].launch.function, "jitd_conv0");
+  // 48 outputs, each 5 taps x 3 input features.
+  EXPECT_NE(program->steps[0].description.find("exact convolution 48 outputs x 15"), std::string::npos)
+      << program->steps[0].description;
+  EXPECT_TRUE(IsElf(program->cubin));
+  EXPECT_EQ(program->ptx.find("fma."), std::string::npos) << program->ptx;
+}
+
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   auto module = Parse(kProgram);

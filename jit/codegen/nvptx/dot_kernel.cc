@@ -1,6 +1,8 @@
 #include "jit/codegen/nvptx/dot_kernel.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -270,6 +272,271 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
   if (status.ok() && llvm::verifyFunction(*fn, &os)) {
     status = Internal("codegen produced invalid NVPTX IR for '" + std::string(op.name()) + "' at " +
                       op.loc().ToString() + ": " + os.str());
+  }
+  if (!status.ok()) {
+    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
+    std::vector<llvm::MDNode*> keep;
+    for (llvm::MDNode* node : annotations->operands()) {
+      if (node != annotation) keep.push_back(node);
+    }
+    annotations->clearOperands();
+    for (llvm::MDNode* node : keep) annotations->addOperand(node);
+    fn->eraseFromParent();
+    return status;
+  }
+  return plan;
+}
+
+namespace {
+
+struct ConvAttrs {
+  ir::ConvDimensionNumbers dn;
+  std::vector<int64_t> strides, lhs_dilation, rhs_dilation, reversal, pad_low;
+  int64_t feature_groups = 1, batch_groups = 1;
+};
+
+// As jit/eval: arrays of the wrong length fall back to their defaults.
+std::vector<int64_t> IntsOr(const ir::Op& op, const char* name, size_t rank, int64_t fill) {
+  std::vector<int64_t> v = op.GetI64Array(name).value_or(std::vector<int64_t>{});
+  if (v.size() != rank) v.assign(rank, fill);
+  return v;
+}
+
+std::optional<ConvAttrs> ConvAttrsOf(const ir::Op& op) {
+  const ir::Attribute* a = op.attr("dimension_numbers");
+  const auto* dn = a ? a->get_if<ir::ConvDimensionNumbers>() : nullptr;
+  if (!dn) return std::nullopt;
+  ConvAttrs c;
+  c.dn = *dn;
+  const size_t spatial = dn->input_spatial_dimensions.size();
+  if (dn->kernel_spatial_dimensions.size() != spatial || dn->output_spatial_dimensions.size() != spatial) {
+    return std::nullopt;
+  }
+  c.strides = IntsOr(op, "window_strides", spatial, 1);
+  c.lhs_dilation = IntsOr(op, "lhs_dilation", spatial, 1);
+  c.rhs_dilation = IntsOr(op, "rhs_dilation", spatial, 1);
+  c.reversal = IntsOr(op, "window_reversal", spatial, 0);
+  c.pad_low.assign(spatial, 0);
+  if (const ir::Attribute* pa = op.attr("padding")) {
+    const auto* dense = pa->get_if<ir::DenseElementsAttr>();
+    if (!dense || !dense->data || dense->type.dtype() != DType::kS64) return std::nullopt;
+    const std::vector<uint8_t>& bytes = *dense->data;
+    for (size_t d = 0; d < spatial; ++d) {
+      const size_t at = bytes.size() == 8 ? 0 : 16 * d;
+      if (at + 8 > bytes.size()) return std::nullopt;
+      std::memcpy(&c.pad_low[d], bytes.data() + at, 8);
+    }
+  }
+  constexpr int64_t kLimit = int64_t{1} << 24;  // jit/eval's bound
+  for (size_t s = 0; s < spatial; ++s) {
+    for (int64_t v : {c.strides[s], c.lhs_dilation[s], c.rhs_dilation[s], c.pad_low[s]}) {
+      if (v <= -kLimit || v >= kLimit) return std::nullopt;
+    }
+    if (c.strides[s] < 1 || c.lhs_dilation[s] < 1 || c.rhs_dilation[s] < 1) return std::nullopt;
+  }
+  c.feature_groups = op.GetInt("feature_group_count").value_or(1);
+  c.batch_groups = op.GetInt("batch_group_count").value_or(1);
+  if (c.feature_groups < 1 || c.batch_groups < 1) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+bool IsNvptxEmittableConvolution(const ir::Op& op) {
+  if (op.code() != ir::OpCode::kConvolution || op.num_operands() != 2 || op.num_results() != 1) return false;
+  const ir::Type& lhs = op.operand(0)->type();
+  const ir::Type& rhs = op.operand(1)->type();
+  const ir::Type& out = op.result(0)->type();
+  if (!lhs.is_tensor() || !rhs.is_tensor() || !out.is_tensor()) return false;
+  const DType r = out.dtype();
+  const bool ints = ir::IsInteger(r) && ir::IsInteger(lhs.dtype()) && ir::IsInteger(rhs.dtype());
+  const bool reals = IsRealFloat(r) && IsRealFloat(lhs.dtype()) && IsRealFloat(rhs.dtype());
+  if (!ints && !reals) return false;
+  const std::optional<ConvAttrs> c = ConvAttrsOf(op);
+  if (!c) return false;
+  const int64_t rank = lhs.rank();
+  if (rhs.rank() != rank || out.rank() != rank) return false;
+  std::vector<int64_t> all = {c->dn.input_batch_dimension, c->dn.input_feature_dimension};
+  all.insert(all.end(), c->dn.input_spatial_dimensions.begin(), c->dn.input_spatial_dimensions.end());
+  std::vector<int64_t> k = {c->dn.kernel_input_feature_dimension, c->dn.kernel_output_feature_dimension};
+  k.insert(k.end(), c->dn.kernel_spatial_dimensions.begin(), c->dn.kernel_spatial_dimensions.end());
+  std::vector<int64_t> o = {c->dn.output_batch_dimension, c->dn.output_feature_dimension};
+  o.insert(o.end(), c->dn.output_spatial_dimensions.begin(), c->dn.output_spatial_dimensions.end());
+  if (!Valid(all, rank) || !Valid(k, rank) || !Valid(o, rank) || static_cast<int64_t>(all.size()) != rank) {
+    return false;
+  }
+  const int64_t k_in = rhs.dim(c->dn.kernel_input_feature_dimension);
+  const int64_t k_out = rhs.dim(c->dn.kernel_output_feature_dimension);
+  const int64_t in_features = lhs.dim(c->dn.input_feature_dimension);
+  const int64_t batch = lhs.dim(c->dn.input_batch_dimension);
+  return k_out % c->feature_groups == 0 && k_out % c->batch_groups == 0 && batch % c->batch_groups == 0 &&
+         in_features == k_in * c->feature_groups && out.dim(c->dn.output_feature_dimension) == k_out;
+}
+
+StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op, const std::string& name,
+                                         const GridLimits& limits) {
+  if (!IsNvptxEmittableConvolution(op)) {
+    return InvalidArgument(op.loc().ToString() + ": this 'stablehlo.convolution' has no NVPTX kernel");
+  }
+  const ConvAttrs c = *ConvAttrsOf(op);
+  const ir::ConvDimensionNumbers& dn = c.dn;
+  const ir::Type& lt = op.operand(0)->type();
+  const ir::Type& kt = op.operand(1)->type();
+  const ir::Type& ot = op.result(0)->type();
+  const size_t spatial = dn.input_spatial_dimensions.size();
+  const int64_t k_in = kt.dim(dn.kernel_input_feature_dimension);
+  const int64_t k_out = kt.dim(dn.kernel_output_feature_dimension);
+  const int64_t out_per_feature_group = k_out / c.feature_groups;
+  const int64_t out_per_batch_group = k_out / c.batch_groups;
+  const int64_t batch_per_group = lt.dim(dn.input_batch_dimension) / c.batch_groups;
+  const std::vector<int64_t> lhs_strides = Strides(lt.dims());
+  const std::vector<int64_t> k_strides = Strides(kt.dims());
+  int64_t taps = 1;
+  for (int64_t d : dn.kernel_spatial_dimensions) taps *= kt.dim(d);
+
+  GridPlan plan;
+  plan.kind = GridKind::kFlat;
+  plan.work_items = ot.num_elements();
+  plan.extent = taps * k_in;
+  plan.block = limits.block_threads;
+  plan.grid = std::clamp<int64_t>((plan.work_items + plan.block - 1) / plan.block, 1, limits.max_blocks);
+
+  KernelSpec spec;
+  spec.name = name;
+  spec.root = &op;
+  spec.fused = {&op};
+  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
+  Builder& b = element->builder();
+  llvm::LLVMContext& ctx = module.getContext();
+  std::vector<llvm::Type*> params(3, llvm::PointerType::get(ctx, 1));
+  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                              llvm::Function::ExternalLinkage, name, module);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned i = 0; i < 3; ++i) {
+    fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    if (i < 2) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
+  }
+  llvm::MDNode* annotation = llvm::MDNode::get(
+      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
+  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+
+  const DType r = ot.dtype();
+  llvm::Type* domain = ir::IsInteger(r) ? static_cast<llvm::Type*>(b.getInt64Ty())
+                       : r == DType::kF64 ? b.getDoubleTy()
+                                          : b.getFloatTy();
+  auto to_domain = [&](llvm::Value* x, DType t) -> llvm::Value* {
+    if (ir::IsInteger(r)) return ir::IsSignedInt(t) ? b.CreateSExtOrTrunc(x, domain) : b.CreateZExtOrTrunc(x, domain);
+    llvm::Value* wide = x->getType()->isDoubleTy() ? x : b.CreateFPExt(x, b.getDoubleTy());
+    return domain->isDoubleTy() ? wide : b.CreateFPTrunc(wide, domain);
+  };
+
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  b.SetInsertPoint(entry);
+  std::vector<llvm::Value*> ptrs;
+  for (unsigned i = 0; i < 3; ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
+  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
+  llvm::Value* block = b.getInt64(plan.block);
+  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
+                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "outputs", fn);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "output", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
+  o->addIncoming(first, entry);
+  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
+  b.SetInsertPoint(body);
+  // The output index's digits.
+  std::vector<llvm::Value*> od(static_cast<size_t>(ot.rank()));
+  llvm::Value* rest = o;
+  for (size_t d = od.size(); d-- > 0;) {
+    od[d] = d == 0 ? rest : b.CreateURem(rest, b.getInt64(ot.dim(static_cast<int64_t>(d))));
+    if (d > 0) rest = b.CreateUDiv(rest, b.getInt64(ot.dim(static_cast<int64_t>(d))));
+  }
+  llvm::Value* feature = od[static_cast<size_t>(dn.output_feature_dimension)];
+  llvm::Value* group = b.CreateUDiv(feature, b.getInt64(out_per_feature_group));
+  llvm::Value* batch = b.CreateAdd(b.CreateMul(b.CreateUDiv(feature, b.getInt64(out_per_batch_group)),
+                                               b.getInt64(batch_per_group)),
+                                   od[static_cast<size_t>(dn.output_batch_dimension)]);
+  llvm::Value* lhs_base =
+      b.CreateAdd(b.CreateMul(batch, b.getInt64(lhs_strides[static_cast<size_t>(dn.input_batch_dimension)])),
+                  b.CreateMul(b.CreateMul(group, b.getInt64(k_in)),
+                              b.getInt64(lhs_strides[static_cast<size_t>(dn.input_feature_dimension)])));
+  llvm::Value* k_base =
+      b.CreateMul(feature, b.getInt64(k_strides[static_cast<size_t>(dn.kernel_output_feature_dimension)]));
+
+  // for (t = 0; t < taps; ++t) for (ci = 0; ci < k_in; ++ci), as one loop
+  // over t * k_in + ci.
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* kheader = llvm::BasicBlock::Create(ctx, "k", fn);
+  llvm::BasicBlock* kbody = llvm::BasicBlock::Create(ctx, "k_body", fn);
+  llvm::BasicBlock* kdone = llvm::BasicBlock::Create(ctx, "k_done", fn);
+  b.CreateBr(kheader);
+  b.SetInsertPoint(kheader);
+  llvm::PHINode* k = b.CreatePHI(b.getInt64Ty(), 2);
+  llvm::PHINode* acc = b.CreatePHI(domain, 2);
+  k->addIncoming(b.getInt64(0), pre);
+  acc->addIncoming(llvm::Constant::getNullValue(domain), pre);
+  b.CreateCondBr(b.CreateICmpSLT(k, b.getInt64(plan.extent)), kbody, kdone);
+  b.SetInsertPoint(kbody);
+  llvm::Value* ci = b.CreateURem(k, b.getInt64(k_in));
+  llvm::Value* t = b.CreateUDiv(k, b.getInt64(k_in));
+  llvm::Value* lhs_at = b.CreateAdd(lhs_base, b.CreateMul(ci, b.getInt64(lhs_strides[static_cast<size_t>(
+                                                              dn.input_feature_dimension)])));
+  llvm::Value* k_at = b.CreateAdd(k_base, b.CreateMul(ci, b.getInt64(k_strides[static_cast<size_t>(
+                                                          dn.kernel_input_feature_dimension)])));
+  llvm::Value* hit = b.getTrue();
+  llvm::Value* trest = t;
+  for (size_t s = spatial; s-- > 0;) {
+    const int64_t k_size = kt.dim(dn.kernel_spatial_dimensions[s]);
+    const int64_t in_size = lt.dim(dn.input_spatial_dimensions[s]);
+    llvm::Value* tap = s == 0 ? trest : b.CreateURem(trest, b.getInt64(k_size));
+    if (s > 0) trest = b.CreateUDiv(trest, b.getInt64(k_size));
+    k_at = b.CreateAdd(k_at, b.CreateMul(tap, b.getInt64(k_strides[static_cast<size_t>(dn.kernel_spatial_dimensions[s])])));
+    llvm::Value* read_tap = c.reversal[s] ? b.CreateSub(b.getInt64(k_size - 1), tap) : tap;
+    llvm::Value* p = b.CreateSub(
+        b.CreateAdd(b.CreateMul(od[static_cast<size_t>(dn.output_spatial_dimensions[s])], b.getInt64(c.strides[s])),
+                    b.CreateMul(read_tap, b.getInt64(c.rhs_dilation[s]))),
+        b.getInt64(c.pad_low[s]));
+    llvm::Value* q = b.CreateSDiv(p, b.getInt64(c.lhs_dilation[s]));
+    hit = b.CreateAnd(hit, b.CreateICmpSGE(p, b.getInt64(0)));
+    hit = b.CreateAnd(hit, b.CreateICmpEQ(b.CreateSRem(p, b.getInt64(c.lhs_dilation[s])), b.getInt64(0)));
+    hit = b.CreateAnd(hit, b.CreateICmpSLT(q, b.getInt64(in_size)));
+    lhs_at = b.CreateAdd(lhs_at, b.CreateMul(q, b.getInt64(lhs_strides[static_cast<size_t>(dn.input_spatial_dimensions[s])])));
+  }
+  // Padding and holes read a zero that still takes part (0 * w).
+  llvm::Value* safe = b.CreateSelect(hit, lhs_at, b.getInt64(0));
+  llvm::Value* x = to_domain(element->LoadAt(ptrs[0], lt.dtype(), safe), lt.dtype());
+  x = b.CreateSelect(hit, x, llvm::Constant::getNullValue(domain));
+  llvm::Value* w = to_domain(element->LoadAt(ptrs[1], kt.dtype(), k_at), kt.dtype());
+  llvm::Value* next = ir::IsInteger(r) ? b.CreateAdd(acc, b.CreateMul(x, w)) : b.CreateFAdd(acc, b.CreateFMul(x, w));
+  llvm::BasicBlock* klatch = b.GetInsertBlock();
+  k->addIncoming(b.CreateAdd(k, b.getInt64(1)), klatch);
+  acc->addIncoming(next, klatch);
+  b.CreateBr(kheader);
+  b.SetInsertPoint(kdone);
+  llvm::Value* result;
+  if (ir::IsInteger(r)) {
+    result = b.CreateTrunc(acc, element->ComputeType(r));
+  } else {
+    llvm::Type* compute = element->ComputeType(r);
+    result = compute == domain ? static_cast<llvm::Value*>(acc) : b.CreateFPCast(acc, compute);
+  }
+  element->StoreAt(result, r, ptrs[2], o);
+  o->addIncoming(b.CreateAdd(o, step), b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+
+  Status status = element->status();
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
+    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.convolution' at " + op.loc().ToString() +
+                      ": " + os.str());
   }
   if (!status.ok()) {
     llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");

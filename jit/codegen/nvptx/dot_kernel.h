@@ -36,6 +36,18 @@ bool IsNvptxEmittableDot(const ir::Op& op);
 StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& dot, const std::string& name,
                                  const GridLimits& limits);
 
+// stablehlo.convolution, the exact path in the same way: a thread per
+// result element, the interpreter's reframing (jit/eval/linalg.cc): for
+// each kernel tap in row-major order, for each input feature of the
+// group, acc = acc + x * w in the domain, padding and dilation holes
+// reading zeros that still take part. The kernel is
+//
+//   ptx_kernel void NAME(ptr addrspace(1) noalias lhs, kernel, result)
+bool IsNvptxEmittableConvolution(const ir::Op& op);
+
+StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& conv, const std::string& name,
+                                         const GridLimits& limits);
+
 }  // namespace jitd::codegen
 
 #endif  // JITD_JIT_CODEGEN_NVPTX_DOT_KERNEL_H_

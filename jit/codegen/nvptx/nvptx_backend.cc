@@ -1,5 +1,7 @@
 #include "jit/codegen/nvptx/nvptx_backend.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -145,6 +147,14 @@ StatusOr<std::string> FindLibdevice(const NvptxOptions& options) {
   if (const char* env = std::getenv("JITD_LIBDEVICE"); env && *env) tried.push_back(env);
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* env = std::getenv(var); env && *env) tried.push_back(std::string(env) + "/nvvm/libdevice/libdevice.10.bc");
+  }
+  // Shipped beside the binary (a portable bundle: bin/jitd, lib/libdevice.10.bc).
+  char exe[4096];
+  if (const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1); n > 0) {
+    std::string dir(exe, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    tried.push_back(dir + "/../lib/libdevice.10.bc");
+    tried.push_back(dir + "/../share/jitd/libdevice.10.bc");
   }
   tried.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
   tried.push_back("/usr/lib/cuda/nvvm/libdevice/libdevice.10.bc");

@@ -37,8 +37,10 @@ int MinPtxVersionForSm(const std::string& sm);
 struct NvptxOptions {
   std::string sm = "sm_90";
   int ptx_version = 0;  // 0: the highest LLVM writes
-  // libdevice.10.bc; empty: $JITD_LIBDEVICE, then the CUDA toolkit's
-  // (CUDA_HOME, CUDA_PATH, /usr/local/cuda, /usr/lib/cuda).
+  // libdevice.10.bc; empty: $JITD_LIBDEVICE, CUDA_HOME / CUDA_PATH's, one
+  // shipped beside the binary (../lib/libdevice.10.bc or
+  // ../share/jitd/libdevice.10.bc from the executable), then the CUDA
+  // toolkit's (/usr/local/cuda, /usr/lib/cuda).
   std::string libdevice_path;
   int opt_level = 3;
 };

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "jit/eval/internal/kernels.h"
+#include "jit/eval/internal/quantized.h"
 
 namespace jitd::eval::internal {
 namespace {
@@ -686,6 +687,7 @@ Status CheckEvaluable(const ir::Op& op) {
     internal::RegisterReductionKernels(*t);
     internal::RegisterLinalgKernels(*t);
     internal::RegisterComposedKernels(*t);
+    internal::RegisterQuantizedKernels(*t);
     return t;
   }();
   using ir::OpCode;
@@ -702,10 +704,6 @@ Status CheckEvaluable(const ir::Op& op) {
     case OpCode::kAsyncStart:
     case OpCode::kAsyncDone:
       why = "asynchronous ops (!stablehlo.future values) are not implemented yet";
-      break;
-    case OpCode::kUniformQuantize:
-    case OpCode::kUniformDequantize:
-      why = "quantized types are not implemented yet";
       break;
     default:
       // Ops with special handling in the evaluator itself (constants, calls,

@@ -12,6 +12,7 @@
 
 #include "jit/eval/eval.h"
 #include "jit/eval/internal/kernels.h"
+#include "jit/eval/internal/quantized.h"
 
 namespace jitd::eval {
 
@@ -188,6 +189,7 @@ class Evaluator {
     RegisterReductionKernels(kernels_);
     RegisterLinalgKernels(kernels_);
     RegisterComposedKernels(kernels_);
+    RegisterQuantizedKernels(kernels_);
   }
 
   const EvalOptions& options() const { return options_; }
@@ -471,6 +473,10 @@ class Evaluator {
     }
     const Kernel kernel = kernels_[static_cast<size_t>(op.code())];
     if (!kernel) return ctx.Unimplemented("is not implemented by the interpreter");
+    if (op.code() != OpCode::kUniformQuantize && op.code() != OpCode::kUniformDequantize &&
+        HasQuantizedValues(op)) {
+      return EvalDequantizeOpQuantize(ctx);
+    }
     return kernel(ctx);
   }
 

@@ -217,6 +217,8 @@ class Parser {
   // ---- Types --------------------------------------------------------------
   StatusOr<DType> ParseElementType();
   StatusOr<Type> ParseType();
+  StatusOr<ir::QuantParams> ParseQuantUniformBody(const Location& loc, const char*& p,
+                                                  const char* end);
   StatusOr<Type> ParseTensorBody();  // after 'tensor', at '<'
   StatusOr<std::vector<Type>> ParseTypeList();  // T, T, ... (at least one)
   // `(T, T) -> R` or `(T) -> (R, R)`.
@@ -463,15 +465,23 @@ StatusOr<Type> Parser::ParseTensorBody() {
     }
     return std::string_view(id, static_cast<size_t>(p - id));
   };
+  std::optional<ir::QuantParams> quant;
+  std::optional<DType> dtype;
   if (p < end && *p == '!') {
     const std::string_view rest(p, static_cast<size_t>(end - p));
-    if (rest.substr(0, 7) == "!quant.") {
-      return ErrorAt(loc, "quantized element types (!quant.uniform) are not supported yet");
+    if (rest.substr(0, 15) != "!quant.uniform<") {
+      const std::string_view word = rest.substr(0, rest.find_first_of("<> ,"));
+      return ErrorAt(loc, "unknown element type '" + std::string(word.substr(0, 40)) +
+                              "' in tensor type (of the quant dialect jitd takes !quant.uniform)");
     }
+    p += 15;
+    JITD_ASSIGN_OR_RETURN(quant, ParseQuantUniformBody(loc, p, end));
+    dtype = quant->storage;
   }
-  std::string_view name = scan_identifier();
-  std::optional<DType> dtype;
-  if (name == "complex") {
+  std::string_view name = quant ? std::string_view() : scan_identifier();
+  if (quant) {
+    // parsed above
+  } else if (name == "complex") {
     skip_space();
     if (p < end && *p == '<') {
       ++p;
@@ -501,8 +511,171 @@ StatusOr<Type> Parser::ParseTensorBody() {
   if (auto it = type_cache_.find(key); it != type_cache_.end()) return it->second;
   auto checked = Type::CheckedTensor(*dtype, std::vector<int64_t>(dims, dims + rank));
   if (!checked.ok()) return ErrorAt(loc, checked.status().message());
+  if (quant) {
+    // The constraints of quantization.md that tie the parameters to the shape.
+    if (quant->per_axis()) {
+      if (quant->quantized_dimension >= static_cast<int64_t>(rank)) {
+        return ErrorAt(loc, "quantized_dimension " + std::to_string(quant->quantized_dimension) +
+                                " of !quant.uniform is out of range for a tensor of rank " +
+                                std::to_string(rank));
+      }
+      const int64_t size = dims[quant->quantized_dimension];
+      if (static_cast<int64_t>(quant->scales.size()) != size) {
+        return ErrorAt(loc, "!quant.uniform has " + std::to_string(quant->scales.size()) +
+                                " scale:zero_point pairs but dimension " +
+                                std::to_string(quant->quantized_dimension) + " of the tensor has size " +
+                                std::to_string(size));
+      }
+    }
+    *checked = checked->WithQuant(std::move(*quant));
+  }
   type_cache_.emplace(key, *checked);
   return std::move(checked).value();
+}
+
+// The body of `!quant.uniform<...>` after the '<' (MLIR's quant dialect
+// syntax, as quantization.md uses it):
+//   storage[<min:max>] : expressed [: quantized_dimension] ,
+//     (scale[:zero_point] | {scale[:zero_point], ...}) >
+// `p` ends past the closing '>'.
+StatusOr<ir::QuantParams> Parser::ParseQuantUniformBody(const Location& loc, const char*& p,
+                                                         const char* end) {
+  auto skip_space = [&] {
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  };
+  auto expect = [&](char c, std::string_view what) -> Status {
+    skip_space();
+    if (p >= end || *p != c) {
+      return ErrorAt(loc, "expected '" + std::string(1, c) + "' " + std::string(what) +
+                              " in !quant.uniform");
+    }
+    ++p;
+    return Status::Ok();
+  };
+  auto scan_identifier = [&]() -> std::string_view {
+    skip_space();
+    const char* id = p;
+    while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                       (*p >= '0' && *p <= '9') || *p == '_')) {
+      ++p;
+    }
+    return std::string_view(id, static_cast<size_t>(p - id));
+  };
+  auto scan_int = [&](std::string_view what) -> StatusOr<int64_t> {
+    skip_space();
+    int64_t v = 0;
+    if (p < end && *p == '+') ++p;
+    auto r = std::from_chars(p, end, v);
+    if (r.ec != std::errc()) {
+      return ErrorAt(loc, "expected an integer " + std::string(what) + " in !quant.uniform");
+    }
+    p = r.ptr;
+    return v;
+  };
+  auto scan_double = [&]() -> StatusOr<double> {
+    skip_space();
+    double v = 0;
+    auto r = std::from_chars(p, end, v);
+    if (r.ec != std::errc()) return ErrorAt(loc, "expected a scale (a float) in !quant.uniform");
+    p = r.ptr;
+    return v;
+  };
+  ir::QuantParams q;
+  // Storage type: iN (signed) or uN (unsigned), as the quant dialect spells them.
+  const std::string_view storage = scan_identifier();
+  std::optional<DType> st;
+  if (storage.size() >= 2 && storage[0] == 'u' && storage[1] != 'i') {
+    st = ir::ParseDTypeName("ui" + std::string(storage.substr(1)));
+  } else if (storage.size() >= 2 && storage[0] == 'i') {
+    st = ir::ParseDTypeName(storage);
+  }
+  if (!st || !ir::IsInteger(*st)) {
+    return ErrorAt(loc, "storage type '" + std::string(storage.substr(0, 20)) +
+                            "' of !quant.uniform must be an integer type (i2..i64, u2..u64)");
+  }
+  q.storage = *st;
+  q.storage_min = ir::StorageTypeMin(*st);
+  q.storage_max = ir::StorageTypeMax(*st);
+  skip_space();
+  if (p < end && *p == '<') {
+    ++p;
+    JITD_ASSIGN_OR_RETURN(q.storage_min, scan_int("storage minimum"));
+    JITD_RETURN_IF_ERROR(expect(':', "between the storage range's bounds"));
+    JITD_ASSIGN_OR_RETURN(q.storage_max, scan_int("storage maximum"));
+    JITD_RETURN_IF_ERROR(expect('>', "closing the storage range"));
+    if (q.storage_min < ir::StorageTypeMin(*st) || q.storage_max > ir::StorageTypeMax(*st) ||
+        q.storage_min > q.storage_max) {
+      return ErrorAt(loc, "storage range <" + std::to_string(q.storage_min) + ":" +
+                              std::to_string(q.storage_max) + "> of !quant.uniform must lie within " +
+                              std::string(storage) + "'s range [" +
+                              std::to_string(ir::StorageTypeMin(*st)) + ", " +
+                              std::to_string(ir::StorageTypeMax(*st)) + "] with min <= max");
+    }
+  }
+  JITD_RETURN_IF_ERROR(expect(':', "after the storage type"));
+  const std::string_view expressed = scan_identifier();
+  auto et = ir::ParseDTypeName(expressed);
+  if (!et || !ir::IsFloat(*et)) {
+    return ErrorAt(loc, "expressed type '" + std::string(expressed.substr(0, 20)) +
+                            "' of !quant.uniform must be a floating-point type");
+  }
+  q.expressed = *et;
+  skip_space();
+  if (p < end && *p == ':') {
+    ++p;
+    JITD_ASSIGN_OR_RETURN(q.quantized_dimension, scan_int("quantized dimension"));
+    if (q.quantized_dimension < 0) {
+      return ErrorAt(loc, "quantized_dimension of !quant.uniform must be >= 0");
+    }
+  }
+  JITD_RETURN_IF_ERROR(expect(',', "before the scale"));
+  auto scale_zero_point = [&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(double scale, scan_double());
+    int64_t zero_point = 0;
+    skip_space();
+    if (p < end && *p == ':') {
+      ++p;
+      JITD_ASSIGN_OR_RETURN(zero_point, scan_int("zero point"));
+    }
+    q.scales.push_back(scale);
+    q.zero_points.push_back(zero_point);
+    return Status::Ok();
+  };
+  skip_space();
+  if (q.per_axis()) {
+    JITD_RETURN_IF_ERROR(expect('{', "opening a per-axis list of scale:zero_point pairs"));
+    JITD_RETURN_IF_ERROR(scale_zero_point());
+    while (true) {
+      skip_space();
+      if (p < end && *p == ',') {
+        ++p;
+        JITD_RETURN_IF_ERROR(scale_zero_point());
+        continue;
+      }
+      break;
+    }
+    JITD_RETURN_IF_ERROR(expect('}', "closing the per-axis list"));
+  } else {
+    if (p < end && *p == '{') {
+      return ErrorAt(loc, "a list of scales in !quant.uniform needs a quantized dimension "
+                          "(storage:expressed:dim)");
+    }
+    JITD_RETURN_IF_ERROR(scale_zero_point());
+  }
+  JITD_RETURN_IF_ERROR(expect('>', "closing !quant.uniform"));
+  // quantization.md's constraints on the parameters themselves.
+  for (size_t i = 0; i < q.scales.size(); ++i) {
+    if (!(q.scales[i] > 0) || !std::isfinite(q.scales[i])) {
+      return ErrorAt(loc, "scale " + std::to_string(q.scales[i]) +
+                              " of !quant.uniform must be positive and finite");
+    }
+    if (q.zero_points[i] < q.storage_min || q.zero_points[i] > q.storage_max) {
+      return ErrorAt(loc, "zero point " + std::to_string(q.zero_points[i]) +
+                              " of !quant.uniform must lie in the storage range [" +
+                              std::to_string(q.storage_min) + ", " + std::to_string(q.storage_max) + "]");
+    }
+  }
+  return q;
 }
 
 StatusOr<Type> Parser::ParseType() {

@@ -1,8 +1,94 @@
 #include "jit/ir/type.h"
 
+#include <charconv>
 #include <string>
 
 namespace jitd::ir {
+
+int64_t StorageTypeMin(DType storage) {
+  if (IsUnsignedInt(storage) || IsPred(storage)) return 0;
+  return -(int64_t{1} << (BitWidth(storage) - 1));
+}
+
+int64_t StorageTypeMax(DType storage) {
+  if (IsPred(storage)) return 1;
+  const int bits = BitWidth(storage);
+  if (IsUnsignedInt(storage)) {
+    return bits >= 64 ? INT64_MAX : static_cast<int64_t>((uint64_t{1} << bits) - 1);
+  }
+  return bits >= 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
+}
+
+namespace {
+
+// The shortest spelling that reads back as the same double.
+void AppendDouble(double v, std::string& out) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string_view s(buf, static_cast<size_t>(r.ptr - buf));
+  out += s;
+  // "1" would read back as an integer token; keep it a float literal.
+  if (s.find_first_of(".eEn") == std::string_view::npos) out += ".0";
+}
+
+void AppendScaleZeroPoint(double scale, int64_t zero_point, std::string& out) {
+  AppendDouble(scale, out);
+  if (zero_point != 0) {
+    out += ':';
+    out += std::to_string(zero_point);
+  }
+}
+
+}  // namespace
+
+void QuantParams::AppendTo(std::string& out) const {
+  out += "!quant.uniform<";
+  // MLIR's quant dialect spells unsigned storage "u8", not "ui8".
+  std::string_view name = DTypeName(storage);
+  if (IsUnsignedInt(storage)) {
+    out += 'u';
+    out += name.substr(2);
+  } else {
+    out += name;
+  }
+  if (storage_min != StorageTypeMin(storage) || storage_max != StorageTypeMax(storage)) {
+    out += '<';
+    out += std::to_string(storage_min);
+    out += ':';
+    out += std::to_string(storage_max);
+    out += '>';
+  }
+  out += ':';
+  out += DTypeName(expressed);
+  if (per_axis()) {
+    out += ':';
+    out += std::to_string(quantized_dimension);
+    out += ", {";
+    for (size_t i = 0; i < scales.size(); ++i) {
+      if (i) out += ',';
+      AppendScaleZeroPoint(scales[i], zero_points[i], out);
+    }
+    out += "}>";
+    return;
+  }
+  out += ", ";
+  AppendScaleZeroPoint(scales.empty() ? 1.0 : scales[0],
+                       zero_points.empty() ? 0 : zero_points[0], out);
+  out += '>';
+}
+
+Type Type::Quantized(QuantParams params, std::vector<int64_t> dims) {
+  Type t = Tensor(params.storage, std::move(dims));
+  t.quant_ = std::make_shared<const QuantParams>(std::move(params));
+  return t;
+}
+
+Type Type::WithQuant(QuantParams params) const {
+  Type t = *this;
+  t.dtype_ = params.storage;
+  t.quant_ = std::make_shared<const QuantParams>(std::move(params));
+  return t;
+}
 
 Type Type::Tensor(DType dtype, std::vector<int64_t> dims) {
   Type t;
@@ -68,7 +154,9 @@ bool Type::operator==(const Type& other) const {
   if (kind_ != other.kind_) return false;
   switch (kind_) {
     case Kind::kTensor:
-      return dtype_ == other.dtype_ && (dims_ == other.dims_ || dims() == other.dims());
+      if (dtype_ != other.dtype_ || (quant_ == nullptr) != (other.quant_ == nullptr)) return false;
+      if (quant_ && quant_ != other.quant_ && !(*quant_ == *other.quant_)) return false;
+      return dims_ == other.dims_ || dims() == other.dims();
     case Kind::kToken:
       return true;
     case Kind::kTuple:
@@ -85,7 +173,11 @@ void Type::AppendTo(std::string& out) const {
         out += std::to_string(d);
         out += 'x';
       }
-      out += DTypeName(dtype_);
+      if (quant_) {
+        quant_->AppendTo(out);
+      } else {
+        out += DTypeName(dtype_);
+      }
       out += '>';
       return;
     case Kind::kToken:

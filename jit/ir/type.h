@@ -1,4 +1,5 @@
-// Types of IR values: ranked static tensors, tokens, and tuples.
+// Types of IR values: ranked static tensors (of plain or quantized
+// elements), tokens, and tuples.
 //
 // Type is a small immutable value: dimensions are shared between copies, so
 // copying costs a reference count, and scalars allocate nothing. Tensor types
@@ -18,6 +19,30 @@
 
 namespace jitd::ir {
 
+// The parameters of a `!quant.uniform` element type (quantization.md):
+// integer storage (with an optional narrower range), the float type the
+// values express, and one (per-tensor) or several (per-axis, one per index
+// of `quantized_dimension`) scale:zero_point pairs.
+//   real_value = scale * (storage_value - zero_point)
+struct QuantParams {
+  DType storage = DType::kS8;
+  int64_t storage_min = 0;  // the storage type's range unless narrowed
+  int64_t storage_max = 0;
+  DType expressed = DType::kF32;
+  int64_t quantized_dimension = -1;  // -1: per-tensor
+  std::vector<double> scales;
+  std::vector<int64_t> zero_points;
+
+  bool per_axis() const { return quantized_dimension >= 0; }
+  bool operator==(const QuantParams& other) const = default;
+  // "!quant.uniform<i8<-127:127>:f32:1, {0.1:-30,0.5:-20}>"
+  void AppendTo(std::string& out) const;
+};
+
+// The full range of an integer storage type (i8: -128..127).
+int64_t StorageTypeMin(DType storage);
+int64_t StorageTypeMax(DType storage);
+
 // Limits on declared shapes: a program may declare any shape within them,
 // and nothing is allocated for a declaration. Larger ones are refused when
 // parsed or built, so no later stage has to worry about overflow.
@@ -33,6 +58,9 @@ class Type {
 
   static Type Tensor(DType dtype, std::vector<int64_t> dims);
   static Type Scalar(DType dtype) { return Tensor(dtype, {}); }
+  // A tensor of quantized elements: dtype() is the storage type (a Literal
+  // of it holds storage values), quant() the parameters.
+  static Type Quantized(QuantParams params, std::vector<int64_t> dims);
   static Type Token();
   static Type Tuple(std::vector<Type> elements);
 
@@ -51,11 +79,18 @@ class Type {
   int64_t dim(int64_t i) const { return dims()[static_cast<size_t>(i)]; }
   int64_t num_elements() const;
   int64_t byte_size() const { return num_elements() * StorageBytes(dtype_); }
+  // Replaces the element type; drops quantization parameters.
   Type WithDType(DType dtype) const {
     Type t = *this;
     t.dtype_ = dtype;
+    t.quant_.reset();
     return t;
   }
+  // Quantized element type (only for tensors): null when not quantized.
+  bool is_quantized() const { return quant_ != nullptr; }
+  const QuantParams* quant() const { return quant_.get(); }
+  // The same shape with quantized elements.
+  Type WithQuant(QuantParams params) const;
 
   // Tuple accessor (only meaningful when is_tuple()).
   const std::vector<Type>& elements() const;
@@ -74,6 +109,7 @@ class Type {
 
   std::shared_ptr<const std::vector<int64_t>> dims_;  // null for rank 0
   std::shared_ptr<const std::vector<Type>> tuple_;
+  std::shared_ptr<const QuantParams> quant_;  // null unless quantized
 };
 
 // "(tensor<f32>, tensor<2xi32>) -> tensor<f32>"

@@ -782,9 +782,44 @@ Status CheckCategory(const Op& op, std::string_view what, const Type& t, uint8_t
       op, "requires " + std::string(what) + " of " + CategoryText(cats) + " type, got " + Str(t));
 }
 
+// Elementwise ops the spec lets take quantized tensors (each runs as
+// dequantize -> op -> quantize): every value quantized, one shape, one
+// storage type and one expressed type; the parameters may differ.
+Status CheckQuantizedElementwise(const Op& op, EwRule rule) {
+  const bool allowed = rule.kind == Ew::kBinary ? (rule.cats & kFloat) != 0
+                                                 : rule.kind == Ew::kSame && (rule.cats & kFloat) != 0;
+  const Type& result = op.result(0)->type();
+  if (!allowed || op.code() == OpCode::kChloNextAfter || op.code() == OpCode::kChloPolygamma ||
+      op.code() == OpCode::kChloZeta) {
+    return Fail(op, "does not accept quantized element types, got " + Str(result));
+  }
+  std::vector<const Type*> all;
+  for (size_t i = 0; i < op.num_operands(); ++i) all.push_back(&TypeOf(op.operand(i)));
+  all.push_back(&result);
+  for (const Type* t : all) {
+    if (!t->is_quantized()) {
+      return Fail(op, "requires all operands and the result to be quantized when one is, got " +
+                          Str(*t));
+    }
+    if (t->dims() != result.dims()) {
+      return Fail(op, "requires operand shapes to match the result's, got " + Str(*t) + " and " +
+                          Str(result));
+    }
+    if (t->quant()->storage != result.quant()->storage ||
+        t->quant()->expressed != result.quant()->expressed) {
+      return Fail(op, "requires the same storage and expressed types for every quantized value, "
+                      "got " + Str(*t) + " and " + Str(result));
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckElementwise(const Op& op, EwRule rule) {
   const Type& x = TypeOf(op.operand(0));
   const Type& result = op.result(0)->type();
+  bool any_quantized = result.is_quantized();
+  for (size_t i = 0; i < op.num_operands(); ++i) any_quantized |= TypeOf(op.operand(i)).is_quantized();
+  if (any_quantized) return CheckQuantizedElementwise(op, rule);
   if (rule.kind == Ew::kBinary) {
     JITD_RETURN_IF_ERROR(CheckCategory(op, "operands", x, rule.cats));
     const Type& y = TypeOf(op.operand(1));
@@ -2701,9 +2736,38 @@ Status CheckDynamicConv(const Op& op) {
   return Status::Ok();
 }
 
+// uniform_quantize (spec (C1), (C2)): float or quantized operand, quantized
+// result of the same shape whose expressed type is the operand's float type
+// (or its expressed type). uniform_dequantize: quantized operand, float
+// result of the same shape and the operand's expressed type.
 Status CheckQuantizeOp(const Op& op) {
-  return Fail(op, "requires quantized element types (!quant.uniform), which jitd does not "
-                  "support yet (issue 16, item 2)");
+  const Type& in = TypeOf(op.operand(0));
+  const Type& out = op.result(0)->type();
+  if (!in.is_tensor() || !out.is_tensor()) return Fail(op, "requires tensor operand and result");
+  if (in.dims() != out.dims()) {
+    return Fail(op, "(C1) requires the result shape to equal the operand's, got " + Str(in) +
+                        " and " + Str(out));
+  }
+  if (op.code() == OpCode::kUniformQuantize) {
+    if (!out.is_quantized()) {
+      return Fail(op, "requires a quantized result (!quant.uniform), got " + Str(out));
+    }
+    if (!in.is_quantized() && !IsFloat(in.dtype())) {
+      return Fail(op, "requires a float or quantized operand, got " + Str(in));
+    }
+    const DType expressed = in.is_quantized() ? in.quant()->expressed : in.dtype();
+    if (out.quant()->expressed != expressed) {
+      return Fail(op, "(C2) requires the result's expressed type to be " +
+                          std::string(DTypeName(expressed)) + ", got " + Str(out));
+    }
+    return Status::Ok();
+  }
+  if (!in.is_quantized()) return Fail(op, "requires a quantized operand (!quant.uniform), got " + Str(in));
+  if (out.is_quantized() || out.dtype() != in.quant()->expressed) {
+    return Fail(op, "(C2) requires the result element type to be the operand's expressed type " +
+                        std::string(DTypeName(in.quant()->expressed)) + ", got " + Str(out));
+  }
+  return Status::Ok();
 }
 
 Status CheckAsync(const Op& op) {

@@ -120,9 +120,9 @@ TEST(VerifierExtendedOpsTest, MixedPrecisionConvolution) {
               "requires element_type(lhs) = element_type(rhs) and a result element type of the same kind");
 }
 
-TEST(VerifierExtendedOpsTest, QuantizedAndAsyncOpsSayWhatIsMissing) {
+TEST(VerifierExtendedOpsTest, QuantizeNeedsAQuantizedResult) {
   ExpectError(R"(  %r = "stablehlo.uniform_quantize"(%a) : (tensor<2xf32>) -> tensor<2xi8>)", "%a: tensor<2xf32>",
-              "'stablehlo.uniform_quantize' op requires quantized element types (!quant.uniform), which jitd does not support yet");
+              "'stablehlo.uniform_quantize' op requires a quantized result (!quant.uniform), got tensor<2xi8>");
 }
 
 }  // namespace

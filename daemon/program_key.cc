@@ -4,6 +4,7 @@
 #include <span>
 
 #include "jit/cache/fingerprint.h"
+#include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
@@ -36,7 +37,7 @@ StatusOr<std::unique_ptr<ir::Module>> ParseProgram(std::string_view bytes, bool 
     return frontend::ModuleFromFlatBuffer(std::span<const uint8_t>(
         reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   }
-  return frontend::ParseModule(bytes);
+  return frontend::ParseProgram(bytes);  // StableHLO text or VHLO bytecode
 }
 
 }  // namespace jitd::daemon

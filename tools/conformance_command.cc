@@ -12,6 +12,7 @@
 
 #include "devices/compile.h"
 #include "devices/device.h"
+#include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
 #include "tools/conformance/checks.h"
@@ -82,7 +83,7 @@ CompileOnlyCase CompileOneModule(const std::string& name, const frontend::Module
                                  const devices::cuda::CudaCompileOptions& options) {
   CompileOnlyCase c;
   c.name = name;
-  auto parsed = frontend::ParseModule(piece.text, piece.first_line);
+  auto parsed = frontend::ParseProgram(piece);
   if (!parsed.ok()) {
     c.detail = "parse: " + parsed.status().message();
     return c;
@@ -140,7 +141,7 @@ int RunCudaCompileOnly(const ConformanceArgs& args, const std::vector<std::strin
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       std::ifstream in(files[i], std::ios::binary);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const std::vector<frontend::ModuleText> pieces = frontend::SplitModules(text);
+      const std::vector<frontend::ModuleText> pieces = frontend::SplitProgram(text);
       const std::string base = std::filesystem::path(files[i]).filename().string();
       for (size_t m = 0; m < pieces.size(); ++m) {
         const std::string name = pieces.size() > 1 ? base + "#" + std::to_string(m) : base;

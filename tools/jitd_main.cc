@@ -34,6 +34,7 @@
 
 #include "base/status.h"
 #include "devices/cpu/runtime/blas_core.h"
+#include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
@@ -112,7 +113,7 @@ LoadResult LoadAndVerify(const std::string& path) {
     result.error = "jitd: " + text.status().message();
     return result;
   }
-  auto modules = frontend::ParseModules(*text);
+  auto modules = frontend::ParsePrograms(*text);
   if (!modules.ok()) {
     result.exit_code = kExitInvalidProgram;
     result.error = WithFileName(path, modules.status().message());

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "jit/codegen/fusion.h"
+#include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
@@ -86,7 +87,7 @@ int RunOpt(const OptArgs& args) {
       return kExitUsageOrIo;
     }
   }
-  auto modules = frontend::ParseModules(*text);
+  auto modules = frontend::ParsePrograms(*text);
   if (!modules.ok()) {
     std::fprintf(stderr, "%s\n", WithFileName(args.path, modules.status().message()).c_str());
     return kExitInvalidProgram;

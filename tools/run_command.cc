@@ -28,6 +28,7 @@
 #include "devices/compile.h"
 #include "devices/device.h"
 #include "jit/eval/eval.h"
+#include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
@@ -1029,7 +1030,7 @@ int RunRun(const RunArgs& given) {
     PrintError(text.status().message());
     return kExitUsageOrIo;
   }
-  std::vector<frontend::ModuleText> pieces = frontend::SplitModules(*text);
+  std::vector<frontend::ModuleText> pieces = frontend::SplitProgram(*text);
   size_t module_index = 0;
   if (args.module_index >= 0) {
     if (static_cast<size_t>(args.module_index) >= pieces.size()) {
@@ -1044,8 +1045,7 @@ int RunRun(const RunArgs& given) {
                std::to_string(pieces.size() - 1) + ")");
     return kExitUsageOrIo;
   }
-  StatusOr<std::unique_ptr<ir::Module>> parsed =
-      frontend::ParseModule(pieces[module_index].text, pieces[module_index].first_line);
+  StatusOr<std::unique_ptr<ir::Module>> parsed = frontend::ParseProgram(pieces[module_index]);
   if (!parsed.ok()) {
     std::fputs((WithFileName(args.path, parsed.status().message()) + "\n").c_str(), stderr);
     return kExitProgram;

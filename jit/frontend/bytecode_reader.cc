@@ -1532,4 +1532,22 @@ StatusOr<std::unique_ptr<ir::Module>> ParseProgram(std::string_view bytes) {
   return ParseModule(bytes);
 }
 
+std::vector<ModuleText> SplitProgram(std::string_view file_bytes) {
+  if (IsMlirBytecode(file_bytes)) return {ModuleText{file_bytes, 1}};
+  return SplitModules(file_bytes);
+}
+
+StatusOr<std::unique_ptr<ir::Module>> ParseProgram(const ModuleText& piece) {
+  if (IsMlirBytecode(piece.text)) return ReadBytecode(piece.text);
+  return ParseModule(piece.text, piece.first_line);
+}
+
+StatusOr<std::vector<std::unique_ptr<ir::Module>>> ParsePrograms(std::string_view file_bytes) {
+  if (!IsMlirBytecode(file_bytes)) return ParseModules(file_bytes);
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, ReadBytecode(file_bytes));
+  std::vector<std::unique_ptr<ir::Module>> modules;
+  modules.push_back(std::move(module));
+  return modules;
+}
+
 }  // namespace jitd::frontend

@@ -23,8 +23,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
+#include "jit/frontend/parser.h"
 #include "jit/ir/module.h"
 
 namespace jitd::frontend {
@@ -49,6 +51,15 @@ StatusOr<std::unique_ptr<ir::Module>> ReadBytecode(std::string_view bytes);
 // The one entry point for program bytes of unknown form: MLIR bytecode
 // (picked by its magic number, never by a file name) or StableHLO text.
 StatusOr<std::unique_ptr<ir::Module>> ParseProgram(std::string_view bytes);
+
+// File-level forms of the same choice, for tools that take files of several
+// `// -----`-separated text modules: a bytecode file is one piece (it is
+// never split), a text file splits as SplitModules does.
+std::vector<ModuleText> SplitProgram(std::string_view file_bytes);
+// Parses one piece of SplitProgram (error locations are file lines for text).
+StatusOr<std::unique_ptr<ir::Module>> ParseProgram(const ModuleText& piece);
+// Every module of a file (one for bytecode), as ParseModules.
+StatusOr<std::vector<std::unique_ptr<ir::Module>>> ParsePrograms(std::string_view file_bytes);
 
 }  // namespace jitd::frontend
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "devices/compile.h"
+#include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
 #include "tools/conformance/checks.h"
@@ -64,7 +65,7 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
     result.detail = std::move(detail);
     return result;
   };
-  auto parsed = frontend::ParseModule(piece.text, piece.first_line);
+  auto parsed = frontend::ParseProgram(piece);
   if (!parsed.ok()) return fail(Outcome::kParseError, parsed.status().message());
   std::shared_ptr<ir::Module> module = std::move(parsed).value();
   if (Status s = ir::VerifyModule(*module); !s.ok()) {
@@ -191,7 +192,8 @@ StatusOr<std::vector<std::string>> CollectFiles(const std::vector<std::string>& 
       std::vector<std::string> found;
       for (auto it = fs::recursive_directory_iterator(path, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file() && it->path().extension() == ".mlir") {
+        if (it->is_regular_file() && (it->path().extension() == ".mlir" ||
+                                        it->path().string().ends_with(".mlir.bc"))) {
           found.push_back(it->path().string());
         }
       }
@@ -208,7 +210,7 @@ StatusOr<std::vector<std::string>> CollectFiles(const std::vector<std::string>& 
 std::vector<CaseResult> RunText(const std::string& file, std::string_view text,
                                 const devices::Device& device, const RunnerOptions& options) {
   const bool disabled = StartsWith(text, "// RUN-DISABLED");
-  const std::vector<frontend::ModuleText> pieces = frontend::SplitModules(text);
+  const std::vector<frontend::ModuleText> pieces = frontend::SplitProgram(text);
   std::vector<CaseResult> results;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const auto start = Clock::now();

@@ -25,6 +25,9 @@
 #   BUNDLE_TARGETS    only these targets (space separated; default: all).
 #                     The bundle takes whatever executables the build folder has.
 #   BUNDLE_COMPRESS   xz (default; plain `tar -xf` unpacks it) or zstd
+#   BUNDLE_BINARIES   all (default: every test and benchmark binary) or gpu
+#                     (jitd and the gpu tests' binaries only: a small bundle to
+#                     carry to a GPU machine)
 #   BUNDLE_SOURCE     head (default: the committed HEAD, via build-bundle-src/)
 #                     or tree (this working tree as it is)
 #   SHARED_DIR        the shared/ folder the tests read (default ../shared)
@@ -38,6 +41,11 @@ export CXX="${CXX:-clang++-19}"
 build_dir="${BUNDLE_BUILD_DIR:-build-bundle}"
 jobs="${BUNDLE_JOBS:-2}"
 compress="${BUNDLE_COMPRESS:-xz}"
+binaries="${BUNDLE_BINARIES:-all}"
+case "$binaries" in
+  all | gpu) ;;
+  *) echo "bundle: BUNDLE_BINARIES must be all or gpu, not '$binaries'" >&2; exit 2 ;;
+esac
 case "$compress" in
   xz | zstd) ;;
   *) echo "bundle: BUNDLE_COMPRESS must be xz or zstd, not '$compress'" >&2; exit 2 ;;
@@ -123,32 +131,6 @@ mkdir -p "$root"/{bin,lib,include/jitd,python,examples,scripts,share/jitd}
 
 is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
-# Executables: jitd, the tests and the benchmarks (fuzzers are not built).
-for f in "$build_dir"/bin/*; do
-  [ -f "$f" ] && [ -x "$f" ] && is_elf "$f" || continue
-  cp "$f" "$root/bin/"
-done
-cp "$build_dir/lib/libjitd.so.1" "$root/lib/"
-ln -s libjitd.so.1 "$root/lib/libjitd.so"
-cp "$src_dir"/include/jitd/*.h "$root/include/jitd/"
-
-# The Python package, with libjitd.so.1 beside it (where jitd/_lib.py looks
-# second, after $JITD_LIBRARY), its tests, and any CPython extension module
-# the build made for it.
-cp -r "$src_dir"/libclient/python/jitd "$root/python/jitd"
-cp -r "$src_dir"/libclient/python/tests "$root/python/tests"
-find "$root/python" -name __pycache__ -prune -exec rm -rf {} +
-ln -s ../../lib/libjitd.so.1 "$root/python/jitd/libjitd.so.1"
-# (jitd._fast: $build_dir/lib/python/jitd/_fast.so).
-while IFS= read -r -d '' ext; do
-  cp "$ext" "$root/python/jitd/"
-done < <(find "$build_dir/lib/python/jitd" -maxdepth 1 -name '*.so' -type f -print0 2>/dev/null)
-
-cp "$src_dir"/examples/*.mlir "$src_dir"/examples/*.c "$src_dir"/examples/*.py "$root/examples/" 2>/dev/null || true
-cp "$src_dir"/scripts/test-gpu.sh "$root/scripts/"
-cp "$src_dir"/tests/bundle/check_bundle.sh "$root/scripts/"
-cp "$src_dir"/LICENSE "$root/" 2>/dev/null || true
-
 # The gpu-labelled ctest tests, for scripts/test-gpu.sh: one line per test,
 # NAME<TAB>BINARY<TAB>ARGUMENTS (tab separated; BINARY relative to bin/).
 python3 - "$build_dir" "$root/share/jitd/gpu-tests.tsv" <<'EOF'
@@ -175,6 +157,38 @@ with open(out, "w") as f:
     f.write("".join(line + "\n" for line in lines))
 print(f"bundle: {len(lines)} gpu-labelled tests listed for scripts/test-gpu.sh")
 EOF
+
+# Executables: jitd, the tests and the benchmarks (fuzzers are not built);
+# BUNDLE_BINARIES=gpu: jitd and the gpu tests' binaries only.
+for f in "$build_dir"/bin/*; do
+  [ -f "$f" ] && [ -x "$f" ] && is_elf "$f" || continue
+  if [ "$binaries" = gpu ] && [ "$(basename "$f")" != jitd ] &&
+     ! cut -f2 "$root/share/jitd/gpu-tests.tsv" | grep -qxF "$(basename "$f")"; then
+    continue
+  fi
+  cp "$f" "$root/bin/"
+done
+cp "$build_dir/lib/libjitd.so.1" "$root/lib/"
+ln -s libjitd.so.1 "$root/lib/libjitd.so"
+cp "$src_dir"/include/jitd/*.h "$root/include/jitd/"
+
+# The Python package, with libjitd.so.1 beside it (where jitd/_lib.py looks
+# second, after $JITD_LIBRARY), its tests, and any CPython extension module
+# the build made for it.
+cp -r "$src_dir"/libclient/python/jitd "$root/python/jitd"
+cp -r "$src_dir"/libclient/python/tests "$root/python/tests"
+find "$root/python" -name __pycache__ -prune -exec rm -rf {} +
+ln -s ../../lib/libjitd.so.1 "$root/python/jitd/libjitd.so.1"
+# (jitd._fast: $build_dir/lib/python/jitd/_fast.so).
+while IFS= read -r -d '' ext; do
+  cp "$ext" "$root/python/jitd/"
+done < <(find "$build_dir/lib/python/jitd" -maxdepth 1 -name '*.so' -type f -print0 2>/dev/null)
+
+cp "$src_dir"/examples/*.mlir "$src_dir"/examples/*.c "$src_dir"/examples/*.py "$root/examples/" 2>/dev/null || true
+cp "$src_dir"/scripts/test-gpu.sh "$root/scripts/"
+cp "$src_dir"/tests/bundle/check_bundle.sh "$root/scripts/"
+cp "$src_dir"/LICENSE "$root/" 2>/dev/null || true
+
 
 # Strip our binaries (Debian's shared libraries come stripped).
 for f in "$root"/bin/* "$root"/lib/libjitd.so.1 "$root"/python/jitd/*.so; do

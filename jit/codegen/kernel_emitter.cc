@@ -242,11 +242,20 @@ bool ScalarOpSupported(const Op& op, const TargetMath& target) {
       default:
         // Transcendentals, sign, power, atan2, remainder: calls of the
         // interpreter's own per-element functions (jit/eval/scalar_math.h).
-        return target.HasHostRuntime() && IsCplx(t) && IsCplx(op.result(0)->type().dtype()) &&
-               (ComplexUnaryFnOf(op.code()) || ComplexBinaryFnOf(op.code()));
+        // A target without them may compute some itself (TargetMath::Has*).
+        if (!IsCplx(t) || !IsCplx(op.result(0)->type().dtype())) return false;
+        if (std::optional<int32_t> fn = ComplexUnaryFnOf(op.code())) {
+          return target.HasHostRuntime() || target.HasComplexUnary(*fn);
+        }
+        if (std::optional<int32_t> fn = ComplexBinaryFnOf(op.code())) {
+          return target.HasHostRuntime() || target.HasComplexBinary(*fn);
+        }
+        return false;
     }
   }
-  if (SpecialFnOf(op.code(), t)) return IsF(t) && target.HasHostRuntime();  // jit/eval's own functions, called
+  if (std::optional<int32_t> fn = SpecialFnOf(op.code(), t)) {  // jit/eval's own functions, called
+    return IsF(t) && (target.HasHostRuntime() || target.HasSpecial(*fn));
+  }
   switch (op.code()) {
     case OpCode::kReal:
     case OpCode::kImag:
@@ -1642,6 +1651,7 @@ class Emitter final : public ElementalEmitter {
   // narrowed per part for complex<f32> as the interpreter stores them.
   llvm::Value* EvalComplexCall(const char* symbol, int32_t fn, llvm::ArrayRef<llvm::Value*> zs, DType t) {
     llvm::Type* d = b_.getDoubleTy();
+    if (!target_.HasHostRuntime()) return TargetComplexCall(symbol, fn, zs, t);
     std::vector<llvm::Value*> args = {b_.getInt32(static_cast<uint32_t>(fn))};
     for (llvm::Value* z : zs) {
       for (uint64_t part = 0; part < 2; ++part) {
@@ -1659,12 +1669,37 @@ class Emitter final : public ElementalEmitter {
     return out;
   }
 
+  // EvalComplexCall on a target without the host's functions: its own
+  // code (TargetMath::ComplexUnary / ComplexBinary) on the parts widened
+  // to double, narrowed the same way.
+  llvm::Value* TargetComplexCall(const char* symbol, int32_t fn, llvm::ArrayRef<llvm::Value*> zs, DType t) {
+    llvm::Type* d2 = llvm::FixedVectorType::get(b_.getDoubleTy(), 2);
+    std::vector<llvm::Value*> wide;
+    for (llvm::Value* z : zs) wide.push_back(t == DType::kC64 ? b_.CreateFPExt(z, d2) : z);
+    llvm::Value* r = nullptr;
+    if (wide.size() == 1) r = target_.ComplexUnary(b_, module_, fn, wide[0]);
+    if (wide.size() == 2) r = target_.ComplexBinary(b_, module_, fn, wide[0], wide[1]);
+    if (!r) {
+      Fail(std::string(symbol) + " function " + std::to_string(fn) + ", which target " +
+           std::string(target_.name()) + " does not have");
+      return llvm::UndefValue::get(ComputeType(t));
+    }
+    return t == DType::kC64 ? b_.CreateFPTrunc(r, ComputeType(t)) : r;
+  }
+
   // The interpreter's real special function `fn` of x: in double, rounded
   // once into the type (f16 / bf16: rounded to odd in f32 first, so the
   // caller's rounding to the type is the only one, as jit/eval's EncodeFloat).
   llvm::Value* EvalSpecialCall(int32_t fn, llvm::Value* x, DType t) {
     llvm::Value* wide = t == DType::kF64 ? x : b_.CreateFPExt(x, b_.getDoubleTy());
-    llvm::Value* r = EvalCall(kSpecialSymbol, b_.getDoubleTy(), {b_.getInt32(static_cast<uint32_t>(fn)), wide});
+    llvm::Value* r = target_.HasHostRuntime()
+                         ? EvalCall(kSpecialSymbol, b_.getDoubleTy(), {b_.getInt32(static_cast<uint32_t>(fn)), wide})
+                         : target_.Special(b_, module_, fn, wide);
+    if (!r) {
+      Fail("special function " + std::to_string(fn) + ", which target " + std::string(target_.name()) +
+           " does not have");
+      r = wide;
+    }
     if (t == DType::kF64) return r;
     return IsHalf(t) ? DoubleToFloatRoundToOdd(r) : b_.CreateFPTrunc(r, b_.getFloatTy());
   }

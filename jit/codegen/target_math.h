@@ -13,6 +13,7 @@
 #ifndef JITD_JIT_CODEGEN_TARGET_MATH_H_
 #define JITD_JIT_CODEGEN_TARGET_MATH_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,29 @@ class TargetMath {
   virtual llvm::Value* ComplexDivide(Builder& b, llvm::Module& m, llvm::Value* x, llvm::Value* y,
                                      ir::DType t) const = 0;
   virtual llvm::Value* ComplexAbs(Builder& b, llvm::Module& m, llvm::Value* z, ir::DType t) const = 0;
+
+  // The interpreter's per-element functions (jit/eval/scalar_math.h) computed
+  // by the target's own code where it has no host runtime to call them
+  // (HasHostRuntime false): `fn` is an eval::ComplexFn (unary), ComplexFn2
+  // (binary) or SpecialFn. Complex values in and out are <2 x double>
+  // (real, imaginary), real ones double, as the host calls take them; the
+  // emitter widens before and rounds after, as it does around the host
+  // calls. Has* says which functions the target has; the others are not
+  // fused. Their results may differ from the host's in the last bits (the
+  // target documents its accuracy).
+  virtual bool HasComplexUnary(int32_t /*fn*/) const { return false; }
+  virtual llvm::Value* ComplexUnary(Builder& /*b*/, llvm::Module& /*m*/, int32_t /*fn*/, llvm::Value* /*z*/) const {
+    return nullptr;
+  }
+  virtual bool HasComplexBinary(int32_t /*fn*/) const { return false; }
+  virtual llvm::Value* ComplexBinary(Builder& /*b*/, llvm::Module& /*m*/, int32_t /*fn*/, llvm::Value* /*x*/,
+                                     llvm::Value* /*y*/) const {
+    return nullptr;
+  }
+  virtual bool HasSpecial(int32_t /*fn*/) const { return false; }
+  virtual llvm::Value* Special(Builder& /*b*/, llvm::Module& /*m*/, int32_t /*fn*/, llvm::Value* /*x*/) const {
+    return nullptr;
+  }
 
   // Whether the 8-bit float types (f8E4M3FN & co) are handled: reading
   // them needs a table in the module, writing needs the host's EncodeFloat.

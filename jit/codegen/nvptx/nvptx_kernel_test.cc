@@ -199,14 +199,15 @@ func.func @main(%x: tensor<3x10xf32>) -> tensor<3xf32> {
   EXPECT_EQ(ptx.find("bar.sync"), std::string::npos) << ptx;
 }
 
-TEST(NvptxKernelTest, HostOnlyMathIsNotFusedForNvptx) {
+TEST(NvptxKernelTest, NvptxComputesTheHostsSpecialAndComplexMathItself) {
   auto parsed = frontend::ParseModule(R"(
-func.func @main(%x: tensor<4xcomplex<f32>>, %y: tensor<4xf32>, %z: tensor<4xf8E4M3FN>) -> (tensor<4xcomplex<f32>>, tensor<4xf32>, tensor<4xf32>, tensor<4xcomplex<f32>>) {
+func.func @main(%x: tensor<4xcomplex<f32>>, %y: tensor<4xf32>, %z: tensor<4xf8E4M3FN>) -> (tensor<4xcomplex<f32>>, tensor<4xf32>, tensor<4xf32>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
   %0 = stablehlo.multiply %x, %x : tensor<4xcomplex<f32>>
   %1 = chlo.lgamma %y : tensor<4xf32> -> tensor<4xf32>
   %2 = stablehlo.convert %z : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
   %3 = stablehlo.add %x, %x : tensor<4xcomplex<f32>>
-  return %0, %1, %2, %3 : tensor<4xcomplex<f32>>, tensor<4xf32>, tensor<4xf32>, tensor<4xcomplex<f32>>
+  %4 = stablehlo.cbrt %x : tensor<4xcomplex<f32>>
+  return %0, %1, %2, %3, %4 : tensor<4xcomplex<f32>>, tensor<4xf32>, tensor<4xf32>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
 })");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   const auto& ops = (*parsed)->EntryFunction()->entry()->ops();
@@ -214,16 +215,73 @@ func.func @main(%x: tensor<4xcomplex<f32>>, %y: tensor<4xf32>, %z: tensor<4xf8E4
   const ir::Op& lgamma = *ops[1];
   const ir::Op& f8_convert = *ops[2];
   const ir::Op& complex_add = *ops[3];
-  EXPECT_FALSE(IsNvptxFusibleOp(complex_multiply));  // x87 long double on the host
-  EXPECT_FALSE(IsNvptxFusibleOp(lgamma));            // jit/eval's function on the host
-  EXPECT_FALSE(IsNvptxFusibleOp(f8_convert));        // 8-bit floats need the host's tables
+  const ir::Op& complex_cbrt = *ops[4];
+  EXPECT_TRUE(IsNvptxFusibleOp(complex_multiply));  // in double (nvptx_target_math.h)
+  EXPECT_TRUE(IsNvptxFusibleOp(lgamma));            // libdevice's lgamma
+  EXPECT_FALSE(IsNvptxFusibleOp(f8_convert));       // 8-bit floats need the host's tables
+  EXPECT_FALSE(IsNvptxFusibleOp(complex_cbrt));     // no NVPTX code for it
   EXPECT_TRUE(IsNvptxFusibleOp(complex_add));
   EXPECT_TRUE(IsFusibleOp(lgamma, HostTargetMath()));
   EXPECT_TRUE(IsFusibleOp(f8_convert, HostTargetMath()));
+  EXPECT_TRUE(IsFusibleOp(complex_cbrt, HostTargetMath()));
   EXPECT_EQ(IsFusibleOp(complex_multiply, HostTargetMath()), HostTargetMath().HasExtendedComplex());
   EXPECT_EQ(NvptxMath().MathFunction("exp", true), "__nv_expf");
   EXPECT_EQ(NvptxMath().MathFunction("atan2", false), "__nv_atan2");
   EXPECT_EQ(HostTargetMath().MathFunction("exp", true), "expf");
+}
+
+// Every function the nvptx target computes in place of the host's: one
+// kernel each, assembled to PTX with libdevice resolved (Ptx checks that no
+// __nv_ declaration is left) and no call of anything outside the module.
+TEST(NvptxKernelTest, SpecialAndComplexFunctionsCompileWithoutHostCalls) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  const char* real_ops[] = {"chlo.lgamma", "chlo.digamma", "chlo.erf_inv", "chlo.bessel_i1e", "chlo.cosh",
+                            "chlo.sinh"};
+  const char* real_types[] = {"f32", "f64", "f16", "bf16"};
+  const char* complex_ops[] = {"stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log",
+                               "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.sqrt",
+                               "stablehlo.rsqrt", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
+                               "stablehlo.tanh", "stablehlo.sign", "chlo.acos", "chlo.acosh", "chlo.asin",
+                               "chlo.asinh", "chlo.atan", "chlo.atanh", "chlo.cosh", "chlo.sinh"};
+  std::vector<std::string> programs;
+  for (const char* op : real_ops) {
+    for (const char* t : real_types) {
+      const std::string ty = std::string("tensor<8x") + t + ">";
+      programs.push_back("func.func @main(%x: " + ty + ") -> " + ty + " {\n  %0 = " + op + " %x : " + ty +
+                         " -> " + ty + "\n  return %0 : " + ty + "\n}");
+    }
+  }
+  for (const char* op : complex_ops) {
+    for (const char* t : {"f32", "f64"}) {
+      const std::string ty = std::string("tensor<8xcomplex<") + t + ">>";
+      const bool chlo = std::string(op).starts_with("chlo.");
+      programs.push_back("func.func @main(%x: " + ty + ") -> " + ty + " {\n  %0 = " + op + " %x : " + ty +
+                         (chlo ? " -> " + ty : std::string()) + "\n  return %0 : " + ty + "\n}");
+    }
+  }
+  for (const char* op : {"stablehlo.multiply", "stablehlo.divide", "stablehlo.power"}) {
+    for (const char* t : {"f32", "f64"}) {
+      const std::string ty = std::string("tensor<8xcomplex<") + t + ">>";
+      programs.push_back("func.func @main(%x: " + ty + ", %y: " + ty + ") -> " + ty + " {\n  %0 = " + op +
+                         " %x, %y : " + ty + "\n  return %0 : " + ty + "\n}");
+    }
+  }
+  for (const char* t : {"f32", "f64"}) {
+    const std::string ty = std::string("tensor<8xcomplex<") + t + ">>";
+    const std::string rt = std::string("tensor<8x") + t + ">";
+    programs.push_back("func.func @main(%x: " + ty + ") -> " + rt + " {\n  %0 = stablehlo.abs %x : (" + ty +
+                       ") -> " + rt + "\n  return %0 : " + rt + "\n}");
+  }
+  for (const std::string& program : programs) {
+    SCOPED_TRACE(program);
+    Fused f = FuseForNvptx(program);
+    ASSERT_EQ(f.specs.size(), 1u);
+    const std::string ptx = Ptx(f.specs);
+    ASSERT_FALSE(ptx.empty());
+    EXPECT_NE(ptx.find(".visible .entry jitd_k0("), std::string::npos);
+    EXPECT_EQ(ptx.find(".extern"), std::string::npos) << ptx;
+    EXPECT_EQ(ptx.find("jitd_eval_"), std::string::npos) << ptx;
+  }
 }
 
 TEST(NvptxKernelTest, PlansRejectLimitsThatCannotHoldABlock) {

@@ -189,6 +189,26 @@ cp "$src_dir"/scripts/test-gpu.sh "$root/scripts/"
 cp "$src_dir"/tests/bundle/check_bundle.sh "$root/scripts/"
 cp "$src_dir"/LICENSE "$root/" 2>/dev/null || true
 
+# libdevice (the CUDA math library as bitcode, which the cuda device links
+# into its kernels) from the CUDA toolkit, where this machine has one: jitd
+# looks for it in ../share/jitd/ beside its binary.
+libdevice=""
+for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/lib/cuda; do
+  if [ -n "$d" ] && [ -f "$d/nvvm/libdevice/libdevice.10.bc" ]; then
+    libdevice="$d/nvvm/libdevice/libdevice.10.bc"
+    break
+  fi
+done
+if [ -z "$libdevice" ] && [ -f /usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc ]; then
+  libdevice=/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc
+fi
+if [ -n "$libdevice" ]; then
+  cp "$libdevice" "$root/share/jitd/libdevice.10.bc"
+  echo "bundle: shipping $libdevice as share/jitd/libdevice.10.bc"
+else
+  echo "bundle: no CUDA toolkit libdevice.10.bc here; the bundle's cuda device will need one on the GPU machine (\$JITD_LIBDEVICE or a toolkit)" >&2
+fi
+
 
 # Strip our binaries (Debian's shared libraries come stripped).
 for f in "$root"/bin/* "$root"/lib/libjitd.so.1 "$root"/python/jitd/*.so; do
@@ -229,6 +249,8 @@ jitd $version, portable bundle for x86-64 Linux with glibc $glibc_needed or newe
   bash scripts/test-gpu.sh         the gpu-labelled tests, from this folder alone
   bash scripts/check_bundle.sh .   checks the shared libraries every binary needs
 
+share/jitd/libdevice.10.bc (when shipped) is the CUDA toolkit's libdevice,
+which the cuda device links into its kernels.
 Everything beyond glibc, libz and libzstd is in lib/ (found through
 DT_RPATH \$ORIGIN/../lib). libcuda, cuBLAS(Lt), cuDNN and nvJitLink are not
 shipped: jitd finds them at run time where the machine has them.

@@ -128,10 +128,29 @@ class Compiler {
       p_.argument_types.push_back(v->type());
       NewBuffer(v, CudaBuffer::Kind::kArgument, static_cast<int64_t>(i));
     }
-    const auto& ops = block->ops();
-    for (size_t pos = 0; pos < ops.size(); ++pos) {
-      const Op& op = *ops[pos];
-      position_ = static_cast<int64_t>(pos);
+    JITD_RETURN_IF_ERROR(PlanOps(*block, /*entry=*/true));
+    position_ = next_position_;
+    // Results stay live to the end.
+    for (int32_t b : p_.results) {
+      if (auto it = interval_of_.find(b); it != interval_of_.end()) {
+        intervals_[it->second].last_use = position_;
+      }
+    }
+    const passes::BufferAssignment assignment = passes::AssignBuffers(intervals_, kArenaAlignment);
+    for (const auto& [buffer, interval] : interval_of_) {
+      p_.buffers[static_cast<size_t>(buffer)].offset = assignment.offsets[interval];
+    }
+    p_.arena_bytes = assignment.arena_bytes;
+    return Status::Ok();
+  }
+
+ private:
+  // The ops of `block` in order, each at the next position (a region's
+  // ops after the op owning it, so buffer intervals follow execution).
+  Status PlanOps(const ir::Block& block, bool entry) {
+    for (const auto& owned : block.ops()) {
+      const Op& op = *owned;
+      position_ = next_position_++;
       switch (op.code()) {
         case OpCode::kConstant: {
           JITD_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(op));
@@ -164,8 +183,12 @@ class Compiler {
         case OpCode::kConvolution:
           JITD_RETURN_IF_ERROR(PlanConvolution(op));
           break;
+        case OpCode::kWhile:
+          JITD_RETURN_IF_ERROR(PlanWhile(op));
+          break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
+          if (!entry) break;  // a region's terminator: its owner reads it
           for (const ir::Value* v : op.operands()) {
             JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
             p_.results.push_back(b);
@@ -176,21 +199,135 @@ class Compiler {
           return Refuse(op, WhyNotLowered(op));
       }
     }
-    // Results stay live to the end.
-    for (int32_t b : p_.results) {
-      if (auto it = interval_of_.find(b); it != interval_of_.end()) {
-        intervals_[it->second].last_use = static_cast<int64_t>(ops.size());
-      }
-    }
-    const passes::BufferAssignment assignment = passes::AssignBuffers(intervals_, kArenaAlignment);
-    for (const auto& [buffer, interval] : interval_of_) {
-      p_.buffers[static_cast<size_t>(buffer)].offset = assignment.offsets[interval];
-    }
-    p_.arena_bytes = assignment.arena_bytes;
     return Status::Ok();
   }
 
- private:
+  // stablehlo.while as host control flow (cuda_program.h's jumps):
+  //   copies of the operands into the loop's buffers (its results);
+  //   cond: its kernels, then kJumpUnless on its 1-byte pred to the end;
+  //   body: its kernels, copies of its results into the loop's buffers
+  //   (through snapshots where it returns one loop buffer in another's
+  //   place), kJump back to cond.
+  // Every value from before the loop that the loop reads stays live to the
+  // loop's end (the loop reads it again on every iteration).
+  Status PlanWhile(const Op& op) {
+    if (op.num_regions() != 2 || op.region(0).num_blocks() != 1 || op.region(1).num_blocks() != 1) {
+      return Refuse(op, "a while without one-block cond and body regions");
+    }
+    const ir::Block& cond = op.region(0).block(0);
+    const ir::Block& body = op.region(1).block(0);
+    const size_t n = op.num_operands();
+    if (cond.num_args() != n || body.num_args() != n || op.num_results() != n) {
+      return Refuse(op, "its regions' arguments differ from its operands in number");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!op.operand(i)->type().is_tensor()) return Refuse(op, "a loop value that is not a tensor (tokens and tuples)");
+    }
+    std::vector<int32_t> carried;
+    for (size_t i = 0; i < n; ++i) {
+      JITD_ASSIGN_OR_RETURN(int32_t b, CopyIntoResult(op, i, "while"));
+      carried.push_back(b);
+      buffer_of_[cond.arg(i)] = b;
+      buffer_of_[body.arg(i)] = b;
+    }
+    const int64_t loop_start = next_position_;
+    const auto cond_step = static_cast<int32_t>(p_.steps.size());
+    JITD_RETURN_IF_ERROR(PlanOps(cond, /*entry=*/false));
+    const Op* cond_return = cond.terminator();
+    if (!cond_return || cond_return->num_operands() != 1) return Refuse(op, "its cond does not return one value");
+    position_ = next_position_++;
+    JITD_ASSIGN_OR_RETURN(int32_t predicate, Use(cond_return->operand(0), &op));
+    if (p_.buffers[static_cast<size_t>(predicate)].bytes != 1) {
+      return Refuse(op, "its cond returns something other than one pred");
+    }
+    CudaStep test;
+    test.kind = CudaStep::Kind::kJumpUnless;
+    test.predicate = predicate;
+    test.description = "while at " + op.loc().ToString() + ": exit unless cond";
+    const size_t test_step = p_.steps.size();
+    p_.steps.push_back(std::move(test));
+    JITD_RETURN_IF_ERROR(PlanOps(body, /*entry=*/false));
+    const Op* body_return = body.terminator();
+    if (!body_return || body_return->num_operands() != n) return Refuse(op, "its body does not return every loop value");
+    position_ = next_position_++;
+    std::vector<int32_t> next(n);
+    for (size_t i = 0; i < n; ++i) {
+      JITD_ASSIGN_OR_RETURN(next[i], Use(body_return->operand(i), &op));
+    }
+    // A loop buffer returned in another's place is read after that place
+    // is written: snapshot it first.
+    for (size_t i = 0; i < n; ++i) {
+      if (next[i] == carried[i] || std::find(carried.begin(), carried.end(), next[i]) == carried.end()) continue;
+      const int32_t snapshot = NewTemporary(p_.buffers[static_cast<size_t>(next[i])].bytes);
+      JITD_RETURN_IF_ERROR(CopyBuffer(next[i], snapshot, "while snapshot of loop value " + std::to_string(i)));
+      next[i] = snapshot;
+    }
+    position_ = next_position_++;
+    for (size_t i = 0; i < n; ++i) {
+      if (next[i] == carried[i]) continue;
+      UseBuffer(next[i]);
+      JITD_RETURN_IF_ERROR(CopyBuffer(next[i], carried[i], "while body result " + std::to_string(i)));
+    }
+    CudaStep back;
+    back.kind = CudaStep::Kind::kJump;
+    back.target = cond_step;
+    back.description = "while at " + op.loc().ToString() + ": back to cond";
+    p_.steps.push_back(std::move(back));
+    p_.steps[test_step].target = static_cast<int32_t>(p_.steps.size());
+    position_ = next_position_++;
+    const int64_t loop_end = position_;
+    for (passes::BufferInterval& interval : intervals_) {
+      if (interval.def < loop_start && interval.last_use >= loop_start) {
+        interval.last_use = std::max(interval.last_use, loop_end);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // A temporary with no IR value (a snapshot), live from here.
+  int32_t NewTemporary(int64_t bytes) {
+    CudaBuffer b;
+    b.bytes = bytes;
+    p_.buffers.push_back(b);
+    const auto id = static_cast<int32_t>(p_.buffers.size() - 1);
+    interval_of_[id] = intervals_.size();
+    intervals_.push_back({b.bytes, position_, position_});
+    return id;
+  }
+
+  void UseBuffer(int32_t buffer) {
+    if (auto in = interval_of_.find(buffer); in != interval_of_.end()) {
+      intervals_[in->second].last_use = std::max(intervals_[in->second].last_use, position_);
+    }
+  }
+
+  // A copy kernel launch (one kernel per size) from buffer `from` to `to`.
+  Status CopyBuffer(int32_t from, int32_t to, const std::string& why) {
+    const int64_t bytes = p_.buffers[static_cast<size_t>(to)].bytes;
+    if (bytes == 0) return Status::Ok();
+    const std::string key = "copy " + std::to_string(bytes);
+    auto [it, is_new] = kernels_.try_emplace(key);
+    if (is_new) {
+      const std::string copy_name = "jitd_copy" + std::to_string(copies_++);
+      auto plan = codegen::EmitCopyKernel(llvm_module_, copy_name, bytes, options_.limits);
+      if (!plan.ok()) {
+        kernels_.erase(key);
+        return plan.status();
+      }
+      it->second = {copy_name, *plan, "copy of " + std::to_string(bytes) + " bytes"};
+      ++p_.unique_kernels;
+    }
+    CudaStep copy;
+    copy.launch.function = it->second.name;
+    copy.launch.grid = {static_cast<uint32_t>(it->second.plan.grid), 1, 1};
+    copy.launch.block = {static_cast<uint32_t>(it->second.plan.block), 1, 1};
+    copy.launch.buffers = {from, to};
+    copy.description = it->second.name + " " + it->second.description + " (" + why + ")";
+    p_.steps.push_back(std::move(copy));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
   int32_t NewBuffer(const ir::Value* v, CudaBuffer::Kind kind, int64_t index) {
     CudaBuffer b;
     b.kind = kind;
@@ -450,6 +587,7 @@ class Compiler {
   CudaProgram& p_;
   llvm::Module& llvm_module_;
   int64_t position_ = 0;
+  int64_t next_position_ = 0;
   std::unordered_map<const ir::Value*, int32_t> buffer_of_;
   std::unordered_map<int32_t, size_t> interval_of_;  // temporaries: their interval
   std::vector<passes::BufferInterval> intervals_;
@@ -549,9 +687,16 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
 
 std::string DescribeCudaProgram(const CudaProgram& program) {
   std::string out;
-  for (const CudaStep& step : program.steps) {
+  for (size_t s = 0; s < program.steps.size(); ++s) {
+    const CudaStep& step = program.steps[s];
+    if (step.kind != CudaStep::Kind::kLaunch) {
+      out += "  " + std::to_string(s) + ": " +
+             (step.kind == CudaStep::Kind::kJump ? "jump" : "jump unless buffer " + std::to_string(step.predicate)) +
+             " to " + std::to_string(step.target) + " (" + step.description + ")\n";
+      continue;
+    }
     const CudaKernelLaunch& l = step.launch;
-    out += "  launch " + step.description + " [grid " + std::to_string(l.grid[0]) + ", block " +
+    out += "  " + std::to_string(s) + ": launch " + step.description + " [grid " + std::to_string(l.grid[0]) + ", block " +
            std::to_string(l.block[0]) + (l.shared_bytes ? ", shared " + std::to_string(l.shared_bytes) : "") + "]\n";
   }
   out += "  " + std::to_string(program.launches) + " kernel launches (" + std::to_string(program.unique_kernels) +

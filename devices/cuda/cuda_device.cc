@@ -289,9 +289,24 @@ class CudaProgramExecutable final : public Executable {
     if (timed) JITD_RETURN_IF_ERROR(mark());
     std::vector<CUdeviceptr> values;
     std::vector<void*> params;
+    std::vector<size_t> launched;  // step per launch, in order (a loop's again each time)
     for (size_t s = 0; s < program_.steps.size(); ++s) {
       JITD_RETURN_IF_ERROR(CheckStop(options));
-      const CudaKernelLaunch& launch = program_.steps[s].launch;
+      const CudaStep& step = program_.steps[s];
+      if (step.kind == CudaStep::Kind::kJump) {
+        s = static_cast<size_t>(step.target) - 1;  // the loop's ++s
+        continue;
+      }
+      if (step.kind == CudaStep::Kind::kJumpUnless) {
+        // Control flow on the host: the predicate's byte, once the kernels
+        // before it are done.
+        uint8_t predicate = 0;
+        JITD_RETURN_IF_ERROR(rt.CopyToHost(&predicate, pointer[static_cast<size_t>(step.predicate)], 1, stream));
+        JITD_RETURN_IF_ERROR(rt.Synchronize(stream));
+        if (predicate == 0) s = static_cast<size_t>(step.target) - 1;
+        continue;
+      }
+      const CudaKernelLaunch& launch = step.launch;
       values.assign(launch.buffers.size(), 0);
       params.assign(launch.buffers.size(), nullptr);
       for (size_t p = 0; p < launch.buffers.size(); ++p) {
@@ -302,11 +317,12 @@ class CudaProgramExecutable final : public Executable {
                                      Dim3{launch.grid[0], launch.grid[1], launch.grid[2]},
                                      Dim3{launch.block[0], launch.block[1], launch.block[2]},
                                      launch.shared_bytes, params, stream));
-      // Per launch for a profile; once after the last for the total only.
-      if (options.profile || (timed && s + 1 == program_.steps.size())) {
-        JITD_RETURN_IF_ERROR(mark());
-      }
+      launched.push_back(s);
+      // Per launch for a profile (then the marks bracket each launch).
+      if (options.profile) JITD_RETURN_IF_ERROR(mark());
     }
+    // Once after the last launch for the total only.
+    if (timed && !options.profile) JITD_RETURN_IF_ERROR(mark());
     for (size_t r = 0; r < results.size(); ++r) {
       const CudaBuffer& buffer = program_.buffers[static_cast<size_t>(program_.results[r])];
       if (buffer.bytes == 0) continue;
@@ -321,8 +337,9 @@ class CudaProgramExecutable final : public Executable {
     if (options.profile && !marks.empty()) {
       // One row per kernel and call site (the step's description), summed.
       std::map<std::string, ProfileEntry> rows;
-      for (size_t s = 0; s < program_.steps.size(); ++s) {
-        JITD_ASSIGN_OR_RETURN(float ms, rt.ElapsedMillis(*marks[s], *marks[s + 1]));
+      for (size_t i = 0; i < launched.size(); ++i) {
+        const size_t s = launched[i];
+        JITD_ASSIGN_OR_RETURN(float ms, rt.ElapsedMillis(*marks[i], *marks[i + 1]));
         ProfileEntry& row = rows[program_.steps[s].description];
         row.name = "kernel " + program_.steps[s].description;
         row.count += 1;
@@ -391,6 +408,10 @@ StatusOr<std::unique_ptr<Executable>> CudaDevice::Compile(std::shared_ptr<const 
   std::unordered_map<std::string, size_t> index_of;
   std::vector<size_t> function_of_step;
   for (const CudaStep& step : program.steps) {
+    if (step.kind == CudaStep::Kind::kJump || step.kind == CudaStep::Kind::kJumpUnless) {
+      function_of_step.push_back(SIZE_MAX);  // no kernel
+      continue;
+    }
     if (step.kind != CudaStep::Kind::kLaunch) {
       return Unimplemented("cuda: step '" + step.description +
                            "' is of a kind this executable does not run");

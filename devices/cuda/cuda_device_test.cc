@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "devices/cuda/fake_driver.h"
@@ -257,6 +259,80 @@ TEST(CudaDevice, ProfilesKernelsWithTimingEvents) {
   ASSERT_TRUE((*exe)->Execute(args, timed).ok());
   EXPECT_EQ(nanos, 500'000);
   EXPECT_EQ(f.fake.calls("cuEventElapsedTime"), 2);
+}
+
+// stablehlo.while as host control flow: the cond kernel writes a pred,
+// the executor reads its byte back and jumps. The fake runs the kernels
+// written here on the host: cond is i < n, the body i + 1, copies copy.
+constexpr const char* kCountToN = R"(
+func.func @main(%n: tensor<i32>) -> tensor<i32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r = stablehlo.while(%i = %zero) : tensor<i32>
+    cond {
+      %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %next : tensor<i32>
+    }
+  return %r : tensor<i32>
+}
+)";
+
+int32_t* Int32At(void** params, int i) {
+  return reinterpret_cast<int32_t*>(*static_cast<CUdeviceptr*>(params[i]));
+}
+
+TEST(CudaDevice, WhileLoopsOnTheHostUntilTheCondKernelWritesFalse) {
+  Fixture f;
+  std::vector<CompileDump> dumps;
+  CompileOptions options;
+  options.dumps = &dumps;
+  auto exe = f.device->Compile(Parse(kCountToN), options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::string program;
+  for (const CompileDump& d : dumps) {
+    if (d.name == "program.txt") program = d.text;
+  }
+  if (std::getenv("JITD_TEST_PRINT_PROGRAM")) std::fprintf(stderr, "%s\n", program.c_str());
+  ASSERT_NE(program.find("jump unless"), std::string::npos) << program;
+  ASSERT_NE(program.find("launch jitd_k1 flat 1 elements: compare"), std::string::npos) << program;
+  ASSERT_NE(program.find("launch jitd_k2 flat 1 elements: add"), std::string::npos) << program;
+  int cond_calls = 0;  // a broken loop stops after 100 rounds (and fails below)
+  // copy (operand into the loop value), cond, test, body, copy back, jump.
+  f.fake.SetKernel("jitd_copy0", [](void** params, unsigned, unsigned) {
+    *Int32At(params, 1) = *Int32At(params, 0);
+    return CUDA_SUCCESS;
+  });
+  f.fake.SetKernel("jitd_k1", [&cond_calls](void** params, unsigned, unsigned) {  // (i, n) -> i < n
+    *reinterpret_cast<uint8_t*>(*static_cast<CUdeviceptr*>(params[2])) =
+        ++cond_calls < 100 && *Int32At(params, 0) < *Int32At(params, 1);
+    return CUDA_SUCCESS;
+  });
+  f.fake.SetKernel("jitd_k2", [](void** params, unsigned, unsigned) {  // (i) -> i + 1
+    *Int32At(params, 1) = *Int32At(params, 0) + 1;
+    return CUDA_SUCCESS;
+  });
+  for (int32_t n : {0, 1, 5}) {
+    SCOPED_TRACE(n);
+    const size_t before = f.fake.launched().size();
+    int32_t result = -1;
+    const void* in[] = {&n};
+    void* res[] = {&result};
+    Status run = (*exe)->Run(in, res, ExecuteOptions{});
+    ASSERT_TRUE(run.ok()) << run.ToString();
+    EXPECT_EQ(result, n);
+    // One copy in; n + 1 cond launches; n body launches and n copies back.
+    std::vector<std::string> launched = f.fake.launched();
+    launched.erase(launched.begin(), launched.begin() + static_cast<std::ptrdiff_t>(before));
+    std::vector<std::string> expected = {"jitd_copy0", "jitd_k1"};
+    for (int32_t k = 0; k < n; ++k) {
+      for (const char* name : {"jitd_k2", "jitd_copy0", "jitd_k1"}) expected.push_back(name);
+    }
+    EXPECT_EQ(launched, expected);
+  }
+  EXPECT_EQ(f.fake.live_allocations(), 1u);  // the constant zero, kept with the executable
 }
 
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {

@@ -118,6 +118,18 @@ Status ValidateCudaProgram(const CudaProgram& p) {
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const CudaStep& step = p.steps[s];
     const std::string name = "step " + std::to_string(s);
+    if (step.kind == CudaStep::Kind::kJump || step.kind == CudaStep::Kind::kJumpUnless) {
+      if (step.target < 0 || static_cast<size_t>(step.target) > p.steps.size()) {
+        return Broken(name + " jumps to step " + std::to_string(step.target));
+      }
+      if (step.kind == CudaStep::Kind::kJumpUnless &&
+          (step.predicate < 0 || step.predicate >= nbuffers ||
+           p.buffers[static_cast<size_t>(step.predicate)].bytes != 1)) {
+        return Broken(name + " reads predicate buffer " + std::to_string(step.predicate) +
+                      ", which is not a 1-byte buffer");
+      }
+      continue;
+    }
     if (step.kind != CudaStep::Kind::kLaunch) return Broken(name + " has an unknown kind");
     const CudaKernelLaunch& l = step.launch;
     if (l.function.empty()) return Broken(name + " names no kernel");
@@ -170,6 +182,8 @@ std::string SerializeCudaProgram(const CudaProgram& p) {
     w.U64(s.launch.shared_bytes);
     w.U64(s.launch.buffers.size());
     for (int32_t b : s.launch.buffers) w.I64(b);
+    w.I64(s.predicate);
+    w.I64(s.target);
     w.Bytes(s.description);
   }
   w.U64(p.results.size());
@@ -221,9 +235,10 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
   p.steps.resize(static_cast<size_t>(n));
   for (CudaStep& s : p.steps) {
     uint64_t kind = 0, v = 0, count = 0;
-    if (!r.U64(kind) || kind != static_cast<uint64_t>(CudaStep::Kind::kLaunch) || !r.Bytes(s.launch.function)) {
+    if (!r.U64(kind) || kind > static_cast<uint64_t>(CudaStep::Kind::kJump) || !r.Bytes(s.launch.function)) {
       return truncated();
     }
+    s.kind = static_cast<CudaStep::Kind>(kind);
     for (uint32_t& g : s.launch.grid) {
       if (!r.U64(v) || v > UINT32_MAX) return truncated();
       g = static_cast<uint32_t>(v);
@@ -240,6 +255,13 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
       if (!r.I64(x) || x < INT32_MIN || x > INT32_MAX) return truncated();
       b = static_cast<int32_t>(x);
     }
+    int64_t predicate = 0, target = 0;
+    if (!r.I64(predicate) || predicate < INT32_MIN || predicate > INT32_MAX || !r.I64(target) ||
+        target < INT32_MIN || target > INT32_MAX) {
+      return truncated();
+    }
+    s.predicate = static_cast<int32_t>(predicate);
+    s.target = static_cast<int32_t>(target);
     if (!r.Bytes(s.description)) return truncated();
   }
   if (!r.Count(n, 8)) return truncated();

@@ -13,6 +13,7 @@
 //   4. run `steps` in order on one stream: a launch passes its `buffers`'
 //      device pointers as the kernel's parameters, in order (each a
 //      CUdeviceptr, 8 bytes), with grid, block and shared_bytes as given;
+//      jumps (CudaStep) read a predicate back and go elsewhere;
 //   5. result i is buffer results[i] (it may be an argument or a constant
 //      when the program returns one unchanged: copy it).
 // Kernels never read and write overlapping buffers: the arena's layout
@@ -50,13 +51,22 @@ struct CudaKernelLaunch {
   std::vector<int32_t> buffers;        // CudaProgram::buffers, one per kernel parameter
 };
 
-// One step of the program. Only launches today (a scatter's copies of
-// its operands are copy kernels); library calls (cuBLASLt matmuls, cuDNN
-// convolutions) will be steps of their own kind.
+// One step of the program. Steps run in order but for jumps, which make
+// control flow (stablehlo.while) on the host:
+//   kLaunch     — `launch`;
+//   kJumpUnless — copy the 1-byte predicate in buffer `predicate` to the
+//                 host (the stream synchronized), continue at step `target`
+//                 when it is 0, else at the next step;
+//   kJump       — continue at step `target`.
+// A `target` equal to the number of steps is the program's end. Library
+// calls (cuBLASLt matmuls, cuDNN convolutions) will be steps of their own
+// kind.
 struct CudaStep {
-  enum class Kind : uint8_t { kLaunch };
+  enum class Kind : uint8_t { kLaunch, kJumpUnless, kJump };
   Kind kind = Kind::kLaunch;
   CudaKernelLaunch launch;
+  int32_t predicate = -1;   // kJumpUnless: CudaProgram::buffers index (1 byte)
+  int32_t target = 0;       // kJumpUnless / kJump: a step index, or steps.size()
   std::string description;  // "jitd_k0 flat 1024 elements: add multiply" for reports
 };
 
@@ -75,7 +85,7 @@ struct CudaProgram {
   std::vector<ir::Type> argument_types;
   std::vector<ir::Type> result_types;
   int64_t unique_kernels = 0;          // entries in the cubin (equal kernels shared)
-  int64_t launches = 0;                // steps of kind kLaunch
+  int64_t launches = 0;                // steps of kind kLaunch (a loop's run once each)
 };
 
 // Checks that `program` is self-consistent (every index in range, every
@@ -90,7 +100,7 @@ Status ValidateCudaProgram(const CudaProgram& program);
 // ValidateCudaProgram: corrupt or foreign bytes are an error, never a
 // program. The cache key is the caller's: it must hold the program's
 // fingerprint and CudaCompileFingerprint (cuda_compiler.h).
-inline constexpr uint32_t kCudaProgramFormatVersion = 1;
+inline constexpr uint32_t kCudaProgramFormatVersion = 2;  // 2: jump steps
 std::string SerializeCudaProgram(const CudaProgram& program);
 StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes);
 

@@ -13,6 +13,7 @@
 #include "jit/codegen/nvptx/scatter_kernel.h"
 #include "jit/codegen/nvptx/window_kernel.h"
 #include "jit/codegen/nvptx/gather_kernel.h"
+#include "jit/codegen/nvptx/fft_kernel.h"
 #include "jit/codegen/nvptx/sort_kernel.h"
 #include "jit/codegen/nvptx/dot_kernel.h"
 #include "jit/ir/verifier.h"
@@ -185,6 +186,9 @@ class Compiler {
           break;
         case OpCode::kWhile:
           JITD_RETURN_IF_ERROR(PlanWhile(op));
+          break;
+        case OpCode::kFft:
+          JITD_RETURN_IF_ERROR(PlanFft(op));
           break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
@@ -518,6 +522,16 @@ class Compiler {
   }
 
   // A thread per result element copying its operand element (gather_kernel.h).
+  // A thread per result element summing its line directly (fft_kernel.h).
+  Status PlanFft(const Op& op) {
+    if (!codegen::IsNvptxEmittableFft(op)) {
+      return Refuse(op, "only ffts over one axis (one fft_length) of f32 / f64 / complex elements have a kernel");
+    }
+    const std::string name = "jitd_fft" + std::to_string(ffts_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitFftKernel(llvm_module_, op, name, options_.limits));
+    return AddLaunch(op, name, plan, name + " fft " + std::to_string(plan.work_items) + " elements (direct sum)");
+  }
+
   Status PlanGather(const Op& op) {
     if (!codegen::IsNvptxEmittableGather(op)) {
       return Refuse(op, "only gathers of plain element types with integer indices and nonzero slice sizes");
@@ -596,6 +610,7 @@ class Compiler {
   int copies_ = 0;
   int windows_ = 0;
   int gathers_ = 0;
+  int ffts_ = 0;
   int sorts_ = 0;
   int dots_ = 0;
   int select_scatters_ = 0;

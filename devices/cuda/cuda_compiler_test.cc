@@ -459,6 +459,61 @@ func.func @main(%x: tensor<4x6xf32>, %s: tensor<2x3xf32>, %init: tensor<f32>) ->
   EXPECT_TRUE(IsElf(program->cubin));
 }
 
+// fft over one axis: one kernel, a thread per result element, assembled
+// with libdevice's sinpi / cospi resolved; two axes are refused by name.
+TEST(CudaCompilerTest, FftOverOneAxisIsAThreadPerResultElement) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  const char* programs[] = {
+      "%r = stablehlo.fft %a, type = RFFT, length = [17] : (tensor<3x17xf32>) -> tensor<3x9xcomplex<f32>>\n"
+      "  return %r : tensor<3x9xcomplex<f32>>",
+      "%r = stablehlo.fft %a, type = IRFFT, length = [33] : (tensor<3x17xcomplex<f64>>) -> tensor<3x33xf64>\n"
+      "  return %r : tensor<3x33xf64>",
+      "%r = stablehlo.fft %a, type = FFT, length = [8] : (tensor<2x8xcomplex<f32>>) -> tensor<2x8xcomplex<f32>>\n"
+      "  return %r : tensor<2x8xcomplex<f32>>",
+      "%r = stablehlo.fft %a, type = IFFT, length = [5] : (tensor<5xcomplex<f64>>) -> tensor<5xcomplex<f64>>\n"
+      "  return %r : tensor<5xcomplex<f64>>",
+  };
+  const char* arg_types[] = {"tensor<3x17xf32>", "tensor<3x17xcomplex<f64>>", "tensor<2x8xcomplex<f32>>",
+                             "tensor<5xcomplex<f64>>"};
+  const int64_t outputs[] = {27, 99, 16, 5};
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(programs[i]);
+    const std::string text = std::string("func.func @main(%a: ") + arg_types[i] + ") -> " +
+                             std::string(programs[i]).substr(std::string(programs[i]).rfind(": ") + 2) + " {\n  " +
+                             programs[i] + "\n}";
+    auto module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    CudaCompileOptions options;
+    options.assembler = assembler;
+    auto program = CompileCuda(*module, options);
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    ASSERT_EQ(program->steps.size(), 1u);
+    EXPECT_EQ(program->steps[0].launch.function, "jitd_fft0");
+    EXPECT_EQ(program->steps[0].launch.buffers.size(), 2u);  // operand, result
+    EXPECT_NE(program->steps[0].description.find("fft " + std::to_string(outputs[i]) + " elements"),
+              std::string::npos)
+        << program->steps[0].description;
+    EXPECT_NE(program->ptx.find(".entry jitd_fft0("), std::string::npos);
+    EXPECT_EQ(program->ptx.find(".extern"), std::string::npos) << program->ptx;
+    EXPECT_EQ(program->ptx.find("__nv_"), std::string::npos) << program->ptx;
+    EXPECT_TRUE(IsElf(program->cubin));
+  }
+  auto two_axes = Parse(R"(
+func.func @main(%a: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %c = stablehlo.fft %a, type = FFT, length = [4, 8] : (tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %c : tensor<4x8xcomplex<f32>>
+})");
+  ASSERT_NE(two_axes, nullptr);
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto refused = CompileCuda(*two_axes, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'stablehlo.fft'"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("one axis"), std::string::npos) << refused.status().message();
+}
+
 TEST(CudaCompilerTest, ProgramsSerializeValidatedAndCorruptBytesAreRefused) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();

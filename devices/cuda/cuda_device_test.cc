@@ -336,13 +336,13 @@ TEST(CudaDevice, WhileLoopsOnTheHostUntilTheCondKernelWritesFalse) {
 }
 
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
-  // fft has no cuda lowering yet (see cuda_compiler.h): refused at compile,
+  // fft over two axes has no cuda lowering yet (see cuda_compiler.h): refused at compile,
   // naming the op, never run somewhere else.
   Fixture f;
   auto exe = f.device->Compile(Parse(R"(
-func.func @main(%a: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
-  %c = stablehlo.fft %a, type = FFT, length = [8] : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
-  return %c : tensor<8xcomplex<f32>>
+func.func @main(%a: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %c = stablehlo.fft %a, type = FFT, length = [4, 8] : (tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %c : tensor<4x8xcomplex<f32>>
 }
 )"));
   ASSERT_FALSE(exe.ok());

@@ -14,6 +14,7 @@
 #include "jit/codegen/nvptx/window_kernel.h"
 #include "jit/codegen/nvptx/gather_kernel.h"
 #include "jit/codegen/nvptx/fft_kernel.h"
+#include "jit/codegen/nvptx/triangular_solve_kernel.h"
 #include "jit/codegen/nvptx/sort_kernel.h"
 #include "jit/codegen/nvptx/dot_kernel.h"
 #include "jit/ir/verifier.h"
@@ -189,6 +190,9 @@ class Compiler {
           break;
         case OpCode::kFft:
           JITD_RETURN_IF_ERROR(PlanFft(op));
+          break;
+        case OpCode::kTriangularSolve:
+          JITD_RETURN_IF_ERROR(PlanTriangularSolve(op));
           break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
@@ -532,6 +536,18 @@ class Compiler {
     return AddLaunch(op, name, plan, name + " fft " + std::to_string(plan.work_items) + " elements (direct sum)");
   }
 
+  // A thread per right-hand side, the interpreter's substitution
+  // (triangular_solve_kernel.h).
+  Status PlanTriangularSolve(const Op& op) {
+    if (!codegen::IsNvptxEmittableTriangularSolve(op)) {
+      return Refuse(op, "only real element types and a of at most 32 x 32 have a kernel");
+    }
+    const std::string name = "jitd_trsm" + std::to_string(solves_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
+                          codegen::EmitTriangularSolveKernel(llvm_module_, op, name, options_.limits));
+    return AddLaunch(op, name, plan, name + " triangular_solve " + std::to_string(plan.work_items) + " right-hand sides");
+  }
+
   Status PlanGather(const Op& op) {
     if (!codegen::IsNvptxEmittableGather(op)) {
       return Refuse(op, "only gathers of plain element types with integer indices and nonzero slice sizes");
@@ -611,6 +627,7 @@ class Compiler {
   int windows_ = 0;
   int gathers_ = 0;
   int ffts_ = 0;
+  int solves_ = 0;
   int sorts_ = 0;
   int dots_ = 0;
   int select_scatters_ = 0;

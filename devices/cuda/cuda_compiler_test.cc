@@ -514,6 +514,44 @@ func.func @main(%a: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
   EXPECT_NE(refused.status().message().find("one axis"), std::string::npos) << refused.status().message();
 }
 
+// triangular_solve: a thread per right-hand side (10 rows x 2 batches
+// here, right side), unrolled; too large an a is refused by name.
+TEST(CudaCompilerTest, TriangularSolveIsAThreadPerRightHandSide) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%a: tensor<2x8x8xf32>, %b: tensor<2x10x8xf32>) -> tensor<2x10x8xf32> {
+  %x = "stablehlo.triangular_solve"(%a, %b) <{left_side = false, lower = false, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<2x8x8xf32>, tensor<2x10x8xf32>) -> tensor<2x10x8xf32>
+  return %x : tensor<2x10x8xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  EXPECT_EQ(program->steps[0].launch.function, "jitd_trsm0");
+  EXPECT_EQ(program->steps[0].launch.buffers.size(), 3u);  // a, b, result
+  EXPECT_NE(program->steps[0].description.find("20 right-hand sides"), std::string::npos)
+      << program->steps[0].description;
+  EXPECT_NE(program->ptx.find("div.rn.f64"), std::string::npos);  // x_i / a_ii in double
+  EXPECT_EQ(program->ptx.find(".extern"), std::string::npos);
+  EXPECT_TRUE(IsElf(program->cubin));
+
+  auto big = Parse(R"(
+func.func @main(%a: tensor<40x40xf32>, %b: tensor<40x1xf32>) -> tensor<40x1xf32> {
+  %x = "stablehlo.triangular_solve"(%a, %b) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<40x40xf32>, tensor<40x1xf32>) -> tensor<40x1xf32>
+  return %x : tensor<40x1xf32>
+})");
+  ASSERT_NE(big, nullptr);
+  options.assemble = false;
+  auto refused = CompileCuda(*big, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'stablehlo.triangular_solve'"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(CudaCompilerTest, ProgramsSerializeValidatedAndCorruptBytesAreRefused) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();

@@ -14,6 +14,7 @@
 #include "jit/codegen/nvptx/window_kernel.h"
 #include "jit/codegen/nvptx/gather_kernel.h"
 #include "jit/codegen/nvptx/fft_kernel.h"
+#include "jit/codegen/nvptx/rng_kernel.h"
 #include "jit/codegen/nvptx/triangular_solve_kernel.h"
 #include "jit/codegen/nvptx/sort_kernel.h"
 #include "jit/codegen/nvptx/dot_kernel.h"
@@ -193,6 +194,9 @@ class Compiler {
           break;
         case OpCode::kTriangularSolve:
           JITD_RETURN_IF_ERROR(PlanTriangularSolve(op));
+          break;
+        case OpCode::kRngBitGenerator:
+          JITD_RETURN_IF_ERROR(PlanRngBitGenerator(op));
           break;
         case OpCode::kReturn:
         case OpCode::kFuncReturn:
@@ -548,6 +552,17 @@ class Compiler {
     return AddLaunch(op, name, plan, name + " triangular_solve " + std::to_string(plan.work_items) + " right-hand sides");
   }
 
+  // A thread per output element, thread 0 also the new state (rng_kernel.h).
+  Status PlanRngBitGenerator(const Op& op) {
+    if (!codegen::IsNvptxEmittableRngBitGenerator(op)) {
+      return Refuse(op, "only THREE_FRY with a 2 x u64 state and 64-bit outputs has a kernel");
+    }
+    const std::string name = "jitd_rng" + std::to_string(rngs_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
+                          codegen::EmitRngBitGeneratorKernel(llvm_module_, op, name, options_.limits));
+    return AddLaunch(op, name, plan, name + " threefry " + std::to_string(plan.work_items) + " elements");
+  }
+
   Status PlanGather(const Op& op) {
     if (!codegen::IsNvptxEmittableGather(op)) {
       return Refuse(op, "only gathers of plain element types with integer indices and nonzero slice sizes");
@@ -628,6 +643,7 @@ class Compiler {
   int gathers_ = 0;
   int ffts_ = 0;
   int solves_ = 0;
+  int rngs_ = 0;
   int sorts_ = 0;
   int dots_ = 0;
   int select_scatters_ = 0;

@@ -552,6 +552,49 @@ func.func @main(%a: tensor<40x40xf32>, %b: tensor<40x1xf32>) -> tensor<40x1xf32>
       << refused.status().message();
 }
 
+// rng_bit_generator THREE_FRY, 64-bit outputs: one kernel over (state,
+// new state, output); other algorithms are refused by name.
+TEST(CudaCompilerTest, ThreeFryRngIsAThreadPerElement) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const PtxCompiler* assembler = Assembler();
+  if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
+  auto module = Parse(R"(
+func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<10x10xui64>) {
+  %ns, %out = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<10x10xui64>)
+  return %ns, %out : tensor<2xui64>, tensor<10x10xui64>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  EXPECT_EQ(program->steps[0].launch.function, "jitd_rng0");
+  ASSERT_EQ(program->steps[0].launch.buffers.size(), 3u);
+  EXPECT_EQ(program->results[0], program->steps[0].launch.buffers[1]);  // the new state
+  EXPECT_EQ(program->results[1], program->steps[0].launch.buffers[2]);  // the bits
+  EXPECT_NE(program->steps[0].description.find("threefry 100 elements"), std::string::npos)
+      << program->steps[0].description;
+  // 20 rounds, each a 32-bit rotate (a funnel shift in PTX).
+  size_t rotates = 0;
+  for (size_t at = program->ptx.find("shf.l"); at != std::string::npos; at = program->ptx.find("shf.l", at + 1)) {
+    ++rotates;
+  }
+  EXPECT_EQ(rotates, 20u) << program->ptx;
+  EXPECT_TRUE(IsElf(program->cubin));
+
+  auto philox = Parse(R"(
+func.func @main(%s: tensor<3xui64>) -> (tensor<3xui64>, tensor<8xui64>) {
+  %ns, %out = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<3xui64>) -> (tensor<3xui64>, tensor<8xui64>)
+  return %ns, %out : tensor<3xui64>, tensor<8xui64>
+})");
+  ASSERT_NE(philox, nullptr);
+  options.assemble = false;
+  auto refused = CompileCuda(*philox, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("THREE_FRY"), std::string::npos) << refused.status().message();
+}
+
 TEST(CudaCompilerTest, ProgramsSerializeValidatedAndCorruptBytesAreRefused) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();

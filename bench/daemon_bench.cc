@@ -103,6 +103,10 @@ struct Daemon {
     if (pid < 0) Die("fork failed");
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // A session of its own, as the client's auto-start (libclient/
+      // launcher.cc) and a service manager give a real daemon: the
+      // scheduler then weighs it apart from the clients' session.
+      ::setsid();
       const std::string socket_flag = "--socket=" + socket;
       ::execl(JITD_BINARY, JITD_BINARY, "serve", socket_flag.c_str(), "--no-disk-cache",
               "--log-level=error", static_cast<char*>(nullptr));

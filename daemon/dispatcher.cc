@@ -70,6 +70,15 @@ struct Dispatcher::Impl {
   // that became ready meanwhile (an epoll_wait that does not block).
   static constexpr int64_t kHarvestNanos = 20'000;
 
+  // A session that asked for something within kHotNanos is polled, not
+  // armed, when its ring is empty and others wait: it goes to the back of
+  // the queue, so a client that runs and calls back to back (its next
+  // request a fraction of a µs after its last response) is served at its
+  // next turn without ringing. Armed, every request of such a client would
+  // cost a doorbell write and an epoll hop — the regime that made many
+  // clients on few CPUs slow and their shares unequal.
+  static constexpr int64_t kHotNanos = 50'000;
+
   // Pacing (dispatcher.h; DispatcherOptions::pace_lead, pace_hold): a
   // session is active while it asked for something within kActiveNanos;
   // the least served active count is recomputed every kFloorNanos.
@@ -83,7 +92,9 @@ struct Dispatcher::Impl {
 
   // --- Queue --------------------------------------------------------------
 
-  void Push(Item item) {
+  // `kick`: wake an idle worker for it (see below); false for a hot
+  // session polled again, which a busy worker will reach anyway.
+  void Push(Item item, bool kick = true) {
     {
       std::lock_guard<std::mutex> lock(queue_mu);
       queue.push_back(std::move(item));
@@ -93,6 +104,7 @@ struct Dispatcher::Impl {
     // busy: a busy one polls the queue before its next turn anyway. The
     // fence pairs with the worker's fetch_add on idle_workers before its
     // last look at the queue: either it sees this item or we see it idle.
+    if (!kick) return;
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (idle_workers.load(std::memory_order_relaxed) > 0) Kick();
   }
@@ -270,7 +282,8 @@ struct Dispatcher::Impl {
     e->running_since.store(me.turn_start.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
     bool spun = false;
-    enum class Next { kQueue, kIdle, kHold } next;
+    bool served_any = false;
+    enum class Next { kQueue, kPoll, kIdle, kHold } next;
     for (;;) {
       if (Ahead(*e) && session.HasRequest()) {
         next = Next::kHold;  // others lag: let their clients have the CPUs
@@ -285,6 +298,7 @@ struct Dispatcher::Impl {
         me.turn_start.store(now, std::memory_order_relaxed);
         e->running_since.store(now, std::memory_order_relaxed);
         spun = false;
+        served_any = true;
         // While this session is served back to back, others may have rung:
         // without this look they would wait for its turn to end.
         if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
@@ -301,6 +315,11 @@ struct Dispatcher::Impl {
         const auto end = Clock::now() + options.spin;
         while (!session.HasRequest() && QueueEmpty() && Clock::now() < end) CpuRelax();
         continue;
+      }
+      if (!QueueEmpty() && !stopping.load(std::memory_order_relaxed) &&
+          NowNanos() - e->last_active.load(std::memory_order_relaxed) < kHotNanos) {
+        next = served_any ? Next::kQueue : Next::kPoll;  // hot: polled, not armed
+        break;
       }
       if (session.ArmSleep()) {
         next = Next::kIdle;
@@ -333,7 +352,7 @@ struct Dispatcher::Impl {
       num_held.store(held.size(), std::memory_order_relaxed);
       return;
     }
-    Push(e);
+    Push(e, /*kick=*/next != Next::kPoll);
   }
 
   // --- Workers --------------------------------------------------------------
@@ -395,8 +414,11 @@ struct Dispatcher::Impl {
     Item item;
     while (!stopping.load(std::memory_order_relaxed)) {
       if (!QueueEmpty()) {
-        // Newly readied sessions go behind the ones already waiting.
-        Harvest(*me, NowNanos());
+        // Newly readied sessions go behind the ones already waiting (looked
+        // for at most every kHarvestNanos: the queue may be hot sessions
+        // polled in turn).
+        const int64_t now = NowNanos();
+        if (now - me->last_harvest > kHarvestNanos) Harvest(*me, now);
         if (Pop(&item)) Run(*me, item);
         continue;
       }

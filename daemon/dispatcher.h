@@ -18,6 +18,10 @@
 // 20 µs while it serves one session back to back, so new arrivals join the
 // back of the queue and nobody is skipped.
 //
+// Hot sessions: a session whose ring is empty while others wait, and that
+// asked for something within the last 50 µs, is polled (back of the queue)
+// rather than armed, so a client running beside others rings no doorbell.
+//
 // Pacing: when more sessions are active (a request within 5 ms) than there
 // are CPUs, the OS decides which clients run, and a worker serves whoever
 // does: left alone, clients that happen to run beside a worker get many

@@ -17,7 +17,7 @@ namespace jitd::frontend {
 namespace {
 
 std::string ModelPath(const std::string& name) {
-  return std::string(JITD_SOURCE_DIR) + "/../shared/models/" + name;
+  return std::string(JITD_SHARED_DIR) + "/models/" + name;
 }
 
 std::string ReadFile(const std::string& path) {

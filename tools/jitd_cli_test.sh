@@ -615,6 +615,38 @@ kill "$spid"; wait "$spid"
 [ -e "$tmp/life2/jitd.pid" ] && fail "life: serve left jitd.pid after a clean exit"
 kill -9 "$lpid" "$spid" 2>/dev/null  # whatever failed above, no daemon outlives the test
 
+# --- VHLO portable artifacts (MLIR bytecode), picked by magic number ---
+bc="$shared/models/searchless_chess_9m.mlir.bc"
+if [ -f "$bc" ]; then
+  expect_exit 0 "check .mlir.bc" "$jitd" check "$bc"
+  expect_exit 0 "fmt .mlir.bc" "$jitd" fmt "$bc"
+  expect_grep "fmt .mlir.bc" "$tmp/out" "^module @jit_predict_sequence"
+  cp "$bc" "$tmp/artifact.bin"  # no .mlir.bc name: the magic number decides
+  expect_exit 0 "check bytecode by magic" "$jitd" check "$tmp/artifact.bin"
+  head -c 200 "$bc" >"$tmp/truncated.bc"
+  expect_exit 1 "check truncated bytecode" "$jitd" check "$tmp/truncated.bc"
+  expect_grep "check truncated bytecode" "$tmp/err" "bytecode offset [0-9]+: "
+  # The artifact and its text twin give bit-identical results on cpu, in
+  # process and through the daemon (which gets the binary program bytes).
+  expect_exit 0 "run .mlir.bc in process" "$jitd" run --in-process --device=cpu --random-inputs \
+    --seed=7 -o "$tmp/bc_inproc" "$bc"
+  expect_exit 0 "run text twin in process" "$jitd" run --in-process --device=cpu --random-inputs \
+    --seed=7 -o "$tmp/bc_text" "${bc%.bc}"
+  cmp -s "$tmp/bc_inproc/result_0.npy" "$tmp/bc_text/result_0.npy" ||
+    fail "run .mlir.bc: results differ from the text twin's"
+  mkdir -p "$tmp/bcd"
+  expect_exit 0 "run .mlir.bc via daemon" "$jitd" run --socket "$tmp/bcd/jitd.sock" --device=cpu \
+    --random-inputs --seed=7 -o "$tmp/bc_daemon" "$bc"
+  cmp -s "$tmp/bc_daemon/result_0.npy" "$tmp/bc_text/result_0.npy" ||
+    fail "run .mlir.bc via daemon: results differ from the text twin's"
+  if [ -f "$tmp/bcd/jitd.pid" ]; then
+    bcpid="$(cat "$tmp/bcd/jitd.pid")"
+    kill "$bcpid" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$bcpid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$bcpid" 2>/dev/null
+  fi
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1

@@ -821,7 +821,7 @@ class Planner {
           break;
       }
 #ifdef JITD_CPU_HAVE_LIBRARY
-      if (IsLibraryCandidate(op.code())) {
+      if (IsLibraryCandidate(op.code()) && !ir::HasQuantizedTypes(op)) {
         const LibraryOpOptions library_options = LibraryOptions(op);
         auto library = CreateLibraryOp(op, library_options);
         if (library.ok() && *library) {

@@ -154,6 +154,9 @@ class Compiler {
     for (const auto& owned : block.ops()) {
       const Op& op = *owned;
       position_ = next_position_++;
+      if (ir::HasQuantizedTypes(op)) {
+        return Refuse(op, "quantized types run on the interpreter only for now");
+      }
       switch (op.code()) {
         case OpCode::kConstant: {
           JITD_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(op));

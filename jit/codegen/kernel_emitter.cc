@@ -118,8 +118,12 @@ bool HasComplexType(const Op& op) {
 }
 
 bool AllTensorTypesSupported(const Op& op, const TargetMath& target) {
+  // Quantized tensors hold their storage integers (dtype()), but an op on
+  // them means dequantize -> op -> quantize (jit/eval/quantized.cc): never
+  // the storage type's own arithmetic, so no kernel computes them.
   auto ok = [&](const ir::Type& t) {
-    return t.is_tensor() && IsSupportedDType(t.dtype()) && (target.HasNarrowFloats() || !IsNarrowFloat(t.dtype()));
+    return t.is_tensor() && !t.is_quantized() && IsSupportedDType(t.dtype()) &&
+           (target.HasNarrowFloats() || !IsNarrowFloat(t.dtype()));
   };
   for (const ir::Value* v : op.operands()) {
     if (!ok(v->type())) return false;

@@ -303,6 +303,19 @@ std::unique_ptr<Op> CreateOp(OpCode code, Location loc, std::span<Value* const> 
 void WalkOps(Region& region, const std::function<void(Op&)>& fn);
 void WalkOps(const Region& region, const std::function<void(const Op&)>& fn);
 
+// Whether an operand or result of `op` has a quantized element type
+// (Type::is_quantized). Such an op means dequantize -> op -> quantize, so
+// backends that compute on storage integers must leave it to jit/eval.
+inline bool HasQuantizedTypes(const Op& op) {
+  for (const Value* v : op.operands()) {
+    if (v->type().is_quantized()) return true;
+  }
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    if (op.result(i)->type().is_quantized()) return true;
+  }
+  return false;
+}
+
 // How deep regions nest inside `op`: 0 for an op without regions, 1 for one
 // whose regions hold no ops with regions, and so on. Iterative.
 int RegionNesting(const Op& op);

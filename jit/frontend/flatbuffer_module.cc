@@ -827,6 +827,27 @@ class Reader {
 }  // namespace
 
 StatusOr<std::vector<uint8_t>> ModuleToFlatBuffer(const ir::Module& module) {
+  // The format has no field for quantization parameters: refused rather
+  // than written as their storage type (which would change the program).
+  for (const auto& fn : module.functions()) {
+    auto quantized = [](const std::vector<ir::Type>& types) {
+      for (const ir::Type& t : types) {
+        if (t.is_quantized()) return true;
+      }
+      return false;
+    };
+    std::optional<ir::Location> at;
+    if (quantized(fn->arg_types()) || quantized(fn->result_types())) at = ir::Location{};
+    ir::WalkOps(fn->body(), [&](const ir::Op& op) {
+      if (!at && ir::HasQuantizedTypes(op)) at = op.loc();
+    });
+    if (at) {
+      return Unimplemented("flatbuffer module: @" + fn->name() +
+                           (at->line > 0 ? " at " + at->ToString() : std::string()) +
+                           ": quantized element types (!quant.uniform) are not carried by the "
+                           "FlatBuffers module format yet; send the program as text");
+    }
+  }
   Writer writer;
   return writer.Write(module);
 }

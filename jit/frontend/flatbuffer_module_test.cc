@@ -45,6 +45,10 @@ void RoundTripFile(const std::string& path, size_t* modules_checked) {
     const ir::Module& module = *(*modules)[m];
     const std::string printed = ir::PrintModule(module);
     auto bytes = ModuleToFlatBuffer(module);
+    if (!bytes.ok() && bytes.status().code() == StatusCode::kUnimplemented &&
+        bytes.status().message().find("quantized") != std::string::npos) {
+      continue;  // not carried by the format yet: refused, see QuantizedTypesAreRefused
+    }
     ASSERT_TRUE(bytes.ok()) << path << " #" << m << ": " << bytes.status().message();
     auto back = ModuleFromFlatBuffer(*bytes);
     ASSERT_TRUE(back.ok()) << path << " #" << m << ": " << back.status().message();
@@ -258,6 +262,22 @@ TEST(FlatBufferModuleTest, RefusesCorruptBytes) {
   std::copy(good.begin(), good.end(), shifted.begin() + 1);
   auto m = ModuleFromFlatBuffer(std::span<const uint8_t>(shifted).subspan(1));
   EXPECT_TRUE(m.ok()) << m.status().message();
+}
+
+TEST(FlatBufferModuleTest, QuantizedTypesAreRefused) {
+  auto module = ParseModule(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %q = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 5.000000e-01:10>>
+  %d = stablehlo.uniform_dequantize %q : (tensor<2x!quant.uniform<i8:f32, 5.000000e-01:10>>) -> tensor<2xf32>
+  return %d : tensor<2xf32>
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  auto bytes = ModuleToFlatBuffer(**module);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(bytes.status().message().find("@main at 3:"), std::string::npos) << bytes.status().message();
+  EXPECT_NE(bytes.status().message().find("quantized"), std::string::npos) << bytes.status().message();
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ EOF
 for f in "$build_dir"/bin/*; do
   [ -f "$f" ] && [ -x "$f" ] && is_elf "$f" || continue
   if [ "$binaries" = gpu ] && [ "$(basename "$f")" != jitd ] &&
-     ! cut -f2 "$root/share/jitd/gpu-tests.tsv" | grep -qxF "$(basename "$f")"; then
+     ! grep -qxF "$(basename "$f")" <<<"$(cut -f2 "$root/share/jitd/gpu-tests.tsv")"; then
     continue
   fi
   cp "$f" "$root/bin/"

@@ -48,7 +48,8 @@ have_libcuda() {
     [ -f "$JITD_CUDA_DRIVER" ] || [ -e "$JITD_CUDA_DRIVER/libcuda.so.1" ]
     return
   fi
-  ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' && return 0
+  # (not ldconfig | grep -q: pipefail would count grep's early exit.)
+  grep -q 'libcuda\.so\.1 ' <<<"$(ldconfig -p 2>/dev/null)" && return 0
   local d
   for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/nvidia/lib64 /usr/lib/wsl/lib \
            ${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH//:/ }}; do

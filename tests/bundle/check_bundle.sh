@@ -69,7 +69,10 @@ while IFS= read -r -d '' f; do
     if [[ "$rpath" == *"/usr/"* ]] || [[ "$rpath" == *"/work/"* ]] || [[ "$rpath" == *"/home/"* ]]; then
       problem "$rel has an rpath into the build machine: $rpath"
     fi
-    if readelf -S "$f" 2>/dev/null | grep -q ' \.symtab '; then
+    # (grep -q on a pipe would end readelf early with SIGPIPE, which
+    # pipefail reports as a failed test: read the whole listing first.)
+    sections=$(readelf -S "$f" 2>/dev/null || true)
+    if grep -q ' \.symtab ' <<<"$sections"; then
       problem "$rel is not stripped"
     fi
   fi

@@ -154,6 +154,10 @@ struct ExecuteOptions {
   // appended as a TraceEvent. Costs two clock reads per op or kernel and one
   // record each; nothing when null.
   ExecutionTrace* trace = nullptr;
+  // The process this execution is, in a replicated execution
+  // (devices/replicated.h sets it; see eval::EvalOptions::process). Null =
+  // the one process of a 1x1 grid.
+  const eval::ProcessContext* process = nullptr;
 };
 
 // Sorts `rows` slowest first (ties by name): the order devices hand a
@@ -264,6 +268,7 @@ inline eval::EvalOptions ToEvalOptions(const ExecuteOptions& options) {
   eval_options.resource_fill = options.resource_fill;
   eval_options.infeed = options.infeed;
   eval_options.outfeed = options.outfeed;
+  eval_options.process = options.process;
   return eval_options;
 }
 

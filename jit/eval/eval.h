@@ -93,6 +93,8 @@ using OpPlaces = std::unordered_map<const ir::Op*, uint64_t>;
 // them once and passes them in EvalOptions::op_places.
 OpPlaces ComputeOpPlaces(const ir::Module& module);
 
+struct ProcessContext;  // jit/eval/collectives.h
+
 struct EvalOptions {
   // Largest tensor one op may produce; bigger results fail with
   // RESOURCE_EXHAUSTED instead of allocating.
@@ -145,6 +147,11 @@ struct EvalOptions {
   // The module's OpPlaces, when the caller has them (must be of the module
   // evaluated); else the evaluator computes them when first needed.
   const OpPlaces* op_places = nullptr;
+  // The process this evaluation is, in a replicated execution
+  // (jit/eval/collectives.h): replica_id / partition_id read it and the
+  // collectives meet the other processes through its exchange. Null = the
+  // one process (0, 0) of a 1x1 grid. Must outlive the evaluation.
+  const ProcessContext* process = nullptr;
 };
 
 // Evaluates `function` of `module` on `args`. The module must have passed

@@ -28,7 +28,10 @@ namespace jitd::ipc {
 // 5: the client rings the daemon by writing a byte on its connection socket
 //    (a request ring found asleep; see daemon/dispatcher.h), not the futex.
 // 6: ExecuteRequest.resource_fill.
-inline constexpr uint32_t kProtocolVersion = 6;
+// 7: replicated execution: CompileOptions.num_replicas / num_partitions /
+//    device_assignment, CompileReply.num_replicas / num_partitions,
+//    ExecuteRequest.processes; feed replicas other than 0.
+inline constexpr uint32_t kProtocolVersion = 7;
 
 // Verifier limits: a message is small; anything deeper or larger is hostile.
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

@@ -234,6 +234,7 @@ class Parser {
   StatusOr<Attribute> ParseHashAttribute();
   StatusOr<Attribute> ParseDenseArray();
   StatusOr<Attribute> ParseDense();
+  StatusOr<std::optional<Type>> ParseIndexTensorType();
   Status ParseDenseBody(DenseBody& body);
   Status ParseDenseList(DenseBody& body, size_t level);
   StatusOr<DenseElement> ParseDenseElement(DenseBody& body);
@@ -1446,9 +1447,46 @@ StatusOr<Attribute> Parser::ParseDense() {
   JITD_RETURN_IF_ERROR(ParseDenseBody(body));
   JITD_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "closing 'dense<'"));
   JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon, "before the type of a dense literal"));
-  JITD_ASSIGN_OR_RETURN(Type type, ParseType());
+  JITD_ASSIGN_OR_RETURN(std::optional<Type> index_type, ParseIndexTensorType());
+  Type type;
+  if (index_type) {
+    type = std::move(*index_type);
+  } else {
+    JITD_ASSIGN_OR_RETURN(type, ParseType());
+  }
   JITD_ASSIGN_OR_RETURN(ir::DenseElementsAttr attr, BuildDense(body, type, loc));
+  attr.index_elements = index_type.has_value();
   return Attribute(std::move(attr));
+}
+
+// `tensor<2xindex>`: MLIR's `index` element type, which only attributes use
+// (jax.export's `operand_layouts` / `result_layouts` of custom calls). Read
+// as i64; the attribute remembers it to print `index` back. nullopt (and
+// nothing consumed) when the type ahead is not a static tensor of index.
+StatusOr<std::optional<Type>> Parser::ParseIndexTensorType() {
+  if (!IsKeyword("tensor")) return std::optional<Type>();
+  const char* p = lex_.position();
+  const char* end = lex_.end();
+  if (p >= end || *p != '<') return std::optional<Type>();
+  ++p;
+  std::vector<int64_t> dims;
+  while (p < end && *p >= '0' && *p <= '9') {
+    int64_t d = 0;
+    auto r = std::from_chars(p, end, d);
+    if (r.ec != std::errc() || r.ptr >= end || *r.ptr != 'x') return std::optional<Type>();
+    dims.push_back(d);
+    p = r.ptr + 1;
+  }
+  constexpr std::string_view kIndex = "index>";
+  if (std::string_view(p, static_cast<size_t>(end - p)).substr(0, kIndex.size()) != kIndex) {
+    return std::optional<Type>();
+  }
+  const Location loc = tok_.loc;
+  auto checked = Type::CheckedTensor(DType::kS64, std::move(dims));
+  if (!checked.ok()) return ErrorAt(loc, checked.status().message());
+  lex_.ResetTo(p + kIndex.size());
+  Advance();
+  return std::optional<Type>(std::move(checked).value());
 }
 
 // ===========================================================================

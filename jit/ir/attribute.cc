@@ -112,6 +112,12 @@ void AppendDense(const DenseElementsAttr& attr, std::string& out) {
     printer.AppendList(0, &index, out);
   }
   out += "> : ";
+  if (attr.index_elements && attr.type.dtype() == DType::kS64) {
+    std::string type = attr.type.ToString();  // tensor<2xi64>
+    out += std::string_view(type).substr(0, type.size() - 4);
+    out += "index>";
+    return;
+  }
   attr.type.AppendTo(out);
 }
 

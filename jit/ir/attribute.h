@@ -44,6 +44,10 @@ struct DenseElementsAttr {
   Type type;
   bool splat = false;
   std::shared_ptr<const std::vector<uint8_t>> data;
+  // Written with MLIR's `index` element type (`dense<[0, 1]> :
+  // tensor<2xindex>`, as jax.export writes custom-call layouts): `type` holds
+  // i64 and printing writes `index` back.
+  bool index_elements = false;
 };
 // `dense_resource<__elided__> : tensor<...>`: a named placeholder whose
 // bytes a later stage supplies.

@@ -433,6 +433,7 @@ StatusOr<Type> Parser::ParseTensorBody() {
   };
   int64_t dims[ir::kMaxRank];
   size_t rank = 0;
+  bool has_dynamic = false;
   while (true) {
     skip_space();
     if (p < end && *p >= '0' && *p <= '9') {
@@ -450,7 +451,16 @@ StatusOr<Type> Parser::ParseTensorBody() {
       continue;
     }
     if (p < end && *p == '?') {
-      return ErrorAt(loc, "dynamic tensor dimensions ('?') are not supported; jitd needs static shapes");
+      ++p;
+      skip_space();
+      if (p >= end || *p != 'x') return ErrorAt(loc, "expected 'x' after a tensor dimension");
+      ++p;
+      if (rank == static_cast<size_t>(ir::kMaxRank)) {
+        return ErrorAt(loc, "tensor rank exceeds the limit of " + std::to_string(ir::kMaxRank));
+      }
+      dims[rank++] = Type::kDynamic;
+      has_dynamic = true;
+      continue;
     }
     if (p < end && *p == '*') {
       return ErrorAt(loc, "unranked tensors ('tensor<*x...>') are not supported");
@@ -503,14 +513,59 @@ StatusOr<Type> Parser::ParseTensorBody() {
     }
   }
   skip_space();
-  if (p < end && *p == ',') return ErrorAt(loc, "tensor encodings (bounds, sparsity) are not supported");
+  // The one tensor encoding StableHLO defines: `#stablehlo.bounds<b0, ?, ...>`
+  // (dynamism.md), an upper bound or `?` per dimension.
+  std::vector<int64_t> bounds;
+  bool has_bounds = false;
+  if (p < end && *p == ',') {
+    ++p;
+    skip_space();
+    constexpr std::string_view kBounds = "#stablehlo.bounds<";
+    if (std::string_view(p, static_cast<size_t>(end - p)).substr(0, kBounds.size()) != kBounds) {
+      return ErrorAt(loc, "unsupported tensor encoding (jitd takes #stablehlo.bounds<...> only)");
+    }
+    p += kBounds.size();
+    has_bounds = true;
+    skip_space();
+    while (p < end && *p != '>') {
+      if (!bounds.empty()) {
+        if (*p != ',') return ErrorAt(loc, "expected ',' between #stablehlo.bounds entries");
+        ++p;
+        skip_space();
+      }
+      if (p < end && *p == '?') {
+        ++p;
+        bounds.push_back(Type::kDynamic);
+      } else {
+        int64_t b = 0;
+        auto r = std::from_chars(p, end, b);
+        if (r.ec != std::errc()) return ErrorAt(loc, "expected a bound or '?' in #stablehlo.bounds");
+        p = r.ptr;
+        bounds.push_back(b);
+      }
+      skip_space();
+      if (bounds.size() > static_cast<size_t>(ir::kMaxRank)) {
+        return ErrorAt(loc, "#stablehlo.bounds has more entries than the rank limit");
+      }
+    }
+    if (p >= end) return ErrorAt(loc, "expected '>' closing '#stablehlo.bounds<'");
+    ++p;
+    skip_space();
+  }
   if (p >= end || *p != '>') return ErrorAt(loc, "expected '>' closing 'tensor<'");
   ++p;
   const std::string_view key(start, static_cast<size_t>(p - start));
   lex_.ResetTo(p);
   Advance();
   if (auto it = type_cache_.find(key); it != type_cache_.end()) return it->second;
-  auto checked = Type::CheckedTensor(*dtype, std::vector<int64_t>(dims, dims + rank));
+  if (has_bounds && bounds.size() != rank) {
+    return ErrorAt(loc, "#stablehlo.bounds has " + std::to_string(bounds.size()) +
+                            " entries for a tensor of rank " + std::to_string(rank));
+  }
+  auto checked = has_dynamic || has_bounds
+                     ? Type::CheckedDynamicTensor(*dtype, std::vector<int64_t>(dims, dims + rank),
+                                                  std::move(bounds))
+                     : Type::CheckedTensor(*dtype, std::vector<int64_t>(dims, dims + rank));
   if (!checked.ok()) return ErrorAt(loc, checked.status().message());
   if (quant) {
     // The constraints of quantization.md that tie the parameters to the shape.
@@ -521,6 +576,10 @@ StatusOr<Type> Parser::ParseTensorBody() {
                                 std::to_string(rank));
       }
       const int64_t size = dims[quant->quantized_dimension];
+      if (size == Type::kDynamic) {
+        return ErrorAt(loc, "quantized_dimension " + std::to_string(quant->quantized_dimension) +
+                                " of !quant.uniform is a dynamic dimension");
+      }
       if (static_cast<int64_t>(quant->scales.size()) != size) {
         return ErrorAt(loc, "!quant.uniform has " + std::to_string(quant->scales.size()) +
                                 " scale:zero_point pairs but dimension " +

@@ -213,7 +213,9 @@ TEST(ParserTest, ErrorsNameTheProblemAndPlace) {
   EXPECT_NE(ParseError(Wrap("  %0 = stablehlo.constant dense<\"0x0102\"> : tensor<3xi8>"))
                 .find("hex literal holds 2 bytes"),
             std::string::npos);
-  EXPECT_NE(ParseError(Wrap("", "%x: tensor<?xf32>")).find("dynamic"), std::string::npos);
+  EXPECT_NE(ParseError(Wrap("", "%x: tensor<*xf32>")).find("unranked"), std::string::npos);
+  EXPECT_NE(ParseError(Wrap("", "%x: tensor<?xf32, #stablehlo.bounds<2, 3>>")).find("rank 1"),
+            std::string::npos);
   EXPECT_NE(ParseError(Wrap("  %0 = stablehlo.abs %x : tensor<f32>\n  %0 = stablehlo.abs %x : tensor<f32>",
                             "%x: tensor<f32>"))
                 .find("redefinition of value %0"),

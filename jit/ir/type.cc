@@ -134,6 +134,64 @@ StatusOr<Type> Type::CheckedTensor(DType dtype, std::vector<int64_t> dims) {
   return Tensor(dtype, std::move(dims));
 }
 
+StatusOr<Type> Type::CheckedDynamicTensor(DType dtype, std::vector<int64_t> dims,
+                                          std::vector<int64_t> bounds) {
+  if (!bounds.empty() && bounds.size() != dims.size()) {
+    return InvalidArgument("#stablehlo.bounds has " + std::to_string(bounds.size()) +
+                           " entries for a tensor of rank " + std::to_string(dims.size()));
+  }
+  std::vector<int64_t> known;
+  known.reserve(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != kDynamic) {
+      known.push_back(dims[i]);
+      if (!bounds.empty() && bounds[i] != kDynamic) {
+        return InvalidArgument("#stablehlo.bounds gives bound " + std::to_string(bounds[i]) +
+                               " to static dimension " + std::to_string(i) +
+                               " (only dynamic dimensions have bounds)");
+      }
+    } else if (!bounds.empty() && bounds[i] != kDynamic) {
+      if (bounds[i] < 0) {
+        return InvalidArgument("negative bound " + std::to_string(bounds[i]) + " of dimension " +
+                               std::to_string(i));
+      }
+      known.push_back(bounds[i]);
+    }
+  }
+  // The static dimensions and the bounds must fit the limits on their own.
+  JITD_RETURN_IF_ERROR(CheckedTensor(dtype, std::move(known)).status());
+  Type t = Tensor(dtype, std::move(dims));
+  if (!bounds.empty()) {
+    t.bounds_ = std::make_shared<const std::vector<int64_t>>(std::move(bounds));
+  }
+  return t;
+}
+
+bool Type::is_dynamic() const {
+  switch (kind_) {
+    case Kind::kTensor:
+      for (int64_t d : dims()) {
+        if (d == kDynamic) return true;
+      }
+      return false;
+    case Kind::kToken:
+      return false;
+    case Kind::kTuple:
+      for (const Type& e : elements()) {
+        if (e.is_dynamic()) return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+Type Type::WithDims(std::vector<int64_t> dims) const {
+  Type t = *this;
+  t.dims_ = dims.empty() ? nullptr : std::make_shared<const std::vector<int64_t>>(std::move(dims));
+  t.bounds_.reset();
+  return t;
+}
+
 const std::vector<int64_t>& Type::EmptyDims() {
   static const std::vector<int64_t> kEmpty;
   return kEmpty;
@@ -141,7 +199,10 @@ const std::vector<int64_t>& Type::EmptyDims() {
 
 int64_t Type::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : dims()) n *= d;
+  for (int64_t d : dims()) {
+    if (d == kDynamic) return -1;
+    n *= d;
+  }
   return n;
 }
 
@@ -156,6 +217,7 @@ bool Type::operator==(const Type& other) const {
     case Kind::kTensor:
       if (dtype_ != other.dtype_ || (quant_ == nullptr) != (other.quant_ == nullptr)) return false;
       if (quant_ && quant_ != other.quant_ && !(*quant_ == *other.quant_)) return false;
+      if (bounds() != other.bounds()) return false;
       return dims_ == other.dims_ || dims() == other.dims();
     case Kind::kToken:
       return true;
@@ -170,13 +232,30 @@ void Type::AppendTo(std::string& out) const {
     case Kind::kTensor:
       out += "tensor<";
       for (int64_t d : dims()) {
-        out += std::to_string(d);
+        if (d == kDynamic) {
+          out += '?';
+        } else {
+          out += std::to_string(d);
+        }
         out += 'x';
       }
       if (quant_) {
         quant_->AppendTo(out);
       } else {
         out += DTypeName(dtype_);
+      }
+      if (bounds_) {
+        out += ", #stablehlo.bounds<";
+        for (size_t i = 0; i < bounds_->size(); ++i) {
+          if (i) out += ", ";
+          const int64_t b = (*bounds_)[i];
+          if (b == kDynamic) {
+            out += '?';
+          } else {
+            out += std::to_string(b);
+          }
+        }
+        out += '>';
       }
       out += '>';
       return;

@@ -2,8 +2,11 @@
 // elements), tokens, and tuples.
 //
 // Type is a small immutable value: dimensions are shared between copies, so
-// copying costs a reference count, and scalars allocate nothing. Tensor types
-// have static dimensions only; the parser refuses dynamic ones.
+// copying costs a reference count, and scalars allocate nothing. A tensor
+// dimension may be dynamic (`?`, kDynamic) with an optional upper bound
+// (`#stablehlo.bounds<...>`, dynamism.md); such types exist between parsing
+// and shape refinement (jit/passes/refine_shapes.h) only: nothing that
+// computes (evaluator, devices) ever sees one.
 // Thread-compatible (copies may be used from different threads).
 #ifndef JITD_JIT_IR_TYPE_H_
 #define JITD_JIT_IR_TYPE_H_
@@ -53,6 +56,9 @@ class Type {
  public:
   enum class Kind : uint8_t { kTensor, kToken, kTuple };
 
+  // A dynamic dimension (`?`) in dims(), or an absent bound in bounds().
+  static constexpr int64_t kDynamic = INT64_MIN;
+
   // A scalar tensor (rank 0) of f32; useful as a placeholder.
   Type() = default;
 
@@ -66,6 +72,12 @@ class Type {
 
   // Checks the shape limits above; an error names the broken rule.
   static StatusOr<Type> CheckedTensor(DType dtype, std::vector<int64_t> dims);
+  // A tensor whose dims may hold kDynamic. `bounds` is empty (no encoding)
+  // or one entry per dimension: an upper bound for a dynamic dimension,
+  // kDynamic for none (`?`); a static dimension's entry must be kDynamic.
+  // Checks those rules and the shape limits (static dimensions and bounds).
+  static StatusOr<Type> CheckedDynamicTensor(DType dtype, std::vector<int64_t> dims,
+                                             std::vector<int64_t> bounds = {});
 
   Kind kind() const { return kind_; }
   bool is_tensor() const { return kind_ == Kind::kTensor; }
@@ -77,6 +89,15 @@ class Type {
   const std::vector<int64_t>& dims() const { return dims_ ? *dims_ : EmptyDims(); }
   int64_t rank() const { return static_cast<int64_t>(dims().size()); }
   int64_t dim(int64_t i) const { return dims()[static_cast<size_t>(i)]; }
+  // Whether some dimension is dynamic (for a tuple: of some element).
+  bool is_dynamic() const;
+  bool is_dynamic_dim(int64_t i) const { return dim(i) == kDynamic; }
+  // The `#stablehlo.bounds` encoding: empty when the type has none.
+  const std::vector<int64_t>& bounds() const { return bounds_ ? *bounds_ : EmptyDims(); }
+  // The same element type (quantization kept) with other dimensions and no
+  // bounds.
+  Type WithDims(std::vector<int64_t> dims) const;
+  // The product of the dimensions; -1 for a dynamic type.
   int64_t num_elements() const;
   int64_t byte_size() const { return num_elements() * StorageBytes(dtype_); }
   // Replaces the element type; drops quantization parameters.
@@ -98,7 +119,8 @@ class Type {
   bool operator==(const Type& other) const;
   bool operator!=(const Type& other) const { return !(*this == other); }
 
-  // MLIR spelling: "tensor<2x3xf32>", "!stablehlo.token", "tuple<...>".
+  // MLIR spelling: "tensor<2x3xf32>", "tensor<?x3xf32, #stablehlo.bounds<8, ?>>",
+  // "!stablehlo.token", "tuple<...>".
   std::string ToString() const;
   void AppendTo(std::string& out) const;
 
@@ -110,6 +132,7 @@ class Type {
   std::shared_ptr<const std::vector<int64_t>> dims_;  // null for rank 0
   std::shared_ptr<const std::vector<Type>> tuple_;
   std::shared_ptr<const QuantParams> quant_;  // null unless quantized
+  std::shared_ptr<const std::vector<int64_t>> bounds_;  // null: no encoding
 };
 
 // "(tensor<f32>, tensor<2xi32>) -> tensor<f32>"

@@ -96,13 +96,15 @@ std::string Str(const Attribute& a) {
 
 // Checks `t` against the limits of type.h (hand-built IR can skip them);
 // returns what is wrong, or an empty string.
-std::string TypeProblem(const Type& t, int depth = 0) {
+// `allow_dynamic`: dimensions may be `?` (kDynamic) — for values and
+// signatures, never for the data of constants and attributes.
+std::string TypeProblem(const Type& t, int depth = 0, bool allow_dynamic = false) {
   switch (t.kind()) {
     case Type::Kind::kToken: return {};
     case Type::Kind::kTuple:
       if (depth >= 32) return "tuple nesting deeper than 32";
       for (const Type& e : t.elements()) {
-        std::string p = TypeProblem(e, depth + 1);
+        std::string p = TypeProblem(e, depth + 1, allow_dynamic);
         if (!p.empty()) return p;
       }
       return {};
@@ -115,6 +117,10 @@ std::string TypeProblem(const Type& t, int depth = 0) {
   }
   int64_t nonzero = 1;
   for (int64_t d : t.dims()) {
+    if (d == Type::kDynamic) {
+      if (!allow_dynamic) return "dynamic dimension '?' where a static shape is required";
+      continue;
+    }
     if (d < 0 || d > kMaxElements) return "dimension size " + std::to_string(d) + " out of range";
     if (d == 0) continue;
     if (nonzero > kMaxElements / d) return "more than 2^40 elements";
@@ -3092,7 +3098,7 @@ class Verifier {
   Status VerifySignature(const Function& fn) {
     for (const auto* list : {&fn.arg_types(), &fn.result_types()}) {
       for (const Type& t : *list) {
-        if (std::string p = TypeProblem(t); !p.empty()) {
+        if (std::string p = TypeProblem(t, 0, true); !p.empty()) {
           return FuncFail(fn, "@" + fn.name() + " has an invalid type in its signature: " + p);
         }
       }
@@ -3132,7 +3138,7 @@ class Verifier {
                               std::to_string(fn.arg_types().size()) + " parameters");
     }
     for (size_t i = 0; i < entry.num_args(); ++i) {
-      if (std::string p = TypeProblem(entry.arg(i)->type()); !p.empty()) {
+      if (std::string p = TypeProblem(entry.arg(i)->type(), 0, true); !p.empty()) {
         return FuncFail(fn, "@" + fn.name() + " has entry block argument #" + std::to_string(i) +
                                 " of an invalid type: " + p);
       }
@@ -3159,7 +3165,7 @@ class Verifier {
     }
     const Block& block = region.block(0);
     for (size_t i = 0; i < block.num_args(); ++i) {
-      if (std::string p = TypeProblem(block.arg(i)->type()); !p.empty()) {
+      if (std::string p = TypeProblem(block.arg(i)->type(), 0, true); !p.empty()) {
         return Fail(op, "has region #" + std::to_string(index) + " argument #" + std::to_string(i) +
                             " of an invalid type: " + p);
       }
@@ -3214,7 +3220,7 @@ class Verifier {
       }
     }
     for (size_t i = 0; i < op.num_results(); ++i) {
-      if (std::string p = TypeProblem(op.result(i)->type()); !p.empty()) {
+      if (std::string p = TypeProblem(op.result(i)->type(), 0, true); !p.empty()) {
         return Fail(op, "has result #" + std::to_string(i) + " of an invalid type: " + p);
       }
     }
@@ -3261,6 +3267,7 @@ class Verifier {
   }
 
   Status VerifyRules(const Op& op) {
+    if (HasDynamicTypes(op)) return VerifyDynamicRules(op);
     if (const EwRule rule = ElementwiseRule(op.code()); rule.kind != Ew::kNone) {
       return CheckElementwise(op, rule);
     }
@@ -3379,6 +3386,108 @@ class Verifier {
       case OpCode::kCheckExpectSerializedEq: return CheckExpect(op);
       default: return Fail(op, "has no verifier rules (unknown op)");
     }
+  }
+
+  // An op with a dynamic (`?`) operand or result type: the spec's shape
+  // rules need shapes, so they run after shape refinement
+  // (jit/passes/refine_shapes.h), which verifies the refined module. Here
+  // the types must be compatible where they meet: calls, returns and
+  // composites take compatible types (same element type and rank, equal
+  // static dimensions); elementwise ops compatible operands and results.
+  static bool HasDynamicTypes(const Op& op) {
+    for (const Value* v : op.operands()) {
+      if (v->type().is_dynamic()) return true;
+    }
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      if (op.result(i)->type().is_dynamic()) return true;
+    }
+    return false;
+  }
+
+  static bool Compatible(const Type& a, const Type& b) {
+    if (a.kind() != b.kind()) return false;
+    if (a.is_tuple()) {
+      if (a.elements().size() != b.elements().size()) return false;
+      for (size_t i = 0; i < a.elements().size(); ++i) {
+        if (!Compatible(a.elements()[i], b.elements()[i])) return false;
+      }
+      return true;
+    }
+    if (!a.is_tensor()) return true;
+    if (a.dtype() != b.dtype() || a.is_quantized() != b.is_quantized()) return false;
+    return ShapesCompatible(a, b);
+  }
+
+  static bool ShapesCompatible(const Type& a, const Type& b) {
+    if (a.rank() != b.rank()) return false;
+    for (int64_t i = 0; i < a.rank(); ++i) {
+      if (a.dim(i) != b.dim(i) && a.dim(i) != Type::kDynamic && b.dim(i) != Type::kDynamic) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static bool AllCompatible(std::span<const Type> want, std::span<const Type> got) {
+    if (want.size() != got.size()) return false;
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (!Compatible(want[i], got[i])) return false;
+    }
+    return true;
+  }
+
+  Status VerifyDynamicRules(const Op& op) {
+    switch (op.code()) {
+      case OpCode::kFuncReturn: {
+        const std::vector<Type> got = op.operand_types();
+        if (!AllCompatible(function_->result_types(), got)) {
+          return Fail(op, "requires operand types compatible with the result types of @" +
+                              function_->name() + " " +
+                              FunctionTypeToString({}, function_->result_types()).substr(6) +
+                              ", got " + FunctionTypeToString({}, got).substr(6));
+        }
+        return Status::Ok();
+      }
+      case OpCode::kReturn: return Status::Ok();
+      case OpCode::kFuncCall:
+      case OpCode::kComposite: {
+        const char* attr = op.code() == OpCode::kFuncCall ? "callee" : "decomposition";
+        const Attribute* a = op.attr(attr);
+        if (!a) return MissingAttr(op, attr);
+        const auto* ref = a->get_if<SymbolRefAttr>();
+        if (!ref) return WrongAttr(op, attr, "a symbol reference", *a);
+        const Function* callee = module_.FindFunction(ref->name);
+        if (!callee) {
+          return Fail(op, "calls @" + ref->name + ", which is not a function of this module");
+        }
+        const std::vector<Type> in = op.operand_types(), out = op.result_types();
+        if (!AllCompatible(callee->arg_types(), in) || !AllCompatible(callee->result_types(), out)) {
+          return Fail(op, "requires types compatible with @" + ref->name + " (" +
+                              FunctionTypeToString(callee->arg_types(), callee->result_types()) +
+                              "), got " + FunctionTypeToString(in, out));
+        }
+        return Status::Ok();
+      }
+      case OpCode::kConstant:
+        return Fail(op, "has a dynamic result type " + Str(op.result(0)->type()) +
+                            " (a constant's shape is its data's)");
+      default:
+        break;
+    }
+    if (const EwRule rule = ElementwiseRule(op.code()); rule.kind != Ew::kNone) {
+      // Same rank everywhere, compatible dimensions.
+      for (size_t i = 0; i < op.num_results(); ++i) {
+        for (const Value* v : op.operands()) {
+          const Type& a = v->type();
+          const Type& r = op.result(i)->type();
+          if (a.is_tensor() && r.is_tensor() && a.rank() != 0 && !ShapesCompatible(a, r)) {
+            return Fail(op, "requires operand shapes compatible with the result's, got " + Str(a) +
+                                " and " + Str(r));
+          }
+        }
+      }
+    }
+    return Status::Ok();
   }
 
   Status VerifyCall(const Op& op) {

@@ -18,13 +18,19 @@
 #include "jit/codegen/nvptx/triangular_solve_kernel.h"
 #include "jit/codegen/nvptx/sort_kernel.h"
 #include "jit/codegen/nvptx/dot_kernel.h"
+#include "devices/cuda/cublaslt_plan.h"
+#include "devices/cuda/cufft_normalize_kernel.h"
+#include "devices/cuda/cufft_plan.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
 #include "jit/passes/pass_manager.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 namespace jitd::devices::cuda {
@@ -51,11 +57,8 @@ std::string WhyNotLowered(const Op& op) {
       return "this matmul has no exact kernel and cuBLASLt is not built yet";
     case OpCode::kConvolution:
       return "convolutions go to cuDNN, not built yet";
-    case OpCode::kWhile:
-    case OpCode::kIf:
-    case OpCode::kCase:
     case OpCode::kFuncCall:
-      return "control flow and calls have no cuda steps yet";
+      return "calls have no cuda steps yet (the pipeline inlines them)";
     default:
       break;
   }
@@ -192,6 +195,10 @@ class Compiler {
         case OpCode::kWhile:
           JITD_RETURN_IF_ERROR(PlanWhile(op));
           break;
+        case OpCode::kIf:
+        case OpCode::kCase:
+          JITD_RETURN_IF_ERROR(PlanBranches(op));
+          break;
         case OpCode::kFft:
           JITD_RETURN_IF_ERROR(PlanFft(op));
           break;
@@ -296,6 +303,151 @@ class Compiler {
         interval.last_use = std::max(interval.last_use, loop_end);
       }
     }
+    return Status::Ok();
+  }
+
+  // stablehlo.if / stablehlo.case as host control flow, like while: per
+  // branch but the last, kJumpUnless on its 1-byte predicate to the next
+  // branch; each branch's kernels, copies of its results into the op's
+  // result buffers, kJump to the end (the last branch falls through).
+  // if: the predicate is its operand (branch 0 when true). case: one
+  // jitd_case kernel first writes, for branch k < N-1, whether the index
+  // clamped to [0, N) (out of range: the last branch, as the spec says)
+  // is k. Costs a device->host copy and a synchronization per branch
+  // tested.
+  Status PlanBranches(const Op& op) {
+    const bool is_if = op.code() == OpCode::kIf;
+    const std::string what = is_if ? "if" : "case";
+    const size_t branches = op.num_regions();
+    if (branches == 0 || (is_if && branches != 2) || op.num_operands() != 1) {
+      return Refuse(op, "an " + what + " without its selector operand and branches");
+    }
+    for (size_t k = 0; k < branches; ++k) {
+      if (op.region(k).num_blocks() != 1 || op.region(k).block(0).num_args() != 0) {
+        return Refuse(op, "a branch that is not one block without arguments");
+      }
+    }
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      if (!op.result(i)->type().is_tensor()) return Refuse(op, "a result that is not a tensor (tokens and tuples)");
+    }
+    JITD_ASSIGN_OR_RETURN(int32_t selector, Use(op.operand(0), &op));
+    const int64_t selector_bytes = p_.buffers[static_cast<size_t>(selector)].bytes;
+    if (selector_bytes != (is_if ? 1 : 4)) {
+      return Refuse(op, is_if ? "its predicate is not one pred" : "its index is not one 32-bit integer");
+    }
+    std::vector<int32_t> results;
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      results.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
+    }
+    // One 1-byte predicate per branch but the last.
+    std::vector<int32_t> predicates;
+    if (is_if) {
+      predicates.push_back(selector);
+    } else if (branches > 1) {
+      std::string description;
+      CudaStep select;
+      JITD_RETURN_IF_ERROR(CaseKernel(static_cast<int64_t>(branches), &select.launch.function, &description));
+      select.launch.buffers.push_back(selector);
+      for (size_t k = 0; k + 1 < branches; ++k) {
+        predicates.push_back(NewTemporary(1));
+        select.launch.buffers.push_back(predicates.back());
+      }
+      select.description = select.launch.function + " " + description + " (case at " + op.loc().ToString() + ")";
+      p_.steps.push_back(std::move(select));
+      ++p_.launches;
+    }
+    std::vector<size_t> exits;  // each branch's jump to the end
+    for (size_t k = 0; k < branches; ++k) {
+      const std::string branch = what + " at " + op.loc().ToString() + " branch " + std::to_string(k);
+      size_t test_step = SIZE_MAX;
+      if (k + 1 < branches) {
+        position_ = next_position_++;
+        UseBuffer(predicates[k]);
+        CudaStep test;
+        test.kind = CudaStep::Kind::kJumpUnless;
+        test.predicate = predicates[k];
+        test.description = branch + ": skip unless " + (is_if ? "pred" : "index == " + std::to_string(k));
+        test_step = p_.steps.size();
+        p_.steps.push_back(std::move(test));
+      }
+      const ir::Block& block = op.region(k).block(0);
+      JITD_RETURN_IF_ERROR(PlanOps(block, /*entry=*/false));
+      const Op* ret = block.terminator();
+      if (!ret || ret->num_operands() != results.size()) return Refuse(op, "a branch does not return every result");
+      position_ = next_position_++;
+      for (size_t i = 0; i < results.size(); ++i) {
+        JITD_ASSIGN_OR_RETURN(int32_t value, Use(ret->operand(i), &op));
+        if (p_.buffers[static_cast<size_t>(value)].bytes != p_.buffers[static_cast<size_t>(results[i])].bytes) {
+          return Refuse(op, "a branch returns result " + std::to_string(i) + " of another size");
+        }
+        UseBuffer(results[i]);
+        JITD_RETURN_IF_ERROR(CopyBuffer(value, results[i], branch + " result " + std::to_string(i)));
+      }
+      if (k + 1 < branches) {
+        CudaStep exit;
+        exit.kind = CudaStep::Kind::kJump;
+        exit.description = branch + ": to the end";
+        exits.push_back(p_.steps.size());
+        p_.steps.push_back(std::move(exit));
+        p_.steps[test_step].target = static_cast<int32_t>(p_.steps.size());
+      }
+    }
+    for (size_t e : exits) p_.steps[e].target = static_cast<int32_t>(p_.steps.size());
+    return Status::Ok();
+  }
+
+  // The kernel of a case of `branches` branches (made once per count): one
+  // thread reads the i32 index, clamps it to [0, branches) (out of range:
+  // the last) and writes 1 to predicate k when it equals k, else 0, for k <
+  // branches - 1. Parameters: the index, then the predicates.
+  Status CaseKernel(int64_t branches, std::string* name_out, std::string* description_out) {
+    const std::string key = "case " + std::to_string(branches);
+    auto [it, is_new] = kernels_.try_emplace(key);
+    if (!is_new) {
+      *name_out = it->second.name;
+      *description_out = it->second.description;
+      return Status::Ok();
+    }
+    const std::string name = "jitd_case" + std::to_string(branches);
+    llvm::LLVMContext& ctx = llvm_module_.getContext();
+    llvm::IRBuilder<> b(ctx);
+    llvm::Type* global = llvm::PointerType::get(ctx, 1);
+    std::vector<llvm::Type*> params(static_cast<size_t>(branches), global);
+    llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                                llvm::Function::ExternalLinkage, name, llvm_module_);
+    fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    for (unsigned a = 0; a < params.size(); ++a) fn->addParamAttr(a, llvm::Attribute::NoAlias);
+    fn->addParamAttr(0, llvm::Attribute::ReadOnly);
+    llvm_module_.getOrInsertNamedMetadata("nvvm.annotations")
+        ->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
+                                             llvm::ValueAsMetadata::get(b.getInt32(1))}));
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+    llvm::Value* index = b.CreateAlignedLoad(b.getInt32Ty(), fn->getArg(0), llvm::Align(4));
+    llvm::Value* last = b.getInt32(static_cast<uint32_t>(branches - 1));
+    llvm::Value* outside = b.CreateOr(b.CreateICmpSLT(index, b.getInt32(0)), b.CreateICmpSGT(index, last));
+    llvm::Value* chosen = b.CreateSelect(outside, last, index);
+    for (int64_t k = 0; k + 1 < branches; ++k) {
+      llvm::Value* is_k = b.CreateZExt(b.CreateICmpEQ(chosen, b.getInt32(static_cast<uint32_t>(k))), b.getInt8Ty());
+      b.CreateAlignedStore(is_k, fn->getArg(static_cast<unsigned>(k + 1)), llvm::Align(1));
+    }
+    b.CreateRetVoid();
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (llvm::verifyFunction(*fn, &os)) {
+      fn->eraseFromParent();
+      kernels_.erase(key);
+      return Internal("cuda: the case kernel is invalid: " + os.str());
+    }
+    codegen::GridPlan plan;
+    plan.kind = codegen::GridKind::kFlat;
+    plan.work_items = 1;
+    plan.grid = 1;
+    plan.block = 1;
+    it->second = {name, plan, "case of " + std::to_string(branches) + " branches: index -> predicates"};
+    ++p_.unique_kernels;
+    *name_out = it->second.name;
+    *description_out = it->second.description;
     return Status::Ok();
   }
 
@@ -506,11 +658,22 @@ class Compiler {
                                          " source elements x " + std::to_string(plan.extent));
   }
 
-  // A thread per result element, the interpreter's exact dot (dot_kernel.h).
+  // cuBLASLt where it is on and takes the layout (cublaslt_plan.h), else a
+  // thread per result element, the interpreter's exact dot (dot_kernel.h).
   Status PlanDot(const Op& op) {
+    std::string library_why = "cuBLASLt is off (not loaded)";
+    if (options_.use_cublaslt) {
+      JITD_ASSIGN_OR_RETURN(MatmulProblem problem, MatmulProblemOf(op));
+      StatusOr<CublasLtMatmulPlan> plan = PlanCublasLtMatmul(problem, options_.exact_f32);
+      if (plan.ok()) {
+        return AddLibraryCall(op, CudaLibraryCall::Library::kCublasLt, EncodeMatmulPlan(*plan), {},
+                              "cublaslt " + DescribeMatmulPlan(*plan));
+      }
+      if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
+      library_why = plan.status().message();
+    }
     if (!codegen::IsNvptxEmittableDot(op)) {
-      return Refuse(op, "only integer, real float or same-complex dots have the exact kernel; cuBLASLt is not "
-                        "built yet");
+      return Refuse(op, "only integer, real float or same-complex dots have the exact kernel; " + library_why);
     }
     const std::string name = "jitd_dot" + std::to_string(dots_++);
     JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitDotKernel(llvm_module_, op, name, options_.limits));
@@ -534,9 +697,20 @@ class Compiler {
 
   // A thread per result element copying its operand element (gather_kernel.h).
   // A thread per result element summing its line directly (fft_kernel.h).
+  // cuFFT where it is on (cufft_plan.h): a copy of the input first when
+  // cuFFT would overwrite it, the call, the division of an inverse
+  // transform's result after (cufft_normalize_kernel.h).
   Status PlanFft(const Op& op) {
+    std::string library_why = "cuFFT is off (not loaded)";
+    if (options_.use_cufft) {
+      StatusOr<CufftPlan> plan = PlanCufft(op);
+      if (plan.ok()) return PlanCufftCall(op, *plan);
+      if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
+      library_why = plan.status().message();
+    }
     if (!codegen::IsNvptxEmittableFft(op)) {
-      return Refuse(op, "only ffts over one axis (one fft_length) of f32 / f64 / complex elements have a kernel");
+      return Refuse(op, "only ffts over one axis (one fft_length) of f32 / f64 / complex elements have a kernel; " +
+                            library_why);
     }
     const std::string name = "jitd_fft" + std::to_string(ffts_++);
     JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitFftKernel(llvm_module_, op, name, options_.limits));
@@ -573,6 +747,72 @@ class Compiler {
     const std::string name = "jitd_gather" + std::to_string(gathers_++);
     JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, codegen::EmitGatherKernel(llvm_module_, op, name, options_.limits));
     return AddLaunch(op, name, plan, name + " gather " + std::to_string(plan.work_items) + " elements");
+  }
+
+  Status PlanCufftCall(const Op& op, const CufftPlan& plan) {
+    JITD_ASSIGN_OR_RETURN(int32_t input, Use(op.operand(0), &op));
+    std::vector<int32_t> operands = {input};
+    if (plan.copy_input) {
+      const int32_t scratch = NewTemporary(p_.buffers[static_cast<size_t>(input)].bytes);
+      JITD_RETURN_IF_ERROR(CopyBuffer(input, scratch, "cuFFT overwrites its input: a scratch copy"));
+      operands = {scratch};
+      position_ = next_position_++;  // the copy's reads end before the call's writes
+      UseBuffer(scratch);
+    }
+    JITD_RETURN_IF_ERROR(AddLibraryCall(op, CudaLibraryCall::Library::kCufft, EncodeFftPlan(plan), operands,
+                                        DescribeFftPlan(plan)));
+    if (!plan.normalize) return Status::Ok();
+    const ir::Type& out = op.result(0)->type();
+    const bool f64 = out.dtype() == ir::DType::kF64 || out.dtype() == ir::DType::kC128;
+    const int64_t values = out.num_elements() * (ir::IsComplex(out.dtype()) ? 2 : 1);
+    int64_t divisor = 1;
+    for (int64_t v : plan.n) divisor *= v;
+    const std::string key = std::string("fft normalize ") + (f64 ? "f64 " : "f32 ") + std::to_string(values) + " / " +
+                            std::to_string(divisor);
+    auto [it, is_new] = kernels_.try_emplace(key);
+    if (is_new) {
+      const std::string name = "jitd_fft_normalize" + std::to_string(ffts_++);
+      auto grid = EmitFftNormalizeKernel(llvm_module_, name, f64, values, divisor, options_.limits);
+      if (!grid.ok()) {
+        kernels_.erase(key);
+        return grid.status();
+      }
+      it->second = {name, *grid, key};
+      ++p_.unique_kernels;
+    }
+    CudaStep step;
+    step.launch.function = it->second.name;
+    step.launch.grid = {static_cast<uint32_t>(it->second.plan.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(it->second.plan.block), 1, 1};
+    step.launch.buffers = {p_.steps.back().library.buffers.back()};
+    step.description = it->second.name + " " + key;
+    p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
+  // One library call reading `operands` (empty: `op`'s operands) and
+  // writing `op`'s results (new temporaries), in that order.
+  Status AddLibraryCall(const Op& op, CudaLibraryCall::Library library, std::vector<int64_t> plan,
+                        std::vector<int32_t> operands, std::string description) {
+    CudaStep step;
+    step.kind = CudaStep::Kind::kLibraryCall;
+    step.library.library = library;
+    step.library.plan = std::move(plan);
+    if (operands.empty()) {
+      for (const ir::Value* v : op.operands()) {
+        JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
+        operands.push_back(b);
+      }
+    }
+    step.library.buffers = std::move(operands);
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      step.library.buffers.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
+    }
+    step.description = std::move(description);
+    p_.steps.push_back(std::move(step));
+    ++p_.library_calls;
+    return Status::Ok();
   }
 
   // One launch of kernel `name` reading `op`'s operands and writing its
@@ -733,13 +973,19 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
          (options.assemble ? "" : " ptx-only") + " pipeline=" + options.pipeline +
          " block=" + std::to_string(l.block_threads) + " warp=" + std::to_string(l.warp_size) +
          " max_blocks=" + std::to_string(l.max_blocks) + " shared=" + std::to_string(l.max_shared_bytes) +
-         " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) + " O3";
+         " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) + " O3" +
+         (options.use_cublaslt ? " cublaslt" : "") + (options.use_cufft ? " cufft" : "") +
+         (options.exact_f32 ? " exact-f32" : "");
 }
 
 std::string DescribeCudaProgram(const CudaProgram& program) {
   std::string out;
   for (size_t s = 0; s < program.steps.size(); ++s) {
     const CudaStep& step = program.steps[s];
+    if (step.kind == CudaStep::Kind::kLibraryCall) {
+      out += "  " + std::to_string(s) + ": library " + step.description + "\n";
+      continue;
+    }
     if (step.kind != CudaStep::Kind::kLaunch) {
       out += "  " + std::to_string(s) + ": " +
              (step.kind == CudaStep::Kind::kJump ? "jump" : "jump unless buffer " + std::to_string(step.predicate)) +
@@ -751,7 +997,7 @@ std::string DescribeCudaProgram(const CudaProgram& program) {
            std::to_string(l.block[0]) + (l.shared_bytes ? ", shared " + std::to_string(l.shared_bytes) : "") + "]\n";
   }
   out += "  " + std::to_string(program.launches) + " kernel launches (" + std::to_string(program.unique_kernels) +
-         " unique), 0 library calls, arena " + std::to_string(program.arena_bytes) + " bytes, " +
+         " unique), " + std::to_string(program.library_calls) + " library calls, arena " + std::to_string(program.arena_bytes) + " bytes, " +
          std::to_string(program.constants.size()) + " constants, cubin " + std::to_string(program.cubin.size()) +
          " bytes (" + program.sm + ", PTX " + PtxVersionText(program.ptx_version) + ")\n";
   return out;

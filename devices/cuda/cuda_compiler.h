@@ -44,6 +44,15 @@ struct CudaCompileOptions {
   bool verbose_assembly = false;  // the assembler's register / spill report in assembler_log
   codegen::GridLimits limits;
   std::string libdevice_path;  // empty: codegen::FindLibdevice's search
+  // Library calls the compiler may plan (the device sets them from the
+  // libraries that loaded, cuda_libraries.h): dot_general through
+  // cuBLASLt, fft through cuFFT. Off, or for a layout a library does not
+  // take, the op gets jitd's own kernel.
+  bool use_cublaslt = false;
+  bool use_cufft = false;
+  // Exact f32 matmuls whatever precision_config says (no TF32):
+  // `jitd serve --cuda-exact-f32`.
+  bool exact_f32 = false;
 };
 
 // The PTX ISA version for `sm` that both this LLVM writes and
@@ -60,8 +69,8 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options);
 // `module` is not changed (the compiler works on a copy).
 StatusOr<CudaProgram> CompileCuda(const ir::Module& module, const CudaCompileOptions& options);
 
-// A report line per step and a summary: "3 kernels (2 unique), 0 library
-// calls, arena 4096 bytes, cubin 5120 bytes".
+// A report line per step and a summary: "3 kernel launches (2 unique), 1
+// library calls, arena 4096 bytes, ...".
 std::string DescribeCudaProgram(const CudaProgram& program);
 
 }  // namespace jitd::devices::cuda

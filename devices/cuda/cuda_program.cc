@@ -130,6 +130,17 @@ Status ValidateCudaProgram(const CudaProgram& p) {
       }
       continue;
     }
+    if (step.kind == CudaStep::Kind::kLibraryCall) {
+      const CudaLibraryCall& call = step.library;
+      if (call.library != CudaLibraryCall::Library::kCublasLt && call.library != CudaLibraryCall::Library::kCufft) {
+        return Broken(name + " calls an unknown library");
+      }
+      if (call.plan.empty()) return Broken(name + " has an empty library plan");
+      for (int32_t b : call.buffers) {
+        if (b < 0 || b >= nbuffers) return Broken(name + " passes buffer " + std::to_string(b));
+      }
+      continue;
+    }
     if (step.kind != CudaStep::Kind::kLaunch) return Broken(name + " has an unknown kind");
     const CudaKernelLaunch& l = step.launch;
     if (l.function.empty()) return Broken(name + " names no kernel");
@@ -149,7 +160,7 @@ Status ValidateCudaProgram(const CudaProgram& p) {
       return Broken("result " + std::to_string(r) + " is not the size of its type");
     }
   }
-  if (!p.steps.empty() && p.cubin.empty() && p.ptx.empty()) return Broken("steps but no code");
+  if (p.launches > 0 && p.cubin.empty() && p.ptx.empty()) return Broken("kernel launches but no code");
   return Status::Ok();
 }
 
@@ -185,6 +196,11 @@ std::string SerializeCudaProgram(const CudaProgram& p) {
     w.I64(s.predicate);
     w.I64(s.target);
     w.Bytes(s.description);
+    w.U64(static_cast<uint64_t>(s.library.library));
+    w.U64(s.library.plan.size());
+    for (int64_t v : s.library.plan) w.I64(v);
+    w.U64(s.library.buffers.size());
+    for (int32_t b : s.library.buffers) w.I64(b);
   }
   w.U64(p.results.size());
   for (int32_t r : p.results) w.I64(r);
@@ -194,6 +210,7 @@ std::string SerializeCudaProgram(const CudaProgram& p) {
   for (const ir::Type& t : p.result_types) w.Type(t);
   w.I64(p.unique_kernels);
   w.I64(p.launches);
+  w.I64(p.library_calls);
   return std::move(w.out());
 }
 
@@ -235,7 +252,7 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
   p.steps.resize(static_cast<size_t>(n));
   for (CudaStep& s : p.steps) {
     uint64_t kind = 0, v = 0, count = 0;
-    if (!r.U64(kind) || kind > static_cast<uint64_t>(CudaStep::Kind::kJump) || !r.Bytes(s.launch.function)) {
+    if (!r.U64(kind) || kind > static_cast<uint64_t>(CudaStep::Kind::kLibraryCall) || !r.Bytes(s.launch.function)) {
       return truncated();
     }
     s.kind = static_cast<CudaStep::Kind>(kind);
@@ -263,6 +280,22 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
     s.predicate = static_cast<int32_t>(predicate);
     s.target = static_cast<int32_t>(target);
     if (!r.Bytes(s.description)) return truncated();
+    uint64_t library = 0;
+    if (!r.U64(library) || library > static_cast<uint64_t>(CudaLibraryCall::Library::kCufft) || !r.Count(count, 8)) {
+      return truncated();
+    }
+    s.library.library = static_cast<CudaLibraryCall::Library>(library);
+    s.library.plan.resize(static_cast<size_t>(count));
+    for (int64_t& x : s.library.plan) {
+      if (!r.I64(x)) return truncated();
+    }
+    if (!r.Count(count, 8)) return truncated();
+    s.library.buffers.resize(static_cast<size_t>(count));
+    for (int32_t& b : s.library.buffers) {
+      int64_t x = 0;
+      if (!r.I64(x) || x < INT32_MIN || x > INT32_MAX) return truncated();
+      b = static_cast<int32_t>(x);
+    }
   }
   if (!r.Count(n, 8)) return truncated();
   p.results.resize(static_cast<size_t>(n));
@@ -278,7 +311,7 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
       if (!r.Type(t)) return truncated();
     }
   }
-  if (!r.I64(p.unique_kernels) || !r.I64(p.launches) || !r.empty()) return truncated();
+  if (!r.I64(p.unique_kernels) || !r.I64(p.launches) || !r.I64(p.library_calls) || !r.empty()) return truncated();
   JITD_RETURN_IF_ERROR(ValidateCudaProgram(p));
   return p;
 }

@@ -51,6 +51,17 @@ struct CudaKernelLaunch {
   std::vector<int32_t> buffers;        // CudaProgram::buffers, one per kernel parameter
 };
 
+// One call into a CUDA library. `plan` is the library's own plan, encoded
+// (cublaslt_plan.h's EncodeMatmulPlan, cufft_plan.h's EncodeFftPlan) and
+// checked again when the executable is made; `buffers` are the call's
+// operands then its results, as that plan says.
+struct CudaLibraryCall {
+  enum class Library : uint8_t { kCublasLt, kCufft };
+  Library library = Library::kCublasLt;
+  std::vector<int64_t> plan;
+  std::vector<int32_t> buffers;  // CudaProgram::buffers
+};
+
 // One step of the program. Steps run in order but for jumps, which make
 // control flow (stablehlo.while) on the host:
 //   kLaunch     — `launch`;
@@ -58,13 +69,14 @@ struct CudaKernelLaunch {
 //                 host (the stream synchronized), continue at step `target`
 //                 when it is 0, else at the next step;
 //   kJump       — continue at step `target`.
-// A `target` equal to the number of steps is the program's end. Library
-// calls (cuBLASLt matmuls, cuDNN convolutions) will be steps of their own
-// kind.
+//   kLibraryCall — `library`: a call into a CUDA library loaded at run time
+//                 (cuda_libraries.h) on the same stream.
+// A `target` equal to the number of steps is the program's end.
 struct CudaStep {
-  enum class Kind : uint8_t { kLaunch, kJumpUnless, kJump };
+  enum class Kind : uint8_t { kLaunch, kJumpUnless, kJump, kLibraryCall };
   Kind kind = Kind::kLaunch;
   CudaKernelLaunch launch;
+  CudaLibraryCall library;  // kLibraryCall
   int32_t predicate = -1;   // kJumpUnless: CudaProgram::buffers index (1 byte)
   int32_t target = 0;       // kJumpUnless / kJump: a step index, or steps.size()
   std::string description;  // "jitd_k0 flat 1024 elements: add multiply" for reports
@@ -86,6 +98,7 @@ struct CudaProgram {
   std::vector<ir::Type> result_types;
   int64_t unique_kernels = 0;          // entries in the cubin (equal kernels shared)
   int64_t launches = 0;                // steps of kind kLaunch (a loop's run once each)
+  int64_t library_calls = 0;           // steps of kind kLibraryCall
 };
 
 // Checks that `program` is self-consistent (every index in range, every
@@ -100,7 +113,7 @@ Status ValidateCudaProgram(const CudaProgram& program);
 // ValidateCudaProgram: corrupt or foreign bytes are an error, never a
 // program. The cache key is the caller's: it must hold the program's
 // fingerprint and CudaCompileFingerprint (cuda_compiler.h).
-inline constexpr uint32_t kCudaProgramFormatVersion = 2;  // 2: jump steps
+inline constexpr uint32_t kCudaProgramFormatVersion = 3;  // 2: jump steps, 3: library calls
 std::string SerializeCudaProgram(const CudaProgram& program);
 StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes);
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jit/eval/custom_calls.h"
 #include "jit/eval/eval.h"
 #include "jit/eval/internal/kernels.h"
 #include "jit/eval/internal/quantized.h"
@@ -464,9 +465,22 @@ class Evaluator {
       case OpCode::kInfeed: return EvalInfeed(ctx);
       case OpCode::kOutfeed: return EvalOutfeed(ctx);
       case OpCode::kCustomCall: {
-        const auto* target = op.attr("call_target_name")->get_if<ir::StringAttr>();
-        return ctx.Unimplemented("custom_call target '" + (target ? target->value : "") +
-                                 "' is not supported by the interpreter");
+        // jitd's fixed registry (jaxlib's CPU LAPACK targets and jax's own).
+        std::vector<const Literal*> args;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) {
+          if (!ctx.value(i).is_tensor()) return ctx.Unimplemented("custom_call with a token or tuple operand");
+          args.push_back(&ctx.operand(i));
+        }
+        auto results = RunCustomCall(op, args);
+        if (!results.ok()) {
+          if (results.status().code() == StatusCode::kUnimplemented) {
+            return ctx.Unimplemented(results.status().message());
+          }
+          return ctx.Error(results.status().message());
+        }
+        std::vector<RuntimeValue> out;
+        for (Literal& l : *results) out.emplace_back(std::move(l));
+        return out;
       }
       default:
         break;

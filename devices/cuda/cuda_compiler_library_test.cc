@@ -1,0 +1,171 @@
+// The cuda compiler's library calls offline: dot_general as a cuBLASLt
+// step (precision and --cuda-exact-f32 in its plan, layouts cuBLASLt does
+// not take left to the exact kernel), fft as a cuFFT step with its input
+// copy and normalize kernel, both off when the libraries are; the steps
+// through serialization. No GPU, driver or library needed.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "devices/cuda/cublaslt_plan.h"
+#include "devices/cuda/cuda_compiler.h"
+#include "devices/cuda/cufft_plan.h"
+#include "jit/codegen/nvptx/nvptx_backend.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices::cuda {
+namespace {
+
+std::unique_ptr<ir::Module> Parse(const std::string& text) {
+  auto parsed = frontend::ParseModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  return parsed.ok() ? std::move(parsed).value() : nullptr;
+}
+
+CudaCompileOptions Options(bool libraries) {
+  CudaCompileOptions options;
+  options.assemble = false;  // PTX is enough here
+  options.pipeline = "";     // nothing folded: every op reaches the compiler
+  options.use_cublaslt = libraries;
+  options.use_cufft = libraries;
+  return options;
+}
+
+size_t CountSteps(const CudaProgram& p, CudaStep::Kind kind) {
+  size_t n = 0;
+  for (const CudaStep& s : p.steps) n += s.kind == kind ? 1 : 0;
+  return n;
+}
+
+const CudaStep* FirstLibraryCall(const CudaProgram& p) {
+  for (const CudaStep& s : p.steps) {
+    if (s.kind == CudaStep::Kind::kLibraryCall) return &s;
+  }
+  return nullptr;
+}
+
+constexpr char kBatchedDot[] = R"(
+func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+})";
+
+TEST(CudaCompilerLibraryTest, DotGeneralBecomesOneCublasLtCall) {
+  auto module = Parse(kBatchedDot);
+  ASSERT_NE(module, nullptr);
+  auto program = CompileCuda(*module, Options(true));
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->library_calls, 1);
+  EXPECT_EQ(program->launches, 0);
+  EXPECT_TRUE(program->ptx.empty());  // no kernel at all
+  const CudaStep* call = FirstLibraryCall(*program);
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->library.library, CudaLibraryCall::Library::kCublasLt);
+  ASSERT_EQ(call->library.buffers.size(), 3u);  // lhs, rhs, result
+  EXPECT_EQ(program->buffers[static_cast<size_t>(call->library.buffers[0])].kind, CudaBuffer::Kind::kArgument);
+  EXPECT_EQ(program->results[0], call->library.buffers[2]);
+  auto plan = DecodeMatmulPlan(call->library.plan);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->batch, 2);
+  EXPECT_EQ(plan->compute, LibCompute::k32FFastTF32);  // DEFAULT precision may use TF32
+  EXPECT_NE(DescribeCudaProgram(*program).find("1 library calls"), std::string::npos) << DescribeCudaProgram(*program);
+
+  // Serialized and back, the call and its plan are the same.
+  auto back = DeserializeCudaProgram(SerializeCudaProgram(*program));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->steps.size(), program->steps.size());
+  EXPECT_EQ(back->library_calls, 1);
+  const CudaStep* back_call = FirstLibraryCall(*back);
+  ASSERT_NE(back_call, nullptr);
+  EXPECT_EQ(back_call->library.plan, call->library.plan);
+  EXPECT_EQ(back_call->library.buffers, call->library.buffers);
+}
+
+TEST(CudaCompilerLibraryTest, ExactF32SwitchTurnsTf32Off) {
+  auto module = Parse(kBatchedDot);
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options = Options(true);
+  options.exact_f32 = true;
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto plan = DecodeMatmulPlan(FirstLibraryCall(*program)->library.plan);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->compute, LibCompute::k32F);
+  EXPECT_NE(CudaCompileFingerprint(options).find("exact-f32"), std::string::npos);
+  EXPECT_EQ(CudaCompileFingerprint(Options(false)).find("cublaslt"), std::string::npos);
+}
+
+TEST(CudaCompilerLibraryTest, DotsCublasLtDoesNotTakeKeepTheExactKernel) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  // A batch dimension in the middle of lhs, and an integer dot.
+  auto module = Parse(R"(
+func.func @main(%a: tensor<3x2x4xf32>, %b: tensor<2x4x5xf32>, %i: tensor<2x2xi32>) -> (tensor<2x3x5xf32>, tensor<2x2xi32>) {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [2] x [1] : (tensor<3x2x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  %1 = stablehlo.dot_general %i, %i, contracting_dims = [1] x [0] : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32>
+  return %0, %1 : tensor<2x3x5xf32>, tensor<2x2xi32>
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = CompileCuda(*module, Options(true));
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->library_calls, 0);
+  EXPECT_EQ(program->launches, 2);
+  EXPECT_NE(program->ptx.find("jitd_dot0"), std::string::npos);
+}
+
+constexpr char kIrfft3[] = R"(
+func.func @main(%x: tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32> {
+  %0 = stablehlo.fft %x, type = IRFFT, length = [3, 4, 8] : (tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32>
+  return %0 : tensor<2x3x4x8xf32>
+})";
+
+TEST(CudaCompilerLibraryTest, ThreeAxisIrfftIsCopyCallNormalize) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  auto module = Parse(kIrfft3);
+  ASSERT_NE(module, nullptr);
+  // Without cuFFT: refused by name, saying why.
+  auto refused = CompileCuda(*module, Options(false));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(refused.status().message().find("cuFFT is off"), std::string::npos) << refused.status().message();
+
+  auto program = CompileCuda(*module, Options(true));
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 3u) << DescribeCudaProgram(*program);
+  EXPECT_EQ(program->steps[0].kind, CudaStep::Kind::kLaunch);  // the input's scratch copy
+  EXPECT_EQ(program->steps[1].kind, CudaStep::Kind::kLibraryCall);
+  EXPECT_EQ(program->steps[2].kind, CudaStep::Kind::kLaunch);  // divide by 3 * 4 * 8
+  const CudaLibraryCall& call = program->steps[1].library;
+  EXPECT_EQ(call.library, CudaLibraryCall::Library::kCufft);
+  ASSERT_EQ(call.buffers.size(), 2u);
+  // The call reads the copy, not the argument, and the copy is what step 0 wrote.
+  EXPECT_EQ(program->buffers[static_cast<size_t>(call.buffers[0])].kind, CudaBuffer::Kind::kTemporary);
+  EXPECT_EQ(program->steps[0].launch.buffers.back(), call.buffers[0]);
+  // The copy and the result do not share arena bytes.
+  const CudaBuffer& scratch = program->buffers[static_cast<size_t>(call.buffers[0])];
+  const CudaBuffer& result = program->buffers[static_cast<size_t>(call.buffers[1])];
+  EXPECT_TRUE(scratch.offset + scratch.bytes <= result.offset || result.offset + result.bytes <= scratch.offset);
+  EXPECT_EQ(program->steps[2].launch.buffers, std::vector<int32_t>{call.buffers[1]});
+  auto plan = DecodeFftPlan(call.plan);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->n, (std::vector<int64_t>{3, 4, 8}));
+  EXPECT_TRUE(CheckFftBuffers(*plan, scratch.bytes, result.bytes).ok());
+  EXPECT_NE(program->ptx.find(".entry jitd_fft_normalize0"), std::string::npos);
+  EXPECT_NE(program->ptx.find("div.rn.f32"), std::string::npos);
+}
+
+TEST(CudaCompilerLibraryTest, ForwardFftIsOneCall) {
+  auto module = Parse(R"(
+func.func @main(%x: tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f64>> {
+  %0 = stablehlo.fft %x, type = FFT, length = [8] : (tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f64>>
+  return %0 : tensor<4x8xcomplex<f64>>
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = CompileCuda(*module, Options(true));
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->library_calls, 1);
+  EXPECT_EQ(program->launches, 0);
+}
+
+}  // namespace
+}  // namespace jitd::devices::cuda

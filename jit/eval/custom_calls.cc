@@ -1,0 +1,1053 @@
+// The custom-call registry (see custom_calls.h): jaxlib's CPU LAPACK
+// targets on OpenBLAS's LAPACK, jax's shape_assertion, Sharding.
+#include "jit/eval/custom_calls.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "jit/ir/attribute.h"
+#include "jit/ir/dtype.h"
+#include "jit/ir/type.h"
+
+// LAPACK / BLAS as OpenBLAS exports them (Fortran calling convention; the
+// single-character arguments are passed without their hidden lengths, as
+// jaxlib and SciPy do).
+extern "C" {
+using jitd_c64 = std::complex<float>;
+using jitd_c128 = std::complex<double>;
+#define JITD_FOR_TYPES(M) \
+  M(s, float, float) M(d, double, double) M(c, jitd_c64, float) M(z, jitd_c128, double)
+#define JITD_DECLARE_COMMON(p, T, R)                                                         \
+  void p##potrf_(const char*, const int*, T*, const int*, int*);                             \
+  void p##getrf_(const int*, const int*, T*, const int*, int*, int*);                        \
+  void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, int*);          \
+  void p##trsm_(const char*, const char*, const char*, const char*, const int*, const int*,  \
+                const T*, const T*, const int*, T*, const int*);                             \
+  void p##gehrd_(const int*, const int*, const int*, T*, const int*, T*, T*, const int*,     \
+                 int*);                                                                      \
+  void p##gtsv_(const int*, const int*, T*, T*, T*, T*, const int*, int*);
+JITD_FOR_TYPES(JITD_DECLARE_COMMON)
+#undef JITD_DECLARE_COMMON
+// Real-only and complex-only routines.
+#define JITD_DECLARE_REAL(p, T)                                                               \
+  void p##orgqr_(const int*, const int*, const int*, T*, const int*, const T*, T*,           \
+                 const int*, int*);                                                          \
+  void p##syevd_(const char*, const char*, const int*, T*, const int*, T*, T*, const int*,   \
+                 int*, const int*, int*);                                                    \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, T*, T*, const int*,    \
+                 T*, const int*, T*, const int*, int*, int*);                                \
+  void p##geev_(const char*, const char*, const int*, T*, const int*, T*, T*, T*,            \
+                const int*, T*, const int*, T*, const int*, int*);                           \
+  void p##gees_(const char*, const char*, void*, const int*, T*, const int*, int*, T*, T*,   \
+                T*, const int*, T*, const int*, int*, int*);                                 \
+  void p##sytrd_(const char*, const int*, T*, const int*, T*, T*, T*, T*, const int*, int*);
+JITD_DECLARE_REAL(s, float)
+JITD_DECLARE_REAL(d, double)
+#undef JITD_DECLARE_REAL
+#define JITD_DECLARE_COMPLEX(p, T, R)                                                         \
+  void p##ungqr_(const int*, const int*, const int*, T*, const int*, const T*, T*,           \
+                 const int*, int*);                                                          \
+  void p##heevd_(const char*, const char*, const int*, T*, const int*, R*, T*, const int*,   \
+                 R*, const int*, int*, const int*, int*);                                    \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, R*, T*, const int*,    \
+                 T*, const int*, T*, const int*, R*, int*, int*);                            \
+  void p##geev_(const char*, const char*, const int*, T*, const int*, T*, T*, const int*,    \
+                T*, const int*, T*, const int*, R*, int*);                                   \
+  void p##gees_(const char*, const char*, void*, const int*, T*, const int*, int*, T*, T*,   \
+                const int*, T*, const int*, R*, int*, int*);                                 \
+  void p##hetrd_(const char*, const int*, T*, const int*, R*, R*, T*, T*, const int*, int*);
+JITD_DECLARE_COMPLEX(c, jitd_c64, float)
+JITD_DECLARE_COMPLEX(z, jitd_c128, double)
+#undef JITD_DECLARE_COMPLEX
+}
+
+namespace jitd::eval {
+namespace {
+
+using ir::DType;
+using ir::Literal;
+using ir::Type;
+
+template <typename T>
+struct IsComplexT : std::false_type {};
+template <typename R>
+struct IsComplexT<std::complex<R>> : std::true_type {};
+template <typename T>
+struct RealOf { using type = T; };
+template <typename R>
+struct RealOf<std::complex<R>> { using type = R; };
+
+// The type-generic face of the LAPACK routines above.
+template <typename T>
+struct Lapack;
+
+#define JITD_LAPACK_COMMON(p, T)                                                             \
+  static void potrf(char uplo, int n, T* a, int lda, int* info) {                            \
+    p##potrf_(&uplo, &n, a, &lda, info);                                                     \
+  }                                                                                          \
+  static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) {                     \
+    p##getrf_(&m, &n, a, &lda, ipiv, info);                                                  \
+  }                                                                                          \
+  static void geqrf(int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {    \
+    p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                     \
+  }                                                                                          \
+  static void trsm(char side, char uplo, char trans, char diag, int m, int n, T alpha,       \
+                   const T* a, int lda, T* b, int ldb) {                                     \
+    p##trsm_(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb);                 \
+  }                                                                                          \
+  static void gehrd(int n, int ilo, int ihi, T* a, int lda, T* tau, T* work, int lwork,      \
+                    int* info) {                                                             \
+    p##gehrd_(&n, &ilo, &ihi, a, &lda, tau, work, &lwork, info);                             \
+  }                                                                                          \
+  static void gtsv(int n, int nrhs, T* dl, T* d, T* du, T* b, int ldb, int* info) {          \
+    p##gtsv_(&n, &nrhs, dl, d, du, b, &ldb, info);                                           \
+  }
+
+#define JITD_LAPACK_REAL(p, T)                                                               \
+  template <>                                                                                \
+  struct Lapack<T> {                                                                         \
+    JITD_LAPACK_COMMON(p, T)                                                                 \
+    static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork,  \
+                      int* info) {                                                           \
+      p##orgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                               \
+    }                                                                                        \
+    static void syevd(char jobz, char uplo, int n, T* a, int lda, T* w, T* work, int lwork,  \
+                      T* /*rwork*/, int /*lrwork*/, int* iwork, int liwork, int* info) {     \
+      p##syevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info);           \
+    }                                                                                        \
+    static void gesdd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt,    \
+                      int ldvt, T* work, int lwork, T* /*rwork*/, int* iwork, int* info) {   \
+      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);   \
+    }                                                                                        \
+    static void sytrd(char uplo, int n, T* a, int lda, T* d, T* e, T* tau, T* work,          \
+                      int lwork, int* info) {                                                \
+      p##sytrd_(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info);                          \
+    }                                                                                        \
+    static void geev(char jobvl, char jobvr, int n, T* a, int lda, T* wr, T* wi, T* vl,      \
+                     int ldvl, T* vr, int ldvr, T* work, int lwork, int* info) {             \
+      p##geev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork,      \
+               info);                                                                        \
+    }                                                                                        \
+    static void gees(char jobvs, char sort, int n, T* a, int lda, int* sdim, T* wr, T* wi,   \
+                     T* vs, int ldvs, T* work, int lwork, int* info) {                       \
+      p##gees_(&jobvs, &sort, nullptr, &n, a, &lda, sdim, wr, wi, vs, &ldvs, work, &lwork,   \
+               nullptr, info);                                                               \
+    }                                                                                        \
+  };
+JITD_LAPACK_REAL(s, float)
+JITD_LAPACK_REAL(d, double)
+
+#define JITD_LAPACK_COMPLEX(p, T, R)                                                         \
+  template <>                                                                                \
+  struct Lapack<T> {                                                                         \
+    JITD_LAPACK_COMMON(p, T)                                                                 \
+    static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork,  \
+                      int* info) {                                                           \
+      p##ungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                               \
+    }                                                                                        \
+    static void syevd(char jobz, char uplo, int n, T* a, int lda, R* w, T* work, int lwork,  \
+                      R* rwork, int lrwork, int* iwork, int liwork, int* info) {             \
+      p##heevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork,  \
+                info);                                                                       \
+    }                                                                                        \
+    static void gesdd(char jobz, int m, int n, T* a, int lda, R* s, T* u, int ldu, T* vt,    \
+                      int ldvt, T* work, int lwork, R* rwork, int* iwork, int* info) {       \
+      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork,   \
+                info);                                                                       \
+    }                                                                                        \
+    static void sytrd(char uplo, int n, T* a, int lda, R* d, R* e, T* tau, T* work,          \
+                      int lwork, int* info) {                                                \
+      p##hetrd_(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info);                          \
+    }                                                                                        \
+    static void geev(char jobvl, char jobvr, int n, T* a, int lda, T* w, T* vl, int ldvl,    \
+                     T* vr, int ldvr, T* work, int lwork, R* rwork, int* info) {             \
+      p##geev_(&jobvl, &jobvr, &n, a, &lda, w, vl, &ldvl, vr, &ldvr, work, &lwork, rwork,    \
+               info);                                                                        \
+    }                                                                                        \
+    static void gees(char jobvs, char sort, int n, T* a, int lda, int* sdim, T* w, T* vs,    \
+                     int ldvs, T* work, int lwork, R* rwork, int* info) {                    \
+      p##gees_(&jobvs, &sort, nullptr, &n, a, &lda, sdim, w, vs, &ldvs, work, &lwork, rwork, \
+               nullptr, info);                                                               \
+    }                                                                                        \
+  };
+JITD_LAPACK_COMPLEX(c, jitd_c64, float)
+JITD_LAPACK_COMPLEX(z, jitd_c128, double)
+#undef JITD_LAPACK_REAL
+#undef JITD_LAPACK_COMPLEX
+#undef JITD_LAPACK_COMMON
+
+// ---------------------------------------------------------------------------
+// Buffers in a custom call's physical layout.
+
+struct Buffer {
+  Type type;
+  std::vector<int64_t> minor_to_major;
+  std::vector<uint8_t> bytes;  // elements in the physical order
+
+  template <typename T>
+  T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  int64_t dim(int64_t i) const { return type.dim(i); }
+  int64_t rank() const { return type.rank(); }
+  int64_t num_elements() const { return type.num_elements(); }
+};
+
+// Element strides, per logical dimension, of the layout `minor_to_major`.
+std::vector<int64_t> PhysicalStrides(const Type& type, const std::vector<int64_t>& m2m) {
+  std::vector<int64_t> strides(static_cast<size_t>(type.rank()), 0);
+  int64_t stride = 1;
+  for (int64_t d : m2m) {
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= type.dim(d);
+  }
+  return strides;
+}
+
+// Calls f(logical_index, physical_index) for every element in row-major order.
+template <typename F>
+void ForEachElement(const Type& type, const std::vector<int64_t>& m2m, F f) {
+  const int64_t n = type.num_elements();
+  if (n == 0) return;
+  const int64_t rank = type.rank();
+  const std::vector<int64_t> strides = PhysicalStrides(type, m2m);
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  int64_t physical = 0;
+  for (int64_t logical = 0; logical < n; ++logical) {
+    f(logical, physical);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      if (++idx[ud] < type.dim(d)) {
+        physical += strides[ud];
+        break;
+      }
+      physical -= strides[ud] * (idx[ud] - 1);
+      idx[ud] = 0;
+    }
+  }
+}
+
+Buffer ToPhysical(const Literal& lit, std::vector<int64_t> m2m) {
+  Buffer b{lit.type(), std::move(m2m), {}};
+  const size_t es = static_cast<size_t>(ir::StorageBytes(lit.dtype()));
+  b.bytes.resize(lit.bytes().size());
+  const uint8_t* src = lit.bytes().data();
+  uint8_t* dst = b.bytes.data();
+  ForEachElement(b.type, b.minor_to_major, [&](int64_t l, int64_t p) {
+    std::memcpy(dst + static_cast<size_t>(p) * es, src + static_cast<size_t>(l) * es, es);
+  });
+  return b;
+}
+
+StatusOr<Literal> ToLogical(const Buffer& b) {
+  JITD_ASSIGN_OR_RETURN(Literal lit, Literal::Create(b.type));
+  const size_t es = static_cast<size_t>(ir::StorageBytes(b.type.dtype()));
+  const uint8_t* src = b.bytes.data();
+  uint8_t* dst = lit.mutable_bytes().data();
+  ForEachElement(b.type, b.minor_to_major, [&](int64_t l, int64_t p) {
+    std::memcpy(dst + static_cast<size_t>(l) * es, src + static_cast<size_t>(p) * es, es);
+  });
+  return lit;
+}
+
+// Starts result `out` with the value of operand `in` (same type; the
+// results jaxlib's kernels compute in place), in `out`'s own layout.
+void Seed(Buffer& out, const Buffer& in) {
+  if (out.minor_to_major == in.minor_to_major) {
+    out.bytes = in.bytes;
+    return;
+  }
+  const size_t es = static_cast<size_t>(ir::StorageBytes(in.type.dtype()));
+  std::vector<int64_t> logical_to_in(static_cast<size_t>(in.num_elements()));
+  ForEachElement(in.type, in.minor_to_major,
+                 [&](int64_t l, int64_t p) { logical_to_in[static_cast<size_t>(l)] = p; });
+  ForEachElement(out.type, out.minor_to_major, [&](int64_t l, int64_t p) {
+    std::memcpy(out.bytes.data() + static_cast<size_t>(p) * es,
+                in.bytes.data() + static_cast<size_t>(logical_to_in[static_cast<size_t>(l)]) * es, es);
+  });
+}
+
+std::vector<int64_t> DefaultLayout(int64_t rank) {
+  std::vector<int64_t> m2m;
+  for (int64_t d = rank - 1; d >= 0; --d) m2m.push_back(d);
+  return m2m;
+}
+
+// ---------------------------------------------------------------------------
+// One call: its buffers, attributes and the errors that name it.
+
+struct Call {
+  std::string target;
+  const ir::Op* op = nullptr;
+  std::vector<Buffer> in;
+  std::vector<Buffer> out;
+  const ir::DictionaryAttr* config = nullptr;
+
+  Status Fail(const std::string& message) const {
+    return InvalidArgument("custom_call @" + target + ": " + message);
+  }
+  Status Unsupported(const std::string& message) const {
+    return Unimplemented("custom_call @" + target + ": " + message);
+  }
+
+  const ir::Attribute* Attr(std::string_view name) const {
+    if (!config) return nullptr;
+    for (const auto& e : config->entries) {
+      if (e.name == name) return &e.value;
+    }
+    return nullptr;
+  }
+  // A ui8 character attribute (`uplo = 76 : ui8`), one of `allowed`.
+  StatusOr<char> Char(std::string_view name, std::string_view allowed) const {
+    const ir::Attribute* a = Attr(name);
+    if (!a) return Fail("needs the attribute '" + std::string(name) + "' in mhlo.backend_config");
+    const auto* i = a->get_if<ir::IntegerAttr>();
+    if (!i) return Fail("attribute '" + std::string(name) + "' must be an integer (a character code)");
+    const int64_t v = i->value;
+    if (v <= 0 || v > 127 || allowed.find(static_cast<char>(v)) == std::string_view::npos) {
+      std::string list;
+      for (char c : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + c + "'";
+      return Fail("attribute '" + std::string(name) + "' is " + std::to_string(v) +
+                  ", expected the code of one of " + list);
+    }
+    return static_cast<char>(v);
+  }
+  StatusOr<int> Int(std::string_view name) const {
+    const ir::Attribute* a = Attr(name);
+    if (!a) return Fail("needs the attribute '" + std::string(name) + "' in mhlo.backend_config");
+    const auto* i = a->get_if<ir::IntegerAttr>();
+    if (!i || i->value < INT32_MIN || i->value > INT32_MAX) {
+      return Fail("attribute '" + std::string(name) + "' must be a 32-bit integer");
+    }
+    return static_cast<int>(i->value);
+  }
+
+  Status Arity(size_t operands, size_t results) const {
+    if (in.size() != operands || out.size() != results) {
+      return Fail("takes " + std::to_string(operands) + " operand(s) and returns " +
+                  std::to_string(results) + " result(s), got " + std::to_string(in.size()) +
+                  " and " + std::to_string(out.size()));
+    }
+    return Status::Ok();
+  }
+};
+
+// Which buffer of a call, for messages.
+std::string Name(bool result, size_t i) {
+  return (result ? "result " : "operand ") + std::to_string(i);
+}
+
+// Leading batch dimensions and the two matrix dimensions of a buffer.
+struct Batched {
+  int64_t batch = 1;
+  int rows = 0;
+  int cols = 0;
+};
+
+StatusOr<Batched> SplitMatrix(const Call& c, const Buffer& b, const std::string& what) {
+  if (b.rank() < 2) {
+    return c.Fail(what + " must have rank >= 2 (batch dimensions, then a matrix), got " +
+                  b.type.ToString());
+  }
+  Batched s;
+  for (int64_t d = 0; d + 2 < b.rank(); ++d) s.batch *= b.dim(d);
+  const int64_t r = b.dim(b.rank() - 2), k = b.dim(b.rank() - 1);
+  if (r > INT32_MAX || k > INT32_MAX) return c.Fail(what + " is too large for 32-bit LAPACK");
+  s.rows = static_cast<int>(r);
+  s.cols = static_cast<int>(k);
+  return s;
+}
+
+// Checks a buffer's element type and element count (batch * per_batch).
+Status Expect(const Call& c, bool result, size_t i, DType dtype, int64_t count) {
+  const Buffer& b = result ? c.out[i] : c.in[i];
+  if (b.type.dtype() != dtype) {
+    return c.Fail(Name(result, i) + " must have element type " + std::string(ir::DTypeName(dtype)) +
+                  ", got " + b.type.ToString());
+  }
+  if (b.num_elements() != count) {
+    return c.Fail(Name(result, i) + " must have " + std::to_string(count) + " elements, got " +
+                  b.type.ToString());
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+constexpr DType DTypeOf() {
+  if constexpr (std::is_same_v<T, float>) return DType::kF32;
+  if constexpr (std::is_same_v<T, double>) return DType::kF64;
+  if constexpr (std::is_same_v<T, std::complex<float>>) return DType::kC64;
+  return DType::kC128;
+}
+
+int Ld(int n) { return std::max(n, 1); }
+
+template <typename T>
+int QueryToInt(T v) {
+  return std::max(1, static_cast<int>(std::real(v)));
+}
+
+// ---------------------------------------------------------------------------
+// The kernels, each over the physical buffers of jaxlib's binding.
+
+template <typename T>
+Status Potrf(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(1, 2));
+  JITD_ASSIGN_OR_RETURN(char uplo, c.Char("uplo", "LU"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (s.rows != s.cols) return c.Fail("needs square matrices, got " + c.in[0].type.ToString());
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DType::kS32, s.batch));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  int* info = c.out[1].data<int>();
+  const int64_t step = int64_t{s.rows} * s.cols;
+  for (int64_t i = 0; i < s.batch; ++i) Lapack<T>::potrf(uplo, s.cols, a + i * step, Ld(s.cols), info + i);
+  return Status::Ok();
+}
+
+template <typename T>
+Status Getrf(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(1, 3));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  const int k = std::min(s.rows, s.cols);
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DType::kS32, s.batch * k));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DType::kS32, s.batch));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  int* ipiv = c.out[1].data<int>();
+  int* info = c.out[2].data<int>();
+  const int64_t step = int64_t{s.rows} * s.cols;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::getrf(s.rows, s.cols, a + i * step, Ld(s.rows), ipiv + i * k, info + i);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Geqrf(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(1, 2));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  const int k = std::min(s.rows, s.cols);
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<T>(), s.batch * k));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  T* tau = c.out[1].data<T>();
+  T query{};
+  int info = 0;
+  Lapack<T>::geqrf(s.rows, s.cols, nullptr, Ld(s.rows), nullptr, &query, -1, &info);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(query)));
+  const int64_t step = int64_t{s.rows} * s.cols;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::geqrf(s.rows, s.cols, a + i * step, Ld(s.rows), tau + i * k, work.data(),
+                     static_cast<int>(work.size()), &info);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Orgqr(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(2, 1));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (c.in[1].rank() < 1) return c.Fail("operand 1 (tau) must have rank >= 1");
+  const int64_t k64 = c.in[1].dim(c.in[1].rank() - 1);
+  if (k64 > s.cols || s.cols > s.rows) {
+    return c.Fail("needs m >= n >= k, got a " + c.in[0].type.ToString() + " and tau " +
+                  c.in[1].type.ToString());
+  }
+  const int k = static_cast<int>(k64);
+  JITD_RETURN_IF_ERROR(Expect(c, false, 1, DTypeOf<T>(), s.batch * k));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  const T* tau = c.in[1].data<T>();
+  T query{};
+  int info = 0;
+  Lapack<T>::orgqr(s.rows, s.cols, k, nullptr, Ld(s.rows), nullptr, &query, -1, &info);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(query)));
+  const int64_t step = int64_t{s.rows} * s.cols;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::orgqr(s.rows, s.cols, k, a + i * step, Ld(s.rows), tau + i * k, work.data(),
+                     static_cast<int>(work.size()), &info);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Trsm(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(3, 1));
+  JITD_ASSIGN_OR_RETURN(char side, c.Char("side", "LR"));
+  JITD_ASSIGN_OR_RETURN(char uplo, c.Char("uplo", "LU"));
+  JITD_ASSIGN_OR_RETURN(char trans, c.Char("trans_x", "NTC"));
+  JITD_ASSIGN_OR_RETURN(char diag, c.Char("diag", "NU"));
+  JITD_ASSIGN_OR_RETURN(Batched a, SplitMatrix(c, c.in[0], "operand 0 (a)"));
+  JITD_ASSIGN_OR_RETURN(Batched b, SplitMatrix(c, c.in[1], "operand 1 (b)"));
+  const int order = side == 'L' ? b.rows : b.cols;
+  if (a.rows != order || a.cols != order || a.batch != b.batch) {
+    return c.Fail("a " + c.in[0].type.ToString() + " does not match b " + c.in[1].type.ToString() +
+                  " for side '" + std::string(1, side) + "'");
+  }
+  JITD_RETURN_IF_ERROR(Expect(c, false, 2, DTypeOf<T>(), 1));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[1].num_elements()));
+  Seed(c.out[0], c.in[1]);
+  const T alpha = *c.in[2].data<T>();
+  const T* am = c.in[0].data<T>();
+  T* bm = c.out[0].data<T>();
+  for (int64_t i = 0; i < b.batch; ++i) {
+    Lapack<T>::trsm(side, uplo, trans, diag, b.rows, b.cols, alpha, am + i * int64_t{order} * order,
+                    Ld(order), bm + i * int64_t{b.rows} * b.cols, Ld(b.rows));
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Syevd(Call& c) {
+  using R = typename RealOf<T>::type;
+  JITD_RETURN_IF_ERROR(c.Arity(1, 3));
+  JITD_ASSIGN_OR_RETURN(char uplo, c.Char("uplo", "LU"));
+  JITD_ASSIGN_OR_RETURN(char mode, c.Char("mode", "NV"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (s.rows != s.cols) return c.Fail("needs square matrices, got " + c.in[0].type.ToString());
+  const int n = s.cols;
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<R>(), s.batch * n));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DType::kS32, s.batch));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  R* w = c.out[1].data<R>();
+  int* info = c.out[2].data<int>();
+  // Workspace sizes from a query (jaxlib uses LAPACK's documented minimums).
+  T wq{};
+  R rq{};
+  int iq = 0, qinfo = 0;
+  Lapack<T>::syevd(mode, uplo, n, nullptr, Ld(n), nullptr, &wq, -1, &rq, -1, &iq, -1, &qinfo);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  std::vector<R> rwork(static_cast<size_t>(IsComplexT<T>::value ? QueryToInt(rq) : 1));
+  std::vector<int> iwork(static_cast<size_t>(std::max(iq, 1)));
+  const int64_t step = int64_t{n} * n;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::syevd(mode, uplo, n, a + i * step, Ld(n), w + i * n, work.data(),
+                     static_cast<int>(work.size()), rwork.data(), static_cast<int>(rwork.size()),
+                     iwork.data(), static_cast<int>(iwork.size()), info + i);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Gesdd(Call& c) {
+  using R = typename RealOf<T>::type;
+  JITD_RETURN_IF_ERROR(c.Arity(1, 5));
+  JITD_ASSIGN_OR_RETURN(char mode, c.Char("mode", "ASNO"));
+  if (mode == 'O') return c.Unsupported("mode 'O' (overwrite a with U or V^T) is not supported, as in jaxlib");
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  const int m = s.rows, n = s.cols, k = std::min(m, n);
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<R>(), s.batch * k));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 4, DType::kS32, s.batch));
+  // U and V^T as the program shapes them: (m x m, n x n) for 'A',
+  // (m x k, k x n) for 'S'; for 'N' LAPACK leaves them alone.
+  int ucols = 0, vtrows = 0;
+  if (mode == 'A') {
+    ucols = m;
+    vtrows = n;
+  } else if (mode == 'S') {
+    ucols = k;
+    vtrows = k;
+  }
+  if (mode != 'N') {
+    JITD_RETURN_IF_ERROR(Expect(c, true, 2, DTypeOf<T>(), s.batch * m * ucols));
+    JITD_RETURN_IF_ERROR(Expect(c, true, 3, DTypeOf<T>(), s.batch * vtrows * n));
+  } else {
+    JITD_RETURN_IF_ERROR(Expect(c, true, 2, DTypeOf<T>(), c.out[2].num_elements()));
+    JITD_RETURN_IF_ERROR(Expect(c, true, 3, DTypeOf<T>(), c.out[3].num_elements()));
+  }
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  R* sv = c.out[1].data<R>();
+  T* u = c.out[2].data<T>();
+  T* vt = c.out[3].data<T>();
+  int* info = c.out[4].data<int>();
+  const int ldu = Ld(m), ldvt = Ld(vtrows);
+  T wq{};
+  int qinfo = 0;
+  std::vector<int> iwork(static_cast<size_t>(std::max(8 * k, 1)));
+  Lapack<T>::gesdd(mode, m, n, nullptr, Ld(m), nullptr, nullptr, ldu, nullptr, ldvt, &wq, -1,
+                   nullptr, iwork.data(), &qinfo);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  std::vector<R> rwork;
+  if constexpr (IsComplexT<T>::value) {
+    const int64_t mx = std::max(m, n);
+    const int64_t need = mode == 'N' ? 7 * int64_t{k}
+                                     : std::max(5 * int64_t{k} * k + 5 * int64_t{k},
+                                                2 * mx * k + 2 * int64_t{k} * k + k);
+    rwork.resize(static_cast<size_t>(std::max<int64_t>(need, 1)));
+  }
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::gesdd(mode, m, n, a + i * int64_t{m} * n, Ld(m), sv + i * k,
+                     mode == 'N' ? nullptr : u + i * int64_t{m} * ucols, ldu,
+                     mode == 'N' ? nullptr : vt + i * int64_t{vtrows} * n, ldvt, work.data(),
+                     static_cast<int>(work.size()), rwork.data(), iwork.data(), info + i);
+  }
+  return Status::Ok();
+}
+
+template <typename R>
+bool AllFinite(const R* a, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(std::real(a[i])) || !std::isfinite(std::imag(a[i]))) return false;
+  }
+  return true;
+}
+
+// LAPACK's real eigenvectors pack a conjugate pair's real and imaginary
+// parts in two adjacent columns; spread them into complex columns.
+template <typename R>
+void UnpackEigenvectors(int n, const R* wi, const R* packed, std::complex<R>* out) {
+  for (int j = 0; j < n;) {
+    const int64_t cj = int64_t{j} * n;
+    if (wi[j] == R(0) || std::isnan(wi[j]) || j + 1 == n) {
+      for (int i = 0; i < n; ++i) out[cj + i] = {packed[cj + i], R(0)};
+      ++j;
+    } else {
+      const int64_t cn = cj + n;
+      for (int i = 0; i < n; ++i) {
+        out[cj + i] = {packed[cj + i], packed[cn + i]};
+        out[cn + i] = {packed[cj + i], -packed[cn + i]};
+      }
+      j += 2;
+    }
+  }
+}
+
+template <typename T>
+Status Geev(Call& c) {
+  using R = typename RealOf<T>::type;
+  using C = std::complex<R>;
+  constexpr bool kComplex = IsComplexT<T>::value;
+  JITD_RETURN_IF_ERROR(c.Arity(1, kComplex ? 4 : 5));
+  JITD_ASSIGN_OR_RETURN(char jobvl, c.Char("compute_left", "NV"));
+  JITD_ASSIGN_OR_RETURN(char jobvr, c.Char("compute_right", "NV"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (s.rows != s.cols) return c.Fail("needs square matrices, got " + c.in[0].type.ToString());
+  const int n = s.cols;
+  const int64_t nn = int64_t{n} * n;
+  const size_t first_vec = kComplex ? 1 : 2;
+  if (kComplex) {
+    JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), s.batch * n));
+  } else {
+    JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), s.batch * n));
+    JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<T>(), s.batch * n));
+  }
+  JITD_RETURN_IF_ERROR(Expect(c, true, first_vec, DTypeOf<C>(), s.batch * nn));
+  JITD_RETURN_IF_ERROR(Expect(c, true, first_vec + 1, DTypeOf<C>(), s.batch * nn));
+  JITD_RETURN_IF_ERROR(Expect(c, true, first_vec + 2, DType::kS32, s.batch));
+  std::vector<T> a(static_cast<size_t>(nn));
+  std::vector<T> vl(static_cast<size_t>(nn)), vr(static_cast<size_t>(nn));
+  const T* in = c.in[0].data<T>();
+  C* vl_out = c.out[first_vec].data<C>();
+  C* vr_out = c.out[first_vec + 1].data<C>();
+  int* info = c.out[first_vec + 2].data<int>();
+  T wq{};
+  int qinfo = 0;
+  std::vector<R> rwork(static_cast<size_t>(std::max(2 * n, 1)));
+  if constexpr (kComplex) {
+    Lapack<T>::geev(jobvl, jobvr, n, a.data(), Ld(n), nullptr, vl.data(), Ld(n), vr.data(), Ld(n),
+                    &wq, -1, rwork.data(), &qinfo);
+  } else {
+    Lapack<T>::geev(jobvl, jobvr, n, a.data(), Ld(n), nullptr, nullptr, vl.data(), Ld(n),
+                    vr.data(), Ld(n), &wq, -1, &qinfo);
+  }
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  for (int64_t i = 0; i < s.batch; ++i) {
+    std::copy_n(in + i * nn, nn, a.data());
+    if (!AllFinite(a.data(), nn)) {
+      info[i] = -4;  // jaxlib's mark for a matrix with NaN or infinity
+      continue;
+    }
+    if constexpr (kComplex) {
+      T* w = c.out[0].data<T>() + i * n;
+      Lapack<T>::geev(jobvl, jobvr, n, a.data(), Ld(n), w, vl.data(), Ld(n), vr.data(), Ld(n),
+                      work.data(), static_cast<int>(work.size()), rwork.data(), info + i);
+      if (info[i] == 0) {
+        if (jobvl == 'V') std::copy_n(vl.data(), nn, vl_out + i * nn);
+        if (jobvr == 'V') std::copy_n(vr.data(), nn, vr_out + i * nn);
+      }
+    } else {
+      T* wr = c.out[0].data<T>() + i * n;
+      T* wi = c.out[1].data<T>() + i * n;
+      Lapack<T>::geev(jobvl, jobvr, n, a.data(), Ld(n), wr, wi, vl.data(), Ld(n), vr.data(), Ld(n),
+                      work.data(), static_cast<int>(work.size()), info + i);
+      if (info[i] == 0) {
+        if (jobvl == 'V') UnpackEigenvectors(n, wi, vl.data(), vl_out + i * nn);
+        if (jobvr == 'V') UnpackEigenvectors(n, wi, vr.data(), vr_out + i * nn);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Gees(Call& c) {
+  using R = typename RealOf<T>::type;
+  constexpr bool kComplex = IsComplexT<T>::value;
+  JITD_RETURN_IF_ERROR(c.Arity(1, kComplex ? 5 : 6));
+  JITD_ASSIGN_OR_RETURN(char mode, c.Char("mode", "NV"));
+  JITD_ASSIGN_OR_RETURN(char sort, c.Char("sort", "NS"));
+  if (sort != 'N') {
+    return c.Unsupported("sort 'S' (ordering eigenvalues by a select function) is not supported, as in jaxlib");
+  }
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (s.rows != s.cols) return c.Fail("needs square matrices, got " + c.in[0].type.ToString());
+  const int n = s.cols;
+  const int64_t nn = int64_t{n} * n;
+  const size_t sdim_index = kComplex ? 3 : 4;
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<T>(), s.batch * nn));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DTypeOf<T>(), s.batch * n));
+  if (!kComplex) JITD_RETURN_IF_ERROR(Expect(c, true, 3, DTypeOf<T>(), s.batch * n));
+  JITD_RETURN_IF_ERROR(Expect(c, true, sdim_index, DType::kS32, s.batch));
+  JITD_RETURN_IF_ERROR(Expect(c, true, sdim_index + 1, DType::kS32, s.batch));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  T* vs = c.out[1].data<T>();
+  int* sdim = c.out[sdim_index].data<int>();
+  int* info = c.out[sdim_index + 1].data<int>();
+  T wq{};
+  int qinfo = 0, qsdim = 0;
+  std::vector<R> rwork(static_cast<size_t>(std::max(n, 1)));
+  if constexpr (kComplex) {
+    Lapack<T>::gees(mode, sort, n, nullptr, Ld(n), &qsdim, nullptr, nullptr, Ld(n), &wq, -1,
+                    rwork.data(), &qinfo);
+  } else {
+    Lapack<T>::gees(mode, sort, n, nullptr, Ld(n), &qsdim, nullptr, nullptr, nullptr, Ld(n), &wq,
+                    -1, &qinfo);
+  }
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  for (int64_t i = 0; i < s.batch; ++i) {
+    if constexpr (kComplex) {
+      Lapack<T>::gees(mode, sort, n, a + i * nn, Ld(n), sdim + i, c.out[2].data<T>() + i * n,
+                      vs + i * nn, Ld(n), work.data(), static_cast<int>(work.size()),
+                      rwork.data(), info + i);
+    } else {
+      Lapack<T>::gees(mode, sort, n, a + i * nn, Ld(n), sdim + i, c.out[2].data<T>() + i * n,
+                      c.out[3].data<T>() + i * n, vs + i * nn, Ld(n), work.data(),
+                      static_cast<int>(work.size()), info + i);
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Gehrd(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(1, 3));
+  JITD_ASSIGN_OR_RETURN(int low, c.Int("low"));
+  JITD_ASSIGN_OR_RETURN(int high, c.Int("high"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (s.rows != s.cols) return c.Fail("needs square matrices, got " + c.in[0].type.ToString());
+  const int n = s.cols;
+  if (n > 0 && (low < 1 || high < std::min(low, n) || high > n)) {
+    return c.Fail("needs 1 <= low <= high <= n = " + std::to_string(n) + ", got low = " +
+                  std::to_string(low) + ", high = " + std::to_string(high));
+  }
+  const int tau_n = std::max(n - 1, 0);
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<T>(), s.batch * tau_n));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DType::kS32, s.batch));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  T* tau = c.out[1].data<T>();
+  int* info = c.out[2].data<int>();
+  T wq{};
+  int qinfo = 0;
+  Lapack<T>::gehrd(n, low, high, nullptr, Ld(n), nullptr, &wq, -1, &qinfo);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::gehrd(n, low, high, a + i * int64_t{n} * n, Ld(n), tau + i * tau_n, work.data(),
+                     static_cast<int>(work.size()), info + i);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Sytrd(Call& c) {
+  using R = typename RealOf<T>::type;
+  JITD_RETURN_IF_ERROR(c.Arity(1, 5));
+  JITD_ASSIGN_OR_RETURN(char uplo, c.Char("uplo", "LU"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  if (s.rows != s.cols) return c.Fail("needs square matrices, got " + c.in[0].type.ToString());
+  const int n = s.cols;
+  const int off = std::max(n - 1, 0);
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DTypeOf<R>(), s.batch * n));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DTypeOf<R>(), s.batch * off));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 3, DTypeOf<T>(), s.batch * off));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 4, DType::kS32, s.batch));
+  Seed(c.out[0], c.in[0]);
+  T* a = c.out[0].data<T>();
+  R* d = c.out[1].data<R>();
+  R* e = c.out[2].data<R>();
+  T* tau = c.out[3].data<T>();
+  int* info = c.out[4].data<int>();
+  T wq{};
+  int qinfo = 0;
+  Lapack<T>::sytrd(uplo, n, nullptr, Ld(n), nullptr, nullptr, nullptr, &wq, -1, &qinfo);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::sytrd(uplo, n, a + i * int64_t{n} * n, Ld(n), d + i * n, e + i * off,
+                     tau + i * off, work.data(), static_cast<int>(work.size()), info + i);
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Gtsv(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(4, 5));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[3], "operand 3 (b)"));
+  const int n = s.rows, nrhs = s.cols;
+  for (size_t i = 0; i < 3; ++i) {
+    JITD_RETURN_IF_ERROR(Expect(c, false, i, DTypeOf<T>(), s.batch * n));
+    JITD_RETURN_IF_ERROR(Expect(c, true, i, DTypeOf<T>(), s.batch * n));
+  }
+  JITD_RETURN_IF_ERROR(Expect(c, true, 3, DTypeOf<T>(), c.in[3].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 4, DType::kS32, s.batch));
+  for (size_t i = 0; i < 4; ++i) Seed(c.out[i], c.in[i]);
+  T* dl = c.out[0].data<T>();
+  T* d = c.out[1].data<T>();
+  T* du = c.out[2].data<T>();
+  T* b = c.out[3].data<T>();
+  int* info = c.out[4].data<int>();
+  for (int64_t i = 0; i < s.batch; ++i) {
+    // dl[0] and du[n-1] lie outside the matrix (jax's convention); LAPACK
+    // takes the n-1 elements of each off-diagonal.
+    Lapack<T>::gtsv(n, nrhs, dl + i * n + (n > 0 ? 1 : 0), d + i * n, du + i * n,
+                    b + i * int64_t{n} * nrhs, Ld(n), info + i);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// The registry.
+
+using KernelFn = Status (*)(Call&);
+
+struct Entry {
+  KernelFn fn;
+  DType dtype;  // the element type the name's type letter stands for
+};
+
+const std::map<std::string, Entry, std::less<>>& Registry() {
+  static const auto* registry = [] {
+    auto* r = new std::map<std::string, Entry, std::less<>>();
+    auto add4 = [&](const std::string& routine, const std::string& complex_routine,
+                    KernelFn s, KernelFn d, KernelFn cc, KernelFn z) {
+      r->emplace("lapack_s" + routine + "_ffi", Entry{s, DType::kF32});
+      r->emplace("lapack_d" + routine + "_ffi", Entry{d, DType::kF64});
+      r->emplace("lapack_c" + complex_routine + "_ffi", Entry{cc, DType::kC64});
+      r->emplace("lapack_z" + complex_routine + "_ffi", Entry{z, DType::kC128});
+    };
+#define JITD_ADD(routine, complex_routine, Fn) \
+  add4(routine, complex_routine, &Fn<float>, &Fn<double>, &Fn<jitd_c64>, &Fn<jitd_c128>)
+    JITD_ADD("potrf", "potrf", Potrf);
+    JITD_ADD("getrf", "getrf", Getrf);
+    JITD_ADD("geqrf", "geqrf", Geqrf);
+    JITD_ADD("orgqr", "ungqr", Orgqr);
+    JITD_ADD("trsm", "trsm", Trsm);
+    JITD_ADD("syevd", "heevd", Syevd);
+    JITD_ADD("gesdd", "gesdd", Gesdd);
+    JITD_ADD("geev", "geev", Geev);
+    JITD_ADD("gees", "gees", Gees);
+    JITD_ADD("gehrd", "gehrd", Gehrd);
+    JITD_ADD("sytrd", "hetrd", Sytrd);
+    JITD_ADD("gtsv", "gtsv", Gtsv);
+#undef JITD_ADD
+    // trsm's name before jaxlib moved it from blas_ to lapack_.
+    r->emplace("blas_strsm_ffi", Entry{&Trsm<float>, DType::kF32});
+    r->emplace("blas_dtrsm_ffi", Entry{&Trsm<double>, DType::kF64});
+    r->emplace("blas_ctrsm_ffi", Entry{&Trsm<jitd_c64>, DType::kC64});
+    r->emplace("blas_ztrsm_ffi", Entry{&Trsm<jitd_c128>, DType::kC128});
+    return r;
+  }();
+  return *registry;
+}
+
+// `shape_assertion(%pred, %dim...) {error_message = "... {0} ..."}`: jax's
+// check of shape-polymorphic dimensions, a no-op when %pred holds.
+StatusOr<std::vector<Literal>> ShapeAssertion(const ir::Op& op,
+                                              std::span<const Literal* const> operands) {
+  if (operands.empty() || operands[0]->dtype() != DType::kPred || operands[0]->num_elements() != 1) {
+    return InvalidArgument("custom_call @shape_assertion needs a tensor<i1> first operand");
+  }
+  if (op.num_results() != 0) {
+    return InvalidArgument("custom_call @shape_assertion has no results, got " +
+                           std::to_string(op.num_results()));
+  }
+  if (operands[0]->GetPred(0)) return std::vector<Literal>{};
+  std::string message = "shape assertion failed";
+  if (const ir::Attribute* a = op.attr("error_message")) {
+    if (const auto* s = a->get_if<ir::StringAttr>()) message = s->value;
+  }
+  // Fill `{i}` with the i-th dimension operand (operand i + 1).
+  std::string filled;
+  for (size_t i = 0; i < message.size(); ++i) {
+    if (message[i] == '{') {
+      const size_t close = message.find('}', i);
+      if (close != std::string::npos && close > i + 1 && close - i <= 4) {
+        const std::string digits = message.substr(i + 1, close - i - 1);
+        if (std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+          const size_t k = static_cast<size_t>(std::stoi(digits)) + 1;
+          if (k < operands.size() && operands[k]->num_elements() == 1 &&
+              ir::IsInteger(operands[k]->dtype())) {
+            filled += std::to_string(operands[k]->GetInt(0));
+            i = close;
+            continue;
+          }
+        }
+      }
+    }
+    filled += message[i];
+  }
+  return InvalidArgument("custom_call @shape_assertion: " + filled);
+}
+
+// Reads the layouts attribute `name` (operand_layouts / result_layouts) for
+// `types`; default (row-major) layouts when it is absent.
+StatusOr<std::vector<std::vector<int64_t>>> Layouts(const ir::Op& op, std::string_view name,
+                                                    const std::vector<Type>& types,
+                                                    const std::string& target) {
+  std::vector<std::vector<int64_t>> layouts;
+  const ir::Attribute* attr = op.attr(name);
+  if (!attr) {
+    for (const Type& t : types) layouts.push_back(DefaultLayout(t.is_tensor() ? t.rank() : 0));
+    return layouts;
+  }
+  const auto* array = attr->get_if<ir::ArrayAttr>();
+  if (!array || array->elements.size() != types.size()) {
+    return InvalidArgument("custom_call @" + target + ": " + std::string(name) + " must hold " +
+                           std::to_string(types.size()) + " layouts, one per value");
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    const auto* dense = array->elements[i].get_if<ir::DenseElementsAttr>();
+    auto lit = dense ? ir::DenseElementsToLiteral(*dense) : StatusOr<Literal>(InvalidArgument(""));
+    if (!dense || !lit.ok() || !ir::IsInteger(lit->dtype()) || lit->type().rank() != 1) {
+      return InvalidArgument("custom_call @" + target + ": " + std::string(name) + "[" +
+                             std::to_string(i) + "] must be a dense 1-d integer (index) tensor");
+    }
+    std::vector<int64_t> m2m;
+    for (int64_t k = 0; k < lit->num_elements(); ++k) m2m.push_back(lit->GetInt(k));
+    const int64_t rank = types[i].rank();
+    std::vector<int64_t> sorted = m2m;
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = static_cast<int64_t>(m2m.size()) == rank;
+    for (int64_t k = 0; ok && k < rank; ++k) ok = sorted[static_cast<size_t>(k)] == k;
+    if (!ok) {
+      std::string text;
+      for (int64_t v : m2m) text += (text.empty() ? "" : ", ") + std::to_string(v);
+      return InvalidArgument("custom_call @" + target + ": " + std::string(name) + "[" +
+                             std::to_string(i) + "] = [" + text + "] is not a permutation of the " +
+                             std::to_string(rank) + " dimensions of " + types[i].ToString());
+    }
+    layouts.push_back(std::move(m2m));
+  }
+  return layouts;
+}
+
+}  // namespace
+
+bool IsRegisteredCustomCall(std::string_view target) {
+  return target == "shape_assertion" || target == "Sharding" || Registry().count(target) != 0;
+}
+
+std::vector<std::string> RegisteredCustomCalls() {
+  std::vector<std::string> names = {"Sharding", "shape_assertion"};
+  for (const auto& [name, entry] : Registry()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
+                                             std::span<const Literal* const> operands) {
+  std::string target;
+  if (const ir::Attribute* a = op.attr("call_target_name")) {
+    if (const auto* s = a->get_if<ir::StringAttr>()) target = s->value;
+  }
+  if (operands.size() != op.num_operands()) {
+    return Internal("custom_call @" + target + ": operand count mismatch");
+  }
+  if (target == "shape_assertion") return ShapeAssertion(op, operands);
+  if (target == "Sharding") {
+    // A sharding annotation: on one device the value itself.
+    if (operands.size() != 1 || op.num_results() != 1 ||
+        op.result(0)->type() != operands[0]->type()) {
+      return InvalidArgument("custom_call @Sharding takes one value and returns it");
+    }
+    return std::vector<Literal>{*operands[0]};
+  }
+  const auto& registry = Registry();
+  auto it = registry.find(target);
+  if (it == registry.end()) {
+    std::string hint;
+    if (target.rfind("lapack_", 0) == 0 || target.rfind("blas_", 0) == 0) {
+      hint = " (jitd implements jaxlib's typed-FFI LAPACK targets lapack_{s,d,c,z}{potrf,getrf,"
+             "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi)";
+    }
+    return Unimplemented("custom_call target '" + target + "' is not supported" + hint);
+  }
+  Call call;
+  call.target = target;
+  call.op = &op;
+  if (const ir::Attribute* cfg = op.attr("mhlo.backend_config")) {
+    call.config = cfg->get_if<ir::DictionaryAttr>();
+    if (!call.config) {
+      return InvalidArgument("custom_call @" + target +
+                             ": mhlo.backend_config must be a dictionary of attributes (api_version = 4)");
+    }
+  } else if (const ir::Attribute* cfg2 = op.attr("backend_config")) {
+    call.config = cfg2->get_if<ir::DictionaryAttr>();
+  }
+  std::vector<Type> in_types, out_types;
+  for (const Literal* l : operands) in_types.push_back(l->type());
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    const Type& t = op.result(i)->type();
+    if (!t.is_tensor()) {
+      return InvalidArgument("custom_call @" + target + ": result " + std::to_string(i) +
+                             " must be a tensor, got " + t.ToString());
+    }
+    out_types.push_back(t);
+  }
+  JITD_ASSIGN_OR_RETURN(auto in_layouts, Layouts(op, "operand_layouts", in_types, target));
+  JITD_ASSIGN_OR_RETURN(auto out_layouts, Layouts(op, "result_layouts", out_types, target));
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const DType dt = operands[i]->dtype();
+    if (i == 0 && dt != it->second.dtype) {
+      return InvalidArgument("custom_call @" + target + ": operand 0 must have element type " +
+                             std::string(ir::DTypeName(it->second.dtype)) + ", got " +
+                             operands[i]->type().ToString());
+    }
+    call.in.push_back(ToPhysical(*operands[i], in_layouts[i]));
+  }
+  for (size_t i = 0; i < out_types.size(); ++i) {
+    Buffer b{out_types[i], out_layouts[i], {}};
+    b.bytes.assign(static_cast<size_t>(out_types[i].num_elements()) *
+                       static_cast<size_t>(ir::StorageBytes(out_types[i].dtype())),
+                   0);
+    call.out.push_back(std::move(b));
+  }
+  JITD_RETURN_IF_ERROR(it->second.fn(call));
+  std::vector<Literal> results;
+  for (const Buffer& b : call.out) {
+    JITD_ASSIGN_OR_RETURN(Literal lit, ToLogical(b));
+    results.push_back(std::move(lit));
+  }
+  return results;
+}
+
+}  // namespace jitd::eval

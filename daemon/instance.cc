@@ -231,7 +231,7 @@ static int64_t UidOfOptions(std::string_view options) {
 }
 
 cache::CacheKeyParts Instance::KeyParts(std::string program_part,
-                                        const CompileSpec& spec) const {
+                                        const CompileSpec& spec) {
   cache::CacheKeyParts parts;
   parts.program_hash = std::move(program_part);
   parts.argument_shapes = spec.argument_shapes;
@@ -241,6 +241,14 @@ cache::CacheKeyParts Instance::KeyParts(std::string program_part,
   }
   parts.device = spec.device.empty() ? options_.default_device : spec.device;
   parts.compiler_build_id = options_.compiler_build_id;
+  // What else decides the device's code (cuda: sm, LLVM's and the PTX
+  // assembler's versions, flags): another GPU or toolchain misses the
+  // cache, and ExplainMiss names the difference.
+  if (StatusOr<const devices::Device*> device = GetDevice(parts.device); device.ok()) {
+    if (std::string target = (*device)->compile_target(); !target.empty()) {
+      parts.options += ",target=" + target;
+    }
+  }
   return parts;
 }
 

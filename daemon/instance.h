@@ -324,7 +324,8 @@ class Instance {
                                                          const BuildOptions& build_options);
   // The key of a program whose program part (ProgramKey::Part) is
   // `program_part`.
-  cache::CacheKeyParts KeyParts(std::string program_part, const CompileSpec& spec) const;
+  // Not const: it asks the device (GetDevice) for its compile target.
+  cache::CacheKeyParts KeyParts(std::string program_part, const CompileSpec& spec);
   // The alias-map key of `bytes` sent with `spec` (the bytes' hash, format
   // and, in an unshared cache, uid).
   std::string AliasKey(std::string_view bytes, const CompileSpec& spec) const;

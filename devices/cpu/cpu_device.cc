@@ -1524,6 +1524,8 @@ int CpuDevice::num_threads() const { return impl_->pool->num_threads(); }
 
 void CpuDevice::ConfigurePipeline(passes::PipelineOptions& options) const {
   options.fusion = std::make_shared<const passes::FusionPolicy>(impl_->FusionPolicy());
+  // Quantized ops become integer / float ops the kernels and libraries run.
+  options.lower_quantized = true;
 }
 
 StatusOr<std::unique_ptr<devices::Executable>> CpuDevice::Compile(

@@ -487,8 +487,9 @@ class Evaluator {
     }
     const Kernel kernel = kernels_[static_cast<size_t>(op.code())];
     if (!kernel) return ctx.Unimplemented("is not implemented by the interpreter");
+    // bitcast_convert reinterprets a quantized value's storage bits (spec.md).
     if (op.code() != OpCode::kUniformQuantize && op.code() != OpCode::kUniformDequantize &&
-        HasQuantizedValues(op)) {
+        op.code() != OpCode::kBitcastConvert && HasQuantizedValues(op)) {
       return EvalDequantizeOpQuantize(ctx);
     }
     return kernel(ctx);

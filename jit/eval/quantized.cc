@@ -11,7 +11,11 @@
 // once at the end, a documented deviation of at most one rounding).
 // Per-axis parameters are picked by the element's index along
 // quantized_dimension.
+#include "jit/eval/quantized.h"
+
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "jit/eval/internal/kernels.h"
@@ -117,8 +121,61 @@ bool HasQuantizedValues(const ir::Op& op) {
   return false;
 }
 
+namespace {
+
+// A literal of s64 holding storage - zero_point per element.
+StatusOr<Literal> OffsetsLiteral(const Literal& q, int64_t max_bytes) {
+  const Type& type = q.type();
+  const ir::QuantParams& p = *type.quant();
+  JITD_ASSIGN_OR_RETURN(Literal out, Literal::Create(Type::Tensor(DType::kS64, type.dims()), max_bytes));
+  const int64_t stride = p.per_axis() ? AxisStride(type, p.quantized_dimension) : 1;
+  const int64_t size = p.per_axis() ? type.dim(p.quantized_dimension) : 1;
+  for (int64_t i = 0; i < q.num_elements(); ++i) {
+    const size_t k = p.per_axis() ? static_cast<size_t>((i / stride) % size) : 0;
+    out.SetInt(i, q.GetInt(i) - p.zero_points[k]);
+  }
+  return out;
+}
+
+// eval::UsesQuantizedIntegerForm's computation: the op on the operands'
+// offsets from their zero points in s64, plus the result's zero point,
+// clamped to its storage range.
+KernelResult EvalQuantizedIntegerForm(OpContext& ctx) {
+  const ir::Op& op = ctx.op();
+  const int64_t limit = int64_t{1} << 34;
+  std::vector<std::unique_ptr<ir::Value>> scratch;
+  std::vector<ir::Value*> operands;
+  std::vector<RuntimeValue> args;
+  for (size_t i = 0; i < 2; ++i) {
+    JITD_ASSIGN_OR_RETURN(Literal offsets, OffsetsLiteral(ctx.operand(i), limit));
+    args.emplace_back(std::move(offsets));
+    scratch.push_back(
+        std::make_unique<ir::Value>(args.back().type(), nullptr, nullptr, static_cast<int>(i)));
+    operands.push_back(scratch.back().get());
+  }
+  const Type& result_type = op.result(0)->type();
+  const Type wide = result_type.WithDType(DType::kS64);
+  std::unique_ptr<ir::Op> int_op =
+      ir::CreateOp(op.code(), op.loc(), operands, std::span<const Type>(&wide, 1), op.attrs());
+  JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> sums, ctx.EvaluateDetached(*int_op, std::move(args)));
+  const Literal& sum = sums.at(0).literal();
+  const ir::QuantParams& p = *result_type.quant();
+  JITD_ASSIGN_OR_RETURN(Literal out, Literal::Create(result_type, limit));
+  const int64_t stride = p.per_axis() ? AxisStride(result_type, p.quantized_dimension) : 1;
+  const int64_t size = p.per_axis() ? result_type.dim(p.quantized_dimension) : 1;
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const size_t k = p.per_axis() ? static_cast<size_t>((i / stride) % size) : 0;
+    const int64_t v = sum.GetInt(i) + p.zero_points[k];
+    out.SetInt(i, std::min(std::max(v, p.storage_min), p.storage_max));
+  }
+  return Single(std::move(out));
+}
+
+}  // namespace
+
 KernelResult EvalDequantizeOpQuantize(OpContext& ctx) {
   const ir::Op& op = ctx.op();
+  if (UsesQuantizedIntegerForm(op)) return EvalQuantizedIntegerForm(ctx);
   if (op.num_regions() != 0) {
     return ctx.Unimplemented("on quantized element types is not implemented (ops with regions)");
   }
@@ -162,3 +219,99 @@ void RegisterQuantizedKernels(KernelTable& table) {
 }
 
 }  // namespace jitd::eval::internal
+
+namespace jitd::eval {
+namespace {
+
+// The largest |storage - zero_point| a value of these parameters can hold.
+uint64_t MaxOffset(const ir::QuantParams& p) {
+  uint64_t m = 0;
+  for (int64_t z : p.zero_points) {
+    m = std::max({m, static_cast<uint64_t>(std::llabs(p.storage_min - z)),
+                  static_cast<uint64_t>(std::llabs(p.storage_max - z))});
+  }
+  return m;
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::vector<int64_t> DotField(const ir::Op& op, std::string_view field) {
+  const ir::StructAttr* s = op.GetStruct("dot_dimension_numbers");
+  if (!s) return {};
+  for (const auto& f : s->fields) {
+    if (f.name == field) return f.values;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool UsesQuantizedIntegerForm(const ir::Op& op) {
+  if (op.code() != ir::OpCode::kDotGeneral && op.code() != ir::OpCode::kConvolution) return false;
+  if (op.num_operands() != 2 || op.num_results() != 1) return false;
+  const ir::Type& lt = op.operand(0)->type();
+  const ir::Type& rt = op.operand(1)->type();
+  const ir::Type& ot = op.result(0)->type();
+  if (!lt.is_quantized() || !rt.is_quantized() || !ot.is_quantized()) return false;
+  if (lt.is_dynamic() || rt.is_dynamic() || ot.is_dynamic()) return false;
+  const ir::QuantParams& lp = *lt.quant();
+  const ir::QuantParams& rp = *rt.quant();
+  const ir::QuantParams& outp = *ot.quant();
+  if (lp.per_axis()) return false;
+  // `mapped`: the result dimension of rhs's quantized dimension; `k`: how
+  // many products one result element sums.
+  int64_t mapped = -1;
+  uint64_t k = 1;
+  if (op.code() == ir::OpCode::kDotGeneral) {
+    const std::vector<int64_t> lhs_batching = DotField(op, "lhs_batching_dimensions");
+    const std::vector<int64_t> lhs_contracting = DotField(op, "lhs_contracting_dimensions");
+    const std::vector<int64_t> rhs_batching = DotField(op, "rhs_batching_dimensions");
+    const std::vector<int64_t> rhs_contracting = DotField(op, "rhs_contracting_dimensions");
+    for (int64_t d : rhs_contracting) {
+      if (d < 0 || d >= rt.rank()) return false;
+      k *= static_cast<uint64_t>(rt.dim(d));
+    }
+    if (rp.per_axis()) {
+      const int64_t d = rp.quantized_dimension;
+      if (Contains(rhs_contracting, d)) return false;
+      const auto batch = std::find(rhs_batching.begin(), rhs_batching.end(), d);
+      if (batch != rhs_batching.end()) {
+        mapped = batch - rhs_batching.begin();
+      } else {
+        // Result dimensions: batching, lhs free, rhs free.
+        const int64_t lhs_free = lt.rank() - static_cast<int64_t>(lhs_batching.size() + lhs_contracting.size());
+        mapped = static_cast<int64_t>(rhs_batching.size()) + lhs_free;
+        for (int64_t r = 0; r < d; ++r) {
+          if (!Contains(rhs_batching, r) && !Contains(rhs_contracting, r)) ++mapped;
+        }
+      }
+    }
+  } else {
+    const ir::Attribute* a = op.attr("dimension_numbers");
+    const auto* dn = a ? a->get_if<ir::ConvDimensionNumbers>() : nullptr;
+    if (!dn) return false;
+    const int64_t out_features = rt.dim(dn->kernel_output_feature_dimension);
+    if (out_features <= 0) return false;
+    k = static_cast<uint64_t>(rt.num_elements() / out_features);
+    if (rp.per_axis()) {
+      if (rp.quantized_dimension != dn->kernel_output_feature_dimension) return false;
+      mapped = dn->output_feature_dimension;
+    }
+  }
+  if (rp.per_axis() && outp.per_axis() && outp.quantized_dimension != mapped) return false;
+  for (size_t j = 0; j < rp.scales.size(); ++j) {
+    for (size_t i = 0; i < outp.scales.size(); ++i) {
+      if (rp.per_axis() && outp.per_axis() && i != j) continue;
+      if (lp.scales[0] * rp.scales[j] != outp.scales[i]) return false;
+    }
+  }
+  if (rp.per_axis() && outp.per_axis() && rp.scales.size() != outp.scales.size()) return false;
+  uint64_t zout = 0;
+  for (int64_t z : outp.zero_points) zout = std::max(zout, static_cast<uint64_t>(std::llabs(z)));
+  const unsigned __int128 bound = static_cast<unsigned __int128>(k) * MaxOffset(lp) * MaxOffset(rp) + zout;
+  return bound <= static_cast<unsigned __int128>(INT32_MAX);
+}
+
+}  // namespace jitd::eval

@@ -90,5 +90,18 @@ TEST(QuantizedEvalTest, RequantizePerAxis) {
   EXPECT_EQ(Ints(r), (std::vector<int64_t>{20, 45}));
 }
 
+TEST(QuantizedEvalTest, DotIntoTheProductScaleIsExactInIntegers) {
+  // 1100 products of 127 * 127: the sum 17741900 is beyond f32's 2^24, so
+  // dequantize -> f32 dot -> quantize would round it; the integer form
+  // (the result scale is lhs scale * rhs scale) gives it exactly.
+  auto r = First(R"(func.func @main() -> tensor<1x1x!quant.uniform<i32:f32, 0.010000000000000002>> {
+  %a = stablehlo.constant dense<127> : tensor<1x1100x!quant.uniform<i8:f32, 0.1>>
+  %b = stablehlo.constant dense<127> : tensor<1100x1x!quant.uniform<i8:f32, 0.1>>
+  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<1x1100x!quant.uniform<i8:f32, 0.1>>, tensor<1100x1x!quant.uniform<i8:f32, 0.1>>) -> tensor<1x1x!quant.uniform<i32:f32, 0.010000000000000002>>
+  return %r : tensor<1x1x!quant.uniform<i32:f32, 0.010000000000000002>>
+})");
+  EXPECT_EQ(Ints(r), (std::vector<int64_t>{17741900}));
+}
+
 }  // namespace
 }  // namespace jitd::eval

@@ -7,6 +7,7 @@
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/fusion.h"
+#include "jit/passes/lower_quantized.h"
 #include "jit/passes/passes.h"
 
 namespace jitd::passes {
@@ -45,6 +46,7 @@ Status PassManager::Run(ir::Module& module) {
 void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options) {
   manager.Add(CreateInlinePass());
   if (options.decompose_chlo) manager.Add(CreateDecomposeChloPass());
+  if (options.lower_quantized) manager.Add(CreateLowerQuantizedPass());
   manager.Add(CreateCanonicalizePass());
   manager.Add(CreateFoldConstantsPass(options.max_folded_bytes));
   manager.Add(CreateCsePass());
@@ -75,12 +77,13 @@ PassManager::DumpHook DirectoryDumpHook(std::string dir) {
 }
 
 std::vector<std::string> PassRegistryNames() {
-  return {"inline", "decompose-chlo", "canonicalize", "fold-constants", "cse", "dce"};
+  return {"inline", "decompose-chlo", "lower-quantized", "canonicalize", "fold-constants", "cse", "dce"};
 }
 
 StatusOr<std::unique_ptr<Pass>> CreatePass(std::string_view name, const PipelineOptions& options) {
   if (name == "inline") return CreateInlinePass();
   if (name == "decompose-chlo") return CreateDecomposeChloPass();
+  if (name == "lower-quantized") return CreateLowerQuantizedPass();
   if (name == "canonicalize") return CreateCanonicalizePass();
   if (name == "fold-constants") return CreateFoldConstantsPass(options.max_folded_bytes);
   if (name == "cse") return CreateCsePass();
@@ -102,6 +105,9 @@ Status AddPipeline(PassManager& manager, std::string_view spec, const PipelineOp
     AddDefaultPipeline(manager, options);
     return Status::Ok();
   }
+  // A target that does not compute quantized types gets lower-quantized in
+  // every pipeline, after the spec's leading inline / decompose-chlo.
+  bool lowered = !options.lower_quantized;
   size_t start = 0;
   while (start <= spec.size()) {
     size_t end = spec.find(',', start);
@@ -110,14 +116,20 @@ Status AddPipeline(PassManager& manager, std::string_view spec, const PipelineOp
     while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     if (name.empty()) return InvalidArgument("empty pass name in pipeline '" + std::string(spec) + "'");
+    if (!lowered && name != "inline" && name != "decompose-chlo" && name != "default") {
+      if (name != "lower-quantized") manager.Add(CreateLowerQuantizedPass());
+      lowered = true;
+    }
     if (name == "default") {
       AddDefaultPipeline(manager, options);
+      lowered = true;
     } else {
       JITD_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePass(name, options));
       manager.Add(std::move(pass));
     }
     start = end + 1;
   }
+  if (!lowered) manager.Add(CreateLowerQuantizedPass());
   return Status::Ok();
 }
 

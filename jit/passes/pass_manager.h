@@ -61,10 +61,14 @@ struct PipelineOptions {
   // What the target fuses (fusion.h). When set, the default pipeline ends
   // with the "fusion" pass; the pass "fusion" requires it.
   std::shared_ptr<const FusionPolicy> fusion;
+  // The target computes no quantized element types: every pipeline
+  // (default or spelled out, unless empty) runs lower-quantized
+  // (lower_quantized.h) after its leading inline / decompose-chlo passes.
+  bool lower_quantized = false;
 };
 
-// The standard pipeline: inline, [chlo decomposition], canonicalize,
-// constant folding, CSE, DCE (canonicalize/fold/CSE/DCE may repeat), then
+// The standard pipeline: inline, [chlo decomposition], [lower-quantized],
+// canonicalize, constant folding, CSE, DCE (canonicalize/fold/CSE/DCE may repeat), then
 // fusion when the options carry a fusion policy.
 void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options = {});
 
@@ -72,7 +76,7 @@ void AddDefaultPipeline(PassManager& manager, const PipelineOptions& options = {
 // text for every call (the directory is created).
 PassManager::DumpHook DirectoryDumpHook(std::string dir);
 
-// The passes by name ("inline", "decompose-chlo", "canonicalize",
+// The passes by name ("inline", "decompose-chlo", "lower-quantized", "canonicalize",
 // "fold-constants", "cse", "dce", "fusion"); NOT_FOUND for another name,
 // INVALID_ARGUMENT for "fusion" without options.fusion.
 StatusOr<std::unique_ptr<Pass>> CreatePass(std::string_view name,

@@ -180,6 +180,14 @@ LibraryOpOr CreateDotOp(const ir::Op& op) {
   OperandPlan rhs{rt, Concat(rb, rf, rc)};
   rhs.canonical_in_place = IsIdentity(rhs.canonical);
   rhs.swapped_in_place = IsIdentity(Concat(rb, rc, rf));
+  // i8 x i8 -> i32 (quantized programs' lowered form): oneDNN's int8 matmul
+  // where it is exact (dnnl_matmul.cc).
+  if (lt.dtype() == DType::kS8 && rt.dtype() == DType::kS8 && ot.dtype() == DType::kS32 &&
+      (lhs.canonical_in_place || lhs.swapped_in_place) && (rhs.canonical_in_place || rhs.swapped_in_place)) {
+    LibraryOpOr int8 = CreateDnnlInt8DotOp({.batch = batch, .m = m, .n = n, .k = k,
+                                            .lhs_km = !lhs.canonical_in_place, .rhs_kn = !rhs.canonical_in_place});
+    if (!int8.ok() || *int8) return int8;
+  }
   return std::unique_ptr<LibraryOp>(
       new DotOp(std::move(lhs), std::move(rhs), ot.dtype(), batch, m, n, k));
 }

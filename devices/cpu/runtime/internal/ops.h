@@ -48,6 +48,19 @@ LibraryOpOr CreateDnnlConvolutionOp(const ir::Op& op, const ConvWindow& window);
 // Whether `op` came from CreateDnnlConvolutionOp (tests).
 bool IsDnnlConvolution(const LibraryOp& op);
 
+// dnnl_matmul.cc: an s8 x s8 -> s32 product of `batch` [m, k] x [k, n]
+// matrices through oneDNN's int8 matmul, or nullptr where that would not be
+// exact (no VNNI) or pays off (below kBlasMinMultiplyAdds). lhs is stored
+// [batch, m, k] ([batch, k, m] when lhs_km), rhs [batch, n, k] ([batch, k,
+// n] when rhs_kn), the result row-major [batch, m, n].
+struct Int8DotShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool lhs_km = false, rhs_kn = false;
+};
+LibraryOpOr CreateDnnlInt8DotOp(const Int8DotShape& shape);
+// Whether `op` came from CreateDnnlInt8DotOp (tests).
+bool IsDnnlInt8Dot(const LibraryOp& op);
+
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.
 Status OpError(const ir::Op& op, const std::string& message);
 

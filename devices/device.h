@@ -334,6 +334,12 @@ class Device {
   virtual StatusOr<std::unique_ptr<Executable>> Deserialize(std::string_view bytes) const {
     return Unimplemented("device '" + std::string(name()) + "' has no serialized executables");
   }
+  // What besides the program decides this device's compiled code, for
+  // cache keys (the cuda device: sm, PTX version, LLVM's and the PTX
+  // assembler's versions, its flags — CudaCompileFingerprint); "" = only
+  // the program and the build. A cache that keys entries by it misses when
+  // the toolchain or the GPU changes instead of loading stale code.
+  virtual std::string compile_target() const { return {}; }
 };
 
 // The devices this build has ("interpreter").

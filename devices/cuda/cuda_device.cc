@@ -1,5 +1,6 @@
 #include "devices/cuda/cuda_device.h"
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -32,6 +33,8 @@ struct CudaDevice::Shared {
   bool assembler_tried = false;
   std::unique_ptr<PtxCompiler> assembler;  // null: PTX goes to the driver's JIT
   std::string assembler_missing;
+  std::once_flag target_once;
+  std::string target;  // compile_target(), once made
 
   // A stream for one execution and how to give it back.
   struct Lease {
@@ -97,7 +100,11 @@ struct CudaDevice::Shared {
     std::lock_guard<std::mutex> lock(mu);
     if (!assembler_tried) {
       assembler_tried = true;
-      StatusOr<std::unique_ptr<PtxCompiler>> created = PtxCompiler::Create();
+      // $JITD_PTX_ASSEMBLER picks one (auto, nvjitlink, ptxas); ptxas
+      // itself is found as PtxCompilerOptions says ($JITD_PTXAS first).
+      PtxCompilerOptions options;
+      if (const char* which = std::getenv("JITD_PTX_ASSEMBLER"); which && *which) options.assembler = which;
+      StatusOr<std::unique_ptr<PtxCompiler>> created = PtxCompiler::Create(options);
       if (created.ok()) {
         assembler = std::move(*created);
       } else {
@@ -199,6 +206,7 @@ class CudaProgramExecutable final : public Executable {
     return status;
   }
 
+  const CudaProgram& program() const { return program_; }
   const std::vector<ir::Type>& argument_types() const override { return program_.argument_types; }
   const std::vector<ir::Type>& result_types() const override { return program_.result_types; }
 
@@ -391,18 +399,51 @@ std::string CudaDevice::sm() const {
   return "sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
 }
 
-StatusOr<std::unique_ptr<Executable>> CudaDevice::Compile(std::shared_ptr<const ir::Module> module,
-                                                          const CompileOptions& options) const {
+CudaCompileOptions CudaDevice::MakeCompileOptions(bool dumps) const {
   CudaCompileOptions compile;
   compile.sm = sm();
   compile.assembler = shared_->Assembler();
   compile.assemble = compile.assembler != nullptr;  // else PTX for the driver's JIT
-  JITD_ASSIGN_OR_RETURN(CudaProgram program, CompileCuda(*module, compile));
+  // Dumps carry the assembler's register / spill report (same cubin).
+  compile.verbose_assembly = dumps && compile.assemble;
+  return compile;
+}
+
+std::string CudaDevice::compile_target() const {
+  // Fixed once the assembler is chosen: made once (a cache key asks per compile).
+  std::call_once(shared_->target_once,
+                 [&] { shared_->target = CudaCompileFingerprint(MakeCompileOptions(/*dumps=*/false)); });
+  return shared_->target;
+}
+
+StatusOr<std::string> CudaDevice::Serialize(const Executable& executable) const {
+  const auto* cuda = dynamic_cast<const CudaProgramExecutable*>(&executable);
+  if (cuda == nullptr) return InvalidArgument("cuda: Serialize was given another device's executable");
+  return SerializeCudaProgram(cuda->program());
+}
+
+StatusOr<std::unique_ptr<Executable>> CudaDevice::Deserialize(std::string_view bytes) const {
+  JITD_ASSIGN_OR_RETURN(CudaProgram program, DeserializeCudaProgram(bytes));
+  if (program.sm != sm()) {
+    return Status(StatusCode::kFailedPrecondition, "cuda: the serialized program was assembled for " + program.sm +
+                              ", this GPU is " + sm());
+  }
+  return Load(std::move(program));
+}
+
+StatusOr<std::unique_ptr<Executable>> CudaDevice::Compile(std::shared_ptr<const ir::Module> module,
+                                                          const CompileOptions& options) const {
+  JITD_ASSIGN_OR_RETURN(CudaProgram program,
+                        CompileCuda(*module, MakeCompileOptions(options.dumps != nullptr)));
   if (options.dumps) {
     options.dumps->push_back({"kernels.ptx", program.ptx});
     options.dumps->push_back({"program.txt", DescribeCudaProgram(program)});
     if (!program.assembler_log.empty()) options.dumps->push_back({"ptxas.log", program.assembler_log});
   }
+  return Load(std::move(program));
+}
+
+StatusOr<std::unique_ptr<Executable>> CudaDevice::Load(CudaProgram program) const {
   // The module's kernels: each unique name once, in first-launch order.
   std::vector<std::string> names;
   std::unordered_map<std::string, size_t> index_of;

@@ -13,10 +13,13 @@
 #include <string>
 
 #include "base/status.h"
+#include "devices/cuda/cuda_program.h"
 #include "devices/cuda/cuda_runtime.h"
 #include "devices/device.h"
 
 namespace jitd::devices::cuda {
+
+struct CudaCompileOptions;
 
 // What the probe found. Plain value, fixed once made.
 struct CudaProbe {
@@ -58,6 +61,17 @@ class CudaDevice final : public Device {
   using Device::Compile;
   StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const ir::Module> module,
                                                 const CompileOptions& options) const override;
+  // The executable's CudaProgram (cubin included) for the disk cache:
+  // SerializeCudaProgram's bytes. INVALID_ARGUMENT for another device's.
+  StatusOr<std::string> Serialize(const Executable& executable) const override;
+  // Loads serialized bytes without compiling: the program checked
+  // (DeserializeCudaProgram), its cubin loaded as a module. FAILED_PRECONDITION
+  // when it was assembled for another sm than this GPU's (the daemon then
+  // compiles the program again).
+  StatusOr<std::unique_ptr<Executable>> Deserialize(std::string_view bytes) const override;
+  // CudaCompileFingerprint of this device's compiles: "sm_90 ptx85 LLVM
+  // 19.1.7 nvjitlink 13.0 pipeline=default ...".
+  std::string compile_target() const override;
   CudaRuntime& runtime() const { return *runtime_; }
   // The sm this device compiles for ("sm_90").
   std::string sm() const;
@@ -68,6 +82,8 @@ class CudaDevice final : public Device {
 
  private:
   explicit CudaDevice(CudaRuntime* runtime);
+  CudaCompileOptions MakeCompileOptions(bool dumps) const;
+  StatusOr<std::unique_ptr<Executable>> Load(CudaProgram program) const;
   CudaRuntime* runtime_;
   std::shared_ptr<Shared> shared_;
 };

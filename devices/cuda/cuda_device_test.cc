@@ -335,6 +335,85 @@ TEST(CudaDevice, WhileLoopsOnTheHostUntilTheCondKernelWritesFalse) {
   EXPECT_EQ(f.fake.live_allocations(), 1u);  // the constant zero, kept with the executable
 }
 
+// The disk cache's path: a compiled program's bytes load on a fresh device
+// (another daemon) without compiling — the same cubin loaded as a module,
+// the same launches — and a program assembled for another sm is refused.
+TEST(CudaDevice, SerializedProgramsLoadWithoutCompiling) {
+  std::string bytes;
+  std::string target;
+  {
+    Fixture f;
+    auto exe = f.device->Compile(Parse(kAdd));
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    auto serialized = f.device->Serialize(**exe);
+    ASSERT_TRUE(serialized.ok()) << serialized.status().ToString();
+    bytes = std::move(*serialized);
+    target = f.device->compile_target();
+  }
+  // Sm, LLVM and the assembler are in the key the daemon uses.
+  EXPECT_EQ(target.rfind("sm_90 ", 0), 0u) << target;
+  EXPECT_NE(target.find("LLVM "), std::string::npos) << target;
+  auto program = DeserializeCudaProgram(bytes);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  if (!program->cubin.empty()) {  // assembled: the assembler and its version are in the key
+    EXPECT_TRUE(target.find("nvjitlink ") != std::string::npos || target.find("ptxas ") != std::string::npos)
+        << target;
+  }
+
+  Fixture f;  // a fresh driver: nothing loaded, nothing compiled
+  f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a * b; }));
+  auto loaded = f.device->Deserialize(bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(f.fake.calls("cuModuleLoadData"), 1);
+  EXPECT_EQ(f.fake.live_modules(), 1u);
+  std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({2, 2, 2, 2})};
+  auto out = (*loaded)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(f.fake.launched(), std::vector<std::string>{"jitd_k0"});
+  // Its own bytes again, unchanged (a re-serialized hit is the same entry).
+  auto again = f.device->Serialize(**loaded);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, bytes);
+
+}
+
+TEST(CudaDevice, AnotherSmHasAnotherTargetAndRefusesForeignCubins) {
+  std::string bytes;
+  {
+    Fixture f;
+    auto exe = f.device->Compile(Parse(kAdd));
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    bytes = *f.device->Serialize(**exe);
+  }
+  std::string sm90_target;
+  {
+    Fixture f;
+    sm90_target = f.device->compile_target();
+  }
+  FakeDriverOptions options;
+  options.sm_major = 10;
+  options.sm_minor = 0;
+  FakeDriver fake(options);
+  auto runtime = CudaRuntime::Open(fake.symbols());
+  ASSERT_TRUE(runtime.ok()) << runtime.status().ToString();
+  auto device = CudaDevice::CreateForRuntime(runtime->get());
+  EXPECT_EQ(device->sm(), "sm_100");
+  EXPECT_EQ(device->compile_target().rfind("sm_100 ", 0), 0u) << device->compile_target();
+  EXPECT_NE(device->compile_target(), sm90_target);
+  auto loaded = device->Deserialize(bytes);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(loaded.status().message().find("assembled for sm_90, this GPU is sm_100"), std::string::npos)
+      << loaded.status().message();
+  EXPECT_EQ(fake.calls("cuModuleLoadData"), 0);
+  // Corrupt bytes are an error, never a program.
+  auto corrupt = device->Deserialize(bytes.substr(0, bytes.size() / 2));
+  EXPECT_FALSE(corrupt.ok());
+  device.reset();
+  runtime->reset();
+}
+
 TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
   // fft over two axes has no cuda lowering yet (see cuda_compiler.h): refused at compile,
   // naming the op, never run somewhere else.

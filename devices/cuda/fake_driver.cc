@@ -152,8 +152,8 @@ CUresult DeviceTotalMem(size_t* bytes, CUdevice) {
 CUresult DeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice) {
   FAKE_ENTER("cuDeviceGetAttribute");
   switch (attr) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = st.options.sm_major; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = st.options.sm_minor; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = st.options.memory_pools; break;
     default: *value = 0; break;

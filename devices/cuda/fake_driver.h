@@ -41,6 +41,8 @@ struct FakeDriverOptions {
   uint64_t device_bytes = uint64_t{64} << 20;
   bool memory_pools = true;
   std::string name = "Fake GPU";
+  int sm_major = 9;  // compute capability: sm_90
+  int sm_minor = 0;
 };
 
 class FakeDriver {

@@ -4,8 +4,10 @@
 // without a GPU: LoadCudaDriver dlopens it, finds cuGetProcAddress_v2 and
 // resolves every symbol to the fake's functions. Kernels do nothing here
 // (no test installs any), so results are not computed: what this checks
-// is everything around them. Built into its own folder, never beside
+// is everything around them. $JITD_FAKE_CUDA_SM ("100") sets the GPU's
+// compute capability (default 90). Built into its own folder, never beside
 // jitd's libraries, so nothing finds it by accident.
+#include <cstdlib>
 #include <cstring>
 
 #include "devices/cuda/fake_driver.h"
@@ -16,6 +18,14 @@ const jitd::devices::cuda::CudaSymbols& Table() {
   static jitd::devices::cuda::FakeDriver* fake = [] {
     jitd::devices::cuda::FakeDriverOptions options;
     options.name = "Fake GPU (libcuda.so.1 of jitd's tests)";
+    // $JITD_FAKE_CUDA_SM ("100" = sm_100): another GPU for cache-key tests.
+    if (const char* sm = std::getenv("JITD_FAKE_CUDA_SM"); sm && std::strlen(sm) >= 2) {
+      const int value = std::atoi(sm);
+      if (value >= 10) {
+        options.sm_major = value / 10;
+        options.sm_minor = value % 10;
+      }
+    }
     return new jitd::devices::cuda::FakeDriver(options);  // lives until exit
   }();
   return fake->symbols();

@@ -2440,10 +2440,99 @@ Status CheckReplicaOrPartitionId(const Op& op) {
   return Status::Ok();
 }
 
+// A custom call's `operand_layouts` / `result_layouts`: one dense 1-d
+// integer (MLIR index) tensor per value, a permutation of its dimensions
+// (minor to major), as jax.export writes them.
+Status CheckCustomCallLayouts(const Op& op, std::string_view name, const std::vector<Type>& types) {
+  const Attribute* a = op.attr(name);
+  if (!a) return Status::Ok();
+  const auto* array = a->get_if<ArrayAttr>();
+  if (!array || array->elements.size() != types.size()) {
+    return Fail(op, "requires " + std::string(name) + " to be an array of " + Str(int64_t(types.size())) +
+                        " layouts, one per " + (name == "operand_layouts" ? "operand" : "result"));
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    const auto* d = array->elements[i].get_if<DenseElementsAttr>();
+    if (!d || d->type.rank() != 1 || !IsInteger(d->type.dtype())) {
+      return Fail(op, "requires " + std::string(name) + "[" + Str(int64_t(i)) +
+                          "] to be a dense 1-d integer (index) tensor");
+    }
+    auto lit = DenseElementsToLiteral(*d);
+    if (!lit.ok()) return Fail(op, std::string(name) + "[" + Str(int64_t(i)) + "]: " + lit.status().message());
+    const int64_t rank = types[i].is_tensor() ? types[i].rank() : -1;
+    std::vector<int64_t> dims;
+    for (int64_t k = 0; k < lit->num_elements(); ++k) dims.push_back(lit->GetInt(k));
+    std::vector<int64_t> sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = static_cast<int64_t>(dims.size()) == rank;
+    for (int64_t k = 0; ok && k < rank; ++k) ok = sorted[static_cast<size_t>(k)] == k;
+    if (!ok) {
+      return Fail(op, "requires " + std::string(name) + "[" + Str(int64_t(i)) + "] = " + Str(I64s(dims)) +
+                          " to be a permutation of the dimensions of " + Str(types[i]));
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckCustomCall(const Op& op) {
   JITD_RETURN_IF_ERROR(ReadString(op, "call_target_name", Need::kRequired));
   bool side_effect = false;
-  return ReadBool(op, "has_side_effect", Need::kOptional, side_effect);
+  JITD_RETURN_IF_ERROR(ReadBool(op, "has_side_effect", Need::kOptional, side_effect));
+  std::vector<Type> results;
+  for (size_t i = 0; i < op.num_results(); ++i) results.push_back(op.result(i)->type());
+  JITD_RETURN_IF_ERROR(CheckCustomCallLayouts(op, "operand_layouts", op.operand_types()));
+  JITD_RETURN_IF_ERROR(CheckCustomCallLayouts(op, "result_layouts", results));
+  if (op.attr("operand_layouts") != nullptr && op.attr("result_layouts") == nullptr) {
+    return Fail(op, "has operand_layouts without result_layouts (both or neither)");
+  }
+  if (const Attribute* b = op.attr("mhlo.backend_config")) {
+    if (!b->is<DictionaryAttr>() && !b->is<StringAttr>()) {
+      return Fail(op, "requires mhlo.backend_config to be a dictionary or a string, got " +
+                          std::string(b->KindName()));
+    }
+  }
+  // output_operand_aliases: result `output_tuple_indices[0]` (the value
+  // itself when the call has one result) shares operand `operand_index`'s
+  // buffer, so the two have one type.
+  if (const Attribute* a = op.attr("output_operand_aliases")) {
+    const auto* array = a->get_if<ArrayAttr>();
+    if (!array) return Fail(op, "requires output_operand_aliases to be an array");
+    for (size_t i = 0; i < array->elements.size(); ++i) {
+      const auto* s = array->elements[i].get_if<StructAttr>();
+      if (!s || s->name != "stablehlo.output_operand_alias") {
+        return Fail(op, "requires output_operand_aliases[" + Str(int64_t(i)) +
+                            "] to be a #stablehlo.output_operand_alias");
+      }
+      std::vector<int64_t> out_idx, in_idx;
+      int64_t operand = -1;
+      for (const StructField& f : s->fields) {
+        if (f.name == "output_tuple_indices") out_idx = f.values;
+        else if (f.name == "operand_tuple_indices") in_idx = f.values;
+        else if (f.name == "operand_index" && f.values.size() == 1) operand = f.values[0];
+      }
+      if (operand < 0 || operand >= static_cast<int64_t>(op.num_operands())) {
+        return Fail(op, "output_operand_aliases[" + Str(int64_t(i)) + "] names operand " + Str(operand) +
+                            " of " + Str(int64_t(op.num_operands())));
+      }
+      if (out_idx.size() > 1 || !in_idx.empty()) {
+        return Fail(op, "output_operand_aliases[" + Str(int64_t(i)) +
+                            "] reaches into nested tuples, which jitd does not support");
+      }
+      int64_t result = out_idx.empty() ? 0 : out_idx[0];
+      if (result < 0 || result >= static_cast<int64_t>(op.num_results()) ||
+          (out_idx.empty() && op.num_results() != 1)) {
+        return Fail(op, "output_operand_aliases[" + Str(int64_t(i)) + "] names result " + Str(I64s(out_idx)) +
+                            " of " + Str(int64_t(op.num_results())));
+      }
+      const Type& rt = op.result(static_cast<size_t>(result))->type();
+      const Type& ot = TypeOf(op.operand(static_cast<size_t>(operand)));
+      if (rt != ot) {
+        return Fail(op, "output_operand_aliases[" + Str(int64_t(i)) + "] aliases result " + Str(result) +
+                            " of type " + Str(rt) + " with operand " + Str(operand) + " of type " + Str(ot));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status CheckTopK(const Op& op) {
@@ -3112,6 +3201,32 @@ class Verifier {
       return FuncFail(fn, "@" + fn.name() + " has " + std::to_string(fn.result_attrs().size()) +
                               " result attribute lists for " +
                               std::to_string(fn.result_types().size()) + " results");
+    }
+    // jax.export's `mhlo.layout_mode`: jitd's buffers are row-major, so a
+    // parameter or result may ask for "default", "auto" or the row-major
+    // layout spelled out ("{1,0}"); any other layout is refused by name.
+    for (int side = 0; side < 2; ++side) {
+      const auto& lists = side == 0 ? fn.arg_attrs() : fn.result_attrs();
+      const auto& types = side == 0 ? fn.arg_types() : fn.result_types();
+      for (size_t i = 0; i < lists.size(); ++i) {
+        const Attribute* a = lists[i].Find("mhlo.layout_mode");
+        if (!a) continue;
+        const auto* s = a->get_if<StringAttr>();
+        const std::string what = std::string(side == 0 ? "argument #" : "result #") + std::to_string(i);
+        if (!s) return FuncFail(fn, "@" + fn.name() + " " + what + " has a non-string mhlo.layout_mode");
+        if (s->value == "default" || s->value == "auto") continue;
+        std::string row_major = "{";
+        const int64_t rank = types[i].is_tensor() ? types[i].rank() : 0;
+        for (int64_t d = rank - 1; d >= 0; --d) row_major += std::to_string(d) + (d ? "," : "");
+        row_major += "}";
+        std::string written;
+        for (char c : s->value) if (c != ' ') written += c;
+        if (written != row_major) {
+          return FuncFail(fn, "@" + fn.name() + " " + what + " has mhlo.layout_mode \"" + s->value +
+                                  "\", a non-default layout jitd does not support (its buffers are "
+                                  "row-major, " + row_major + ")");
+        }
+      }
     }
     return Status::Ok();
   }

@@ -1,0 +1,155 @@
+// The CUDA libraries jitd calls (cuBLASLt for matmuls, cuFFT for ffts),
+// loaded at run time like libcuda (cuda_symbols.h): dlopen, never linked,
+// so one binary runs where they are and where they are not. Each library
+// is looked for in, in order: $JITD_CUDA_LIBS (folders, ':'-separated), the
+// dynamic loader's own search, the CUDA toolkit's folders and the folders
+// of pip-installed NVIDIA wheels (nvidia/cublas/lib, nvidia/cufft/lib in
+// python's site-packages). An absence is reported by name
+// ("libcublasLt.so.13 not found (searched ...)"), and the cuda device then
+// compiles those ops to its own kernels (CudaLibraryAvailability).
+//
+// Calls go through tables of function pointers (CublasLtSymbols,
+// CufftSymbols) so tests fill them with fakes that record the calls
+// (fake_libraries.h). RunCublasLtMatmul / RunCufft turn a plan
+// (cublaslt_plan.h, cufft_plan.h) into the library's descriptors and call
+// it on a stream.
+//
+// Thread safety: a loaded table is immutable. A CufftPlanCache is
+// thread-safe (a plan runs under its lock: cuFFT binds a plan to a stream).
+#ifndef JITD_DEVICES_CUDA_CUDA_LIBRARIES_H_
+#define JITD_DEVICES_CUDA_CUDA_LIBRARIES_H_
+
+#include <cublasLt.h>
+#include <cuda.h>
+#include <cufft.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "devices/cuda/cublaslt_plan.h"
+#include "devices/cuda/cufft_plan.h"
+
+namespace jitd::devices::cuda {
+
+#define JITD_CUBLASLT_SYMBOLS(X)                                                                 \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmulDescCreate)        \
+  X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)  \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)                            \
+  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                          \
+  X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+
+#define JITD_CUFFT_SYMBOLS(X)                                                                 \
+  X(cufftCreate) X(cufftDestroy) X(cufftGetVersion) X(cufftMakePlanMany64) X(cufftSetStream) \
+  X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R) X(cufftExecZ2D)
+
+struct CublasLtSymbols {
+#define JITD_LIB_SYMBOL_FIELD(name) decltype(&::name) name = nullptr;
+  JITD_CUBLASLT_SYMBOLS(JITD_LIB_SYMBOL_FIELD)
+};
+struct CufftSymbols {
+  JITD_CUFFT_SYMBOLS(JITD_LIB_SYMBOL_FIELD)
+#undef JITD_LIB_SYMBOL_FIELD
+};
+
+// Where LoadCudaLibrary looks.
+struct CudaLibrarySearch {
+  std::vector<std::string> env_folders;  // LoadCudaLibraries fills it from $JITD_CUDA_LIBS
+  bool use_loader_path = true;
+  std::vector<std::string> folders = {"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib",
+                                      "/usr/lib/x86_64-linux-gnu", "/usr/local/lib"};
+  // Python site-packages roots whose nvidia/<wheel>/lib folders are searched.
+  std::vector<std::string> python_roots;  // filled from the usual globs when empty
+};
+
+// One library: what was loaded or why not.
+struct CudaLibraryState {
+  std::string name;    // "cuBLASLt"
+  bool loaded = false;
+  std::string path;    // the file loaded
+  std::string reason;  // why not ("libcublasLt.so.13 not found (searched ...)")
+  int64_t version = 0; // the library's own version number
+};
+
+class CudaLibraries {
+ public:
+  ~CudaLibraries();
+  CudaLibraries(const CudaLibraries&) = delete;
+  CudaLibraries& operator=(const CudaLibraries&) = delete;
+
+  // Loads both libraries (each independently; a missing one is only
+  // reported in its state).
+  static std::unique_ptr<CudaLibraries> Load(const CudaLibrarySearch& search);
+  // Over tables the caller owns (tests: fakes).
+  static std::unique_ptr<CudaLibraries> ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft);
+
+  const CublasLtSymbols* cublaslt() const { return cublaslt_state_.loaded ? cublaslt_ : nullptr; }
+  const CufftSymbols* cufft() const { return cufft_state_.loaded ? cufft_ : nullptr; }
+  const CudaLibraryState& cublaslt_state() const { return cublaslt_state_; }
+  const CudaLibraryState& cufft_state() const { return cufft_state_; }
+  // "cuBLASLt 130000 (/usr/local/cuda/lib64/libcublasLt.so.13); cuFFT
+  // absent: libcufft.so.12 not found (...), ffts use jitd's kernels".
+  std::string Describe() const;
+
+ private:
+  CudaLibraries() = default;
+  std::vector<void*> handles_;
+  CublasLtSymbols own_cublaslt_;
+  CufftSymbols own_cufft_;
+  const CublasLtSymbols* cublaslt_ = &own_cublaslt_;
+  const CufftSymbols* cufft_ = &own_cufft_;
+  CudaLibraryState cublaslt_state_ = Named("cuBLASLt");
+  CudaLibraryState cufft_state_ = Named("cuFFT");
+  static CudaLibraryState Named(std::string name) {
+    CudaLibraryState s;
+    s.name = std::move(name);
+    return s;
+  }
+};
+
+// The process's libraries, loaded on first use with $JITD_CUDA_LIBS.
+const CudaLibraries& SharedCudaLibraries();
+
+// The sonames tried for each library, newest first.
+std::vector<std::string> CublasLtSonames();
+std::vector<std::string> CufftSonames();
+
+// The cudaDataType_t / cublasComputeType_t of a plan's types.
+cudaDataType_t ToCudaDataType(LibType t);
+cublasComputeType_t ToCublasComputeType(LibCompute c);
+
+// One matmul on `stream`: D = B(lhs) x A(rhs) as the plan says (alpha 1,
+// beta 0), the algorithm from cuBLASLt's heuristic for the plan's
+// workspace, which `workspace` (plan.workspace_bytes, may be 0 when that
+// is) holds. Every descriptor is destroyed before it returns. INTERNAL
+// naming the call and the cuBLASLt status on failure; NOT_FOUND when the
+// heuristic has no algorithm.
+Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
+                         CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
+                         CUstream stream);
+
+// cuFFT plans by CudaLibraryCall, made on first use (cufftCreate +
+// cufftMakePlanMany64, cuFFT's own work area) and destroyed with the cache.
+class CufftPlanCache {
+ public:
+  explicit CufftPlanCache(const CufftSymbols& fft) : fft_(fft) {}
+  ~CufftPlanCache();
+  CufftPlanCache(const CufftPlanCache&) = delete;
+  CufftPlanCache& operator=(const CufftPlanCache&) = delete;
+  // Runs `plan` (keyed by `key`, one per step) from `input` to `output` on
+  // `stream`. The input must be a scratch copy when plan.copy_input.
+  Status Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream);
+  size_t plans() const;
+
+ private:
+  const CufftSymbols& fft_;
+  mutable std::mutex mu_;
+  std::map<size_t, cufftHandle> plans_;
+};
+
+}  // namespace jitd::devices::cuda
+
+#endif  // JITD_DEVICES_CUDA_CUDA_LIBRARIES_H_

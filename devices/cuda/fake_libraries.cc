@@ -1,0 +1,261 @@
+#include "devices/cuda/fake_libraries.h"
+
+#include <cstring>
+
+namespace jitd::devices::cuda {
+
+namespace {
+
+FakeLibraryLog& Log() {
+  static FakeLibraryLog* log = new FakeLibraryLog();
+  return *log;
+}
+
+struct FakeDesc {
+  cublasComputeType_t compute{};
+  cudaDataType_t scale{};
+  int32_t trans_a = 0, trans_b = 0;
+};
+struct FakePref {
+  uint64_t max_workspace = 0;
+};
+
+cublasStatus_t Create(cublasLtHandle_t* handle) {
+  Log().calls.push_back("cublasLtCreate");
+  ++Log().live_objects;
+  *handle = reinterpret_cast<cublasLtHandle_t>(new int(7));
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t Destroy(cublasLtHandle_t handle) {
+  Log().calls.push_back("cublasLtDestroy");
+  --Log().live_objects;
+  delete reinterpret_cast<int*>(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+size_t GetVersion() { return 130000; }
+cublasStatus_t DescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
+  Log().calls.push_back("cublasLtMatmulDescCreate");
+  ++Log().live_objects;
+  auto* d = new FakeDesc();
+  d->compute = compute;
+  d->scale = scale;
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(d);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t DescDestroy(cublasLtMatmulDesc_t desc) {
+  Log().calls.push_back("cublasLtMatmulDescDestroy");
+  --Log().live_objects;
+  delete reinterpret_cast<FakeDesc*>(desc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t DescSet(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const void* buf, size_t size) {
+  Log().calls.push_back("cublasLtMatmulDescSetAttribute");
+  auto* d = reinterpret_cast<FakeDesc*>(desc);
+  if (size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
+  if (attr == CUBLASLT_MATMUL_DESC_TRANSA) std::memcpy(&d->trans_a, buf, size);
+  else if (attr == CUBLASLT_MATMUL_DESC_TRANSB) std::memcpy(&d->trans_b, buf, size);
+  else return CUBLAS_STATUS_INVALID_VALUE;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t LayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows, uint64_t cols,
+                            int64_t ld) {
+  Log().calls.push_back("cublasLtMatrixLayoutCreate");
+  ++Log().live_objects;
+  auto* l = new FakeMatrixLayout();
+  l->type = type;
+  l->rows = rows;
+  l->cols = cols;
+  l->ld = ld;
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(l);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t LayoutDestroy(cublasLtMatrixLayout_t layout) {
+  Log().calls.push_back("cublasLtMatrixLayoutDestroy");
+  --Log().live_objects;
+  delete reinterpret_cast<FakeMatrixLayout*>(layout);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t LayoutSet(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr, const void* buf,
+                         size_t size) {
+  Log().calls.push_back("cublasLtMatrixLayoutSetAttribute");
+  auto* l = reinterpret_cast<FakeMatrixLayout*>(layout);
+  if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT && size == sizeof(int32_t)) {
+    std::memcpy(&l->batch, buf, size);
+  } else if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET && size == sizeof(int64_t)) {
+    std::memcpy(&l->stride, buf, size);
+  } else {
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t PrefCreate(cublasLtMatmulPreference_t* pref) {
+  Log().calls.push_back("cublasLtMatmulPreferenceCreate");
+  ++Log().live_objects;
+  *pref = reinterpret_cast<cublasLtMatmulPreference_t>(new FakePref());
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t PrefDestroy(cublasLtMatmulPreference_t pref) {
+  Log().calls.push_back("cublasLtMatmulPreferenceDestroy");
+  --Log().live_objects;
+  delete reinterpret_cast<FakePref*>(pref);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t PrefSet(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const void* buf,
+                       size_t size) {
+  Log().calls.push_back("cublasLtMatmulPreferenceSetAttribute");
+  if (attr != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES || size != sizeof(uint64_t)) return CUBLAS_STATUS_INVALID_VALUE;
+  std::memcpy(&reinterpret_cast<FakePref*>(pref)->max_workspace, buf, size);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t Heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                         cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatmulPreference_t pref, int requested,
+                         cublasLtMatmulHeuristicResult_t* results, int* count) {
+  Log().calls.push_back("cublasLtMatmulAlgoGetHeuristic");
+  const int n = std::min(requested, Log().heuristic_results);
+  for (int i = 0; i < n; ++i) {
+    results[i] = {};
+    results[i].workspaceSize =
+        std::min<size_t>(Log().heuristic_workspace, reinterpret_cast<FakePref*>(pref)->max_workspace);
+    results[i].state = CUBLAS_STATUS_SUCCESS;
+  }
+  *count = n;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t Matmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void* alpha, const void* a,
+                      cublasLtMatrixLayout_t a_desc, const void* b, cublasLtMatrixLayout_t b_desc, const void* beta,
+                      const void* c, cublasLtMatrixLayout_t c_desc, void* d, cublasLtMatrixLayout_t d_desc,
+                      const cublasLtMatmulAlgo_t*, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  Log().calls.push_back("cublasLtMatmul");
+  const auto* desc_ = reinterpret_cast<const FakeDesc*>(desc);
+  FakeMatmulCall call;
+  call.compute = desc_->compute;
+  call.scale = desc_->scale;
+  call.trans_a = desc_->trans_a;
+  call.trans_b = desc_->trans_b;
+  call.a = *reinterpret_cast<const FakeMatrixLayout*>(a_desc);
+  call.b = *reinterpret_cast<const FakeMatrixLayout*>(b_desc);
+  call.c = *reinterpret_cast<const FakeMatrixLayout*>(c_desc);
+  call.d = *reinterpret_cast<const FakeMatrixLayout*>(d_desc);
+  call.a_ptr = a;
+  call.b_ptr = b;
+  call.c_ptr = c;
+  call.d_ptr = d;
+  if (desc_->scale == CUDA_R_64F || desc_->scale == CUDA_C_64F) {
+    std::memcpy(&call.alpha_f64, alpha, sizeof(double));
+  } else {
+    std::memcpy(&call.alpha_f32, alpha, sizeof(float));
+    std::memcpy(&call.beta_f32, beta, sizeof(float));
+  }
+  call.workspace = workspace;
+  call.workspace_bytes = workspace_bytes;
+  call.stream = stream;
+  Log().matmuls.push_back(call);
+  return Log().matmul_status;
+}
+
+cufftResult FftCreate(cufftHandle* handle) {
+  Log().calls.push_back("cufftCreate");
+  ++Log().live_objects;
+  static int next = 1;
+  *handle = next++;
+  return CUFFT_SUCCESS;
+}
+cufftResult FftDestroy(cufftHandle) {
+  Log().calls.push_back("cufftDestroy");
+  --Log().live_objects;
+  return CUFFT_SUCCESS;
+}
+cufftResult FftVersion(int* v) {
+  *v = 12000;
+  return CUFFT_SUCCESS;
+}
+cufftResult FftMakePlan(cufftHandle, int rank, long long* n, long long* inembed, long long istride, long long idist,
+                        long long* onembed, long long ostride, long long odist, cufftType type, long long batch,
+                        size_t* work) {
+  Log().calls.push_back("cufftMakePlanMany64");
+  if (inembed || onembed || istride != 1 || ostride != 1) return CUFFT_INVALID_VALUE;
+  FakeFftPlanCall call;
+  call.n.assign(n, n + rank);
+  call.idist = idist;
+  call.odist = odist;
+  call.batch = batch;
+  call.type = type;
+  Log().fft_plans.push_back(call);
+  *work = 1024;
+  return Log().plan_status;
+}
+cufftResult FftSetStream(cufftHandle, cudaStream_t stream) {
+  Log().calls.push_back("cufftSetStream");
+  FakeFftExec next;
+  next.stream = stream;
+  Log().fft_execs.push_back(next);  // filled in by the exec that follows
+  return CUFFT_SUCCESS;
+}
+cufftResult Exec(const char* kind, cufftHandle plan, const void* in, void* out, int direction) {
+  Log().calls.push_back(std::string("cufftExec") + kind);
+  if (Log().fft_execs.empty()) return CUFFT_EXEC_FAILED;  // no stream set first
+  FakeFftExec& e = Log().fft_execs.back();
+  e.kind = kind;
+  e.handle = plan;
+  e.input = in;
+  e.output = out;
+  e.direction = direction;
+  return CUFFT_SUCCESS;
+}
+cufftResult ExecC2C(cufftHandle p, cufftComplex* i, cufftComplex* o, int d) { return Exec("C2C", p, i, o, d); }
+cufftResult ExecZ2Z(cufftHandle p, cufftDoubleComplex* i, cufftDoubleComplex* o, int d) {
+  return Exec("Z2Z", p, i, o, d);
+}
+cufftResult ExecR2C(cufftHandle p, cufftReal* i, cufftComplex* o) { return Exec("R2C", p, i, o, 0); }
+cufftResult ExecD2Z(cufftHandle p, cufftDoubleReal* i, cufftDoubleComplex* o) { return Exec("D2Z", p, i, o, 0); }
+cufftResult ExecC2R(cufftHandle p, cufftComplex* i, cufftReal* o) { return Exec("C2R", p, i, o, 0); }
+cufftResult ExecZ2D(cufftHandle p, cufftDoubleComplex* i, cufftDoubleReal* o) { return Exec("Z2D", p, i, o, 0); }
+
+}  // namespace
+
+FakeLibraryLog& FakeLibraries() { return Log(); }
+
+void ResetFakeLibraryLog() { Log() = FakeLibraryLog(); }
+
+const CublasLtSymbols& FakeCublasLtSymbols() {
+  static const CublasLtSymbols table = [] {
+    CublasLtSymbols t;
+    t.cublasLtCreate = Create;
+    t.cublasLtDestroy = Destroy;
+    t.cublasLtGetVersion = GetVersion;
+    t.cublasLtMatmulDescCreate = DescCreate;
+    t.cublasLtMatmulDescDestroy = DescDestroy;
+    t.cublasLtMatmulDescSetAttribute = DescSet;
+    t.cublasLtMatrixLayoutCreate = LayoutCreate;
+    t.cublasLtMatrixLayoutDestroy = LayoutDestroy;
+    t.cublasLtMatrixLayoutSetAttribute = LayoutSet;
+    t.cublasLtMatmulPreferenceCreate = PrefCreate;
+    t.cublasLtMatmulPreferenceDestroy = PrefDestroy;
+    t.cublasLtMatmulPreferenceSetAttribute = PrefSet;
+    t.cublasLtMatmulAlgoGetHeuristic = Heuristic;
+    t.cublasLtMatmul = Matmul;
+    return t;
+  }();
+  return table;
+}
+
+const CufftSymbols& FakeCufftSymbols() {
+  static const CufftSymbols table = [] {
+    CufftSymbols t;
+    t.cufftCreate = FftCreate;
+    t.cufftDestroy = FftDestroy;
+    t.cufftGetVersion = FftVersion;
+    t.cufftMakePlanMany64 = FftMakePlan;
+    t.cufftSetStream = FftSetStream;
+    t.cufftExecC2C = ExecC2C;
+    t.cufftExecZ2Z = ExecZ2Z;
+    t.cufftExecR2C = ExecR2C;
+    t.cufftExecD2Z = ExecD2Z;
+    t.cufftExecC2R = ExecC2R;
+    t.cufftExecZ2D = ExecZ2D;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace jitd::devices::cuda

@@ -1,0 +1,82 @@
+// Fake cuBLASLt and cuFFT tables for tests without a GPU: every entry
+// records its call (descriptor values, pointers, streams) in a
+// FakeLibraryLog and answers success, or the failure a test plants.
+// Descriptors are small heap objects that remember their attributes, so a
+// test reads back what a matmul was described as; a leak check counts
+// creates against destroys. Nothing is computed.
+//
+// Thread safety: one log at a time (the tables are plain functions over a
+// process-wide log); tests use them from one thread.
+#ifndef JITD_DEVICES_CUDA_FAKE_LIBRARIES_H_
+#define JITD_DEVICES_CUDA_FAKE_LIBRARIES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "devices/cuda/cuda_libraries.h"
+
+namespace jitd::devices::cuda {
+
+struct FakeMatrixLayout {
+  cudaDataType_t type{};
+  uint64_t rows = 0, cols = 0;
+  int64_t ld = 0;
+  int32_t batch = 1;
+  int64_t stride = 0;
+};
+
+struct FakeMatmulCall {
+  cublasComputeType_t compute{};
+  cudaDataType_t scale{};
+  int32_t trans_a = 0, trans_b = 0;
+  FakeMatrixLayout a, b, c, d;
+  const void* a_ptr = nullptr;
+  const void* b_ptr = nullptr;
+  const void* c_ptr = nullptr;
+  void* d_ptr = nullptr;
+  float alpha_f32 = 0, beta_f32 = 0;
+  double alpha_f64 = 0;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  cudaStream_t stream = nullptr;
+};
+
+struct FakeFftPlanCall {
+  std::vector<long long> n;
+  long long idist = 0, odist = 0, batch = 0;
+  cufftType type{};
+};
+
+struct FakeFftExec {
+  std::string kind;  // "C2R", ...
+  int handle = 0;
+  const void* input = nullptr;
+  void* output = nullptr;
+  int direction = 0;  // C2C / Z2Z only
+  cudaStream_t stream = nullptr;
+};
+
+struct FakeLibraryLog {
+  std::vector<std::string> calls;  // every entry's name, in order
+  std::vector<FakeMatmulCall> matmuls;
+  std::vector<FakeFftPlanCall> fft_plans;
+  std::vector<FakeFftExec> fft_execs;
+  int64_t live_objects = 0;  // descriptors, layouts, preferences, handles, plans
+  // Planted failures.
+  cublasStatus_t matmul_status = CUBLAS_STATUS_SUCCESS;
+  int heuristic_results = 1;
+  size_t heuristic_workspace = 4096;
+  cufftResult plan_status = CUFFT_SUCCESS;
+};
+
+// The log the fake tables write (cleared by ResetFakeLibraryLog).
+FakeLibraryLog& FakeLibraries();
+void ResetFakeLibraryLog();
+
+const CublasLtSymbols& FakeCublasLtSymbols();
+const CufftSymbols& FakeCufftSymbols();
+
+}  // namespace jitd::devices::cuda
+
+#endif  // JITD_DEVICES_CUDA_FAKE_LIBRARIES_H_

@@ -716,5 +716,98 @@ TEST(CudaCompilerTest, PtxVersionIsWhatBothLlvmAndTheAssemblerRead) {
   EXPECT_NE(v.status().message().find("sm_9x"), std::string::npos);
 }
 
+// if / case: per branch but the last a kJumpUnless past it, each branch
+// ends with a copy into the op's result buffer and (but the last) a jump
+// to the end; a case first launches its selector kernel, whose
+// predicates are 1-byte buffers. Nested in a while, jumps stay in range
+// and the program survives serialization.
+TEST(CudaCompilerTest, IfAndCaseBecomeHostJumpsBetweenTheirBranches) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  auto module = Parse(R"(
+func.func @main(%i: tensor<i32>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %p = stablehlo.compare GT, %i, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %a = "stablehlo.if"(%p) ({
+    %n = stablehlo.negate %x : tensor<4xf32>
+    stablehlo.return %n : tensor<4xf32>
+  }, {
+    stablehlo.return %x : tensor<4xf32>
+  }) : (tensor<i1>) -> tensor<4xf32>
+  %b:2 = "stablehlo.case"(%i) ({
+    %e = stablehlo.exponential %a : tensor<4xf32>
+    stablehlo.return %e, %a : tensor<4xf32>, tensor<4xf32>
+  }, {
+    stablehlo.return %x, %x : tensor<4xf32>, tensor<4xf32>
+  }, {
+    %w:2 = stablehlo.while(%k = %zero, %v = %a) : tensor<i32>, tensor<4xf32>
+      cond {
+        %c = stablehlo.compare LT, %k, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i32>
+        %k1 = stablehlo.add %k, %one : tensor<i32>
+        %v1 = stablehlo.sine %v : tensor<4xf32>
+        stablehlo.return %k1, %v1 : tensor<i32>, tensor<4xf32>
+      }
+    stablehlo.return %w#1, %a : tensor<4xf32>, tensor<4xf32>
+  }) : (tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %b#0, %b#1 : tensor<4xf32>, tensor<4xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assembler = Assembler();
+  options.assemble = options.assembler != nullptr;
+  options.pipeline = "inline,cse,dce";  // no folding: every op reaches codegen
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  const std::vector<CudaStep>& steps = program->steps;
+  std::string report = DescribeCudaProgram(*program);
+  size_t if_tests = 0, case_tests = 0, selectors = 0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const CudaStep& step = steps[s];
+    if (step.kind == CudaStep::Kind::kLaunch && step.launch.function == "jitd_case3") {
+      ++selectors;
+      ASSERT_EQ(step.launch.buffers.size(), 3u) << report;  // the index, two predicates
+      EXPECT_EQ(program->buffers[static_cast<size_t>(step.launch.buffers[0])].bytes, 4);
+      EXPECT_EQ(program->buffers[static_cast<size_t>(step.launch.buffers[1])].bytes, 1);
+      EXPECT_EQ(program->buffers[static_cast<size_t>(step.launch.buffers[2])].bytes, 1);
+      // Two tests follow, on its predicates in order.
+    }
+    if (step.kind == CudaStep::Kind::kJumpUnless) {
+      if (step.description.starts_with("if")) ++if_tests;
+      if (step.description.starts_with("case")) ++case_tests;
+      ASSERT_GT(step.target, static_cast<int32_t>(s)) << report;
+      // A branch's test skips past the branch's jump to the end.
+      if (!step.description.starts_with("while")) {
+        EXPECT_EQ(steps[static_cast<size_t>(step.target) - 1].kind, CudaStep::Kind::kJump) << report;
+      }
+    }
+  }
+  EXPECT_EQ(selectors, 1u) << report;
+  EXPECT_EQ(if_tests, 1u) << report;
+  EXPECT_EQ(case_tests, 2u) << report;
+  // The selector is in the PTX (and assembled when an assembler is here).
+  EXPECT_NE(program->ptx.find(".entry jitd_case3"), std::string::npos);
+  if (options.assemble) EXPECT_FALSE(program->cubin.empty());
+  ASSERT_TRUE(ValidateCudaProgram(*program).ok());
+  auto back = DeserializeCudaProgram(SerializeCudaProgram(*program));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->steps.size(), steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    EXPECT_EQ(back->steps[s].kind, steps[s].kind);
+    EXPECT_EQ(back->steps[s].target, steps[s].target);
+    EXPECT_EQ(back->steps[s].launch.buffers, steps[s].launch.buffers);
+  }
+  // The case's predicates and the two results never share arena bytes
+  // with each other (they are live across the branches).
+  const auto& b = program->buffers;
+  const int32_t r0 = program->results[0], r1 = program->results[1];
+  if (b[static_cast<size_t>(r0)].kind == CudaBuffer::Kind::kTemporary &&
+      b[static_cast<size_t>(r1)].kind == CudaBuffer::Kind::kTemporary) {
+    const int64_t o0 = b[static_cast<size_t>(r0)].offset, o1 = b[static_cast<size_t>(r1)].offset;
+    EXPECT_TRUE(o0 + 16 <= o1 || o1 + 16 <= o0) << report;
+  }
+}
+
 }  // namespace
 }  // namespace jitd::devices::cuda

@@ -335,6 +335,141 @@ TEST(CudaDevice, WhileLoopsOnTheHostUntilTheCondKernelWritesFalse) {
   EXPECT_EQ(f.fake.live_allocations(), 1u);  // the constant zero, kept with the executable
 }
 
+// The kernel a program report (program.txt) launches for `what` ("flat 4
+// elements: add"): "jitd_k3".
+std::string KernelDoing(const std::string& program, const std::string& what) {
+  const size_t at = program.find(" " + what);
+  if (at == std::string::npos) return "(no kernel for " + what + ")";
+  const size_t start = program.rfind("launch ", at);
+  return start == std::string::npos ? "" : program.substr(start + 7, at - start - 7);
+}
+
+// stablehlo.case on the host: the jitd_case kernel writes a predicate per
+// branch but the last (here faked as the real one computes it: the index
+// clamped to [0, 3), out of range the last), the executor tests them in
+// order and runs one branch's kernels and its result copy.
+constexpr const char* kCase = R"(
+func.func @main(%i: tensor<i32>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "stablehlo.case"(%i) ({
+    %a = stablehlo.add %x, %y : tensor<4xf32>
+    stablehlo.return %a : tensor<4xf32>
+  }, {
+    %m = stablehlo.multiply %x, %y : tensor<4xf32>
+    stablehlo.return %m : tensor<4xf32>
+  }, {
+    stablehlo.return %x : tensor<4xf32>
+  }) : (tensor<i32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+)";
+
+TEST(CudaDevice, CaseRunsTheBranchItsIndexPicksOnTheHost) {
+  Fixture f;
+  std::vector<CompileDump> dumps;
+  CompileOptions options;
+  options.dumps = &dumps;
+  auto exe = f.device->Compile(Parse(kCase), options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::string program, ptx;
+  for (const CompileDump& d : dumps) {
+    if (d.name == "program.txt") program = d.text;
+    if (d.name == "kernels.ptx") ptx = d.text;
+  }
+  if (std::getenv("JITD_TEST_PRINT_PROGRAM")) std::fprintf(stderr, "%s\n", program.c_str());
+  ASSERT_NE(program.find("launch jitd_case3"), std::string::npos) << program;
+  ASSERT_NE(program.find("skip unless index == 1"), std::string::npos) << program;
+  ASSERT_NE(ptx.find(".entry jitd_case3"), std::string::npos);
+  f.fake.SetKernel("jitd_case3", [](void** params, unsigned, unsigned) {
+    int32_t i = *Int32At(params, 0);
+    if (i < 0 || i > 2) i = 2;
+    for (int k = 0; k < 2; ++k) *reinterpret_cast<uint8_t*>(*static_cast<CUdeviceptr*>(params[k + 1])) = i == k;
+    return CUDA_SUCCESS;
+  });
+  const std::string add = KernelDoing(program, "flat 4 elements: add");
+  const std::string multiply = KernelDoing(program, "flat 4 elements: multiply");
+  f.fake.SetKernel(add, Binary(4, [](float a, float b) { return a + b; }));
+  f.fake.SetKernel(multiply, Binary(4, [](float a, float b) { return a * b; }));
+  f.fake.SetKernel("jitd_copy0", [](void** params, unsigned, unsigned) {
+    std::memcpy(reinterpret_cast<void*>(*static_cast<CUdeviceptr*>(params[1])),
+                reinterpret_cast<void*>(*static_cast<CUdeviceptr*>(params[0])), 16);
+    return CUDA_SUCCESS;
+  });
+  struct Want {
+    int32_t index;
+    std::vector<float> result;
+    std::vector<std::string> launched;
+  };
+  const std::vector<Want> wants = {
+      {0, {3, 6, 9, 12}, {"jitd_case3", add, "jitd_copy0"}},
+      {1, {2, 8, 18, 32}, {"jitd_case3", multiply, "jitd_copy0"}},
+      {2, {1, 2, 3, 4}, {"jitd_case3", "jitd_copy0"}},
+      {7, {1, 2, 3, 4}, {"jitd_case3", "jitd_copy0"}},    // out of range: the last branch
+      {-1, {1, 2, 3, 4}, {"jitd_case3", "jitd_copy0"}},
+  };
+  for (const Want& want : wants) {
+    SCOPED_TRACE(want.index);
+    const size_t before = f.fake.launched().size();
+    float x[4] = {1, 2, 3, 4}, y[4] = {2, 4, 6, 8}, z[4] = {};
+    const void* in[] = {&want.index, x, y};
+    void* res[] = {z};
+    Status run = (*exe)->Run(in, res, ExecuteOptions{});
+    ASSERT_TRUE(run.ok()) << run.ToString();
+    EXPECT_EQ(std::vector<float>(z, z + 4), want.result);
+    std::vector<std::string> launched = f.fake.launched();
+    launched.erase(launched.begin(), launched.begin() + static_cast<std::ptrdiff_t>(before));
+    EXPECT_EQ(launched, want.launched);
+  }
+}
+
+// stablehlo.if: its pred is the test itself (no selector kernel).
+TEST(CudaDevice, IfRunsOneBranchOnTheHost) {
+  Fixture f;
+  std::vector<CompileDump> dumps;
+  CompileOptions options;
+  options.dumps = &dumps;
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%p: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "stablehlo.if"(%p) ({
+    %a = stablehlo.add %x, %y : tensor<4xf32>
+    stablehlo.return %a : tensor<4xf32>
+  }, {
+    %m = stablehlo.multiply %x, %y : tensor<4xf32>
+    stablehlo.return %m : tensor<4xf32>
+  }) : (tensor<i1>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+)"), options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::string program;
+  for (const CompileDump& d : dumps) {
+    if (d.name == "program.txt") program = d.text;
+  }
+  ASSERT_EQ(program.find("jitd_case"), std::string::npos) << program;
+  const std::string add = KernelDoing(program, "flat 4 elements: add");
+  const std::string multiply = KernelDoing(program, "flat 4 elements: multiply");
+  f.fake.SetKernel(add, Binary(4, [](float a, float b) { return a + b; }));
+  f.fake.SetKernel(multiply, Binary(4, [](float a, float b) { return a * b; }));
+  f.fake.SetKernel("jitd_copy0", [](void** params, unsigned, unsigned) {
+    std::memcpy(reinterpret_cast<void*>(*static_cast<CUdeviceptr*>(params[1])),
+                reinterpret_cast<void*>(*static_cast<CUdeviceptr*>(params[0])), 16);
+    return CUDA_SUCCESS;
+  });
+  for (uint8_t p : {uint8_t{1}, uint8_t{0}}) {
+    SCOPED_TRACE(static_cast<int>(p));
+    const size_t before = f.fake.launched().size();
+    float x[4] = {1, 2, 3, 4}, y[4] = {2, 4, 6, 8}, z[4] = {};
+    const void* in[] = {&p, x, y};
+    void* res[] = {z};
+    Status run = (*exe)->Run(in, res, ExecuteOptions{});
+    ASSERT_TRUE(run.ok()) << run.ToString();
+    EXPECT_EQ(std::vector<float>(z, z + 4),
+              (p ? std::vector<float>{3, 6, 9, 12} : std::vector<float>{2, 8, 18, 32}));
+    std::vector<std::string> launched = f.fake.launched();
+    launched.erase(launched.begin(), launched.begin() + static_cast<std::ptrdiff_t>(before));
+    EXPECT_EQ(launched, (std::vector<std::string>{p ? add : multiply, "jitd_copy0"}));
+  }
+}
+
 // The disk cache's path: a compiled program's bytes load on a fresh device
 // (another daemon) without compiling — the same cubin loaded as a module,
 // the same launches — and a program assembled for another sm is refused.

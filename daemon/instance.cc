@@ -13,6 +13,7 @@
 #include "base/duration_text.h"
 #include "daemon/program_key.h"
 #include "devices/compile.h"
+#include "jit/passes/refine_shapes.h"
 #include "devices/platforms.h"
 #include "jit/ir/module.h"
 
@@ -341,6 +342,12 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     module_name = (*module)->name();
     devices::ProgramCompileOptions compile_options;
     compile_options.dumps = build_options.dumps;
+    // A program with dynamic shapes compiles for the argument shapes the
+    // client declared (part of the cache key: one entry per concrete shape).
+    if (!parts.argument_shapes.empty() && passes::HasDynamicShapes(**module)) {
+      JITD_ASSIGN_OR_RETURN(compile_options.argument_types,
+                            passes::ParseArgumentTypes(parts.argument_shapes));
+    }
     JITD_ASSIGN_OR_RETURN(executable,
                           devices::CompileProgram(*device, std::move(module).value(), compile_options));
     if (serialized) {

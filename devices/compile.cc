@@ -6,6 +6,7 @@
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/pass_manager.h"
+#include "jit/passes/refine_shapes.h"
 
 namespace jitd::devices {
 
@@ -45,6 +46,26 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     steps->push_back({std::move(name), step_start, end - step_start});
     step_start = end;
   };
+  if (!options.argument_types.empty() || passes::HasDynamicShapes(*module)) {
+    std::vector<ir::Type> types = options.argument_types;
+    if (types.empty()) {
+      // The entry's own argument types when they are static (dynamism
+      // inside a program of static arguments); else say which one is not.
+      const ir::Function* entry = module->EntryFunction();
+      if (entry) types = entry->arg_types();
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (types[i].is_dynamic()) {
+          return InvalidArgument("the program has dynamic shapes (argument #" + std::to_string(i) +
+                                 " of @" + entry->name() + " is " + types[i].ToString() +
+                                 "): compiling it needs the concrete argument shapes (jitd run "
+                                 "--arg-shapes or --input files, the compile request's "
+                                 "argument_shapes)");
+        }
+      }
+    }
+    JITD_RETURN_IF_ERROR(passes::RefineShapes(*module, types));
+    end_step("refine-shapes");
+  }
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
   end_step("verify");
   const std::string pipeline = EffectivePipeline(device, options);

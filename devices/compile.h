@@ -1,4 +1,5 @@
-// CompileProgram: what every compile-cache miss runs — verify, the device's
+// CompileProgram: what every compile-cache miss runs — shape refinement for
+// programs with dynamic shapes, verify, the device's
 // jit/passes pipeline (Device::pipeline, or one the caller names), then the
 // device's code generation — collecting the compile's dumps on request.
 //
@@ -41,6 +42,12 @@ struct ProgramCompileOptions {
   // When set, each step is appended as it ends (the time of writing dumps
   // left out). Two clock reads per pass.
   std::vector<CompileStep>* steps = nullptr;
+  // The concrete argument types of this compile (jitd run --arg-shapes, the
+  // compile request's argument_shapes). A program with dynamic shapes (`?`)
+  // needs them: it is refined for them first (jit/passes/refine_shapes.h,
+  // step "refine-shapes"); a static program must declare exactly these.
+  // Empty = the program's own (a dynamic program is then refused).
+  std::vector<ir::Type> argument_types;
 };
 
 // `module` is rewritten in place by the passes (the executable keeps it).

@@ -39,6 +39,7 @@
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/refine_shapes.h"
 #include "tools/cli_util.h"
 #include "tools/conformance_command.h"
 #include "tools/opt_command.h"
@@ -154,12 +155,36 @@ int RunFmt(const std::string& path, bool generic) {
   return kExitOk;
 }
 
-int RunCheck(const std::vector<std::string>& paths) {
+// With `arg_shapes` ("tensor<8x4xf32>, ..."), every module is also refined
+// for those argument types (jit/passes/refine_shapes.h) and verified again.
+int RunCheck(const std::vector<std::string>& paths, const std::string& arg_shapes) {
   int exit_code = kExitOk;
+  std::vector<ir::Type> types;
+  if (!arg_shapes.empty()) {
+    StatusOr<std::vector<ir::Type>> parsed = passes::ParseArgumentTypes(arg_shapes);
+    if (!parsed.ok()) {
+      PrintError("jitd: --arg-shapes: " + parsed.status().message());
+      return kExitUsageOrIo;
+    }
+    types = std::move(parsed).value();
+  }
   for (const std::string& path : paths) {
     LoadResult loaded = LoadAndVerify(path);
+    bool dynamic = false;
+    for (auto& module : loaded.modules) {
+      if (loaded.exit_code != kExitOk) break;
+      dynamic |= passes::HasDynamicShapes(*module);
+      if (arg_shapes.empty()) continue;
+      if (Status s = passes::RefineShapes(*module, types); !s.ok()) {
+        loaded.exit_code = kExitInvalidProgram;
+        loaded.error = WithFileName(path, s.message());
+      }
+    }
     if (loaded.exit_code == kExitOk) {
-      PrintError(DisplayName(path) + ": ok");
+      PrintError(DisplayName(path) + ": ok" +
+                 (!arg_shapes.empty() ? " (refined for --arg-shapes)"
+                  : dynamic           ? " (dynamic shapes: refined when compiled)"
+                                      : ""));
     } else {
       PrintError(loaded.error);
       exit_code = std::max(exit_code, loaded.exit_code);
@@ -216,6 +241,11 @@ int Main(int argc, char** argv) {
                     "StableHLO text files (.mlir), or - for standard input")
       ->type_name("PATH")
       ->required();
+  std::string check_arg_shapes;
+  check->add_option("--arg-shapes", check_arg_shapes,
+                    "Also refine programs with dynamic shapes (`?`) for these argument types, "
+                    "e.g. \"tensor<8x4xf32>, tensor<4x3xf32>\"")
+      ->type_name("TYPES");
 
   std::string fmt_path;
   bool fmt_generic = false;
@@ -254,7 +284,7 @@ int Main(int argc, char** argv) {
   }
 
   if (fmt->parsed()) return RunFmt(fmt_path, fmt_generic);
-  if (check->parsed()) return RunCheck(check_paths);
+  if (check->parsed()) return RunCheck(check_paths, check_arg_shapes);
   if (conformance->parsed()) return RunConformance(conformance_args);
   if (run->parsed()) return RunRun(run_args);
   if (serve->parsed()) return RunServe(serve_args);

@@ -33,6 +33,7 @@
 #include "jit/ir/module.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/refine_shapes.h"
 #include "libclient/client.h"
 #include "devices/cpu/cpu_device.h"
 #include "libclient/launcher.h"
@@ -260,6 +261,41 @@ std::string TypeWithNumpy(const ir::Type& type) {
   return s;
 }
 
+// The concrete argument types for a program with dynamic shapes: those of
+// --arg-shapes, else each argument's declared type when static and the
+// shape of its --input file when not. Errors are usage errors.
+StatusOr<std::vector<ir::Type>> ConcreteArgumentTypes(const RunArgs& args,
+                                                      const ir::Function& entry) {
+  if (!args.arg_shapes.empty()) {
+    StatusOr<std::vector<ir::Type>> types = passes::ParseArgumentTypes(args.arg_shapes);
+    if (!types.ok()) return InvalidArgument("--arg-shapes: " + types.status().message());
+    if (types->size() != entry.arg_types().size()) {
+      return InvalidArgument("--arg-shapes gives " + std::to_string(types->size()) +
+                             " types, @" + entry.name() + " takes " +
+                             std::to_string(entry.arg_types().size()) + " arguments");
+    }
+    return types;
+  }
+  std::vector<ir::Type> types = entry.arg_types();
+  for (const std::string& spec : args.inputs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) continue;  // reported later
+    StatusOr<size_t> index = ResolveArgName(entry, spec.substr(0, eq));
+    if (!index.ok() || !types[*index].is_dynamic()) continue;
+    JITD_ASSIGN_OR_RETURN(ir::Literal literal, ReadNpyFile(spec.substr(eq + 1)));
+    types[*index] = literal.type();
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i].is_dynamic()) {
+      return InvalidArgument(ArgLabel(entry, i) + " of @" + entry.name() + " has the dynamic type " +
+                             types[i].ToString() +
+                             ": give its shape with --input NAME=FILE.npy or all argument "
+                             "types with --arg-shapes");
+    }
+  }
+  return types;
+}
+
 // Builds the argument list from --input files and, with --random-inputs,
 // seeded random values for the rest, shaped by how the program uses each
 // (tools/random_inputs.h). Errors are usage errors.
@@ -411,6 +447,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   cmd->add_option("-i,--input", args.inputs, "An argument from a .npy file (repeatable)")
       ->type_name("NAME=FILE")
       ->allow_extra_args(false);
+  cmd->add_option("--arg-shapes", args.arg_shapes,
+                  "The argument types to compile a program with dynamic shapes (`?`) for, "
+                  "e.g. \"tensor<8x4xf32>, tensor<4x3xf32>\" (default: the shapes of the "
+                  "--input files)")
+      ->type_name("TYPES");
   cmd->add_flag("--random-inputs", args.random_inputs,
                 "Fill the arguments not given by --input with seeded random data, shaped by "
                 "use: weights of a dot or convolution scaled by their fan-in, indices of a "
@@ -1062,6 +1103,22 @@ int RunRun(const RunArgs& given) {
                ": no entry function (@main, or exactly one public function)");
     return kExitProgram;
   }
+  // A program with dynamic shapes (`?`) runs refined for concrete argument
+  // types (jit/passes/refine_shapes.h); the daemon gets the refined program.
+  bool refined = false;
+  if (!args.arg_shapes.empty() || passes::HasDynamicShapes(*mutable_module)) {
+    StatusOr<std::vector<ir::Type>> types = ConcreteArgumentTypes(args, *entry);
+    if (!types.ok()) {
+      PrintError(WithFileName(args.path, types.status().message()));
+      return kExitUsageOrIo;
+    }
+    if (Status s = passes::RefineShapes(*mutable_module, *types); !s.ok()) {
+      PrintError(WithFileName(args.path, s.message()));
+      return kExitProgram;
+    }
+    entry = mutable_module->EntryFunction();
+    refined = true;
+  }
   const size_t num_results = entry->result_types().size();
   // The program's self-checks (as in examples/softmax.mlir) run on the
   // host after execution, the same rewrite `jitd conformance` does.
@@ -1079,8 +1136,10 @@ int RunRun(const RunArgs& given) {
   std::shared_ptr<const ir::Module> module = std::move(mutable_module);
   // The source padded with newlines so its lines keep their numbers.
   const int first_line = pieces[module_index].first_line;
-  const std::string source_text = std::string(static_cast<size_t>(std::max(first_line - 1, 0)), '\n') +
-                                  std::string(pieces[module_index].text);
+  const std::string source_text =
+      refined ? ir::PrintModule(*module)
+              : std::string(static_cast<size_t>(std::max(first_line - 1, 0)), '\n') +
+                    std::string(pieces[module_index].text);
   return RunThroughDaemon(args, source_text, *module, *entry, num_results, *checks, parse_time);
 }
 

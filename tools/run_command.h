@@ -33,6 +33,7 @@ struct RunArgs {
   bool no_start_daemon = false;      // fail instead of starting a daemon
   int module_index = -1;             // --module=N for files of several modules
   std::vector<std::string> inputs;   // NAME=FILE.npy; NAME: 0, 1, ... or %arg0
+  std::string arg_shapes;            // --arg-shapes "tensor<8x4xf32>, ...": refine `?` dims
   bool random_inputs = false;        // fill arguments not given by --input
   uint64_t seed = 0;                 // --seed for --random-inputs
   uint64_t resource_seed = 0;        // fill of dense_resource placeholders

@@ -7,11 +7,15 @@
 // Run: build/bin/jitd_cuda_runtime_bench (see BENCHMARKS.md).
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "devices/cuda/cuda_device.h"
 #include "devices/cuda/cuda_runtime.h"
 #include "devices/cuda/fake_driver.h"
+#include "jit/cache/disk_cache.h"
+#include "jit/cache/fingerprint.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::devices::cuda {
@@ -117,6 +121,76 @@ void BM_CompileCold(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CompileCold)->Unit(benchmark::kMillisecond)->Iterations(20);
+
+// A cache hit of the same program: its serialized CudaProgram (what the
+// daemon's disk cache stores, cubin included) checked and loaded as a
+// module — no LLVM, no assembler. From bytes in memory, then through a
+// jit/cache DiskCache entry (a file read and its checks, as a restarted
+// daemon's first compile of a cached program).
+std::string SerializedAdd(Setup& s, CudaDevice& device) {
+  auto exe = device.Compile(Parse(kAdd));
+  if (!exe.ok()) return {};
+  auto bytes = device.Serialize(**exe);
+  return bytes.ok() ? *bytes : std::string();
+}
+
+void BM_CacheHitDeserialize(benchmark::State& state) {
+  Setup s;
+  std::unique_ptr<CudaDevice> device = CudaDevice::CreateForRuntime(s.runtime.get());
+  const std::string bytes = SerializedAdd(s, *device);
+  if (bytes.empty()) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  for (auto _ : state) {
+    auto exe = device->Deserialize(bytes);
+    if (!exe.ok()) {
+      state.SkipWithError(exe.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(exe);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes.size());
+}
+BENCHMARK(BM_CacheHitDeserialize)->Unit(benchmark::kMicrosecond);
+
+void BM_CacheHitFromDisk(benchmark::State& state) {
+  Setup s;
+  std::unique_ptr<CudaDevice> device = CudaDevice::CreateForRuntime(s.runtime.get());
+  const std::string bytes = SerializedAdd(s, *device);
+  char dir_template[] = "/tmp/jitd_cuda_bench_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (bytes.empty() || dir == nullptr) {
+    state.SkipWithError("compile or temporary directory failed");
+    return;
+  }
+  cache::DiskCacheOptions options;
+  options.dir = dir;
+  auto disk = cache::DiskCache::Open(options);
+  cache::CacheKeyParts parts;
+  parts.program_hash = cache::HashProgram(kAdd);
+  parts.device = "cuda";
+  parts.options = "target=" + device->compile_target();
+  if (!disk.ok() || !(*disk)->Put(parts, bytes).ok()) {
+    state.SkipWithError("disk cache failed");
+    return;
+  }
+  for (auto _ : state) {
+    auto entry = (*disk)->Get(parts);
+    if (!entry.ok() || !entry->has_value()) {
+      state.SkipWithError("disk cache miss");
+      break;
+    }
+    auto exe = device->Deserialize((*entry)->payload);
+    if (!exe.ok()) {
+      state.SkipWithError(exe.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(exe);
+  }
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_CacheHitFromDisk)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace jitd::devices::cuda

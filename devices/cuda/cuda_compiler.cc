@@ -157,8 +157,15 @@ class Compiler {
     for (const auto& owned : block.ops()) {
       const Op& op = *owned;
       position_ = next_position_++;
-      if (ir::HasQuantizedTypes(op)) {
-        return Refuse(op, "quantized types run on the interpreter only for now");
+      // A bitcast_convert (or a fusion of one) reinterprets quantized storage
+      // bits, as lower-quantized leaves them at function boundaries; a
+      // return passes them on.
+      if (ir::HasQuantizedTypes(op) && op.code() != OpCode::kBitcastConvert && op.code() != OpCode::kFusion &&
+          op.code() != OpCode::kFuncReturn) {
+        // What lower-quantized leaves: quantized values around or inside
+        // ops with regions, or a compile without a pipeline.
+        return Refuse(op, "quantized types are lowered by the pipeline's lower-quantized pass, which leaves "
+                          "them inside or around ops with regions");
       }
       switch (op.code()) {
         case OpCode::kConstant: {
@@ -920,7 +927,10 @@ StatusOr<CudaProgram> CompileCuda(const ir::Module& input, const CudaCompileOpti
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
   if (!options.pipeline.empty()) {
     passes::PassManager manager;
-    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, options.pipeline));
+    // Quantized ops become integer / float ops (lower_quantized.h).
+    passes::PipelineOptions pipeline_options;
+    pipeline_options.lower_quantized = true;
+    JITD_RETURN_IF_ERROR(passes::AddPipeline(manager, options.pipeline, pipeline_options));
     if (Status s = manager.Run(*module); !s.ok()) {
       return Status(s.code(), "compiler pipeline '" + options.pipeline + "': " + s.message());
     }

@@ -120,9 +120,12 @@ bool HasComplexType(const Op& op) {
 bool AllTensorTypesSupported(const Op& op, const TargetMath& target) {
   // Quantized tensors hold their storage integers (dtype()), but an op on
   // them means dequantize -> op -> quantize (jit/eval/quantized.cc): never
-  // the storage type's own arithmetic, so no kernel computes them.
+  // the storage type's own arithmetic, so no kernel computes them -- except
+  // bitcast_convert, which reinterprets the storage bits (what
+  // jit/passes/lower_quantized.h leaves at function boundaries).
+  const bool storage_bits = op.code() == OpCode::kBitcastConvert;
   auto ok = [&](const ir::Type& t) {
-    return t.is_tensor() && !t.is_quantized() && IsSupportedDType(t.dtype()) &&
+    return t.is_tensor() && (storage_bits || !t.is_quantized()) && IsSupportedDType(t.dtype()) &&
            (target.HasNarrowFloats() || !IsNarrowFloat(t.dtype()));
   };
   for (const ir::Value* v : op.operands()) {

@@ -48,7 +48,11 @@ int64_t QuantizeOne(double x, double scale, int64_t zero_point, int64_t lo, int6
   F v = static_cast<F>(x) / static_cast<F>(scale) + static_cast<F>(zero_point);
   if (std::isnan(v)) return zero_point;  // NaN has no quantized value; the spec leaves it open
   v = std::min(std::max(v, static_cast<F>(lo)), static_cast<F>(hi));
-  return static_cast<int64_t>(std::nearbyint(v));  // default rounding: ties to even
+  v = std::nearbyint(v);  // default rounding: ties to even
+  // F(hi) rounds above hi where F has fewer bits (i32 storage in f32: 2^31).
+  if (v >= static_cast<F>(hi)) return hi;
+  if (v <= static_cast<F>(lo)) return lo;
+  return static_cast<int64_t>(v);
 }
 
 }  // namespace

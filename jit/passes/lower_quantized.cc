@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "jit/eval/quantized.h"
@@ -178,6 +179,11 @@ class Lowering {
   }
 
   Value* Splat(const Type& type, double value) { return PerChannel(type, QuantParams{}, {value}); }
+  Value* SplatInt(const Type& type, int64_t value) {
+    ir::Literal scalar = *ir::Literal::Create(Type::Scalar(type.dtype()));
+    scalar.SetInt(0, value);
+    return w_->Insert(internal::MakeConstant(internal::SplatAttr(type, scalar), at_->loc()))->result(0);
+  }
 
   static std::vector<double> ZeroPoints(const QuantParams& p) {
     return std::vector<double>(p.zero_points.begin(), p.zero_points.end());
@@ -210,15 +216,39 @@ class Lowering {
     // x / scale + 0 differs from x / scale only in the sign of a zero,
     // which the conversion to an integer drops.
     if (!AllZero(p.zero_points)) v = Emit(OpCode::kAdd, {v, zero_point}, ft);
-    ir::AttributeList ne;
-    ne.Set("comparison_direction", ir::EnumAttr{"stablehlo", "comparison_direction", "NE"});
-    ne.Set("compare_type", ir::EnumAttr{"stablehlo", "comparison_type", "FLOAT"});
-    Value* nan = Emit(OpCode::kCompare, {v, v}, ft.WithDType(DType::kPred), std::move(ne));
+    Value* nan = Compare(v, v, "NE", ft);
     v = Emit(OpCode::kSelect, {nan, zero_point, v}, ft);
-    v = Emit(OpCode::kMaximum, {v, Splat(ft, static_cast<double>(p.storage_min))}, ft);
-    v = Emit(OpCode::kMinimum, {v, Splat(ft, static_cast<double>(p.storage_max))}, ft);
+    Value* lo = Splat(ft, static_cast<double>(p.storage_min));
+    Value* hi = Splat(ft, static_cast<double>(p.storage_max));
+    v = Emit(OpCode::kMaximum, {v, lo}, ft);
+    v = Emit(OpCode::kMinimum, {v, hi}, ft);
     v = Emit(OpCode::kRoundNearestEven, {v}, ft);
-    return Emit(OpCode::kConvert, {v}, StorageType(result));
+    const Type st = StorageType(result);
+    if (Representable(ft.dtype(), p.storage_min) && Representable(ft.dtype(), p.storage_max)) {
+      return Emit(OpCode::kConvert, {v}, st);
+    }
+    // A limit the compute type rounds (i32 storage in f32: 2^31 - 1 becomes
+    // 2^31): values at the rounded limits become the storage limits, and are
+    // kept out of the conversion (out of the storage type's range).
+    Value* at_hi = Compare(v, hi, "GE", ft);
+    Value* at_lo = Compare(v, lo, "LE", ft);
+    Value* out_of_range = Emit(OpCode::kOr, {at_hi, at_lo}, ft.WithDType(DType::kPred));
+    Value* inside = Emit(OpCode::kSelect, {out_of_range, Splat(ft, 0), v}, ft);
+    Value* q = Emit(OpCode::kConvert, {inside}, st);
+    q = Emit(OpCode::kSelect, {at_hi, SplatInt(st, p.storage_max), q}, st);
+    return Emit(OpCode::kSelect, {at_lo, SplatInt(st, p.storage_min), q}, st);
+  }
+
+  static bool Representable(DType f, int64_t x) {
+    return f == DType::kF64 ? static_cast<int64_t>(static_cast<double>(x)) == x && std::llabs(x) < (int64_t{1} << 53)
+                            : std::llabs(x) <= (int64_t{1} << 24);
+  }
+
+  Value* Compare(Value* a, Value* b, const char* direction, const Type& t) {
+    ir::AttributeList attrs;
+    attrs.Set("comparison_direction", ir::EnumAttr{"stablehlo", "comparison_direction", direction});
+    attrs.Set("compare_type", ir::EnumAttr{"stablehlo", "comparison_type", "FLOAT"});
+    return Emit(OpCode::kCompare, {a, b}, t.WithDType(DType::kPred), std::move(attrs));
   }
 
   std::vector<Value*> LowerConstant(Op& op) {
@@ -314,14 +344,19 @@ class Lowering {
 
   // Every other op: dequantize -> op -> quantize (EvalDequantizeOpQuantize).
   std::vector<Value*> LowerDequantizeOpQuantize(Op& op) {
+    if (op.num_results() == 0) {
+      // An op without results (check.expect_*, custom calls) sees its
+      // operands as written: a boundary, like func.return.
+      for (size_t i = 0; i < op.num_operands(); ++i) {
+        auto it = original.find(op.operand(i));
+        if (it != original.end()) op.set_operand(i, Requantized(op.operand(i), it->second));
+      }
+      return {};
+    }
     std::vector<Value*> operands;
     for (Value* v : op.operands()) {
       const QValue q = Get(v);
       operands.push_back(q.quantized ? Dequantize(q) : q.storage);
-    }
-    if (op.num_results() == 0) {  // kept, on the dequantized operands
-      for (size_t i = 0; i < operands.size(); ++i) op.set_operand(i, operands[i]);
-      return {};
     }
     std::vector<Type> types;
     for (size_t i = 0; i < op.num_results(); ++i) {

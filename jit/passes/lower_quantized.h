@@ -22,8 +22,8 @@
 // Per-tensor and per-axis parameters (per-axis ones as a constant vector
 // broadcast along the quantized dimension). Quantized values keep their
 // types where they cross a function's boundary (arguments, func.return,
-// func.call), through stablehlo.bitcast_convert, which reinterprets the
-// storage bits. A function with a quantized value inside an op with regions
+// func.call, ops without results such as check.expect_*), through
+// stablehlo.bitcast_convert, which reinterprets the storage bits. A function with a quantized value inside an op with regions
 // (reduce, while, ...) is left unchanged: its ops stay quantized and a
 // device runs them as it did before (the cpu device: its interpreter).
 #ifndef JITD_JIT_PASSES_LOWER_QUANTIZED_H_

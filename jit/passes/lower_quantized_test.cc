@@ -61,6 +61,16 @@ TEST(LowerQuantizedTest, QuantizeTiesToEvenClampsAndMapsNaNToTheZeroPoint) {
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.round_nearest_even"), 3);
 }
 
+TEST(LowerQuantizedTest, I32StorageClampsAtItsLimitsThoughF32RoundsThem) {
+  auto m = RunAndCompare(R"(func.func @main(%x: tensor<5xf32>) -> tensor<5x!quant.uniform<i32:f32, 1.0>> {
+  %q = stablehlo.uniform_quantize %x : (tensor<5xf32>) -> tensor<5x!quant.uniform<i32:f32, 1.0>>
+  return %q : tensor<5x!quant.uniform<i32:f32, 1.0>>
+})",
+                         "lower-quantized", {Tensor(F32({5}), {3.0e9, -3.0e9, 2147483520.0, -2147483648.0, 1.5})});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(QuantizedOps(*m), 0);
+}
+
 TEST(LowerQuantizedTest, DequantizeAndRequantizePerAxis) {
   auto m = RunAndCompare(R"(func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3x!quant.uniform<i8:f32:1, {0.5:2,0.25:-4,2.0:0}>>) {
   %q = stablehlo.uniform_quantize %x : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<i8:f32:1, {0.1:-30,0.5:-20,0.3:5}>>
@@ -172,6 +182,23 @@ TEST(LowerQuantizedTest, AFunctionWithQuantizedValuesInRegionsStaysAsWritten) {
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.uniform_quantize"), 1);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.uniform_dequantize"), 1);
+}
+
+TEST(LowerQuantizedTest, ChecksSeeTheirOperandsQuantized) {
+  auto m = testing::ParseVerified(R"(func.func @main() {
+  %x = stablehlo.constant dense<[4.0, 15.0]> : tensor<2xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>
+  check.expect_eq_const %q, dense<[10, 10]> : tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>
+  return
+})");
+  ASSERT_TRUE(m);
+  testing::RunPipeline(*m, "lower-quantized");
+  EXPECT_EQ(CountOpsNamed(*m, "stablehlo.uniform_quantize"), 0);
+  ir::WalkOps(static_cast<const ir::Region&>(m->EntryFunction()->body()), [&](const ir::Op& op) {
+    if (op.code() == ir::OpCode::kCheckExpectEqConst) {
+      EXPECT_TRUE(op.operand(0)->type().is_quantized()) << op.operand(0)->type().ToString();
+    }
+  });
 }
 
 TEST(LowerQuantizedTest, DevicePipelinesLowerWhenTheTargetAsks) {

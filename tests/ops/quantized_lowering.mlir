@@ -76,3 +76,16 @@ func.func @main() {
   check.expect_eq_const %ri, dense<[[[511, -509, -1], [-16035, 15866, 28], [362, 751, -1004], [-1386, 1159, -160]]]> : tensor<1x4x3xi32>
   return
 }
+
+// -----
+
+// i32 storage: f32 rounds its limit 2^31 - 1 up to 2^31, which must still
+// quantize to 2^31 - 1 (and -3e9 to -2^31); 2147483520 is the largest f32
+// below 2^31.
+func.func @main() {
+  %x = stablehlo.constant dense<[3.0e9, -3.0e9, 2147483520.0, -2147483648.0, 1.5]> : tensor<5xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<5xf32>) -> tensor<5x!quant.uniform<i32:f32, 1.0>>
+  %qi = stablehlo.bitcast_convert %q : (tensor<5x!quant.uniform<i32:f32, 1.0>>) -> tensor<5xi32>
+  check.expect_eq_const %qi, dense<[2147483647, -2147483648, 2147483520, -2147483648, 2]> : tensor<5xi32>
+  return
+}

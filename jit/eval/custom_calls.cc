@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -835,13 +836,177 @@ Status Gtsv(Call& c) {
 }
 
 // ---------------------------------------------------------------------------
-// The registry.
+// jaxlib's legacy targets (api_version 2, before the typed FFI: `lapack_spotrf`,
+// `blas_strsm`, ...). Their flags and sizes travel as scalar operands ahead
+// of the matrices and their results include LAPACK workspaces; each runs as
+// the FFI kernel above on the matrix operands, the flags turned into that
+// kernel's attributes. Workspace results are left zero (jax never reads
+// them); the sizes must agree with the shapes.
 
 using KernelFn = Status (*)(Call&);
+
+StatusOr<int64_t> Scalar(const Call& c, size_t i, const char* what) {
+  const Buffer& b = c.in[i];
+  if (b.num_elements() != 1 || !(ir::IsInteger(b.type.dtype()) || ir::IsPred(b.type.dtype()))) {
+    return c.Fail(std::string("operand ") + std::to_string(i) + " (" + what +
+                  ") must be an integer scalar, got " + b.type.ToString());
+  }
+  Literal lit = *Literal::FromBytes(Type::Scalar(b.type.dtype()), b.bytes);
+  return lit.GetInt(0);
+}
+
+struct LegacyAttr {
+  const char* name;
+  int64_t value;
+  DType dtype;
+};
+
+// Runs `fn` on operands `ins` and results `outs` of `c` with `attrs` as its
+// backend config.
+Status RunAs(Call& c, KernelFn fn, std::vector<LegacyAttr> attrs, std::vector<size_t> ins,
+             std::vector<size_t> outs) {
+  ir::DictionaryAttr config;
+  for (const LegacyAttr& a : attrs) config.entries.push_back({a.name, ir::IntegerAttr{a.value, a.dtype}});
+  Call sub;
+  sub.target = c.target;
+  sub.op = c.op;
+  sub.config = &config;
+  for (size_t i : ins) sub.in.push_back(std::move(c.in[i]));
+  for (size_t i : outs) sub.out.push_back(std::move(c.out[i]));
+  Status s = fn(sub);
+  for (size_t k = 0; k < ins.size(); ++k) c.in[ins[k]] = std::move(sub.in[k]);
+  for (size_t k = 0; k < outs.size(); ++k) c.out[outs[k]] = std::move(sub.out[k]);
+  return s;
+}
+
+Status SizeIs(const Call& c, size_t operand, const char* what, int64_t want) {
+  JITD_ASSIGN_OR_RETURN(int64_t v, Scalar(c, operand, what));
+  if (v != want) {
+    return c.Fail(std::string("operand ") + std::to_string(operand) + " (" + what + ") is " +
+                  std::to_string(v) + " but the shapes say " + std::to_string(want));
+  }
+  return Status::Ok();
+}
+
+constexpr DType kU8 = DType::kU8;
+
+template <typename T>
+Status LegacyPotrf(Call& c) {  // (lower, b, n, a) -> (a, info)
+  JITD_RETURN_IF_ERROR(c.Arity(4, 2));
+  JITD_ASSIGN_OR_RETURN(int64_t lower, Scalar(c, 0, "lower"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[3], "operand 3"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "n", s.cols));
+  return RunAs(c, &Potrf<T>, {{"uplo", lower ? 'L' : 'U', kU8}}, {3}, {0, 1});
+}
+
+template <typename T>
+Status LegacyGetrf(Call& c) {  // (b, m, n, a) -> (a, ipiv, info)
+  JITD_RETURN_IF_ERROR(c.Arity(4, 3));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[3], "operand 3"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "m", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "n", s.cols));
+  return RunAs(c, &Getrf<T>, {}, {3}, {0, 1, 2});
+}
+
+template <typename T>
+Status LegacyGeqrf(Call& c) {  // (b, m, n, lwork, a) -> (a, tau, info, work)
+  JITD_RETURN_IF_ERROR(c.Arity(5, 4));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[4], "operand 4"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "m", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "n", s.cols));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DType::kS32, s.batch));
+  return RunAs(c, &Geqrf<T>, {}, {4}, {0, 1});
+}
+
+template <typename T>
+Status LegacyOrgqr(Call& c) {  // (b, m, n, k, lwork, a, tau) -> (a, info, work)
+  JITD_RETURN_IF_ERROR(c.Arity(7, 3));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[5], "operand 5"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "m", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "n", s.cols));
+  if (c.in[6].rank() < 1) return c.Fail("operand 6 (tau) must have rank >= 1");
+  JITD_RETURN_IF_ERROR(SizeIs(c, 3, "k", c.in[6].dim(c.in[6].rank() - 1)));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DType::kS32, s.batch));
+  return RunAs(c, &Orgqr<T>, {}, {5, 6}, {0});
+}
+
+template <typename T>
+Status LegacySyevd(Call& c) {  // (lower, b, n, a) -> (a, w, info, work..)
+  JITD_RETURN_IF_ERROR(c.Arity(4, IsComplexT<T>::value ? 6 : 5));
+  JITD_ASSIGN_OR_RETURN(int64_t lower, Scalar(c, 0, "lower"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[3], "operand 3"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "n", s.cols));
+  return RunAs(c, &Syevd<T>, {{"mode", 'V', kU8}, {"uplo", lower ? 'L' : 'U', kU8}}, {3}, {0, 1, 2});
+}
+
+template <typename T>
+Status LegacyGesdd(Call& c) {  // (full_matrices, compute_uv, b, m, n, lwork, a) -> (a, s, u, vt, info, ...)
+  JITD_RETURN_IF_ERROR(c.Arity(7, IsComplexT<T>::value ? 8 : 7));
+  JITD_ASSIGN_OR_RETURN(int64_t full, Scalar(c, 0, "full_matrices"));
+  JITD_ASSIGN_OR_RETURN(int64_t uv, Scalar(c, 1, "compute_uv"));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[6], "operand 6"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 3, "m", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 4, "n", s.cols));
+  const char mode = !uv ? 'N' : (full ? 'A' : 'S');
+  return RunAs(c, &Gesdd<T>, {{"mode", mode, kU8}}, {6}, {0, 1, 2, 3, 4});
+}
+
+template <typename T>
+Status LegacyGehrd(Call& c) {  // (n, ilo, ihi, lda, batch, lwork, a) -> (a, tau, info, work)
+  JITD_RETURN_IF_ERROR(c.Arity(7, 4));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[6], "operand 6"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "n", s.cols));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 3, "lda", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 4, "batch", s.batch));
+  JITD_ASSIGN_OR_RETURN(int64_t ilo, Scalar(c, 1, "ilo"));
+  JITD_ASSIGN_OR_RETURN(int64_t ihi, Scalar(c, 2, "ihi"));
+  return RunAs(c, &Gehrd<T>, {{"high", ihi, DType::kS32}, {"low", ilo, DType::kS32}}, {6}, {0, 1, 2});
+}
+
+template <typename T>
+Status LegacySytrd(Call& c) {  // (n, lower, lda, batch, lwork, a) -> (a, d, e, tau, info, work)
+  JITD_RETURN_IF_ERROR(c.Arity(6, 6));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[5], "operand 5"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "n", s.cols));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 2, "lda", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 3, "batch", s.batch));
+  JITD_ASSIGN_OR_RETURN(int64_t lower, Scalar(c, 1, "lower"));
+  return RunAs(c, &Sytrd<T>, {{"uplo", lower ? 'L' : 'U', kU8}}, {5}, {0, 1, 2, 3, 4});
+}
+
+template <typename T>
+Status LegacyTrsm(Call& c) {  // (left_side, lower, trans_a, diag, m, n, batch, alpha, a, b) -> x
+  JITD_RETURN_IF_ERROR(c.Arity(10, 1));
+  JITD_ASSIGN_OR_RETURN(int64_t left, Scalar(c, 0, "left_side"));
+  JITD_ASSIGN_OR_RETURN(int64_t lower, Scalar(c, 1, "lower"));
+  JITD_ASSIGN_OR_RETURN(int64_t trans, Scalar(c, 2, "trans_a"));
+  JITD_ASSIGN_OR_RETURN(int64_t unit, Scalar(c, 3, "diag"));
+  if (trans < 0 || trans > 2) return c.Fail("operand 2 (trans_a) must be 0, 1 or 2, got " + std::to_string(trans));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[9], "operand 9 (b)"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 4, "m", s.rows));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 5, "n", s.cols));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 6, "batch", s.batch));
+  return RunAs(c, &Trsm<T>,
+               {{"diag", unit ? 'U' : 'N', kU8},
+                {"side", left ? 'L' : 'R', kU8},
+                {"trans_x", trans == 0 ? 'N' : (trans == 1 ? 'T' : 'C'), kU8},
+                {"uplo", lower ? 'L' : 'U', kU8}},
+               {8, 9, 7}, {0});
+}
+
+// ---------------------------------------------------------------------------
+// The registry.
 
 struct Entry {
   KernelFn fn;
   DType dtype;  // the element type the name's type letter stands for
+  bool legacy = false;  // takes integer scalar operands (flags, sizes)
 };
 
 const std::map<std::string, Entry, std::less<>>& Registry() {
@@ -869,6 +1034,27 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD("sytrd", "hetrd", Sytrd);
     JITD_ADD("gtsv", "gtsv", Gtsv);
 #undef JITD_ADD
+    // The legacy targets.
+    auto legacy4 = [&](const std::string& routine, const std::string& complex_routine, KernelFn s,
+                       KernelFn d, KernelFn cc, KernelFn z, const std::string& prefix) {
+      r->emplace(prefix + "s" + routine, Entry{s, DType::kF32, true});
+      r->emplace(prefix + "d" + routine, Entry{d, DType::kF64, true});
+      r->emplace(prefix + "c" + complex_routine, Entry{cc, DType::kC64, true});
+      r->emplace(prefix + "z" + complex_routine, Entry{z, DType::kC128, true});
+    };
+#define JITD_ADD_LEGACY(routine, complex_routine, Fn, prefix)                             \
+  legacy4(routine, complex_routine, &Fn<float>, &Fn<double>, &Fn<jitd_c64>, &Fn<jitd_c128>, \
+          prefix)
+    JITD_ADD_LEGACY("potrf", "potrf", LegacyPotrf, "lapack_");
+    JITD_ADD_LEGACY("getrf", "getrf", LegacyGetrf, "lapack_");
+    JITD_ADD_LEGACY("geqrf", "geqrf", LegacyGeqrf, "lapack_");
+    JITD_ADD_LEGACY("orgqr", "ungqr", LegacyOrgqr, "lapack_");
+    JITD_ADD_LEGACY("syevd", "heevd", LegacySyevd, "lapack_");
+    JITD_ADD_LEGACY("gesdd", "gesdd", LegacyGesdd, "lapack_");
+    JITD_ADD_LEGACY("gehrd", "gehrd", LegacyGehrd, "lapack_");
+    JITD_ADD_LEGACY("sytrd", "hetrd", LegacySytrd, "lapack_");
+    JITD_ADD_LEGACY("trsm", "trsm", LegacyTrsm, "blas_");
+#undef JITD_ADD_LEGACY
     // trsm's name before jaxlib moved it from blas_ to lapack_.
     r->emplace("blas_strsm_ffi", Entry{&Trsm<float>, DType::kF32});
     r->emplace("blas_dtrsm_ffi", Entry{&Trsm<double>, DType::kF64});
@@ -997,7 +1183,12 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
     std::string hint;
     if (target.rfind("lapack_", 0) == 0 || target.rfind("blas_", 0) == 0) {
       hint = " (jitd implements jaxlib's typed-FFI LAPACK targets lapack_{s,d,c,z}{potrf,getrf,"
-             "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi)";
+             "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi and "
+             "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,gehrd,sytrd/hetrd}, "
+             "blas_?trsm)";
+    } else if (target == "ducc_fft" || target == "dynamic_ducc_fft") {
+      hint = " (jaxlib's CPU FFT before jax lowered jnp.fft to stablehlo.fft; re-export with a "
+             "current jax, whose programs run)";
     }
     return Unimplemented("custom_call target '" + target + "' is not supported" + hint);
   }
@@ -1026,10 +1217,15 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
   JITD_ASSIGN_OR_RETURN(auto in_layouts, Layouts(op, "operand_layouts", in_types, target));
   JITD_ASSIGN_OR_RETURN(auto out_layouts, Layouts(op, "result_layouts", out_types, target));
   for (size_t i = 0; i < operands.size(); ++i) {
+    // Every operand has the type the name's letter gives (the legacy
+    // targets' integer scalar flags and sizes aside).
     const DType dt = operands[i]->dtype();
-    if (i == 0 && dt != it->second.dtype) {
-      return InvalidArgument("custom_call @" + target + ": operand 0 must have element type " +
-                             std::string(ir::DTypeName(it->second.dtype)) + ", got " +
+    const bool flag = it->second.legacy && operands[i]->num_elements() == 1 &&
+                      (ir::IsInteger(dt) || ir::IsPred(dt));
+    if (dt != it->second.dtype && !flag) {
+      return InvalidArgument("custom_call @" + target + ": operand " + std::to_string(i) +
+                             " must have element type " + std::string(ir::DTypeName(it->second.dtype)) +
+                             (it->second.legacy ? " (or be an integer scalar)" : "") + ", got " +
                              operands[i]->type().ToString());
     }
     call.in.push_back(ToPhysical(*operands[i], in_layouts[i]));

@@ -120,6 +120,28 @@ func.func @main() -> (tensor<2x2xf64>, tensor<2xi32>) {
       << b.status().ToString();
 }
 
+TEST(CustomCallsTest, LegacyTargetTakesFlagsAsOperands) {
+  // jaxlib's pre-FFI potrf: (lower, batch, n, a) -> (a, info).
+  auto program = [](int n) {
+    return R"(
+func.func @main() -> (tensor<2x2xf64>, tensor<i32>) {
+  %lower = stablehlo.constant dense<1> : tensor<i32>
+  %b = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<)" + std::to_string(n) + R"(> : tensor<i32>
+  %a = stablehlo.constant dense<[[4.0, 99.0], [2.0, 5.0]]> : tensor<2x2xf64>
+  %0:2 = stablehlo.custom_call @lapack_dpotrf(%lower, %b, %n, %a) {api_version = 2 : i32, operand_layouts = [dense<> : tensor<0xindex>, dense<> : tensor<0xindex>, dense<> : tensor<0xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<i32>, tensor<i32>, tensor<i32>, tensor<2x2xf64>) -> (tensor<2x2xf64>, tensor<i32>)
+  return %0#0, %0#1 : tensor<2x2xf64>, tensor<i32>
+})";
+  };
+  auto r = EvalText(program(2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Doubles((*r)[0].literal()), (std::vector<double>{2.0, 99.0, 1.0, 2.0}));
+  auto bad = EvalText(program(3));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("operand 2 (n) is 3 but the shapes say 2"), std::string::npos)
+      << bad.status().ToString();
+}
+
 TEST(CustomCallsTest, ShapeAssertion) {
   auto program = [](const char* pred) {
     return std::string(R"(

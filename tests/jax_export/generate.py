@@ -135,20 +135,42 @@ class Program:
 
 
 def custom_call(p, target, operands, operand_types, operand_layouts, results, result_layouts,
-                config, aliases=()):
-    """Appends the custom_call to @exported; returns its result names."""
+                config, aliases=(), legacy=None):
+    """Appends the custom_call to @exported; returns its result names.
+
+    legacy: None for the typed-FFI form, else (target, scalars, extra_results,
+    order): jaxlib's earlier form of the same call, with the flags and sizes
+    as i32 scalar operands first, the matrix operands in `order` (indices
+    into `operands`), workspace results (type, layout) appended, no backend
+    config."""
+    if legacy is not None:
+        target, scalars, extra, order = legacy
+        order = order or list(range(len(operands)))
+        names = []
+        for v in scalars:
+            name = "%%l%d" % len(p.exported_body)
+            p.exported_body.append("%s = stablehlo.constant dense<%d> : tensor<i32>" % (name, v))
+            names.append(name)
+        operands = names + [operands[i] for i in order]
+        operand_types = ["tensor<i32>"] * len(scalars) + [operand_types[i] for i in order]
+        operand_layouts = [[]] * len(scalars) + [operand_layouts[i] for i in order]
+        results = list(results) + [t for t, _ in extra]
+        result_layouts = list(result_layouts) + [l for _, l in extra]
+        aliases = [(o, len(scalars) + order.index(i)) for o, i in aliases]
+        config = None
     res = "%cc"
     alias_text = ", ".join(
         "#stablehlo.output_operand_alias<output_tuple_indices = [%d], operand_index = %d, "
         "operand_tuple_indices = []>" % (o, i) for o, i in aliases)
-    attrs = ["mhlo.backend_config = {%s}" % ", ".join("%s = %s" % kv for kv in config),
-             "operand_layouts = [%s]" % ", ".join(layout_attr(l) for l in operand_layouts)]
+    attrs = ["operand_layouts = [%s]" % ", ".join(layout_attr(l) for l in operand_layouts)]
+    if config is not None:
+        attrs.insert(0, "mhlo.backend_config = {%s}" % ", ".join("%s = %s" % kv for kv in config))
     if aliases:
         attrs.append("output_operand_aliases = [%s]" % alias_text)
     attrs.append("result_layouts = [%s]" % ", ".join(layout_attr(l) for l in result_layouts))
     # jax.export prints api_version only when it differs from the default;
     # typed FFI calls carry api_version = 4.
-    attrs.insert(0, "api_version = 4 : i32")
+    attrs.insert(0, "api_version = %d : i32" % (4 if legacy is None else 2))
     p.exported_body.append(
         "%s:%d = stablehlo.custom_call @%s(%s) {%s} : (%s) -> (%s)" % (
             res, len(results), target, ", ".join(operands), ", ".join(attrs),
@@ -223,18 +245,21 @@ def herm(a):
 
 # --- the routines --------------------------------------------------------------
 
-def potrf(letter, et, np_t, tol, rng):
+def potrf(letter, et, np_t, tol, rng, legacy=False):
     n = 3
     x = rand(rng, (BATCH, n, n), np_t)
     a = (x @ herm(x) + n * np.eye(n)).astype(np_t)
     l = np.linalg.cholesky(a.astype(np.complex128 if is_complex(np_t) else np.float64))
     expected = np.tril(l) + np.triu(a, 1)  # LAPACK leaves the upper triangle
-    p = Program("cholesky_" + letter, "jnp.linalg.cholesky: lapack_%spotrf_ffi, uplo 'L'" % letter)
+    p = Program("cholesky_" + letter + ("_legacy" if legacy else ""),
+                "jnp.linalg.cholesky: lapack_%spotrf_ffi, uplo 'L'" % letter +
+                (" (legacy form lapack_%spotrf)" % letter if legacy else ""))
     t = ttype2(a.shape, et)
     p.exported_args = [t]
     r = custom_call(p, "lapack_%spotrf_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
                     [t, ttype2([BATCH], "i32")], [matrix_layout(3), [0]], [("uplo", ch("L"))],
-                    aliases=[(0, 0)])
+                    aliases=[(0, 0)],
+                    legacy=("lapack_%spotrf" % letter, [1, BATCH, n], [], None) if legacy else None)
     p.exported_results = [(r[0], t), (r[1], ttype2([BATCH], "i32"))]
     out = call_exported(p, [a], [et], [t, ttype2([BATCH], "i32")])
     check(p, out[0], expected.astype(np_t), et, tol)
@@ -258,19 +283,21 @@ def lu_reference(a):
     return a, np.array(piv, np.int32)
 
 
-def getrf(letter, et, np_t, tol, rng):
+def getrf(letter, et, np_t, tol, rng, legacy=False):
     m, n = 4, 3
     a = rand(rng, (BATCH, m, n), np_t)
     wide = np.complex128 if is_complex(np_t) else np.float64
     outs = [lu_reference(a[b].astype(wide)) for b in range(BATCH)]
     lu = np.stack([o[0] for o in outs]).astype(np_t)
     piv = np.stack([o[1] for o in outs])
-    p = Program("lu_" + letter, "jax.lax.linalg.lu: lapack_%sgetrf_ffi (pivots 1-based)" % letter)
+    p = Program("lu_" + letter + ("_legacy" if legacy else ""),
+                "jax.lax.linalg.lu: lapack_%sgetrf%s (pivots 1-based)" % (letter, "" if legacy else "_ffi"))
     t = ttype2(a.shape, et)
     pt, it = ttype2([BATCH, n], "i32"), ttype2([BATCH], "i32")
     p.exported_args = [t]
     r = custom_call(p, "lapack_%sgetrf_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
-                    [t, pt, it], [matrix_layout(3), [1, 0], [0]], [], aliases=[(0, 0)])
+                    [t, pt, it], [matrix_layout(3), [1, 0], [0]], [], aliases=[(0, 0)],
+                    legacy=("lapack_%sgetrf" % letter, [BATCH, m, n], [], None) if legacy else None)
     p.exported_results = [(r[0], t), (r[1], pt), (r[2], it)]
     out = call_exported(p, [a], [et], [t, pt, it])
     check(p, out[0], lu, et, tol)
@@ -279,7 +306,7 @@ def getrf(letter, et, np_t, tol, rng):
     return p
 
 
-def geqrf_orgqr(letter, et, np_t, tol, rng):
+def geqrf_orgqr(letter, et, np_t, tol, rng, legacy=False):
     m, n = 4, 3
     a = rand(rng, (BATCH, m, n), np_t)
     wide = np.complex128 if is_complex(np_t) else np.float64
@@ -288,15 +315,23 @@ def geqrf_orgqr(letter, et, np_t, tol, rng):
     tau = np.stack([r[1] for r in raws]).astype(np_t)
     q = np.stack([np.linalg.qr(a[b].astype(wide), mode="reduced")[0] for b in range(BATCH)]).astype(np_t)
     orgqr = "orgqr" if letter in "sd" else "ungqr"
-    p = Program("qr_" + letter, "jnp.linalg.qr: lapack_%sgeqrf_ffi then lapack_%s%s_ffi" % (letter, letter, orgqr))
+    sfx = "" if legacy else "_ffi"
+    p = Program("qr_" + letter + ("_legacy" if legacy else ""),
+                "jnp.linalg.qr: lapack_%sgeqrf%s then lapack_%s%s%s" % (letter, sfx, letter, orgqr, sfx))
     t, tt = ttype2(a.shape, et), ttype2([BATCH, n], et)
     p.exported_args = [t]
     r = custom_call(p, "lapack_%sgeqrf_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
-                    [t, tt], [matrix_layout(3), [1, 0]], [], aliases=[(0, 0)])
+                    [t, tt], [matrix_layout(3), [1, 0]], [], aliases=[(0, 0)],
+                    legacy=("lapack_%sgeqrf" % letter, [BATCH, m, n, 64],
+                            [(ttype2([BATCH], "i32"), [0]), (ttype2([64], et), [0])], None)
+                    if legacy else None)
     p.exported_body[-1] = p.exported_body[-1].replace("%cc:", "%qr:").replace("mhlo.backend_config = {}, ", "mhlo.backend_config = {}, ")
     qr_h, qr_tau = "%qr#0", "%qr#1"
     r2 = custom_call(p, "lapack_%s%s_ffi" % (letter, orgqr), [qr_h, qr_tau], [t, tt],
-                     [matrix_layout(3), [1, 0]], [t], [matrix_layout(3)], [], aliases=[(0, 0)])
+                     [matrix_layout(3), [1, 0]], [t], [matrix_layout(3)], [], aliases=[(0, 0)],
+                     legacy=("lapack_%s%s" % (letter, orgqr), [BATCH, m, n, n, 64],
+                             [(ttype2([BATCH], "i32"), [0]), (ttype2([64], et), [0])], None)
+                     if legacy else None)
     p.exported_results = [(qr_h, t), (qr_tau, tt), (r2[0], t)]
     out = call_exported(p, [a], [et], [t, tt, t])
     check(p, out[0], h, et, tol)
@@ -305,20 +340,24 @@ def geqrf_orgqr(letter, et, np_t, tol, rng):
     return p
 
 
-def syevd(letter, et, np_t, tol, rng):
+def syevd(letter, et, np_t, tol, rng, legacy=False):
     n = 3
     x = rand(rng, (BATCH, n, n), np_t)
     a = ((x + herm(x)) / 2).astype(np_t)
     w = np.linalg.eigvalsh(a.astype(np.complex128 if is_complex(np_t) else np.float64))
     rt = REAL[et]
     name = "syevd" if letter in "sd" else "heevd"
-    p = Program("eigh_" + letter, "jnp.linalg.eigh: lapack_%s%s_ffi, uplo 'L', mode 'V'; "
-                "A = V diag(w) V^H rebuilt in the program" % (letter, name))
+    p = Program("eigh_" + letter + ("_legacy" if legacy else ""),
+                "jnp.linalg.eigh: lapack_%s%s%s, uplo 'L', mode 'V'; "
+                "A = V diag(w) V^H rebuilt in the program" % (letter, name, "" if legacy else "_ffi"))
+    work = [(ttype2([64], et), [0])] + ([(ttype2([64], rt), [0])] if is_complex(np_t) else []) + \
+        [(ttype2([64], "i32"), [0])]
     t, wt, it = ttype2(a.shape, et), ttype2([BATCH, n], rt), ttype2([BATCH], "i32")
     p.exported_args = [t]
     r = custom_call(p, "lapack_%s%s_ffi" % (letter, name), ["%arg0"], [t], [matrix_layout(3)],
                     [t, wt, it], [matrix_layout(3), [1, 0], [0]],
-                    [("mode", ch("V")), ("uplo", ch("L"))], aliases=[(0, 0)])
+                    [("mode", ch("V")), ("uplo", ch("L"))], aliases=[(0, 0)],
+                    legacy=("lapack_%s%s" % (letter, name), [1, BATCH, n], work, None) if legacy else None)
     p.exported_results = [(r[0], t), (r[1], wt), (r[2], it)]
     out = call_exported(p, [a], [et], [t, wt, it])
     check(p, out[1], w.astype(np.float32 if rt == "f32" else np.float64), rt, tol)
@@ -330,14 +369,17 @@ def syevd(letter, et, np_t, tol, rng):
     return p
 
 
-def gesdd(letter, et, np_t, tol, rng):
+def gesdd(letter, et, np_t, tol, rng, legacy=False):
     m, n = 4, 3
     k = min(m, n)
     a = rand(rng, (BATCH, m, n), np_t)
     s = np.linalg.svd(a.astype(np.complex128 if is_complex(np_t) else np.float64), compute_uv=False)
     rt = REAL[et]
-    p = Program("svd_" + letter, "jnp.linalg.svd(full_matrices=False): lapack_%sgesdd_ffi, mode 'S'; "
-                "A = U diag(s) V^H rebuilt in the program" % letter)
+    p = Program("svd_" + letter + ("_legacy" if legacy else ""),
+                "jnp.linalg.svd(full_matrices=False): lapack_%sgesdd%s, mode 'S'; "
+                "A = U diag(s) V^H rebuilt in the program" % (letter, "" if legacy else "_ffi"))
+    work = [(ttype2([64], "i32"), [0])] + ([(ttype2([256], rt), [0])] if is_complex(np_t) else []) + \
+        [(ttype2([256], et), [0])]
     t = ttype2(a.shape, et)
     st, ut, vt, it = (ttype2([BATCH, k], rt), ttype2([BATCH, m, k], et), ttype2([BATCH, k, n], et),
                       ttype2([BATCH], "i32"))
@@ -345,7 +387,8 @@ def gesdd(letter, et, np_t, tol, rng):
     r = custom_call(p, "lapack_%sgesdd_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
                     [t, st, ut, vt, it],
                     [matrix_layout(3), [1, 0], matrix_layout(3), matrix_layout(3), [0]],
-                    [("mode", ch("S"))], aliases=[(0, 0)])
+                    [("mode", ch("S"))], aliases=[(0, 0)],
+                    legacy=("lapack_%sgesdd" % letter, [0, 1, BATCH, m, n, 256], work, None) if legacy else None)
     p.exported_results = [(r[1], st), (r[2], ut), (r[3], vt), (r[4], it)]
     out = call_exported(p, [a], [et], [st, ut, vt, it])
     check(p, out[0], s.astype(np.float32 if rt == "f32" else np.float64), rt, tol)
@@ -477,17 +520,20 @@ def lapack_sytrd(letter, a, uplo):
     return np.ascontiguousarray(f), d, e, tau, info.value
 
 
-def gehrd(letter, et, np_t, tol, rng):
+def gehrd(letter, et, np_t, tol, rng, legacy=False):
     n = 4
     a = rand(rng, (BATCH, n, n), np_t)
     outs = [lapack_gehrd(letter, a[b]) for b in range(BATCH)]
-    p = Program("hessenberg_" + letter, "jax.lax.linalg.hessenberg: lapack_%sgehrd_ffi, low 1, high n "
-                "(checked against %sgehrd_ through ctypes)" % (letter, letter))
+    p = Program("hessenberg_" + letter + ("_legacy" if legacy else ""),
+                "jax.lax.linalg.hessenberg: lapack_%sgehrd%s, low 1, high n "
+                "(checked against %sgehrd_ through ctypes)" % (letter, "" if legacy else "_ffi", letter))
     t, tt, it = ttype2(a.shape, et), ttype2([BATCH, n - 1], et), ttype2([BATCH], "i32")
     p.exported_args = [t]
     r = custom_call(p, "lapack_%sgehrd_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
                     [t, tt, it], [matrix_layout(3), [1, 0], [0]],
-                    [("high", "%d : i32" % n), ("low", "1 : i32")], aliases=[(0, 0)])
+                    [("high", "%d : i32" % n), ("low", "1 : i32")], aliases=[(0, 0)],
+                    legacy=("lapack_%sgehrd" % letter, [n, 1, n, n, BATCH, 64], [(ttype2([64], et), [0])], None)
+                    if legacy else None)
     p.exported_results = [(r[0], t), (r[1], tt), (r[2], it)]
     out = call_exported(p, [a], [et], [t, tt, it])
     check(p, out[0], np.stack([o[0] for o in outs]), et, tol)
@@ -496,7 +542,7 @@ def gehrd(letter, et, np_t, tol, rng):
     return p
 
 
-def sytrd(letter, et, np_t, tol, rng):
+def sytrd(letter, et, np_t, tol, rng, legacy=False):
     n = 4
     x = rand(rng, (BATCH, n, n), np_t)
     a = ((x + herm(x)) / 2).astype(np_t)
@@ -509,14 +555,17 @@ def sytrd(letter, et, np_t, tol, rng):
                            atol=1e-3), "sytrd reference disagrees with eigvalsh"
     rt = REAL[et]
     name = "sytrd" if letter in "sd" else "hetrd"
-    p = Program("tridiagonal_" + letter, "jax.lax.linalg.tridiagonal: lapack_%s%s_ffi, uplo 'L' "
-                "(checked against %s%s_ through ctypes)" % (letter, name, letter, name))
+    p = Program("tridiagonal_" + letter + ("_legacy" if legacy else ""),
+                "jax.lax.linalg.tridiagonal: lapack_%s%s%s, uplo 'L' "
+                "(checked against %s%s_ through ctypes)" % (letter, name, "" if legacy else "_ffi", letter, name))
     t, dt, et_, tt, it = (ttype2(a.shape, et), ttype2([BATCH, n], rt), ttype2([BATCH, n - 1], rt),
                           ttype2([BATCH, n - 1], et), ttype2([BATCH], "i32"))
     p.exported_args = [t]
     r = custom_call(p, "lapack_%s%s_ffi" % (letter, name), ["%arg0"], [t], [matrix_layout(3)],
                     [t, dt, et_, tt, it], [matrix_layout(3), [1, 0], [1, 0], [1, 0], [0]],
-                    [("uplo", ch("L"))], aliases=[(0, 0)])
+                    [("uplo", ch("L"))], aliases=[(0, 0)],
+                    legacy=("lapack_%s%s" % (letter, name), [n, 1, n, BATCH, 64], [(ttype2([64], et), [0])], None)
+                    if legacy else None)
     p.exported_results = [(r[0], t), (r[1], dt), (r[2], et_), (r[3], tt), (r[4], it)]
     out = call_exported(p, [a], [et], [t, dt, et_, tt, it])
     check(p, out[0], np.stack([o[0] for o in outs]), et, tol)
@@ -527,21 +576,25 @@ def sytrd(letter, et, np_t, tol, rng):
     return p
 
 
-def trsm(letter, et, np_t, tol, rng):
+def trsm(letter, et, np_t, tol, rng, legacy=False):
     n, nrhs = 3, 2
     a = (rand(rng, (BATCH, n, n), np_t) + 3 * np.eye(n)).astype(np_t)
     b = rand(rng, (BATCH, n, nrhs), np_t)
     alpha = np.array(2.0, np_t)
     wide = np.complex128 if is_complex(np_t) else np.float64
     x = np.stack([np.linalg.solve(np.tril(a[i]).astype(wide), 2.0 * b[i].astype(wide)) for i in range(BATCH)])
-    p = Program("triangular_solve_" + letter, "jax.lax.linalg.triangular_solve(left_side=True, lower=True): "
-                "lapack_%strsm_ffi, side 'L', uplo 'L', trans_x 'N', diag 'N'" % letter)
+    p = Program("triangular_solve_" + letter + ("_legacy" if legacy else ""),
+                "jax.lax.linalg.triangular_solve(left_side=True, lower=True): " +
+                ("blas_%strsm (legacy form)" % letter if legacy else
+                 "lapack_%strsm_ffi, side 'L', uplo 'L', trans_x 'N', diag 'N'" % letter))
     at, bt, st = ttype2(a.shape, et), ttype2(b.shape, et), ttype2([], et)
     p.exported_args = [at, bt, st]
     r = custom_call(p, "lapack_%strsm_ffi" % letter, ["%arg0", "%arg1", "%arg2"], [at, bt, st],
                     [matrix_layout(3), matrix_layout(3), []], [bt], [matrix_layout(3)],
                     [("diag", ch("N")), ("side", ch("L")), ("trans_x", ch("N")), ("uplo", ch("L"))],
-                    aliases=[(0, 1)])
+                    aliases=[(0, 1)],
+                    legacy=("blas_%strsm" % letter, [1, 1, 0, 0, n, nrhs, BATCH], [], [2, 0, 1])
+                    if legacy else None)
     p.exported_results = [(r[0], bt)]
     out = call_exported(p, [a, b, alpha], [et, et, et], [bt])
     check(p, out[0], x.astype(np_t), et, tol)
@@ -578,6 +631,13 @@ def main():
         for letter, et, np_t, tol in TYPES:
             rng = np.random.default_rng(sum(map(ord, gen.__name__ + letter)))
             p = gen(letter, et, np_t, tol, rng)
+            p.write(os.path.join(HERE, p.name + ".mlir"))
+    # jaxlib's legacy (pre-FFI) form of the same calls, which programs
+    # exported before the typed FFI carry.
+    for gen in (potrf, getrf, geqrf_orgqr, syevd, gesdd, gehrd, sytrd, trsm):
+        for letter, et, np_t, tol in TYPES:
+            rng = np.random.default_rng(sum(map(ord, gen.__name__ + letter)))
+            p = gen(letter, et, np_t, tol, rng, legacy=True)
             p.write(os.path.join(HERE, p.name + ".mlir"))
 
 

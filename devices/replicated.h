@@ -58,6 +58,15 @@ StatusOr<std::vector<std::vector<eval::RuntimeValue>>> ExecuteReplicated(
     std::span<const std::vector<eval::RuntimeValue>> args_per_process,
     const ProcessOptionsFn& options_for);
 
+// The same, with a program per process (spec.md's "Multiple Program,
+// Multiple Data" style; `jitd conformance` runs interpreter.run_parallel's
+// grid of functions this way): executables[i] runs as process i. The
+// executables' collectives meet by channel and group, not by op.
+StatusOr<std::vector<std::vector<eval::RuntimeValue>>> ExecuteProcesses(
+    std::span<const Executable* const> executables, const ProcessGrid& grid,
+    std::span<const std::vector<eval::RuntimeValue>> args_per_process,
+    const ProcessOptionsFn& options_for);
+
 }  // namespace jitd::devices
 
 #endif  // JITD_DEVICES_REPLICATED_H_

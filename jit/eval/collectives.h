@@ -20,12 +20,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -65,16 +68,27 @@ std::string DescribeProcessGrid(const ProcessGrid& grid);
 // Where a process of a replicated execution meets the others. One per
 // execution, shared by all its processes (threads); thread-safe.
 //
-// Meet() is the one rendezvous every collective uses: a process arrives at
-// a collective site (the op, counted per process so an op in a loop meets
-// its own iteration) with the group it computed and its contribution; when
-// every member of the group has arrived, each gets all contributions in
-// group order. A process whose group disagrees with a member's (the same
-// site, another group that holds it) fails the execution with
-// INVALID_ARGUMENT; one that waits past its deadline, or is cancelled, fails
-// it with DEADLINE_EXCEEDED / UNAVAILABLE naming the site and the processes
-// that never came. A failure Abort()s the exchange: every process waiting or
-// arriving later returns the same error instead of hanging.
+// Meet() is the one rendezvous every collective uses, in two phases: a
+// process arrives at a collective with the group it computed (process
+// indices, in the order contributions combine) and a pointer to what it
+// publishes (its operands and result buffers; the collective's kernel
+// defines the struct). Once every member has arrived, each runs `work` on
+// its own thread, seeing every member's publication in group order (so it
+// may read peers' operands and write into peers' results — the kernels
+// split the work so each element is written once); then each waits until
+// all members finished their work, so nothing published is freed while a
+// peer still reads it. Meetings are matched by (channel, group, how many
+// times this process met that channel and group before): SPMD and MPMD
+// programs alike, an op in a loop meets its own iteration.
+//
+// Failures end the whole execution, never hang it: a member that arrives at
+// a different kind of collective, or whose group disagrees with a waiting
+// member's (each waits for the other), fails with INVALID_ARGUMENT; a member
+// that finished its program without arriving (ProcessFinished) likewise;
+// waiting past the deadline gives DEADLINE_EXCEEDED, a cancel flag
+// CancelledStatus() — each naming the collective and the processes. The
+// first failure Abort()s the exchange: every process waiting or arriving
+// later returns that same status.
 class CollectiveExchange {
  public:
   explicit CollectiveExchange(ProcessGrid grid);
@@ -83,13 +97,12 @@ class CollectiveExchange {
 
   const ProcessGrid& grid() const { return grid_; }
 
-  // What identifies one collective across processes: `site` is the op (the
-  // same ir::Op* in every process of an SPMD program) or, for send / recv,
-  // null with the channel id set; `name` is for messages ("stablehlo.all_reduce
-  // @12:5").
+  // Which collective a process is at. `kind` must agree between the members
+  // ("stablehlo.all_reduce"; send and recv both "channel"); `name` is for
+  // messages ("'stablehlo.all_reduce' at 12:5").
   struct Site {
-    const void* op = nullptr;
     int64_t channel = 0;
+    std::string kind;
     std::string name;
   };
   // How long Meet may wait.
@@ -97,32 +110,52 @@ class CollectiveExchange {
     std::optional<std::chrono::steady_clock::time_point> deadline;
     const std::atomic<bool>* cancel = nullptr;
   };
+  // Runs once all members arrived: peers[k] is what group[k] published,
+  // `self` this process's position in the group.
+  using Work = std::function<Status(std::span<void* const> peers, size_t self)>;
 
-  // Process `process` (an index) joins `site` with `group` (process
-  // indices; it must hold `process`) and `contribution`. Returns the
-  // contributions of group[0], group[1], ... once all have arrived.
-  StatusOr<std::vector<std::vector<RuntimeValue>>> Meet(const Site& site, int64_t process,
-                                                        std::span<const int64_t> group,
-                                                        std::vector<RuntimeValue> contribution,
-                                                        const Wait& wait);
+  // Process `process` joins the collective `site` with `group` (it must hold
+  // `process`; no repeats) publishing `published`, and runs `work` when all
+  // members are there. A failing `work` aborts the exchange.
+  Status Meet(const Site& site, int64_t process, std::span<const int64_t> group, void* published,
+              const Work& work, const Wait& wait);
+
+  // Point-to-point (send / recv): `from` posts `values` on (channel, from,
+  // to) without waiting for the receiver; Receive takes the oldest value
+  // posted there, waiting for one until `wait` ends (DEADLINE_EXCEEDED,
+  // cancel) or `from` finished without posting (INVALID_ARGUMENT). from =
+  // to = -1: the channel's own queue, shared by all processes.
+  Status Send(const Site& site, int64_t from, int64_t to, std::vector<RuntimeValue> values);
+  StatusOr<std::vector<RuntimeValue>> Receive(const Site& site, int64_t from, int64_t to, const Wait& wait);
+
+  // Process `process` ended (its program returned or failed): members
+  // waiting for it fail instead of waiting until their deadline.
+  void ProcessFinished(int64_t process);
 
   // Ends the execution: every current and later Meet returns `why`. The
-  // first status wins. Used by the runner when a process fails outside a
-  // collective, so its peers do not wait for it until their deadline.
+  // first status wins. The runner calls it when a process fails outside a
+  // collective, so its peers do not wait for it.
   void Abort(Status why);
   // The status Abort was given (OK while none).
   Status aborted() const;
 
+  // "process 3 (replica 1, partition 1)".
+  std::string DescribeProcess(int64_t process) const;
+
  private:
   struct Meeting;
+  using Key = std::tuple<int64_t, std::vector<int64_t>, int64_t>;  // channel, group, occurrence
+  Status FailLocked(Status why);
+
   ProcessGrid grid_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Status aborted_;
-  // Per process: how many times it joined each site so far.
-  std::vector<std::map<std::tuple<const void*, int64_t>, int64_t>> counts_;
-  // Open meetings by (site op, channel, occurrence).
-  std::map<std::tuple<const void*, int64_t, int64_t>, std::shared_ptr<Meeting>> meetings_;
+  std::vector<std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t>> counts_;  // per process
+  std::vector<Meeting*> waiting_;  // per process: the meeting it waits to fill, or null
+  std::vector<bool> finished_;     // per process
+  std::map<Key, std::shared_ptr<Meeting>> meetings_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<std::vector<RuntimeValue>>> mailboxes_;
 };
 
 // One process's place in a replicated execution: its ids and the exchange
@@ -139,12 +172,15 @@ struct ProcessContext {
 // The process groups of a collective (spec.md "cross_replica",
 // "cross_partition", "cross_replica_and_partition", "flattened_ids"), as
 // lists of process indices. `groups` are the op's replica_groups rows (-1
-// padding dropped); empty = one group of all ids. INVALID_ARGUMENT when ids
-// repeat, fall outside the grid or do not cover it.
+// padding dropped); no rows = one group of all ids (as XLA reads an empty
+// replica_groups). INVALID_ARGUMENT when ids repeat, fall outside the grid,
+// or (when `must_cover`) leave some id out.
 enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedIds };
+std::string_view GroupModeName(GroupMode mode);
 StatusOr<std::vector<std::vector<int64_t>>> ProcessGroups(GroupMode mode,
                                                           const std::vector<std::vector<int64_t>>& groups,
-                                                          const ProcessGrid& grid);
+                                                          const ProcessGrid& grid,
+                                                          bool must_cover = true);
 
 }  // namespace jitd::eval
 

@@ -2,8 +2,7 @@
 // broadcasting binaries (broadcast_in_dim, then the StableHLO op), the
 // dynamic ops once their shape operands are read (the static op with those
 // values as attributes), chlo.ragged_dot (dot_general on group-masked
-// operands). The collectives of a program run as one process (one replica,
-// one partition: each group holds only this process) return their operand.
+// operands). The collectives register from collectives.cc.
 // Own loops: chlo.scan, mulhi, _asin_acos_kernel, the CHLO constants,
 // einsum / unary_einsum and torch_index_select. Also eval::CheckEvaluable.
 //
@@ -266,65 +265,6 @@ KernelResult DynamicConvKernel(OpContext& ctx) {
   attrs.Set("padding", ir::MakeDenseElements(p64));
   return Apply(ctx, OpCode::kConvolution, {ctx.value(0), ctx.value(1)}, {ctx.result_type(0)},
                std::move(attrs));
-}
-
-// ---- collectives of one process ---------------------------------------------
-
-// The processes an op's groups name (replica_groups, or both columns of
-// source_target_pairs); empty when it names none.
-std::set<int64_t> GroupMembers(const OpContext& ctx, std::string_view name) {
-  std::set<int64_t> ids;
-  const ir::Attribute* a = ctx.op().attr(name);
-  if (!a || !a->is<ir::DenseElementsAttr>()) return ids;
-  auto lit = ir::DenseElementsToLiteral(a->as<ir::DenseElementsAttr>());
-  if (!lit.ok()) return ids;
-  for (int64_t i = 0; i < lit->num_elements(); ++i) {
-    if (lit->GetInt(i) >= 0) ids.insert(lit->GetInt(i));  // -1 pads ragged groups
-  }
-  return ids;
-}
-
-// OK when every group the op names holds process 0 alone: what a program run
-// as one process (one replica, one partition) can mean.
-Status CheckOneProcess(OpContext& ctx, std::string_view name) {
-  const std::set<int64_t> ids = GroupMembers(ctx, name);
-  if (ids.empty() || (ids.size() == 1 && *ids.begin() == 0)) return Status::Ok();
-  return ctx.Unimplemented("names " + std::to_string(ids.size()) +
-                           " processes in its " + std::string(name) +
-                           "; jitd runs a program as one process (one replica, one partition)");
-}
-
-// all_gather, all_to_all, reduce_scatter, all_reduce, collective_broadcast
-// and cross-replica-sum over a group of one: every result is its operand
-// (converted to the result's element type where a reduction body widens it).
-KernelResult SingleProcessCollectiveKernel(OpContext& ctx) {
-  JITD_RETURN_IF_ERROR(CheckOneProcess(ctx, "replica_groups"));
-  std::vector<RuntimeValue> out;
-  for (size_t i = 0; i < ctx.num_operands(); ++i) {
-    const Literal& x = ctx.operand(i);
-    if (x.type() == ctx.result_type(i)) {
-      out.push_back(ctx.value(i));
-      continue;
-    }
-    if (x.type().dims() != ctx.result_type(i).dims()) {
-      return ctx.Error("over a group of one process must keep operand #" + std::to_string(i) +
-                       "'s shape, got " + x.type().ToString() + " and " +
-                       ctx.result_type(i).ToString());
-    }
-    JITD_ASSIGN_OR_RETURN(Literal r, ctx.NewResult(i));
-    for (int64_t k = 0; k < x.num_elements(); ++k) ConvertElement(x, k, r, k);
-    out.emplace_back(std::move(r));
-  }
-  return out;
-}
-
-// collective_permute: process 0 receives its own operand when (0, 0) is a
-// pair, zeros otherwise.
-KernelResult CollectivePermuteKernel(OpContext& ctx) {
-  JITD_RETURN_IF_ERROR(CheckOneProcess(ctx, "source_target_pairs"));
-  if (!GroupMembers(ctx, "source_target_pairs").empty()) return std::vector<RuntimeValue>{ctx.value(0)};
-  JITD_ASSIGN_OR_RETURN(Literal zeros, ctx.NewResult(0));
-  return Single(std::move(zeros));
 }
 
 // ---- chlo.scan and chlo.ragged_dot --------------------------------------------
@@ -665,12 +605,7 @@ void RegisterComposedKernels(KernelTable& table) {
   Register(table, OpCode::kRealDynamicSlice, RealDynamicSliceKernel);
   Register(table, OpCode::kDynamicGather, DynamicGatherKernel);
   Register(table, OpCode::kDynamicConv, DynamicConvKernel);
-  for (OpCode c : {OpCode::kAllGather, OpCode::kAllToAll, OpCode::kReduceScatter,
-                   OpCode::kAllReduce, OpCode::kCollectiveBroadcast, OpCode::kCrossReplicaSum,
-                   OpCode::kCollectiveReduce}) {
-    Register(table, c, SingleProcessCollectiveKernel);
-  }
-  Register(table, OpCode::kCollectivePermute, CollectivePermuteKernel);
+  RegisterCollectiveKernels(table);
 }
 
 }  // namespace jitd::eval::internal
@@ -697,10 +632,6 @@ Status CheckEvaluable(const ir::Op& op) {
   }
   std::string why;
   switch (c) {
-    case OpCode::kSend:
-    case OpCode::kRecv:
-      why = "it talks to another process over a channel; jitd runs a program as one process";
-      break;
     case OpCode::kAsyncStart:
     case OpCode::kAsyncDone:
       why = "asynchronous ops (!stablehlo.future values) are not implemented yet";

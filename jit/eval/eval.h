@@ -152,6 +152,13 @@ struct EvalOptions {
   // collectives meet the other processes through its exchange. Null = the
   // one process (0, 0) of a 1x1 grid. Must outlive the evaluation.
   const ProcessContext* process = nullptr;
+  // interpreter.run_parallel (the reference interpreter's multi-process
+  // driver): run by the caller — `jitd conformance` compiles its programs
+  // for the device under test and runs them as processes
+  // (tools/conformance/runner.cc). Gets the op and its operands, returns its
+  // results. Unset: the op fails with UNIMPLEMENTED.
+  std::function<StatusOr<std::vector<RuntimeValue>>(const ir::Op& op, std::vector<RuntimeValue> operands)>
+      run_parallel;
 };
 
 // Evaluates `function` of `module` on `args`. The module must have passed

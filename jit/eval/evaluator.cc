@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -457,10 +459,28 @@ class Evaluator {
       case OpCode::kCreateToken:
         return std::vector<RuntimeValue>{RuntimeValue::Token()};
       case OpCode::kReplicaId:
-      case OpCode::kPartitionId: {
-        // One replica, one partition: both ids are 0.
-        JITD_ASSIGN_OR_RETURN(Literal id, ctx.NewResult(0));
-        return Single(std::move(id));
+      case OpCode::kPartitionId: return ReplicaOrPartitionIdKernel(ctx);
+      case OpCode::kInterpreterProbe: return std::vector<RuntimeValue>{ctx.value(0)};
+      case OpCode::kInterpreterPrint: {
+        // The reference interpreter's debugging print, to stdout.
+        static std::mutex print_mu;
+        const std::string text = ctx.value(0).is_tensor()
+                                     ? ir::Attribute(ir::MakeDenseElements(ctx.operand(0))).ToString()
+                                     : ctx.value(0).type().ToString();
+        std::lock_guard<std::mutex> lock(print_mu);
+        std::fprintf(stdout, "%s\n", text.c_str());
+        std::fflush(stdout);
+        return std::vector<RuntimeValue>{};
+      }
+      case OpCode::kInterpreterRunParallel: {
+        if (!options_.run_parallel) {
+          return ctx.Unimplemented("runs only under `jitd conformance` (the reference interpreter's "
+                                   "multi-process driver); use num_replicas / num_partitions to run a program "
+                                   "as several processes");
+        }
+        std::vector<RuntimeValue> operands;
+        for (size_t i = 0; i < ctx.num_operands(); ++i) operands.push_back(ctx.value(i));
+        return options_.run_parallel(op, std::move(operands));
       }
       case OpCode::kInfeed: return EvalInfeed(ctx);
       case OpCode::kOutfeed: return EvalOutfeed(ctx);
@@ -682,6 +702,8 @@ std::vector<std::pair<int64_t, int64_t>> OpContext::Padding(std::string_view nam
   }
   return pads;
 }
+
+const EvalOptions& OpContext::options() const { return evaluator_.options(); }
 
 Status OpContext::Error(std::string message) const {
   return InvalidArgument(op_.loc().ToString() + ": '" + std::string(op_.name()) + "' op " +

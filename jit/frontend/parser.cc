@@ -2530,6 +2530,24 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParsePrettyOp(OpCode code, Location lo
     return op;
   }
   if (IsCheckOp(code)) return ParseCheckOp(code, loc);
+  if (code == OpCode::kInterpreterPrint || code == OpCode::kInterpreterProbe) {
+    // interpreter.print %x : T ;  interpreter.probe %x, probe_id = "id" : T
+    auto op = std::make_unique<ir::Op>(code, loc);
+    JITD_ASSIGN_OR_RETURN(OperandRef x, ParseOperandRef());
+    if (code == OpCode::kInterpreterProbe) {
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kComma));
+      JITD_RETURN_IF_ERROR(ExpectKeyword("probe_id"));
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kEqual));
+      JITD_ASSIGN_OR_RETURN(Attribute id, ParseAttribute());
+      op->attrs().Set("probe_id", std::move(id));
+    }
+    JITD_RETURN_IF_ERROR(ParseOptionalAttrDict(op->attrs()));
+    JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
+    JITD_ASSIGN_OR_RETURN(Type t, ParseType());
+    JITD_RETURN_IF_ERROR(ResolveAll({x}, {t}, *op));
+    if (code == OpCode::kInterpreterProbe) op->add_result(std::move(t));
+    return op;
+  }
 
   auto op = std::make_unique<ir::Op>(code, loc);
   // Ops whose operands are `%a, %b, ...` followed by keyword clauses, then

@@ -687,6 +687,9 @@ Arity ArityOf(OpCode c) {
     case OpCode::kCheckExpectEqConst:
     case OpCode::kCheckExpectAlmostEqConst:
     case OpCode::kCheckExpectSerializedEq: return {1, 0, 0};
+    case OpCode::kInterpreterRunParallel: return {kAny, kAny, 0, false};
+    case OpCode::kInterpreterProbe: return {1, 1, 0};
+    case OpCode::kInterpreterPrint: return {1, 0, 0};
     default:
       // Every other op is a one-operand, one-result elementwise or shape op.
       return {1, 1, 0};
@@ -2740,6 +2743,37 @@ Status CheckCollectiveBroadcast(const Op& op) {
   return CheckSameTypes(op);
 }
 
+// interpreter.run_parallel: `programs` is a non-empty grid (rows = replicas,
+// columns = partitions) of function symbols; `infeed`, when present, a list
+// of them. Whether the functions exist and take the operands is checked by
+// its runner (tools/conformance), which splits the operands between them.
+Status CheckRunParallel(const Op& op) {
+  const ir::Attribute* programs = op.attr("programs");
+  const auto* rows = programs ? programs->get_if<ir::ArrayAttr>() : nullptr;
+  if (!rows || rows->elements.empty()) {
+    return Fail(op, "requires a non-empty 'programs' array of arrays of function symbols");
+  }
+  size_t columns = 0;
+  for (const ir::Attribute& row : rows->elements) {
+    const auto* r = row.get_if<ir::ArrayAttr>();
+    if (!r || r->elements.empty() || (columns && r->elements.size() != columns)) {
+      return Fail(op, "requires 'programs' rows of the same non-zero number of function symbols");
+    }
+    columns = r->elements.size();
+    for (const ir::Attribute& f : r->elements) {
+      if (!f.is<ir::SymbolRefAttr>()) return Fail(op, "requires function symbols in 'programs'");
+    }
+  }
+  if (const ir::Attribute* infeed = op.attr("infeed")) {
+    const auto* list = infeed->get_if<ir::ArrayAttr>();
+    if (!list) return Fail(op, "requires 'infeed' to be an array of function symbols");
+    for (const ir::Attribute& f : list->elements) {
+      if (!f.is<ir::SymbolRefAttr>()) return Fail(op, "requires function symbols in 'infeed'");
+    }
+  }
+  return Status::Ok();
+}
+
 // send(inputs..., token) -> token ; recv(token) -> (results..., token).
 Status CheckSendRecv(const Op& op) {
   const bool send = op.code() == OpCode::kSend;
@@ -3499,6 +3533,9 @@ class Verifier {
       case OpCode::kCheckExpectAlmostEqConst:
       case OpCode::kCheckExpectClose:
       case OpCode::kCheckExpectSerializedEq: return CheckExpect(op);
+      case OpCode::kInterpreterRunParallel: return CheckRunParallel(op);
+      case OpCode::kInterpreterProbe: return CheckSameTypes(op);
+      case OpCode::kInterpreterPrint: return Status::Ok();
       default: return Fail(op, "has no verifier rules (unknown op)");
     }
   }

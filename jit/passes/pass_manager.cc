@@ -140,6 +140,8 @@ bool HasSideEffects(const ir::Op& op) {
   switch (op.code()) {
     case OpCode::kInfeed:
     case OpCode::kOutfeed:
+    case OpCode::kInterpreterPrint:
+    case OpCode::kInterpreterRunParallel:
     case OpCode::kSend:
     case OpCode::kRecv:
     case OpCode::kAsyncStart:

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "devices/compile.h"
+#include "devices/replicated.h"
 #include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
@@ -56,6 +57,136 @@ StatusOr<std::vector<HoistedCheck>> ExtractChecks(ir::Module& module, ir::Functi
   return HoistChecks(fn);
 }
 
+// Whether `fn`'s top level runs interpreter.run_parallel.
+bool RunsParallel(const ir::Function& fn) {
+  for (const auto& op : fn.entry()->ops()) {
+    if (op->code() == ir::OpCode::kInterpreterRunParallel) return true;
+  }
+  return false;
+}
+
+// The symbols of an ArrayAttr of SymbolRefAttr.
+std::vector<std::string> Symbols(const ir::Attribute& list) {
+  std::vector<std::string> names;
+  for (const ir::Attribute& a : list.as<ir::ArrayAttr>().elements) {
+    names.push_back(a.as<ir::SymbolRefAttr>().name);
+  }
+  return names;
+}
+
+// A program written for the reference interpreter's multi-process driver:
+// @main (checks hoisted) runs on the host evaluator, and each
+// interpreter.run_parallel in it runs its grid of functions as processes on
+// `device` (devices::ExecuteProcesses: one thread each, collectives meeting
+// in memory). Each function is compiled as the entry of its own copy of the
+// module. The operands are the processes' arguments in process order (0, 0),
+// (0, 1), ..., and the results likewise; `infeed` lists functions whose
+// results feed the processes' infeed ops, one call per infeed, in the order
+// the infeeds run.
+StatusOr<std::vector<eval::RuntimeValue>> RunParallelMain(const frontend::ModuleText& piece,
+                                                          const ir::Module& module, const ir::Function& entry,
+                                                          const devices::Device& device,
+                                                          const RunnerOptions& options,
+                                                          Clock::time_point deadline) {
+  std::map<std::string, std::unique_ptr<devices::Executable>> compiled;
+  auto compile = [&](const std::string& name) -> StatusOr<const devices::Executable*> {
+    if (auto it = compiled.find(name); it != compiled.end()) return it->second.get();
+    JITD_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> copy, frontend::ParseProgram(piece));
+    if (!copy->FindFunction(name)) {
+      return InvalidArgument("interpreter.run_parallel names @" + name + ", which the module does not define");
+    }
+    copy->RemoveFunction(entry.name());
+    for (const auto& fn : copy->functions()) fn->set_visibility(fn->name() == name ? "public" : "private");
+    devices::ProgramCompileOptions compile_options;
+    compile_options.pipeline = options.pipeline;
+    compile_options.verify_each = true;
+    JITD_ASSIGN_OR_RETURN(std::unique_ptr<devices::Executable> exe,
+                          devices::CompileProgram(device, std::shared_ptr<ir::Module>(std::move(copy)),
+                                                  compile_options));
+    return (compiled[name] = std::move(exe)).get();
+  };
+  eval::EvalOptions eval_options;
+  eval_options.deadline = deadline;
+  eval_options.run_parallel = [&](const ir::Op& op, std::vector<eval::RuntimeValue> operands)
+      -> StatusOr<std::vector<eval::RuntimeValue>> {
+    const auto& rows = op.attr("programs")->as<ir::ArrayAttr>().elements;
+    devices::ProcessGrid grid;
+    grid.num_replicas = static_cast<int64_t>(rows.size());
+    grid.num_partitions = static_cast<int64_t>(rows[0].as<ir::ArrayAttr>().elements.size());
+    std::vector<const devices::Executable*> executables;
+    std::vector<std::vector<eval::RuntimeValue>> args;
+    size_t next = 0;
+    for (const ir::Attribute& row : rows) {
+      for (const std::string& name : Symbols(row)) {
+        JITD_ASSIGN_OR_RETURN(const devices::Executable* exe, compile(name));
+        const size_t n = exe->argument_types().size();
+        if (next + n > operands.size()) {
+          return InvalidArgument(op.loc().ToString() + ": interpreter.run_parallel has " +
+                                 std::to_string(operands.size()) + " operands, fewer than its programs take");
+        }
+        args.emplace_back(operands.begin() + static_cast<std::ptrdiff_t>(next),
+                          operands.begin() + static_cast<std::ptrdiff_t>(next + n));
+        next += n;
+        executables.push_back(exe);
+      }
+    }
+    if (next != operands.size()) {
+      return InvalidArgument(op.loc().ToString() + ": interpreter.run_parallel has " +
+                             std::to_string(operands.size()) + " operands; its programs take " +
+                             std::to_string(next));
+    }
+    // The infeed queue: functions of the module, evaluated on the host as
+    // each infeed op asks for its next value.
+    std::vector<std::string> queue;
+    if (const ir::Attribute* infeed = op.attr("infeed")) queue = Symbols(*infeed);
+    auto queue_mu = std::make_shared<std::mutex>();
+    auto queue_next = std::make_shared<size_t>(0);
+    auto infeed = [&module, queue, queue_mu, queue_next](const std::vector<ir::Type>& types, auto)
+        -> StatusOr<std::vector<ir::Literal>> {
+      std::string name;
+      {
+        std::lock_guard<std::mutex> lock(*queue_mu);
+        if (*queue_next >= queue.size()) {
+          return InvalidArgument("infeed: the run_parallel infeed queue of " + std::to_string(queue.size()) +
+                                 " values is empty");
+        }
+        name = queue[(*queue_next)++];
+      }
+      const ir::Function* fn = module.FindFunction(name);
+      if (!fn) return InvalidArgument("infeed: run_parallel's infeed names @" + name + ", which is not defined");
+      JITD_ASSIGN_OR_RETURN(std::vector<eval::RuntimeValue> values, eval::EvaluateFunction(module, *fn, {}));
+      std::vector<ir::Literal> out;
+      for (auto& v : values) {
+        if (!v.is_tensor()) return InvalidArgument("infeed: @" + name + " returns a value that is not a tensor");
+        out.push_back(std::move(v.literal()));
+      }
+      if (out.size() != types.size()) {
+        return InvalidArgument("infeed: @" + name + " gives " + std::to_string(out.size()) + " values for " +
+                               std::to_string(types.size()) + " infeed results");
+      }
+      return out;
+    };
+    JITD_ASSIGN_OR_RETURN(auto per_process,
+                          devices::ExecuteProcesses(executables, grid, args, [&](int64_t) {
+                            devices::ExecuteOptions o;
+                            o.deadline = deadline;
+                            o.infeed = infeed;
+                            return o;
+                          }));
+    std::vector<eval::RuntimeValue> results;
+    for (auto& values : per_process) {
+      for (auto& v : values) results.push_back(std::move(v));
+    }
+    if (results.size() != op.num_results()) {
+      return InvalidArgument(op.loc().ToString() + ": interpreter.run_parallel's programs return " +
+                             std::to_string(results.size()) + " values for its " +
+                             std::to_string(op.num_results()) + " results");
+    }
+    return results;
+  };
+  return eval::EvaluateFunction(module, entry, {}, eval_options);
+}
+
 CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
                      const devices::Device& device, const RunnerOptions& options) {
   CaseResult result;
@@ -84,18 +215,24 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
     return fail(OutcomeForStatus(checks.status(), Outcome::kVerifyError),
                 checks.status().message());
   }
-  devices::ProgramCompileOptions compile_options;
-  compile_options.pipeline = options.pipeline;
-  compile_options.verify_each = true;
-  auto executable = devices::CompileProgram(device, module, compile_options);
-  if (!executable.ok()) {
-    return fail(OutcomeForStatus(executable.status(), Outcome::kVerifyError),
-                executable.status().message());
-  }
-  devices::ExecuteOptions execute_options;
-  execute_options.deadline =
+  const Clock::time_point deadline =
       Clock::now() + std::chrono::microseconds(static_cast<int64_t>(options.timeout_seconds * 1e6));
-  auto outputs = (*executable)->Execute({}, execute_options);
+  StatusOr<std::vector<eval::RuntimeValue>> outputs = Status(StatusCode::kInternal, "not run");
+  if (RunsParallel(*entry)) {
+    outputs = RunParallelMain(piece, *module, *entry, device, options, deadline);
+  } else {
+    devices::ProgramCompileOptions compile_options;
+    compile_options.pipeline = options.pipeline;
+    compile_options.verify_each = true;
+    auto executable = devices::CompileProgram(device, module, compile_options);
+    if (!executable.ok()) {
+      return fail(OutcomeForStatus(executable.status(), Outcome::kVerifyError),
+                  executable.status().message());
+    }
+    devices::ExecuteOptions execute_options;
+    execute_options.deadline = deadline;
+    outputs = (*executable)->Execute({}, execute_options);
+  }
   if (!outputs.ok()) {
     return fail(OutcomeForStatus(outputs.status(), Outcome::kRuntimeError),
                 outputs.status().message());

@@ -64,6 +64,8 @@ class OpContext {
   Status Unimplemented(std::string message) const;
 
   Evaluator& evaluator() { return evaluator_; }
+  // The options of the evaluation (deadline, cancel flag, process).
+  const EvalOptions& options() const;
 
   // Which op of its kind this is in the program (elided dense_resource
   // constants of one name, stablehlo.rng ops), counting in the order
@@ -103,6 +105,9 @@ void RegisterIndexingKernels(KernelTable& table);     // indexing.cc
 void RegisterReductionKernels(KernelTable& table);    // reduction.cc
 void RegisterLinalgKernels(KernelTable& table);       // linalg.cc
 void RegisterComposedKernels(KernelTable& table);     // composed_ops.cc
+void RegisterCollectiveKernels(KernelTable& table);   // collectives.cc (composed_ops.cc registers them)
+// replica_id / partition_id: this process's ids (0 without a ProcessContext).
+StatusOr<std::vector<RuntimeValue>> ReplicaOrPartitionIdKernel(OpContext& ctx);  // collectives.cc
 
 // ---- Index helpers --------------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -151,6 +152,13 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
       ->check(CLI::IsMember(default_devices))
       ->envname("JITD_DEFAULT_DEVICE")
       ->capture_default_str();
+  cmd->add_flag("--cuda-exact-f32", args.cuda_exact_f32,
+                "cuda: f32 dot_generals exact (no TF32 tensor cores) whatever their precision_config, "
+                "so results can match cpu")
+      ->envname("JITD_CUDA_EXACT_F32");
+  cmd->add_flag("--cuda-no-libraries", args.cuda_no_libraries,
+                "cuda: no cuBLASLt / cuFFT calls; jitd's own kernels for every op")
+      ->envname("JITD_CUDA_NO_LIBRARIES");
   cmd->add_option("--log-level", args.log_level, "error, info or debug")
       ->check(CLI::IsMember({"error", "info", "debug"}))
       ->capture_default_str();
@@ -180,6 +188,10 @@ int RunServe(const ServeArgs& args) {
   instance_options.memory_cache_bytes = args.memory_cache_bytes;
   instance_options.disk_cache_max_bytes = args.disk_cache_bytes;
   instance_options.execute_slots = args.execute_slots;
+  // The cuda device reads these when it first compiles (cuda_device.h's
+  // CudaDeviceSettings take them from the environment).
+  if (args.cuda_exact_f32) ::setenv("JITD_CUDA_EXACT_F32", "1", 1);
+  if (args.cuda_no_libraries) ::setenv("JITD_CUDA_NO_LIBRARIES", "1", 1);
   // Why a device is missing is said once, here; clients that asked for
   // the default are warned on their side (libclient).
   for (const devices::DeviceAvailability& d : devices::ProbeDevices()) {

@@ -13,6 +13,10 @@ namespace jitd::tools {
 // The subcommand's options. Plain value.
 struct ServeArgs {
   std::string socket_path;  // empty = daemon::DefaultSocketPath()
+  // cuda: f32 matmuls exact (no TF32) whatever precision_config says;
+  // library calls off (jitd's own kernels for every op).
+  bool cuda_exact_f32 = false;
+  bool cuda_no_libraries = false;
   std::string cache_dir;    // empty = cache::DefaultDiskCacheDir()
   bool no_disk_cache = false;
   // Shared memory per client; 0 = auto: max_buffer_bytes plus

@@ -1,11 +1,14 @@
 #include "devices/cuda/cuda_device.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 
 #include "devices/cuda/cuda_compiler.h"
+#include "devices/cuda/cuda_libraries.h"
 #include "devices/cuda/cuda_program.h"
 #include "devices/cuda/ptx_compiler.h"
 
@@ -35,6 +38,49 @@ struct CudaDevice::Shared {
   std::string assembler_missing;
   std::once_flag target_once;
   std::string target;  // compile_target(), once made
+  // cuBLASLt / cuFFT (injected by tests, else the process's), and one
+  // cuBLASLt handle for the device, made in the context on first use and
+  // again after a context reset.
+  const CudaLibraries* injected_libraries = nullptr;
+  std::mutex lt_mu;
+  cublasLtHandle_t lt_handle = nullptr;
+  uint64_t lt_generation = 0;
+
+  const CudaLibraries& Libraries() const {
+    if (injected_libraries) return *injected_libraries;
+    // Said once per process, where the daemon logs: which libraries ops
+    // call, or why not and that jitd's own kernels run them instead.
+    static std::once_flag logged;
+    const CudaLibraries& libraries = SharedCudaLibraries();
+    std::call_once(logged, [&] {
+      if (!GetCudaDeviceSettings().use_libraries) {
+        std::fprintf(stderr, "jitd: cuda: CUDA libraries off (--cuda-no-libraries): jitd's own kernels for every op\n");
+      } else {
+        std::fprintf(stderr, "jitd: cuda: %s\n", libraries.Describe().c_str());
+      }
+    });
+    return libraries;
+  }
+  // The cuBLASLt handle (the context must be current: call inside
+  // CudaRuntime::WithStream).
+  StatusOr<cublasLtHandle_t> LtHandle(const CublasLtSymbols& lt) {
+    std::lock_guard<std::mutex> lock(lt_mu);
+    if (lt_handle && lt_generation == runtime->generation()) return lt_handle;
+    // A handle from before a context reset is dropped, not destroyed (its
+    // context is gone).
+    lt_handle = nullptr;
+    if (cublasStatus_t st = lt.cublasLtCreate(&lt_handle); st != CUBLAS_STATUS_SUCCESS) {
+      lt_handle = nullptr;
+      return Internal("cuBLASLt: cublasLtCreate failed (status " + std::to_string(static_cast<int>(st)) + ")");
+    }
+    lt_generation = runtime->generation();
+    return lt_handle;
+  }
+  ~Shared() {
+    if (lt_handle && lt_generation == runtime->generation()) {
+      if (const CublasLtSymbols* lt = Libraries().cublaslt()) lt->cublasLtDestroy(lt_handle);
+    }
+  }
 
   // A stream for one execution and how to give it back.
   struct Lease {
@@ -117,6 +163,33 @@ struct CudaDevice::Shared {
 
 namespace {
 
+std::mutex settings_mu;
+CudaDeviceSettings* settings = nullptr;  // guarded by settings_mu
+
+}  // namespace
+
+CudaDeviceSettings GetCudaDeviceSettings() {
+  std::lock_guard<std::mutex> lock(settings_mu);
+  if (!settings) {
+    settings = new CudaDeviceSettings();
+    auto on = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && *v && std::string(v) != "0";
+    };
+    settings->exact_f32 = on("JITD_CUDA_EXACT_F32");
+    settings->use_libraries = !on("JITD_CUDA_NO_LIBRARIES");
+  }
+  return *settings;
+}
+
+void SetCudaDeviceSettings(const CudaDeviceSettings& s) {
+  GetCudaDeviceSettings();
+  std::lock_guard<std::mutex> lock(settings_mu);
+  *settings = s;
+}
+
+namespace {
+
 // Whether this build turns modules into CudaPrograms and runs them.
 constexpr bool kCanCompile = true;
 
@@ -147,15 +220,29 @@ CudaProbe Probe() {
   return probe;
 }
 
+// A library-call step's decoded plan (Load checks it against its buffers).
+struct LibraryStep {
+  std::optional<CublasLtMatmulPlan> matmul;
+  std::optional<CufftPlan> fft;
+};
+
 // A compiled CudaProgram loaded on the GPU.
 class CudaProgramExecutable final : public Executable {
  public:
   CudaProgramExecutable(std::shared_ptr<CudaDevice::Shared> shared, CudaProgram program,
-                        std::shared_ptr<CudaModule> module, std::vector<size_t> function_of_step)
+                        std::shared_ptr<CudaModule> module, std::vector<size_t> function_of_step,
+                        std::vector<LibraryStep> library_steps = {})
       : shared_(std::move(shared)),
         program_(std::move(program)),
         module_(std::move(module)),
-        function_of_step_(std::move(function_of_step)) {}
+        function_of_step_(std::move(function_of_step)),
+        library_steps_(std::move(library_steps)) {
+    for (const LibraryStep& l : library_steps_) {
+      if (l.fft && !fft_plans_ && shared_->Libraries().cufft()) {
+        fft_plans_ = std::make_unique<CufftPlanCache>(*shared_->Libraries().cufft());
+      }
+    }
+  }
 
   StatusOr<std::vector<eval::RuntimeValue>> Execute(std::span<const eval::RuntimeValue> args,
                                                     const ExecuteOptions& options) const override {
@@ -187,6 +274,9 @@ class CudaProgramExecutable final : public Executable {
   }
 
   bool runs_on_buffers() const override { return true; }
+  // Arguments go to GPU memory before the first launch, results come back
+  // after the last (RunOn), so the daemon passes its segment directly.
+  bool copies_arguments() const override { return true; }
 
   Status Run(std::span<const void* const> args, std::span<void* const> results,
              const ExecuteOptions& options) const override {
@@ -314,6 +404,12 @@ class CudaProgramExecutable final : public Executable {
         if (predicate == 0) s = static_cast<size_t>(step.target) - 1;
         continue;
       }
+      if (step.kind == CudaStep::Kind::kLibraryCall) {
+        JITD_RETURN_IF_ERROR(RunLibraryCall(s, pointer, account, stream));
+        launched.push_back(s);
+        if (options.profile) JITD_RETURN_IF_ERROR(mark());
+        continue;
+      }
       const CudaKernelLaunch& launch = step.launch;
       values.assign(launch.buffers.size(), 0);
       params.assign(launch.buffers.size(), nullptr);
@@ -349,7 +445,8 @@ class CudaProgramExecutable final : public Executable {
         const size_t s = launched[i];
         JITD_ASSIGN_OR_RETURN(float ms, rt.ElapsedMillis(*marks[i], *marks[i + 1]));
         ProfileEntry& row = rows[program_.steps[s].description];
-        row.name = "kernel " + program_.steps[s].description;
+        row.name = (program_.steps[s].kind == CudaStep::Kind::kLibraryCall ? "library " : "kernel ") +
+                   program_.steps[s].description;
         row.count += 1;
         row.nanos += static_cast<int64_t>(static_cast<double>(ms) * 1e6);
       }
@@ -359,10 +456,43 @@ class CudaProgramExecutable final : public Executable {
     return Status::Ok();
   }
 
+  // Step `s`, a library call, on `stream`: a cuBLASLt matmul (its
+  // workspace from the account's pool for the call) or a cuFFT transform.
+  Status RunLibraryCall(size_t s, const std::vector<CUdeviceptr>& pointer,
+                        const std::shared_ptr<CudaMemoryAccount>& account, CudaStream& stream) const {
+    CudaRuntime& rt = *shared_->runtime;
+    const CudaLibraryCall& call = program_.steps[s].library;
+    const LibraryStep& library = library_steps_[s];
+    auto at = [&](size_t i) { return pointer[static_cast<size_t>(call.buffers[i])]; };
+    if (library.matmul) {
+      const CublasLtSymbols* lt = shared_->Libraries().cublaslt();
+      if (!lt) return Internal("cuda: cuBLASLt went away after the program was loaded");
+      std::unique_ptr<CudaAllocation> workspace;
+      if (library.matmul->workspace_bytes > 0) {
+        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(library.matmul->workspace_bytes),
+                                                     stream));
+      }
+      const CUdeviceptr work = workspace ? workspace->pointer() : 0;
+      return rt.WithStream(stream, [&](CUstream handle) -> Status {
+        JITD_ASSIGN_OR_RETURN(cublasLtHandle_t lt_handle, shared_->LtHandle(*lt));
+        return RunCublasLtMatmul(*lt, lt_handle, *library.matmul, at(0), at(1), at(2), work, handle);
+      });
+    }
+    if (library.fft) {
+      if (!fft_plans_) return Internal("cuda: cuFFT went away after the program was loaded");
+      return rt.WithStream(stream, [&](CUstream handle) -> Status {
+        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle);
+      });
+    }
+    return Internal("cuda: step " + std::to_string(s) + " is a library call without a plan");
+  }
+
   std::shared_ptr<CudaDevice::Shared> shared_;
   CudaProgram program_;
   std::shared_ptr<CudaModule> module_;
   std::vector<size_t> function_of_step_;  // index into module_'s functions
+  std::vector<LibraryStep> library_steps_;  // per step; set for library calls
+  std::unique_ptr<CufftPlanCache> fft_plans_;
   mutable std::mutex constants_mu_;
   mutable std::vector<std::unique_ptr<CudaAllocation>> constants_;
 };
@@ -388,8 +518,18 @@ StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create() {
   return std::unique_ptr<CudaDevice>(new CudaDevice(probe.runtime));
 }
 
-std::unique_ptr<CudaDevice> CudaDevice::CreateForRuntime(CudaRuntime* runtime) {
-  return std::unique_ptr<CudaDevice>(new CudaDevice(runtime));
+std::unique_ptr<CudaDevice> CudaDevice::CreateForRuntime(CudaRuntime* runtime, const CudaLibraries* libraries) {
+  std::unique_ptr<CudaDevice> device(new CudaDevice(runtime));
+  // Tests over a fake driver: no real library behind it unless given.
+  static const CudaLibraries* none = CudaLibraries::ForTables(nullptr, nullptr).release();
+  device->shared_->injected_libraries = libraries ? libraries : none;
+  return device;
+}
+
+std::string CudaDevice::libraries() const {
+  const CudaDeviceSettings settings = GetCudaDeviceSettings();
+  if (!settings.use_libraries) return "CUDA libraries off (--cuda-no-libraries): jitd's own kernels for every op";
+  return shared_->Libraries().Describe() + (settings.exact_f32 ? "; f32 matmuls exact (--cuda-exact-f32)" : "");
 }
 
 size_t CudaDevice::session_streams() const { return shared_->session_stream_count(); }
@@ -406,6 +546,11 @@ CudaCompileOptions CudaDevice::MakeCompileOptions(bool dumps) const {
   compile.assemble = compile.assembler != nullptr;  // else PTX for the driver's JIT
   // Dumps carry the assembler's register / spill report (same cubin).
   compile.verbose_assembly = dumps && compile.assemble;
+  // Library calls where the libraries loaded (else jitd's own kernels).
+  const CudaDeviceSettings settings = GetCudaDeviceSettings();
+  compile.use_cublaslt = settings.use_libraries && shared_->Libraries().cublaslt() != nullptr;
+  compile.use_cufft = settings.use_libraries && shared_->Libraries().cufft() != nullptr;
+  compile.exact_f32 = settings.exact_f32;
   return compile;
 }
 
@@ -448,9 +593,46 @@ StatusOr<std::unique_ptr<Executable>> CudaDevice::Load(CudaProgram program) cons
   std::vector<std::string> names;
   std::unordered_map<std::string, size_t> index_of;
   std::vector<size_t> function_of_step;
+  std::vector<LibraryStep> library_steps;
+  // A library call's plan decoded and checked against its buffers, and its
+  // library loaded here (a program from the disk cache may have been
+  // compiled where it was).
+  auto CheckLibraryCall = [&](const CudaProgram& p, const CudaStep& step) -> StatusOr<LibraryStep> {
+    const CudaLibraryCall& call = step.library;
+    auto bytes = [&](size_t i) { return p.buffers[static_cast<size_t>(call.buffers[i])].bytes; };
+    LibraryStep out;
+    if (call.library == CudaLibraryCall::Library::kCublasLt) {
+      if (!shared_->Libraries().cublaslt()) {
+        return Status(StatusCode::kFailedPrecondition, "cuda: the program calls cuBLASLt ('" + step.description +
+                                                           "'), which is not loaded here: " +
+                                                           shared_->Libraries().cublaslt_state().reason);
+      }
+      JITD_ASSIGN_OR_RETURN(CublasLtMatmulPlan plan, DecodeMatmulPlan(call.plan));
+      if (call.buffers.size() != 3) return InvalidArgument("cuda: a cuBLASLt call with " + std::to_string(call.buffers.size()) + " buffers");
+      JITD_RETURN_IF_ERROR(CheckMatmulBuffers(plan, bytes(0), bytes(1), bytes(2)));
+      out.matmul = plan;
+    } else {
+      if (!shared_->Libraries().cufft()) {
+        return Status(StatusCode::kFailedPrecondition, "cuda: the program calls cuFFT ('" + step.description +
+                                                           "'), which is not loaded here: " +
+                                                           shared_->Libraries().cufft_state().reason);
+      }
+      JITD_ASSIGN_OR_RETURN(CufftPlan plan, DecodeFftPlan(call.plan));
+      if (call.buffers.size() != 2) return InvalidArgument("cuda: a cuFFT call with " + std::to_string(call.buffers.size()) + " buffers");
+      JITD_RETURN_IF_ERROR(CheckFftBuffers(plan, bytes(0), bytes(1)));
+      out.fft = plan;
+    }
+    return out;
+  };
   for (const CudaStep& step : program.steps) {
     if (step.kind == CudaStep::Kind::kJump || step.kind == CudaStep::Kind::kJumpUnless) {
       function_of_step.push_back(SIZE_MAX);  // no kernel
+      continue;
+    }
+    if (step.kind == CudaStep::Kind::kLibraryCall) {
+      function_of_step.push_back(SIZE_MAX);
+      library_steps.resize(function_of_step.size());
+      JITD_ASSIGN_OR_RETURN(library_steps.back(), CheckLibraryCall(program, step));
       continue;
     }
     if (step.kind != CudaStep::Kind::kLaunch) {
@@ -466,8 +648,9 @@ StatusOr<std::unique_ptr<Executable>> CudaDevice::Load(CudaProgram program) cons
     std::string image = program.cubin.empty() ? program.ptx : program.cubin;
     JITD_ASSIGN_OR_RETURN(loaded, runtime_->LoadModule(std::move(image), std::move(names)));
   }
+  library_steps.resize(function_of_step.size());
   return std::unique_ptr<Executable>(new CudaProgramExecutable(
-      shared_, std::move(program), std::move(loaded), std::move(function_of_step)));
+      shared_, std::move(program), std::move(loaded), std::move(function_of_step), std::move(library_steps)));
 }
 
 }  // namespace jitd::devices::cuda

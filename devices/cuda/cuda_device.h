@@ -20,6 +20,7 @@
 namespace jitd::devices::cuda {
 
 struct CudaCompileOptions;
+class CudaLibraries;
 
 // What the probe found. Plain value, fixed once made.
 struct CudaProbe {
@@ -36,6 +37,20 @@ struct CudaProbe {
 
 // Probes once per process (later calls return the same result).
 const CudaProbe& ProbeCuda();
+
+// Process-wide settings of the cuda device (`jitd serve`'s flags), read by
+// the compiles after they are set (set them before the first compile: the
+// compile target is fixed then).
+struct CudaDeviceSettings {
+  // f32 matmuls exact (no TF32) whatever precision_config says, so results
+  // can match cpu: `jitd serve --cuda-exact-f32` (or $JITD_CUDA_EXACT_F32=1).
+  bool exact_f32 = false;
+  // false: no library calls, jitd's own kernels for every op
+  // (`--cuda-no-libraries`, $JITD_CUDA_NO_LIBRARIES=1).
+  bool use_libraries = true;
+};
+void SetCudaDeviceSettings(const CudaDeviceSettings& settings);
+CudaDeviceSettings GetCudaDeviceSettings();
 
 // Compiles with the cuda compiler (cuda_compiler.h: a CudaProgram of NVPTX
 // kernels, assembled to a cubin for this GPU's sm, or PTX for the driver's
@@ -54,7 +69,12 @@ class CudaDevice final : public Device {
   static StatusOr<std::unique_ptr<CudaDevice>> Create();
   // Over `runtime` (borrowed, must outlive the device and its
   // executables), whatever ProbeCuda says: for tests with a fake driver.
-  static std::unique_ptr<CudaDevice> CreateForRuntime(CudaRuntime* runtime);
+  // `libraries` (borrowed too): the cuBLASLt / cuFFT tables to plan and
+  // call (fakes in tests); null: none (jitd's own kernels).
+  static std::unique_ptr<CudaDevice> CreateForRuntime(CudaRuntime* runtime,
+                                                      const CudaLibraries* libraries = nullptr);
+  // "cuBLASLt 130000 (...); cuFFT absent: ..., ffts use jitd's own kernels".
+  std::string libraries() const;
   ~CudaDevice() override;
 
   std::string_view name() const override { return "cuda"; }

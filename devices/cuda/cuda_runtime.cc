@@ -368,6 +368,16 @@ Status CudaRuntime::Synchronize(CudaStream& stream) {
   return ensured;
 }
 
+Status CudaRuntime::WithStream(CudaStream& stream, const std::function<Status(CUstream)>& body) {
+  Status result;
+  JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
+    result = EnsureStream(stream);
+    if (result.ok()) result = body(stream.stream_);
+    return CUDA_SUCCESS;
+  }));
+  return result;
+}
+
 // --- modules and launches -----------------------------------------------------
 
 // Loads `module`'s image in the current context. Holds context_mu_.

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -196,6 +197,11 @@ class CudaRuntime {
   // Waits for `event` / everything queued on `stream`.
   Status WaitEvent(const CudaEvent& event);
   Status Synchronize(CudaStream& stream);
+  // Runs `body` with the context current on this thread and `stream`
+  // ready, passing its handle: for library calls (cuBLASLt, cuFFT) that
+  // queue work on the stream themselves. A driver error making the
+  // context current fails as any call does; `body`'s status is returned.
+  Status WithStream(CudaStream& stream, const std::function<Status(CUstream)>& body);
   // Events the pool holds free (for tests and stats).
   size_t free_events() const;
 

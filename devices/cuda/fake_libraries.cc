@@ -121,6 +121,33 @@ cublasStatus_t Heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixL
   *count = n;
   return CUBLAS_STATUS_SUCCESS;
 }
+// D = alpha op(A) op(B) column-major, as cuBLASLt defines it (beta 0).
+template <typename T>
+void Compute(const FakeMatmulCall& c, double alpha) {
+  const uint64_t m = c.trans_a ? c.a.cols : c.a.rows;
+  const uint64_t k = c.trans_a ? c.a.rows : c.a.cols;
+  const uint64_t n = c.trans_b ? c.b.rows : c.b.cols;
+  const auto* a = static_cast<const T*>(c.a_ptr);
+  const auto* b = static_cast<const T*>(c.b_ptr);
+  auto* d = static_cast<T*>(c.d_ptr);
+  for (int32_t batch = 0; batch < c.d.batch; ++batch) {
+    const T* ab = a + batch * c.a.stride;
+    const T* bb = b + batch * c.b.stride;
+    T* db = d + batch * c.d.stride;
+    for (uint64_t i = 0; i < m; ++i) {
+      for (uint64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (uint64_t l = 0; l < k; ++l) {
+          const T x = c.trans_a ? ab[l + i * static_cast<uint64_t>(c.a.ld)] : ab[i + l * static_cast<uint64_t>(c.a.ld)];
+          const T y = c.trans_b ? bb[j + l * static_cast<uint64_t>(c.b.ld)] : bb[l + j * static_cast<uint64_t>(c.b.ld)];
+          sum += static_cast<double>(x) * static_cast<double>(y);
+        }
+        db[i + j * static_cast<uint64_t>(c.d.ld)] = static_cast<T>(alpha * sum);
+      }
+    }
+  }
+}
+
 cublasStatus_t Matmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void* alpha, const void* a,
                       cublasLtMatrixLayout_t a_desc, const void* b, cublasLtMatrixLayout_t b_desc, const void* beta,
                       const void* c, cublasLtMatrixLayout_t c_desc, void* d, cublasLtMatrixLayout_t d_desc,
@@ -150,6 +177,15 @@ cublasStatus_t Matmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void* a
   call.workspace_bytes = workspace_bytes;
   call.stream = stream;
   Log().matmuls.push_back(call);
+  if (Log().compute && Log().matmul_status == CUBLAS_STATUS_SUCCESS) {
+    if (call.a.type == CUDA_R_32F) {
+      Compute<float>(call, call.alpha_f32);
+    } else if (call.a.type == CUDA_R_64F) {
+      Compute<double>(call, call.alpha_f64);
+    } else {
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+  }
   return Log().matmul_status;
 }
 

@@ -68,6 +68,10 @@ struct FakeLibraryLog {
   int heuristic_results = 1;
   size_t heuristic_workspace = 4096;
   cufftResult plan_status = CUFFT_SUCCESS;
+  // When set, a real-f32 / f64 matmul is computed on the host from its
+  // descriptors (the pointers must then be host memory, as the fake
+  // driver's device memory is): D = op(A) op(B), column-major, batched.
+  bool compute = false;
 };
 
 // The log the fake tables write (cleared by ResetFakeLibraryLog).

@@ -354,6 +354,50 @@ std::optional<Dims> ConvolutionShape(const Op& op, const Dims& padding) {
   return dims;
 }
 
+// reduce_window / select_and_scatter's windows over `x` (spec: num_windows
+// per dimension).
+std::optional<Dims> WindowShape(const Op& op, const Type& x) {
+  const int64_t rank = x.rank();
+  auto list = [&](const char* name, int64_t fill) -> std::optional<Dims> {
+    auto v = op.GetI64Array(name);
+    if (!v) return Dims(static_cast<size_t>(rank), fill);
+    if (static_cast<int64_t>(v->size()) != rank) return std::nullopt;
+    return *v;
+  };
+  const auto window = op.GetI64Array("window_dimensions");
+  const auto strides = list("window_strides", 1), base = list("base_dilations", 1),
+             dil = list("window_dilations", 1);
+  if (!window || static_cast<int64_t>(window->size()) != rank || !strides || !base || !dil ||
+      x.is_dynamic()) {
+    return std::nullopt;
+  }
+  Dims padding(static_cast<size_t>(2 * rank), 0);
+  if (const ir::Attribute* a = op.attr("padding")) {
+    const auto* d = a->get_if<ir::DenseElementsAttr>();
+    if (!d) return std::nullopt;
+    auto literal = ir::DenseElementsToLiteral(*d);
+    if (!literal.ok() || literal->num_elements() != 2 * rank || !ir::IsInteger(literal->dtype())) {
+      return std::nullopt;
+    }
+    for (int64_t k = 0; k < 2 * rank; ++k) padding[k] = literal->GetInt(k);
+  }
+  Dims dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if ((*strides)[i] <= 0 || (*base)[i] <= 0 || (*dil)[i] <= 0 || (*window)[i] < 0) {
+      return std::nullopt;
+    }
+    const int64_t in = x.dim(i);
+    const int64_t dilated_in = in == 0 ? 0 : (in - 1) * (*base)[i] + 1;
+    const int64_t padded = padding[2 * i] + dilated_in + padding[2 * i + 1];
+    const int64_t w = (*window)[i];
+    const int64_t dilated_window = w == 0 ? 0 : (w - 1) * (*dil)[i] + 1;
+    dims.push_back(padded <= 0 || dilated_window > padded
+                       ? 0
+                       : (padded - dilated_window) / (*strides)[i] + 1);
+  }
+  return dims;
+}
+
 // The attributes of the static form of a dynamic op, and the static op.
 std::unique_ptr<Op> StaticForm(const Op& op, OpCode code, std::span<Value* const> operands,
                                ir::AttributeList attrs) {
@@ -698,6 +742,48 @@ class Refiner {
         auto padding = IntValues(op.operand(2));
         if (!padding) return std::nullopt;
         return with(ConvolutionShape(op, *padding));
+      }
+      case OpCode::kFft: {
+        const ir::EnumAttr* type = op.GetEnum("fft_type");
+        const auto length = op.GetI64Array("fft_length");
+        std::optional<Type> x = operand_type(0);
+        if (!type || !length || !x || !x->is_tensor() || x->is_dynamic() ||
+            static_cast<int64_t>(length->size()) > x->rank() || length->empty()) {
+          return std::nullopt;
+        }
+        Dims dims = x->dims();
+        if (type->value == "RFFT") {
+          dims.back() = length->back() / 2 + 1;
+        } else if (type->value == "IRFFT") {
+          dims.back() = length->back();
+        }
+        return with(dims);
+      }
+      case OpCode::kBatchNormInference:
+      case OpCode::kBatchNormTraining:
+      case OpCode::kBatchNormGrad: {
+        // The normalized (or gradient) operand has the operand's shape; the
+        // statistics and scale / offset gradients are per feature.
+        std::optional<Type> x = operand_type(0);
+        const auto feature = op.GetInt("feature_index");
+        if (!x || !x->is_tensor() || !feature || *feature < 0 || *feature >= x->rank()) {
+          return std::nullopt;
+        }
+        if (i == 0) return with(x->dims());
+        return with(Dims{x->dim(*feature)});
+      }
+      case OpCode::kReduceWindow: {
+        if (i >= op.num_operands()) return std::nullopt;
+        return with(WindowShape(op, op.operand(i)->type()));
+      }
+      case OpCode::kCustomCall: {
+        // jax.export's @Sharding annotation: the value itself.
+        const ir::Attribute* target = op.attr("call_target_name");
+        const auto* name = target ? target->get_if<ir::StringAttr>() : nullptr;
+        if (!name || name->value != "Sharding" || op.num_operands() != 1 || i != 0) {
+          return std::nullopt;
+        }
+        return operand_type(0);
       }
       case OpCode::kWhile:
       case OpCode::kOptimizationBarrier:

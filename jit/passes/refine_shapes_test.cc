@@ -226,6 +226,42 @@ func.func @main(%x: tensor<1x?x?x1xf32>, %k: tensor<3x3x1x1xf32>) -> tensor<1x?x
   EXPECT_EQ(out[0].literal().GetDouble(5 + 1), 9.0);  // interior
 }
 
+// A CNN with a dynamic batch, as exporters write one: convolution, max
+// pool (reduce_window), batch norm, an FFT, and jax's @Sharding annotation.
+TEST(RefineShapesTest, ConvolutionPoolingNormFftWithDynamicBatch) {
+  constexpr std::string_view kText = R"(
+func.func @main(%x: tensor<?x6x6x1xf32>, %k: tensor<3x3x1x2xf32>) -> (tensor<?x2x2x2xf32>, tensor<?x2x2x2xcomplex<f32>>) {
+  %xs = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{replicated}"} : (tensor<?x6x6x1xf32>) -> tensor<?x6x6x1xf32>
+  %c = stablehlo.convolution(%xs, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[0, 0], [0, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x6x6x1xf32>, tensor<3x3x1x2xf32>) -> tensor<?x4x4x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %ninf) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<?x4x4x2xf32>, tensor<f32>) -> tensor<?x2x2x2xf32>
+  %scale = stablehlo.constant dense<1.000000e+00> : tensor<2xf32>
+  %offset = stablehlo.constant dense<0.000000e+00> : tensor<2xf32>
+  %mean = stablehlo.constant dense<0.000000e+00> : tensor<2xf32>
+  %var = stablehlo.constant dense<1.000000e+00> : tensor<2xf32>
+  %n = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 0.000000e+00 : f32, feature_index = 3 : i64} : (tensor<?x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x2x2xf32>
+  %cplx = stablehlo.convert %n : (tensor<?x2x2x2xf32>) -> tensor<?x2x2x2xcomplex<f32>>
+  %f = stablehlo.fft %cplx, type = FFT, length = [2] : (tensor<?x2x2x2xcomplex<f32>>) -> tensor<?x2x2x2xcomplex<f32>>
+  return %n, %f : tensor<?x2x2x2xf32>, tensor<?x2x2x2xcomplex<f32>>
+}
+)";
+  auto m = Parse(kText);
+  ASSERT_TRUE(m);
+  const Type args[2] = {F32({3, 6, 6, 1}), F32({3, 3, 1, 2})};
+  Status s = RefineShapes(*m, args);
+  ASSERT_TRUE(s.ok()) << s.ToString() << ir::PrintModule(*m);
+  EXPECT_EQ(m->EntryFunction()->result_types()[0], F32({3, 2, 2, 2}));
+  EXPECT_EQ(m->EntryFunction()->result_types()[1], Type::Tensor(DType::kC64, {3, 2, 2, 2}));
+  std::vector<double> x(108, 1.0), k(18, 1.0);
+  auto out = testing::Evaluate(*m, {Tensor(args[0], x), Tensor(args[1], k)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].literal().GetDouble(0), 9.0);  // a 3x3 window of ones
+}
+
 TEST(RefineShapesTest, WhileCarriesRefinedShapes) {
   constexpr std::string_view kText = R"(
 func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {

@@ -1,0 +1,153 @@
+// The cuda device's library calls over the fake driver and fake cuBLASLt /
+// cuFFT tables (fake_libraries.h): a dot_general compiled to one cuBLASLt
+// call runs on the session's stream with the arguments' device pointers
+// and a pooled workspace, and the fake's host matmul from the recorded
+// descriptors gives the row-major dot_general result (so the column-major
+// mapping is checked end to end); an IRFFT over three axes runs copy ->
+// cuFFT -> normalize; a cached program that calls a library this machine
+// lacks is refused by name.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "devices/cuda/cuda_device.h"
+#include "devices/cuda/cuda_libraries.h"
+#include "devices/cuda/fake_driver.h"
+#include "devices/cuda/fake_libraries.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices::cuda {
+namespace {
+
+using eval::RuntimeValue;
+
+std::shared_ptr<const ir::Module> Parse(const std::string& text) {
+  auto module = frontend::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
+}
+
+RuntimeValue F32(const std::vector<int64_t>& dims, const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  auto literal = ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF32, dims), std::move(bytes));
+  EXPECT_TRUE(literal.ok());
+  return RuntimeValue(std::move(*literal));
+}
+
+struct Fixture {
+  explicit Fixture(bool with_libraries = true) {
+    ResetFakeLibraryLog();
+    FakeLibraries().compute = true;
+    libraries = CudaLibraries::ForTables(&FakeCublasLtSymbols(), &FakeCufftSymbols());
+    auto opened = CudaRuntime::Open(fake.symbols());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    runtime = std::move(*opened);
+    device = CudaDevice::CreateForRuntime(runtime.get(), with_libraries ? libraries.get() : nullptr);
+  }
+  ~Fixture() {
+    device.reset();
+    runtime.reset();
+  }
+  FakeDriver fake;
+  std::unique_ptr<CudaLibraries> libraries;
+  std::unique_ptr<CudaRuntime> runtime;
+  std::unique_ptr<CudaDevice> device;
+};
+
+// lhs [2, 3, 4], rhs [2, 5, 4], contracting 2 x 2: the rhs is transposed in
+// cuBLASLt's terms.
+constexpr char kDot[] = R"(
+func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x5xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [2], precision = [HIGHEST, HIGHEST] : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+})";
+
+TEST(CudaDeviceLibraries, DotGeneralRunsAsOneCublasLtMatmul) {
+  Fixture f;
+  EXPECT_NE(f.device->libraries().find("cuBLASLt"), std::string::npos) << f.device->libraries();
+  auto exe = f.device->Compile(Parse(kDot), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(-4, 4);  // exact in f32 sums
+  std::vector<float> a(2 * 3 * 4), b(2 * 5 * 4);
+  for (float& x : a) x = static_cast<float>(small(rng));
+  for (float& x : b) x = static_cast<float>(small(rng));
+  std::vector<RuntimeValue> args = {F32({2, 3, 4}, a), F32({2, 5, 4}, b)};
+  auto out = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(FakeLibraries().matmuls.size(), 1u);
+  const FakeMatmulCall& call = FakeLibraries().matmuls[0];
+  EXPECT_EQ(call.compute, CUBLAS_COMPUTE_32F);  // HIGHEST
+  EXPECT_NE(call.stream, nullptr);
+  EXPECT_NE(call.workspace, nullptr);  // from the pool, for the call
+  EXPECT_TRUE(f.fake.launched().empty());  // no kernel at all
+  std::vector<float> got((*out)[0].literal().bytes().size() / 4);
+  std::memcpy(got.data(), (*out)[0].literal().bytes().data(), got.size() * 4);
+  ASSERT_EQ(got.size(), 2u * 3 * 5);
+  for (int batch = 0; batch < 2; ++batch) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 5; ++j) {
+        float want = 0;
+        for (int k = 0; k < 4; ++k) want += a[(batch * 3 + i) * 4 + k] * b[(batch * 5 + j) * 4 + k];
+        EXPECT_EQ(got[(batch * 3 + i) * 5 + j], want) << batch << " " << i << " " << j;
+      }
+    }
+  }
+  EXPECT_EQ(f.fake.live_allocations(), 0u);  // workspace and arena went back
+}
+
+TEST(CudaDeviceLibraries, ThreeAxisIrfftRunsCopyCufftNormalize) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%x: tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32> {
+  %0 = stablehlo.fft %x, type = IRFFT, length = [3, 4, 8] : (tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32>
+  return %0 : tensor<2x3x4x8xf32>
+})"),
+                               CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<uint8_t> zeros(2 * 3 * 4 * 5 * 8);
+  auto literal = ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kC64, {2, 3, 4, 5}), zeros);
+  ASSERT_TRUE(literal.ok());
+  std::vector<RuntimeValue> args = {RuntimeValue(std::move(*literal))};
+  for (int round = 0; round < 2; ++round) ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  // Each round: the input copied, the transform, the division.
+  const std::vector<std::string> launched = f.fake.launched();
+  ASSERT_EQ(launched.size(), 4u);
+  EXPECT_EQ(launched[0].rfind("jitd_copy", 0), 0u) << launched[0];
+  EXPECT_EQ(launched[1].rfind("jitd_fft_normalize", 0), 0u) << launched[1];
+  ASSERT_EQ(FakeLibraries().fft_plans.size(), 1u);  // made once, run twice
+  EXPECT_EQ(FakeLibraries().fft_plans[0].type, CUFFT_C2R);
+  ASSERT_EQ(FakeLibraries().fft_execs.size(), 2u);
+  EXPECT_EQ(FakeLibraries().fft_execs[0].kind, "C2R");
+  EXPECT_NE(FakeLibraries().fft_execs[0].input, FakeLibraries().fft_execs[0].output);
+  EXPECT_NE(FakeLibraries().fft_execs[0].stream, nullptr);
+}
+
+TEST(CudaDeviceLibraries, ACachedProgramCallingAMissingLibraryIsRefused) {
+  std::string bytes;
+  {
+    Fixture with;
+    auto exe = with.device->Compile(Parse(kDot), CompileOptions{});
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    auto serialized = with.device->Serialize(**exe);
+    ASSERT_TRUE(serialized.ok()) << serialized.status().ToString();
+    bytes = *serialized;
+    // The compile target says libraries were on: a cache keyed by it
+    // does not hand this program to a device without them.
+    EXPECT_NE(with.device->compile_target().find("cublaslt"), std::string::npos) << with.device->compile_target();
+  }
+  Fixture without(/*with_libraries=*/false);
+  EXPECT_EQ(without.device->compile_target().find("cublaslt"), std::string::npos);
+  auto loaded = without.device->Deserialize(bytes);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(loaded.status().message().find("calls cuBLASLt"), std::string::npos) << loaded.status().message();
+  // Compiled here, the same program uses the exact kernel instead.
+  auto own = without.device->Compile(Parse(kDot), CompileOptions{});
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+}
+
+}  // namespace
+}  // namespace jitd::devices::cuda

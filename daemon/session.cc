@@ -69,7 +69,20 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t 
   JITD_ASSIGN_OR_RETURN(std::unique_ptr<ipc::Segment> segment,
                         ipc::Segment::Create(options.segment_bytes, DaemonSegmentLayout()));
   instance->CountSessionOpened();
-  return std::unique_ptr<Session>(new Session(instance, id, options, std::move(segment)));
+  std::unique_ptr<Session> session(new Session(instance, id, options, std::move(segment)));
+  // The heap (where the client's buffers live) registered with the GPU, so
+  // that copies to and from it are direct (devices/platforms.h; past the
+  // cap on pinned memory they stage). Nothing without a GPU.
+  if (options.register_segment_with_gpu) {
+    StatusOr<std::span<uint8_t>> heap =
+        session->segment_->HeapBytes({0, session->segment_->heap_size()});
+    if (heap.ok() && !heap->empty()) {
+      StatusOr<std::unique_ptr<devices::HostMemoryRegistration>> registered =
+          devices::RegisterHostMemory(heap->data(), heap->size());
+      if (registered.ok()) session->host_registration_ = std::move(registered).value();
+    }
+  }
+  return session;
 }
 
 Session::~Session() {
@@ -618,6 +631,10 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // may write its shared memory at any time, and a program must not see its
   // inputs (indices, sort keys) change under it.
   const bool on_buffers = program.executable->runs_on_buffers();
+  // An executable that copies its arguments away before reading them (the
+  // cuda device: into GPU memory, from the segment registered at attach)
+  // reads and writes the shared memory itself: no private copies.
+  const bool direct = on_buffers && program.executable->copies_arguments();
   if (on_buffers) {
     scratch_ptrs_.assign(num_args + num_outputs, nullptr);
     if (scratch_.size() < num_args + num_outputs) scratch_.resize(num_args + num_outputs);
@@ -636,6 +653,10 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     if (on_buffers) {
       StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(it->second.ref);
       if (!bytes.ok()) return Reply(id, Internal("Execute: " + bytes.status().message()));
+      if (direct) {
+        scratch_ptrs_[i] = bytes->data();
+        continue;
+      }
       uint8_t* copy = scratch_[i].Reserve(bytes->size());
       if (!bytes->empty()) std::memcpy(copy, bytes->data(), bytes->size());
       scratch_ptrs_[i] = copy;
@@ -708,6 +729,15 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   Status run_status;
   if (on_buffers) {
     for (size_t j = 0; j < num_outputs; ++j) {
+      if (direct) {
+        StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(outputs[j]);
+        if (!out.ok()) {
+          return Reply(id, Internal("Execute: result buffer " + std::to_string(j) +
+                                    " is out of the heap"));
+        }
+        scratch_ptrs_[num_args + j] = out->data();
+        continue;
+      }
       scratch_ptrs_[num_args + j] = scratch_[num_args + j].Reserve(outputs[j].length);
     }
     run_status = program.executable->Run(
@@ -735,7 +765,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     }
     return Reply(id, run_status);
   }
-  for (size_t j = 0; on_buffers && j < num_outputs; ++j) {
+  for (size_t j = 0; on_buffers && !direct && j < num_outputs; ++j) {
     StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(outputs[j]);
     if (!out.ok()) {
       return Reply(id, Internal("Execute: result buffer " + std::to_string(j) +

@@ -38,6 +38,7 @@
 #include "base/status.h"
 #include "daemon/instance.h"
 #include "daemon/stats.h"
+#include "devices/platforms.h"
 #include "ipc/protocol.h"
 #include "ipc/segment.h"
 
@@ -47,6 +48,10 @@ namespace jitd::daemon {
 struct SessionOptions {
   // The client's segment (rings + heap), rounded up to whole pages.
   uint64_t segment_bytes = uint64_t{64} << 20;
+  // Register the segment's heap with the GPU when the daemon has one
+  // (cuMemHostRegister: pins, so commits, every page of it, under the
+  // daemon's cap on pinned memory; see devices/platforms.h).
+  bool register_segment_with_gpu = true;
   // Execution deadline when a request gives none.
   std::chrono::milliseconds default_execute_deadline{60'000};
 
@@ -162,6 +167,9 @@ class Session {
   const uint64_t id_;
   const SessionOptions options_;
   std::unique_ptr<ipc::Segment> segment_;
+  // The segment's heap registered with the GPU (null: no GPU, or the
+  // option is off); goes before the segment is unmapped.
+  std::unique_ptr<devices::HostMemoryRegistration> host_registration_;
   std::atomic<bool> stop_{false};
   int64_t peer_uid_ = -1;
   ipc::RingMessage message_;  // ServeOne's scratch

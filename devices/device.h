@@ -289,6 +289,13 @@ class Executable {
                      const ExecuteOptions& options) const {
     return Unimplemented("this executable does not run on raw buffers");
   }
+  // Whether Run reads each argument once, into memory of its own, before
+  // anything reads it, and writes each result once, at its end (the cuda
+  // device: through GPU memory). The daemon then hands Run the client's
+  // shared memory itself instead of private copies: a client changing it
+  // mid-run cannot change what the program sees, and results overlapping
+  // arguments are harmless.
+  virtual bool copies_arguments() const { return false; }
   // The entry function's signature.
   virtual const std::vector<ir::Type>& argument_types() const = 0;
   virtual const std::vector<ir::Type>& result_types() const = 0;

@@ -45,6 +45,8 @@ DeviceAvailability Probe(const std::string& name) {
     d.memory_used_bytes = stats.pool_used_bytes;
     d.memory_total_bytes = stats.device_total_bytes;
     d.context_resets = stats.context_resets;
+    d.pinned_bytes = stats.pinned_bytes;
+    d.registered_bytes = stats.registered_bytes;
   }
 #else
   d.reason = "this build has no cuda device (cuda.h was not found when it was built)";
@@ -101,6 +103,34 @@ StatusOr<std::string> ResolveDevice(std::string_view requested, std::string* fal
   return d->name;
 }
 
+#if JITD_HAVE_CUDA
+namespace {
+class CudaHostRegistration final : public HostMemoryRegistration {
+ public:
+  explicit CudaHostRegistration(std::unique_ptr<cuda::CudaHostMemory> host) : host_(std::move(host)) {}
+  bool pinned() const override { return host_->registered(); }
+  uint64_t bytes() const override { return host_->bytes(); }
+  std::string staging_reason() const override { return host_->staging_reason(); }
+
+ private:
+  std::unique_ptr<cuda::CudaHostMemory> host_;
+};
+}  // namespace
+#endif
+
+StatusOr<std::unique_ptr<HostMemoryRegistration>> RegisterHostMemory(void* data, uint64_t bytes) {
+#if JITD_HAVE_CUDA
+  const cuda::CudaProbe& probe = cuda::ProbeCuda();
+  if (!probe.available || probe.runtime == nullptr) return std::unique_ptr<HostMemoryRegistration>();
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaHostMemory> host, probe.runtime->RegisterHost(data, bytes));
+  return std::unique_ptr<HostMemoryRegistration>(new CudaHostRegistration(std::move(host)));
+#else
+  (void)data;
+  (void)bytes;
+  return std::unique_ptr<HostMemoryRegistration>();
+#endif
+}
+
 std::string DevicesJson() {
   std::ostringstream out;
   out << "[";
@@ -112,7 +142,8 @@ std::string DevicesJson() {
     if (!d.gpu_name.empty()) {
       out << ",\"gpu\":" << JsonString(d.gpu_name) << ",\"memory_used_bytes\":"
           << d.memory_used_bytes << ",\"memory_total_bytes\":" << d.memory_total_bytes
-          << ",\"context_resets\":" << d.context_resets;
+          << ",\"context_resets\":" << d.context_resets << ",\"pinned_bytes\":" << d.pinned_bytes
+          << ",\"registered_bytes\":" << d.registered_bytes;
     }
     out << "}";
     first = false;

@@ -13,6 +13,7 @@
 #define JITD_DEVICES_PLATFORMS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,10 @@ struct DeviceAvailability {
   uint64_t memory_used_bytes = 0;   // jitd's pool on it
   uint64_t memory_total_bytes = 0;
   uint64_t context_resets = 0;
+  // Host memory the daemon pinned for it: client segments registered at
+  // attach plus the staging pool (under one cap).
+  uint64_t pinned_bytes = 0;
+  uint64_t registered_bytes = 0;
 };
 
 // Every device this build has, in DeviceNames() order (probes once).
@@ -47,6 +52,25 @@ inline constexpr std::string_view kDefaultPlatformOrder[] = {"cuda", "cpu"};
 // falling back to cpu: <reason>". NOT_FOUND naming the reason for an
 // unavailable device asked for by name, or naming the known devices.
 StatusOr<std::string> ResolveDevice(std::string_view requested, std::string* fallback_note);
+
+// A client's host memory made reachable for fast GPU copies while this
+// lives (cuda: cuMemHostRegister with flags 0 — never IOMEMORY — while the
+// daemon's pinned bytes stay under their cap; past it, or when the driver
+// refuses, copies stage through the daemon's pinned pool). Pinning commits
+// every page of the range. Unregistered when destroyed; must go before the
+// memory is unmapped.
+class HostMemoryRegistration {
+ public:
+  virtual ~HostMemoryRegistration() = default;
+  virtual bool pinned() const = 0;
+  virtual uint64_t bytes() const = 0;
+  // Why the range is not pinned ("" when it is).
+  virtual std::string staging_reason() const = 0;
+};
+// Registers [data, data + bytes) with the GPU device when one is available
+// (nullptr when none is: nothing to do); an error only when the GPU's
+// context is broken.
+StatusOr<std::unique_ptr<HostMemoryRegistration>> RegisterHostMemory(void* data, uint64_t bytes);
 
 // {"name":..,"available":..,"reason":..,"gpu":..,"memory_used_bytes":..,
 // "memory_total_bytes":..} per device, as a JSON array (for jitd stats).

@@ -82,9 +82,12 @@ run_and_stats() {
   "$jitd" stats --socket "$sock" >"$tmp/stats" 2>&1 || fail "$1: jitd stats failed"
 }
 
-start_daemon
+start_daemon JITD_SEGMENT_BYTES=$((64 << 20))
 run_and_stats "cold"
 expect_grep "cold: compiled" "$tmp/stats" 'compiles: +1 \(0 failed\), 0 loaded from disk'
+# Each client's segment heap is registered with the GPU at attach (the
+# stats client's own, while it asks): pinned, counted on the device line.
+expect_grep "segments pinned at attach" "$tmp/stats" "device: +cuda: .* of host memory pinned \([0-9.]+ MiB client segments\)"
 stop_daemon
 ls "$tmp/cache" >/dev/null 2>&1 || fail "cold: no disk cache written"
 
@@ -92,6 +95,9 @@ start_daemon
 run_and_stats "warm restart"
 # The cubin came from the disk: nothing compiled (no LLVM, no assembler).
 expect_grep "warm restart: loaded" "$tmp/stats" 'compiles: +0 \(0 failed\), 1 loaded from disk'
+# The default segment (the 1 GiB buffer quota + 64 MiB, sparse) is past the
+# 1 GiB cap on pinned memory: not pinned, copies staged through the pool.
+expect_grep "default segments stage" "$tmp/stats" "device: +cuda: .* of host memory pinned \(0 B client segments\)"
 stop_daemon
 
 # Another GPU (sm_89): the key names the target, so it misses and compiles.

@@ -81,6 +81,11 @@ void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
         if (d.get_child_optional("gpu")) {
           out << ": " << Field(d, "gpu") << ", " << Bytes(d, "memory_used_bytes") << " of "
               << Bytes(d, "memory_total_bytes") << " in jitd's pool";
+          // Client segments registered at attach + the staging pool.
+          if (d.get<uint64_t>("pinned_bytes", 0) > 0) {
+            out << ", " << Bytes(d, "pinned_bytes") << " of host memory pinned ("
+                << Bytes(d, "registered_bytes") << " client segments)";
+          }
         }
       } else {
         out << ": unavailable (" << Field(d, "reason") << ")";

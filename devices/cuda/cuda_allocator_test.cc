@@ -146,6 +146,39 @@ TEST(CudaHostMemory, RegistersWithFlagsZeroAndCopiesDirectly) {
   EXPECT_EQ(f.runtime->stats().pinned_bytes, 0u);
 }
 
+// A copy that names no registration finds the live one holding its range
+// (the daemon registers client segments at attach and the device's copies
+// do not name them): direct, no staging; once it is gone, staged.
+TEST(CudaHostMemory, CopiesFindTheRegistrationHoldingTheirRange) {
+  Fixture f;
+  std::vector<uint8_t> segment(1 << 20);
+  std::iota(segment.begin(), segment.end(), 5);
+  auto host = f.runtime->RegisterHost(segment.data(), segment.size());
+  ASSERT_TRUE(host.ok());
+  ASSERT_TRUE((*host)->registered());
+  auto a = f.runtime->CreateAccount("c", 0);
+  auto buffer = f.runtime->Allocate(a, 4096, *f.stream);
+  ASSERT_TRUE(buffer.ok());
+  ASSERT_TRUE(f.runtime->CopyToDevice((*buffer)->pointer(), segment.data() + 64, 4096, *f.stream).ok());
+  ASSERT_TRUE(f.runtime->CopyToHost(segment.data() + 65536, (*buffer)->pointer(), 4096, *f.stream).ok());
+  ASSERT_TRUE(f.runtime->Synchronize(*f.stream).ok());
+  EXPECT_EQ(0, std::memcmp(segment.data() + 64, segment.data() + 65536, 4096));
+  EXPECT_EQ(f.fake.calls("cuMemAllocHost"), 0);  // direct both ways
+  EXPECT_EQ(f.fake.calls("cuMemcpyHtoDAsync"), 1);
+  EXPECT_EQ(f.fake.calls("cuMemcpyDtoHAsync"), 1);
+  // A range running past the registration's end is not inside it: staged.
+  std::vector<uint8_t> outside(4096, 1);
+  ASSERT_TRUE(f.runtime->CopyToDevice((*buffer)->pointer(), segment.data() + segment.size() - 100, 100,
+                                      *f.stream).ok());
+  EXPECT_EQ(f.fake.calls("cuMemcpyHtoDAsync"), 2);
+  ASSERT_TRUE(f.runtime->CopyToDevice((*buffer)->pointer(), outside.data(), outside.size(), *f.stream).ok());
+  EXPECT_EQ(f.fake.calls("cuMemAllocHost"), 1);  // outside any registration: a staging chunk
+  host->reset();
+  ASSERT_TRUE(f.runtime->CopyToDevice((*buffer)->pointer(), segment.data() + 64, 4096, *f.stream).ok());
+  ASSERT_TRUE(f.runtime->Synchronize(*f.stream).ok());
+  EXPECT_EQ(f.fake.registered_host_bytes(), 0u);
+}
+
 TEST(CudaHostMemory, PinnedCapSendsCopiesThroughStaging) {
   CudaRuntimeOptions options;
   options.max_pinned_bytes = (1 << 20) + (512 << 10);

@@ -563,10 +563,28 @@ StatusOr<std::unique_ptr<CudaHostMemory>> CudaRuntime::RegisterHost(void* data, 
   host->generation_ = generation();
   JITD_RETURN_IF_ERROR(
       Guarded([&](std::string& what) -> CUresult { return RegisterLocked(*host, what); }));
+  std::lock_guard<std::mutex> state(mu_);
+  hosts_.push_back(host.get());
   return host;
 }
 
+const CudaHostMemory* CudaRuntime::FindHost(const void* p, uint64_t bytes) const {
+  std::lock_guard<std::mutex> state(mu_);
+  for (const CudaHostMemory* host : hosts_) {
+    const char* begin = static_cast<const char*>(host->data_);
+    const char* q = static_cast<const char*>(p);
+    if (q >= begin && bytes <= host->bytes_ && static_cast<uint64_t>(q - begin) <= host->bytes_ - bytes) {
+      return host;
+    }
+  }
+  return nullptr;
+}
+
 void CudaRuntime::ReleaseHost(CudaHostMemory& host) {
+  {
+    std::lock_guard<std::mutex> state(mu_);
+    std::erase(hosts_, &host);
+  }
   std::shared_lock lock(context_mu_);
   if (!host.registered_) return;
   {
@@ -698,6 +716,7 @@ bool Inside(const CudaHostMemory* host, const void* p, uint64_t bytes) {
 Status CudaRuntime::CopyToDevice(CUdeviceptr dst, const void* src, uint64_t bytes,
                                  CudaStream& stream, const CudaHostMemory* host) {
   if (bytes == 0) return Status::Ok();
+  if (host == nullptr) host = FindHost(src, bytes);  // a client segment registered at attach
   Status checked;
   bool direct = false;
   JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
@@ -725,6 +744,7 @@ Status CudaRuntime::CopyToDevice(CUdeviceptr dst, const void* src, uint64_t byte
 Status CudaRuntime::CopyToHost(void* dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream,
                                const CudaHostMemory* host) {
   if (bytes == 0) return Status::Ok();
+  if (host == nullptr) host = FindHost(dst, bytes);
   Status checked;
   bool direct = false;
   JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {

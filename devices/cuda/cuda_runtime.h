@@ -228,7 +228,9 @@ class CudaRuntime {
   // Always succeeds unless the context is broken: past the pinned cap, or
   // when the driver refuses, the range is left unpinned and staged.
   StatusOr<std::unique_ptr<CudaHostMemory>> RegisterHost(void* data, uint64_t bytes);
-  // Copies between host and device on `stream`. `host` (optional) is the
+  // Copies between host and device on `stream`. `host` (optional; unset:
+  // the live registration holding the range, if any — a client segment
+  // registered when it attached) is the
   // registration `src` / `dst` lies in: registered ranges copy directly and
   // asynchronously (the range must stay as it is until the stream passes
   // the copy: Synchronize or an event); others go through the staging
@@ -258,6 +260,8 @@ class CudaRuntime {
   CUresult MakeCurrentLocked(std::string& what);
   StagingChunk* AcquireChunk(bool* wait_first);
   CUresult RegisterLocked(CudaHostMemory& host, std::string& what);
+  // The live registration holding [p, p + bytes), or null.
+  const CudaHostMemory* FindHost(const void* p, uint64_t bytes) const;
   // The status of a failed driver call `result` during `what`. A sticky
   // error re-creates the context (once per generation `seen`); the caller
   // must not hold context_mu_.
@@ -288,6 +292,7 @@ class CudaRuntime {
   std::vector<CUevent> free_timing_events_;
   std::vector<CudaModule*> modules_;
   uint64_t registered_bytes_ = 0;
+  std::vector<const CudaHostMemory*> hosts_;  // live registrations (FindHost)
   uint64_t staging_bytes_ = 0;
   std::vector<std::unique_ptr<StagingChunk>> staging_;
   std::vector<CUstream> live_streams_;

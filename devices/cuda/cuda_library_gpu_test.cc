@@ -1,0 +1,218 @@
+// cuBLASLt and cuFFT through the cuda device on a real GPU (ctest label
+// `gpu`): skipped, saying why, where no GPU, driver or library is found.
+// Dots against a host reference in double per precision mode (HIGHEST and
+// --cuda-exact-f32 tight, DEFAULT within TF32's error), f64 and bf16 dots;
+// ffts against a direct DFT, and RFFT -> IRFFT over three axes back to the
+// input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "devices/cuda/cuda_device.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices::cuda {
+namespace {
+
+// The cuda device when it can run library calls, else the reason to skip.
+std::unique_ptr<CudaDevice> DeviceOrSkipReason(std::string* why, const char* library) {
+  auto device = CudaDevice::Create();
+  if (!device.ok()) {
+    *why = "no GPU test: " + device.status().message();
+    return nullptr;
+  }
+  const std::string libraries = (*device)->libraries();
+  const size_t at = libraries.find(library);
+  if (at == std::string::npos || libraries.compare(at + std::strlen(library), 7, " absent") == 0) {
+    *why = std::string("no ") + library + " on this machine: " + libraries;
+    return nullptr;
+  }
+  return std::move(*device);
+}
+
+std::unique_ptr<Executable> CompileOrFail(CudaDevice& device, const std::string& text) {
+  auto module = frontend::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  if (!module.ok()) return nullptr;
+  auto exe = device.Compile(std::shared_ptr<const ir::Module>(std::move(*module)));
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString();
+  return exe.ok() ? std::move(*exe) : nullptr;
+}
+
+std::string DotProgram(const std::string& type, const std::string& out_type, const std::string& precision) {
+  return "func.func @main(%a: tensor<3x64x96x" + type + ">, %b: tensor<3x96x80x" + type + ">) -> tensor<3x64x80x" +
+         out_type + "> {\n  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1]" +
+         precision + " : (tensor<3x64x96x" + type + ">, tensor<3x96x80x" + type + ">) -> tensor<3x64x80x" + out_type +
+         ">\n  return %0 : tensor<3x64x80x" + out_type + ">\n}";
+}
+
+// Largest |got - want| / (|a| . |b|) over the result, the reference in double.
+template <typename T, typename Out>
+double DotError(const std::vector<T>& a, const std::vector<T>& b, const std::vector<Out>& got,
+                double (*to_double)(T), double (*out_double)(Out)) {
+  double worst = 0;
+  for (int batch = 0; batch < 3; ++batch) {
+    for (int i = 0; i < 64; ++i) {
+      for (int j = 0; j < 80; ++j) {
+        double want = 0, scale = 0;
+        for (int k = 0; k < 96; ++k) {
+          const double x = to_double(a[(batch * 64 + i) * 96 + k]);
+          const double y = to_double(b[(batch * 96 + k) * 80 + j]);
+          want += x * y;
+          scale += std::fabs(x * y);
+        }
+        worst = std::max(worst, std::fabs(out_double(got[(batch * 64 + i) * 80 + j]) - want) / std::max(scale, 1e-30));
+      }
+    }
+  }
+  return worst;
+}
+
+double F32ToDouble(float x) { return x; }
+double F64ToDouble(double x) { return x; }
+uint16_t ToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return static_cast<uint16_t>(bits >> 16);  // exactly representable inputs below
+}
+double Bf16ToDouble(uint16_t x) {
+  const uint32_t bits = static_cast<uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+template <typename T>
+std::vector<T> RandomValues(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T> out(n);
+  for (T& x : out) x = static_cast<T>(d(rng));
+  return out;
+}
+
+TEST(CudaLibraryGpu, F32DotPerPrecision) {
+  std::string why;
+  auto device = DeviceOrSkipReason(&why, "cuBLASLt");
+  if (!device) GTEST_SKIP() << why;
+  std::mt19937 rng(1);
+  const std::vector<float> a = RandomValues<float>(3 * 64 * 96, rng), b = RandomValues<float>(3 * 96 * 80, rng);
+  std::vector<float> c(3 * 64 * 80);
+  const void* in[] = {a.data(), b.data()};
+  void* out[] = {c.data()};
+  // HIGHEST: exact f32 (error of f32 rounding only).
+  auto highest = CompileOrFail(*device, DotProgram("f32", "f32", ", precision = [HIGHEST, HIGHEST]"));
+  ASSERT_NE(highest, nullptr);
+  ASSERT_TRUE(highest->Run(in, out, ExecuteOptions{}).ok());
+  const double exact_error = DotError(a, b, c, F32ToDouble, F32ToDouble);
+  EXPECT_LT(exact_error, 1e-5);
+  // DEFAULT: TF32 allowed (10-bit mantissas: ~1e-3 relative).
+  auto fast = CompileOrFail(*device, DotProgram("f32", "f32", ""));
+  ASSERT_NE(fast, nullptr);
+  ASSERT_TRUE(fast->Run(in, out, ExecuteOptions{}).ok());
+  const double fast_error = DotError(a, b, c, F32ToDouble, F32ToDouble);
+  EXPECT_LT(fast_error, 5e-3);
+  // --cuda-exact-f32: DEFAULT exact too.
+  CudaDeviceSettings settings = GetCudaDeviceSettings();
+  settings.exact_f32 = true;
+  SetCudaDeviceSettings(settings);
+  auto exact = CompileOrFail(*device, DotProgram("f32", "f32", ""));
+  settings.exact_f32 = false;
+  SetCudaDeviceSettings(settings);
+  ASSERT_NE(exact, nullptr);
+  ASSERT_TRUE(exact->Run(in, out, ExecuteOptions{}).ok());
+  EXPECT_LT(DotError(a, b, c, F32ToDouble, F32ToDouble), 1e-5);
+  std::printf("f32 dot 3 x [64x96 * 96x80]: HIGHEST error %.3g, DEFAULT (TF32) error %.3g\n", exact_error,
+              fast_error);
+}
+
+TEST(CudaLibraryGpu, F64AndBf16Dots) {
+  std::string why;
+  auto device = DeviceOrSkipReason(&why, "cuBLASLt");
+  if (!device) GTEST_SKIP() << why;
+  std::mt19937 rng(2);
+  const std::vector<double> a = RandomValues<double>(3 * 64 * 96, rng), b = RandomValues<double>(3 * 96 * 80, rng);
+  std::vector<double> c(3 * 64 * 80);
+  auto f64 = CompileOrFail(*device, DotProgram("f64", "f64", ""));
+  ASSERT_NE(f64, nullptr);
+  const void* in[] = {a.data(), b.data()};
+  void* out[] = {c.data()};
+  ASSERT_TRUE(f64->Run(in, out, ExecuteOptions{}).ok());
+  EXPECT_LT(DotError(a, b, c, F64ToDouble, F64ToDouble), 1e-13);
+
+  // bf16 operands (small integers: exact), an f32 result accumulated in f32.
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::vector<uint16_t> ha(3 * 64 * 96), hb(3 * 96 * 80);
+  for (uint16_t& x : ha) x = ToBf16(static_cast<float>(small(rng)));
+  for (uint16_t& x : hb) x = ToBf16(static_cast<float>(small(rng)));
+  std::vector<float> hc(3 * 64 * 80);
+  auto bf16 = CompileOrFail(*device, DotProgram("bf16", "f32", ""));
+  ASSERT_NE(bf16, nullptr);
+  const void* hin[] = {ha.data(), hb.data()};
+  void* hout[] = {hc.data()};
+  ASSERT_TRUE(bf16->Run(hin, hout, ExecuteOptions{}).ok());
+  EXPECT_EQ(DotError(ha, hb, hc, Bf16ToDouble, F32ToDouble), 0.0);  // integer sums below 2^24
+}
+
+TEST(CudaLibraryGpu, FftsMatchADirectDft) {
+  std::string why;
+  auto device = DeviceOrSkipReason(&why, "cuFFT");
+  if (!device) GTEST_SKIP() << why;
+  using C = std::complex<float>;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<C> x(2 * 4 * 8);
+  for (C& v : x) v = C(d(rng), d(rng));
+  auto exe = CompileOrFail(*device, R"(
+func.func @main(%x: tensor<2x4x8xcomplex<f32>>) -> tensor<2x4x8xcomplex<f32>> {
+  %0 = stablehlo.fft %x, type = FFT, length = [4, 8] : (tensor<2x4x8xcomplex<f32>>) -> tensor<2x4x8xcomplex<f32>>
+  return %0 : tensor<2x4x8xcomplex<f32>>
+})");
+  ASSERT_NE(exe, nullptr);
+  std::vector<C> y(x.size());
+  const void* in[] = {x.data()};
+  void* out[] = {y.data()};
+  ASSERT_TRUE(exe->Run(in, out, ExecuteOptions{}).ok());
+  double worst = 0;
+  for (int b = 0; b < 2; ++b) {
+    for (int k0 = 0; k0 < 4; ++k0) {
+      for (int k1 = 0; k1 < 8; ++k1) {
+        std::complex<double> want = 0;
+        for (int j0 = 0; j0 < 4; ++j0) {
+          for (int j1 = 0; j1 < 8; ++j1) {
+            const double angle = -2 * M_PI * (static_cast<double>(j0 * k0) / 4 + static_cast<double>(j1 * k1) / 8);
+            want += std::complex<double>(x[(b * 4 + j0) * 8 + j1]) * std::polar(1.0, angle);
+          }
+        }
+        worst = std::max(worst, std::abs(std::complex<double>(y[(b * 4 + k0) * 8 + k1]) - want));
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-4);
+}
+
+TEST(CudaLibraryGpu, RfftThenIrfftOverThreeAxesIsTheInput) {
+  std::string why;
+  auto device = DeviceOrSkipReason(&why, "cuFFT");
+  if (!device) GTEST_SKIP() << why;
+  auto exe = CompileOrFail(*device, R"(
+func.func @main(%x: tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32> {
+  %0 = stablehlo.fft %x, type = RFFT, length = [3, 4, 8] : (tensor<2x3x4x8xf32>) -> tensor<2x3x4x5xcomplex<f32>>
+  %1 = stablehlo.fft %0, type = IRFFT, length = [3, 4, 8] : (tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32>
+  return %1 : tensor<2x3x4x8xf32>
+})");
+  ASSERT_NE(exe, nullptr);
+  std::mt19937 rng(4);
+  const std::vector<float> x = RandomValues<float>(2 * 3 * 4 * 8, rng);
+  std::vector<float> y(x.size());
+  const void* in[] = {x.data()};
+  void* out[] = {y.data()};
+  ASSERT_TRUE(exe->Run(in, out, ExecuteOptions{}).ok());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], x[i], 1e-5) << i;
+}
+
+}  // namespace
+}  // namespace jitd::devices::cuda

@@ -277,9 +277,6 @@ class CudaProgramExecutable final : public Executable {
   // Arguments go to GPU memory before the first launch, results come back
   // after the last (RunOn), so the daemon passes its segment directly.
   bool copies_arguments() const override { return true; }
-  // Arguments go to GPU memory before the first launch, results come back
-  // after the last (RunOn), so the daemon passes its segment directly.
-  bool copies_arguments() const override { return true; }
 
   Status Run(std::span<const void* const> args, std::span<void* const> results,
              const ExecuteOptions& options) const override {

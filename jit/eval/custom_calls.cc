@@ -18,6 +18,7 @@
 #include "jit/ir/attribute.h"
 #include "jit/ir/dtype.h"
 #include "jit/ir/type.h"
+#include "kissfft/kissfft.hh"
 
 // LAPACK / BLAS as OpenBLAS exports them (Fortran calling convention; the
 // single-character arguments are passed without their hidden lengths, as
@@ -836,6 +837,214 @@ Status Gtsv(Call& c) {
 }
 
 // ---------------------------------------------------------------------------
+// `ducc_fft`: jaxlib's CPU FFT before jax lowered jnp.fft to stablehlo.fft.
+// Operands (descriptor, x): the descriptor a u8 vector holding a
+// DuccFftDescriptor flatbuffer (jaxlib/cpu/ducc_fft.fbs: dtype, fft_type,
+// shape, strides_in, strides_out, axes, forward, scale; read here by hand,
+// bounds-checked), x row-major.
+
+class FlatTable {
+ public:
+  // The root table of `bytes`, or an error naming what is malformed.
+  static StatusOr<FlatTable> Root(std::span<const uint8_t> bytes) {
+    FlatTable t{bytes, 0, 0, 0};
+    JITD_ASSIGN_OR_RETURN(uint32_t root, t.U32(0));
+    t.table_ = root;
+    JITD_ASSIGN_OR_RETURN(uint32_t soff, t.U32(root));
+    const int64_t vt = static_cast<int64_t>(root) - static_cast<int32_t>(soff);
+    if (vt < 0 || static_cast<size_t>(vt) + 4 > bytes.size()) return Bad("vtable out of range");
+    t.vtable_ = static_cast<size_t>(vt);
+    JITD_ASSIGN_OR_RETURN(uint16_t vsize, t.U16(t.vtable_));
+    t.vsize_ = vsize;
+    return t;
+  }
+  // The byte position of field `i`, or 0 when absent (its default).
+  StatusOr<size_t> Field(int i) const {
+    const size_t slot = 4 + 2 * static_cast<size_t>(i);
+    if (slot + 2 > vsize_) return size_t{0};
+    JITD_ASSIGN_OR_RETURN(uint16_t off, U16(vtable_ + slot));
+    if (off == 0) return size_t{0};
+    if (table_ + off >= bytes_.size()) return Bad("field out of range");
+    return table_ + off;
+  }
+  StatusOr<int64_t> Int8(int i, int64_t def) const {
+    JITD_ASSIGN_OR_RETURN(size_t at, Field(i));
+    if (!at) return def;
+    return static_cast<int8_t>(bytes_[at]);
+  }
+  StatusOr<double> Double(int i, double def) const {
+    JITD_ASSIGN_OR_RETURN(size_t at, Field(i));
+    if (!at) return def;
+    if (at + 8 > bytes_.size()) return Bad("double out of range");
+    double v;
+    std::memcpy(&v, bytes_.data() + at, 8);
+    return v;
+  }
+  // A vector of unsigned integers of `width` bytes.
+  StatusOr<std::vector<uint64_t>> Vector(int i, size_t width) const {
+    JITD_ASSIGN_OR_RETURN(size_t at, Field(i));
+    std::vector<uint64_t> out;
+    if (!at) return out;
+    JITD_ASSIGN_OR_RETURN(uint32_t rel, U32(at));
+    const size_t vec = at + rel;
+    JITD_ASSIGN_OR_RETURN(uint32_t n, U32(vec));
+    if (n > 64 || vec + 4 + static_cast<size_t>(n) * width > bytes_.size()) return Bad("vector out of range");
+    for (uint32_t k = 0; k < n; ++k) {
+      uint64_t v = 0;
+      std::memcpy(&v, bytes_.data() + vec + 4 + k * width, width);  // little-endian
+      out.push_back(v);
+    }
+    return out;
+  }
+
+ private:
+  FlatTable(std::span<const uint8_t> b, size_t t, size_t v, size_t s)
+      : bytes_(b), table_(t), vtable_(v), vsize_(s) {}
+  static Status Bad(const char* what) {
+    return InvalidArgument(std::string("custom_call @ducc_fft: malformed descriptor (") + what + ")");
+  }
+  StatusOr<uint32_t> U32(size_t at) const {
+    if (at + 4 > bytes_.size()) return Bad("offset out of range");
+    uint32_t v;
+    std::memcpy(&v, bytes_.data() + at, 4);
+    return v;
+  }
+  StatusOr<uint16_t> U16(size_t at) const {
+    if (at + 2 > bytes_.size()) return Bad("offset out of range");
+    uint16_t v;
+    std::memcpy(&v, bytes_.data() + at, 2);
+    return v;
+  }
+  std::span<const uint8_t> bytes_;
+  size_t table_, vtable_, vsize_;
+};
+
+// One complex transform of every line along `axis` of `data` (row-major
+// `dims`), unscaled.
+template <typename R>
+void FftAxis(std::vector<std::complex<R>>& data, const std::vector<int64_t>& dims, size_t axis,
+             bool inverse) {
+  const int64_t n = dims[axis];
+  if (n <= 1) return;
+  kissfft<R> plan(static_cast<size_t>(n), inverse);
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
+  const int64_t outer = static_cast<int64_t>(data.size()) / (n * inner);
+  std::vector<std::complex<R>> line(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * n * inner + i;
+      for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = data[static_cast<size_t>(base + k * inner)];
+      plan.transform(line.data(), out.data());
+      for (int64_t k = 0; k < n; ++k) data[static_cast<size_t>(base + k * inner)] = out[static_cast<size_t>(k)];
+    }
+  }
+}
+
+template <typename R>
+Status DuccFftTyped(Call& c, int64_t fft_type, bool forward, double scale, const std::vector<size_t>& axes) {
+  using C = std::complex<R>;
+  const Buffer& x = c.in[1];
+  Buffer& y = c.out[0];
+  const bool r2c = fft_type == 2, c2r = fft_type == 1;
+  const std::vector<int64_t>& cdims = r2c ? y.type.dims() : x.type.dims();  // the complex side
+  std::vector<C> data(static_cast<size_t>(r2c ? y.num_elements() : x.num_elements()));
+  const size_t last = static_cast<size_t>(x.rank() - 1);
+  if (r2c) {
+    const int64_t n = x.dim(static_cast<int64_t>(last)), half = cdims[last];
+    const int64_t lines = n ? x.num_elements() / n : 0;
+    const R* in = reinterpret_cast<const R*>(x.bytes.data());
+    std::vector<C> line(static_cast<size_t>(n));
+    for (int64_t b = 0; b < lines; ++b) {
+      for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = C(in[b * n + k], 0);
+      std::vector<int64_t> one = {n};
+      FftAxis(line, one, 0, false);
+      for (int64_t k = 0; k < half; ++k) data[static_cast<size_t>(b * half + k)] = line[static_cast<size_t>(k)];
+    }
+  } else {
+    std::memcpy(data.data(), x.bytes.data(), data.size() * sizeof(C));
+  }
+  for (size_t axis : axes) {
+    if ((r2c || c2r) && axis == last) continue;
+    FftAxis(data, cdims, axis, !forward);
+  }
+  if (c2r) {
+    const int64_t n = y.dim(static_cast<int64_t>(last)), half = cdims[last];
+    const int64_t lines = n ? y.num_elements() / n : 0;
+    R* out = reinterpret_cast<R*>(y.bytes.data());
+    std::vector<C> line(static_cast<size_t>(n));
+    for (int64_t b = 0; b < lines; ++b) {
+      for (int64_t k = 0; k < n; ++k) {
+        line[static_cast<size_t>(k)] = k < half ? data[static_cast<size_t>(b * half + k)]
+                                                : std::conj(data[static_cast<size_t>(b * half + (n - k))]);
+      }
+      std::vector<int64_t> one = {n};
+      FftAxis(line, one, 0, true);
+      for (int64_t k = 0; k < n; ++k) out[b * n + k] = static_cast<R>(line[static_cast<size_t>(k)].real() * scale);
+    }
+    return Status::Ok();
+  }
+  C* out = reinterpret_cast<C*>(y.bytes.data());
+  for (size_t i = 0; i < data.size(); ++i) out[i] = data[i] * static_cast<R>(scale);
+  return Status::Ok();
+}
+
+Status DuccFft(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(2, 1));
+  const Buffer& d = c.in[0];
+  if (d.type.dtype() != DType::kU8 || d.rank() != 1) {
+    return c.Fail("operand 0 must be the descriptor, a 1-d ui8 tensor, got " + d.type.ToString());
+  }
+  JITD_ASSIGN_OR_RETURN(FlatTable t, FlatTable::Root(d.bytes));
+  JITD_ASSIGN_OR_RETURN(int64_t dtype, t.Int8(0, 0));
+  JITD_ASSIGN_OR_RETURN(int64_t fft_type, t.Int8(1, 0));
+  JITD_ASSIGN_OR_RETURN(std::vector<uint64_t> shape, t.Vector(2, 8));
+  JITD_ASSIGN_OR_RETURN(std::vector<uint64_t> axes64, t.Vector(5, 4));
+  JITD_ASSIGN_OR_RETURN(int64_t forward, t.Int8(6, 0));
+  JITD_ASSIGN_OR_RETURN(double scale, t.Double(7, 0.0));
+  if (dtype != 0 && dtype != 1) return c.Fail("descriptor dtype " + std::to_string(dtype) + " is not COMPLEX64 or COMPLEX128");
+  if (fft_type < 0 || fft_type > 2) return c.Fail("descriptor fft_type " + std::to_string(fft_type) + " is not C2C, C2R or R2C");
+  const Buffer& x = c.in[1];
+  const Buffer& y = c.out[0];
+  const DType complex = dtype == 1 ? DType::kC128 : DType::kC64;
+  const DType real = dtype == 1 ? DType::kF64 : DType::kF32;
+  const DType want_in = fft_type == 2 ? real : complex, want_out = fft_type == 1 ? real : complex;
+  if (x.type.dtype() != want_in || y.type.dtype() != want_out) {
+    return c.Fail("descriptor says " + std::string(ir::DTypeName(want_in)) + " -> " +
+                  std::string(ir::DTypeName(want_out)) + ", the call is " + x.type.ToString() + " -> " +
+                  y.type.ToString());
+  }
+  // The descriptor's shape is the real side's for C2R, the operand's otherwise.
+  const Type& full = fft_type == 1 ? y.type : x.type;
+  bool shape_ok = static_cast<int64_t>(shape.size()) == full.rank() && x.rank() == y.rank();
+  for (size_t i = 0; shape_ok && i < shape.size(); ++i) shape_ok = static_cast<int64_t>(shape[i]) == full.dim(static_cast<int64_t>(i));
+  if (!shape_ok) return c.Fail("descriptor shape does not match " + full.ToString());
+  const int64_t rank = x.rank();
+  const size_t last = static_cast<size_t>(rank - 1);
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    const bool halved = fft_type != 0 && dim == rank - 1;
+    const int64_t cin = fft_type == 2 ? x.dim(dim) / 2 + 1 : x.dim(dim);
+    if (!halved && x.dim(dim) != y.dim(dim)) return c.Fail("operand and result shapes differ");
+    if (halved && (fft_type == 2 ? y.dim(dim) != cin : x.dim(dim) != y.dim(dim) / 2 + 1)) {
+      return c.Fail("the last dimension does not match an R2C / C2R transform");
+    }
+  }
+  std::vector<size_t> axes;
+  for (uint64_t a : axes64) {
+    if (a >= static_cast<uint64_t>(rank)) return c.Fail("descriptor axis " + std::to_string(a) + " is out of range");
+    axes.push_back(static_cast<size_t>(a));
+  }
+  if (axes.empty()) return c.Fail("descriptor has no axes");
+  if (fft_type != 0 && std::find(axes.begin(), axes.end(), last) == axes.end()) {
+    return c.Fail("an R2C / C2R transform must include the last axis");
+  }
+  if (fft_type == 2 && !forward) return c.Fail("R2C must be forward");
+  if (fft_type == 1 && forward) return c.Fail("C2R must be backward");
+  return dtype == 1 ? DuccFftTyped<double>(c, fft_type, forward != 0, scale, axes)
+                    : DuccFftTyped<float>(c, fft_type, forward != 0, scale, axes);
+}
+
+// ---------------------------------------------------------------------------
 // jaxlib's legacy targets (api_version 2, before the typed FFI: `lapack_spotrf`,
 // `blas_strsm`, ...). Their flags and sizes travel as scalar operands ahead
 // of the matrices and their results include LAPACK workspaces; each runs as
@@ -1007,6 +1216,7 @@ struct Entry {
   KernelFn fn;
   DType dtype;  // the element type the name's type letter stands for
   bool legacy = false;  // takes integer scalar operands (flags, sizes)
+  bool own_types = false;  // the kernel checks its operands' types itself
 };
 
 const std::map<std::string, Entry, std::less<>>& Registry() {
@@ -1055,6 +1265,7 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD_LEGACY("sytrd", "hetrd", LegacySytrd, "lapack_");
     JITD_ADD_LEGACY("trsm", "trsm", LegacyTrsm, "blas_");
 #undef JITD_ADD_LEGACY
+    r->emplace("ducc_fft", Entry{&DuccFft, DType::kU8, false, true});
     // trsm's name before jaxlib moved it from blas_ to lapack_.
     r->emplace("blas_strsm_ffi", Entry{&Trsm<float>, DType::kF32});
     r->emplace("blas_dtrsm_ffi", Entry{&Trsm<double>, DType::kF64});
@@ -1186,9 +1397,9 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
              "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi and "
              "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,gehrd,sytrd/hetrd}, "
              "blas_?trsm)";
-    } else if (target == "ducc_fft" || target == "dynamic_ducc_fft") {
-      hint = " (jaxlib's CPU FFT before jax lowered jnp.fft to stablehlo.fft; re-export with a "
-             "current jax, whose programs run)";
+    } else if (target == "dynamic_ducc_fft") {
+      hint = " (jaxlib's shape-polymorphic CPU FFT of jax 0.4.13 .. 0.4.2x; jitd reads ducc_fft, "
+             "and current jax lowers jnp.fft to stablehlo.fft)";
     }
     return Unimplemented("custom_call target '" + target + "' is not supported" + hint);
   }
@@ -1222,7 +1433,7 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
     const DType dt = operands[i]->dtype();
     const bool flag = it->second.legacy && operands[i]->num_elements() == 1 &&
                       (ir::IsInteger(dt) || ir::IsPred(dt));
-    if (dt != it->second.dtype && !flag) {
+    if (dt != it->second.dtype && !flag && !it->second.own_types) {
       return InvalidArgument("custom_call @" + target + ": operand " + std::to_string(i) +
                              " must have element type " + std::string(ir::DTypeName(it->second.dtype)) +
                              (it->second.legacy ? " (or be an integer scalar)" : "") + ", got " +

@@ -142,6 +142,24 @@ func.func @main() -> (tensor<2x2xf64>, tensor<i32>) {
       << bad.status().ToString();
 }
 
+TEST(CustomCallsTest, DuccFftRefusesMalformedDescriptors) {
+  // A root offset past the end of the bytes, then no fields at all (the
+  // descriptor must name axes).
+  for (const char* bytes : {"[200, 0, 0, 0]", "[8, 0, 0, 0, 4, 0, 4, 0, 4, 0, 0, 0]"}) {
+    const std::string text = std::string(R"(
+func.func @main() -> tensor<4xcomplex<f32>> {
+  %d = stablehlo.constant dense<)") + bytes + R"(> : tensor<)" + (bytes[1] == '2' ? "4" : "12") + R"(xui8>
+  %x = stablehlo.constant dense<(1.0, 0.0)> : tensor<4xcomplex<f32>>
+  %0 = stablehlo.custom_call @ducc_fft(%d, %x) : (tensor<)" + (bytes[1] == '2' ? "4" : "12") +
+                             R"(xui8>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+})";
+    auto r = EvalText(text);
+    ASSERT_FALSE(r.ok()) << bytes;
+    EXPECT_NE(r.status().message().find("ducc_fft"), std::string::npos) << r.status().ToString();
+  }
+}
+
 TEST(CustomCallsTest, ShapeAssertion) {
   auto program = [](const char* pred) {
     return std::string(R"(

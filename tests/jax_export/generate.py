@@ -626,11 +626,99 @@ def gtsv(letter, et, np_t, tol, rng):
     return p
 
 
+# jaxlib's DuccFftDescriptor (ducc_fft.fbs), the table `ducc_fft`'s first
+# operand holds; the bytes are made by flatc from JSON.
+DUCC_SCHEMA = """
+namespace jax;
+enum DuccFftDtype : byte { COMPLEX64 = 0, COMPLEX128 = 1 }
+enum DuccFftType : byte { C2C = 0, C2R = 1, R2C = 2 }
+table DuccFftDescriptor {
+  dtype: DuccFftDtype; fft_type: DuccFftType; shape: [uint64];
+  strides_in: [uint64]; strides_out: [uint64]; axes: [uint32];
+  forward: bool; scale: double;
+}
+root_type DuccFftDescriptor;
+"""
+
+
+def ducc_descriptor(fields):
+    import json
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "ducc.fbs"), "w") as f:
+            f.write(DUCC_SCHEMA)
+        with open(os.path.join(d, "desc.json"), "w") as f:
+            json.dump(fields, f)
+        subprocess.run(["flatc", "-b", "-o", d, os.path.join(d, "ducc.fbs"), os.path.join(d, "desc.json")],
+                       check=True)
+        with open(os.path.join(d, "desc.bin"), "rb") as f:
+            return np.frombuffer(f.read(), np.uint8)
+
+
+def row_strides(shape):
+    out, stride = [], 1
+    for d in reversed(shape):
+        out.append(stride)
+        stride *= d
+    return list(reversed(out))
+
+
+def ducc_fft(kind, double, rng):
+    """jnp.fft as jax < 0.4.13 lowered it for CPU: custom_call @ducc_fft."""
+    shape = [2, 4, 6]
+    lengths = [4, 6] if kind in ("fft", "ifft") else [6]
+    real, cplx = (np.float64, np.complex128) if double else (np.float32, np.complex64)
+    ret, cet = ("f64", "complex<f64>") if double else ("f32", "complex<f32>")
+    axes = [len(shape) - len(lengths) + i for i in range(len(lengths))]
+    if kind == "rfft":
+        x = rng.standard_normal(shape).astype(real)
+        y = np.fft.rfftn(x.astype(np.float64), axes=axes).astype(cplx)
+        in_et, out_et, fft_type, forward, dshape = ret, cet, "R2C", True, shape
+        out_shape = shape[:-1] + [shape[-1] // 2 + 1]
+    elif kind == "irfft":
+        out_shape = shape
+        shape = shape[:-1] + [shape[-1] // 2 + 1]
+        x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(cplx)
+        y = np.fft.irfftn(x.astype(np.complex128), s=[out_shape[-1]], axes=axes).astype(real)
+        in_et, out_et, fft_type, forward, dshape = cet, ret, "C2R", False, out_shape
+    else:
+        x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(cplx)
+        f = np.fft.fftn if kind == "fft" else np.fft.ifftn
+        y = f(x.astype(np.complex128), axes=axes).astype(cplx)
+        in_et, out_et, fft_type, forward, dshape = cet, cet, "C2C", kind == "fft", shape
+        out_shape = shape
+    scale = 1.0 if forward else 1.0 / float(np.prod(lengths))
+    desc = ducc_descriptor({
+        "dtype": "COMPLEX128" if double else "COMPLEX64", "fft_type": fft_type, "shape": dshape,
+        "strides_in": row_strides(shape), "strides_out": row_strides(out_shape), "axes": axes,
+        "forward": forward, "scale": scale})
+    name = "ducc_%s_%s" % (kind, "f64" if double else "f32")
+    p = Program(name, "jnp.fft.%sn over the last %d axes as jax < 0.4.13 lowered it for CPU: "
+                "custom_call @ducc_fft with a DuccFftDescriptor (made by flatc)" % (kind, len(lengths)))
+    xt, yt = ttype2(shape, in_et), ttype2(out_shape, out_et)
+    p.exported_args = [xt]
+    dt = ttype2([desc.size], "ui8")
+    p.exported_body.append("%%desc = stablehlo.constant dense<[%s]> : %s" % (
+        ", ".join(str(int(b)) for b in desc), dt))
+    r = custom_call(p, "ducc_fft", ["%desc", "%arg0"], [dt, xt], [[0], row_major(3)], [yt], [row_major(3)],
+                    None)
+    p.exported_body[-1] = p.exported_body[-1].replace("api_version = 4 : i32, ", "")
+    p.exported_results = [(r[0], yt)]
+    out = call_exported(p, [x], [in_et], [yt])
+    check(p, out[0], y, out_et, 1e-4 if not double else 1e-10)
+    return p
+
+
 def main():
     for gen in (potrf, getrf, geqrf_orgqr, syevd, gesdd, geev, gees, gehrd, sytrd, trsm, gtsv):
         for letter, et, np_t, tol in TYPES:
             rng = np.random.default_rng(sum(map(ord, gen.__name__ + letter)))
             p = gen(letter, et, np_t, tol, rng)
+            p.write(os.path.join(HERE, p.name + ".mlir"))
+    for kind in ("fft", "ifft", "rfft", "irfft"):
+        for double in (False, True):
+            p = ducc_fft(kind, double, np.random.default_rng(sum(map(ord, kind)) + double))
             p.write(os.path.join(HERE, p.name + ".mlir"))
     # jaxlib's legacy (pre-FFI) form of the same calls, which programs
     # exported before the typed FFI carry.

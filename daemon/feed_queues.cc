@@ -142,4 +142,16 @@ size_t FeedRegistry::clients() const {
   return owners_.size();
 }
 
+void FeedQueues::AllowReplicas(const std::string& device, uint32_t count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t& allowed = replicas_.try_emplace(device, 1).first->second;
+  allowed = std::max(allowed, count);
+}
+
+uint32_t FeedQueues::replicas(const std::string& device) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = replicas_.find(device);
+  return it == replicas_.end() ? 1 : it->second;
+}
+
 }  // namespace jitd::daemon

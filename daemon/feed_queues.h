@@ -84,6 +84,12 @@ class FeedQueues {
                                          std::optional<Clock::time_point> deadline,
                                          const std::atomic<bool>* cancel = nullptr);
 
+  // Replicas (process indices) the client's feeds of `device` may name:
+  // [0, replicas(device)). 1 until a compile of a replicated program for
+  // that device raises it (AllowReplicas keeps the largest count asked).
+  void AllowReplicas(const std::string& device, uint32_t count);
+  uint32_t replicas(const std::string& device) const;
+
   // Values queued now (for stats and tests).
   size_t size(FeedDirection direction, const std::string& device, uint32_t replica) const;
   // Bytes queued now in all of this client's queues.
@@ -103,6 +109,7 @@ class FeedQueues {
   mutable std::mutex mu_;
   std::condition_variable changed_;  // notified on every push and pop
   std::map<Key, Queue> queues_;
+  std::map<std::string, uint32_t> replicas_;  // by device; absent = 1
   uint64_t bytes_ = 0;  // in all queues_
 };
 

@@ -317,6 +317,16 @@ std::string ModuleNameOf(const std::string& parsed, std::string_view text,
   return name;
 }
 
+// An alias-map value is the program part, a newline and the module's
+// declared grid (EncodeDeclaredGrid): splits it in place.
+Status SplitAlias(std::string* value, DeclaredGrid* declared) {
+  const size_t newline = value->rfind('\n');
+  if (newline == std::string::npos) return Internal("alias map value without a process grid");
+  JITD_ASSIGN_OR_RETURN(*declared, DecodeDeclaredGrid(std::string_view(*value).substr(newline + 1)));
+  value->resize(newline);
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
@@ -364,6 +374,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   program->executable = std::move(executable);
   program->program_text = std::move(text);
   program->profile = build_options.profile;
+  program->grid = GridFromKeyOptions(parts.options);
   program->module_name =
       ModuleNameOf(module_name, program->program_text, build_options.flatbuffer_module);
   const uint64_t nanos = static_cast<uint64_t>(
@@ -390,7 +401,10 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   std::unique_ptr<ir::Module> parsed;
   const std::string alias_key = AliasKey(program_text, spec);
   std::optional<std::string> program_part = aliases_.Find(alias_key);
-  if (!program_part.has_value()) {
+  DeclaredGrid declared;
+  if (program_part.has_value()) {
+    JITD_RETURN_IF_ERROR(SplitAlias(&*program_part, &declared));
+  } else {
     StatusOr<std::unique_ptr<ir::Module>> module =
         ParseProgram(program_text, spec.flatbuffer_module);
     if (!module.ok()) {
@@ -398,10 +412,20 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
       return module.status();
     }
     parsed = std::move(module).value();
+    StatusOr<DeclaredGrid> module_grid = DeclaredProcessGrid(*parsed);
+    if (!module_grid.ok()) {
+      ++compile_errors_;
+      return module_grid.status();
+    }
+    declared = *module_grid;
     program_part = MakeProgramKey(*parsed).Part();
-    aliases_.Put(alias_key, *program_part);
+    aliases_.Put(alias_key, *program_part + '\n' + EncodeDeclaredGrid(declared));
   }
-  const cache::CacheKeyParts parts = KeyParts(std::move(*program_part), spec);
+  // The process grid (issue 17): the client's counts against the module's.
+  StatusOr<eval::ProcessGrid> grid = ResolveProcessGrid(spec.grid, declared);
+  if (!grid.ok()) return Status(grid.status().code(), "Compile: " + grid.status().message());
+  cache::CacheKeyParts parts = KeyParts(std::move(*program_part), spec);
+  parts.options += GridKeyOption(*grid);
   const cache::Fingerprint fingerprint = cache::Fingerprint::Of(parts);
   bool from_disk = false;
   std::string explain;
@@ -496,7 +520,14 @@ std::optional<CompileOutcome> Instance::CompileFromMemory(std::string_view progr
   // key: that is Compile's work, off this thread.
   std::optional<std::string> program_part = aliases_.Find(AliasKey(program_text, spec));
   if (!program_part.has_value()) return std::nullopt;
-  return ProbeMemory(cache::Fingerprint::Of(KeyParts(std::move(*program_part), spec)), start,
+  DeclaredGrid declared;
+  if (!SplitAlias(&*program_part, &declared).ok()) return std::nullopt;
+  // A grid the module contradicts is Compile's error to report.
+  StatusOr<eval::ProcessGrid> grid = ResolveProcessGrid(spec.grid, declared);
+  if (!grid.ok()) return std::nullopt;
+  cache::CacheKeyParts parts = KeyParts(std::move(*program_part), spec);
+  parts.options += GridKeyOption(*grid);
+  return ProbeMemory(cache::Fingerprint::Of(parts), start,
                      spec.uid, /*must_have_sent=*/false);
 }
 

@@ -49,6 +49,7 @@
 #include "jit/cache/fingerprint.h"
 #include "jit/cache/memory_cache.h"
 #include "daemon/fair_gate.h"
+#include "daemon/process_grid.h"
 #include "daemon/stats.h"
 #include "jit/ir/type.h"
 
@@ -138,6 +139,9 @@ struct CompiledProgram {
   std::string module_name;
   // Who sent this program's text (Instance::Compile adds the caller's uid).
   mutable UidSet suppliers;
+  // The processes an execute runs (daemon/process_grid.h; 1x1 for most
+  // programs), as the key's options part names them.
+  eval::ProcessGrid grid;
 };
 
 // Compile options as the daemon canonicalizes them. Plain value.
@@ -157,6 +161,10 @@ struct CompileSpec {
   // inside the daemon process). Unless the cache is shared across uids it
   // is part of the cache key.
   int64_t uid = -1;
+  // Replicas, partitions and device assignment the client asked for
+  // (process_grid.h: merged with the module's attributes; the resolved grid
+  // is part of the cache key unless it is 1x1).
+  GridRequest grid;
 };
 
 // Who asks for Instance::StatsJson. Plain value.

@@ -398,6 +398,11 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
     if (options->device()) spec.device = options->device()->str();
     spec.profile = options->profile();
     spec.dumps = options->dumps();
+    spec.grid.num_replicas = options->num_replicas();
+    spec.grid.num_partitions = options->num_partitions();
+    if (const auto* devices = options->device_assignment()) {
+      spec.grid.device_assignment.assign(devices->begin(), devices->end());
+    }
     if (options->dump_dir() && options->dump_dir()->size() != 0) {
       return Reply(id, InvalidArgument(
                            "Compile: options.dump_dir is set, but the daemon writes no files for "
@@ -525,9 +530,12 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
   auto dump_vector = spec.dumps ? fbb.CreateVector(dump_infos)
                                 : flatbuffers::Offset<flatbuffers::Vector<
                                       flatbuffers::Offset<wire::DumpInfo>>>();
-  auto body = wire::CreateCompileReply(fbb, handle, fingerprint, outcome->cache_hit,
-                                       outcome->compile_micros, argument_vector, result_vector,
-                                       explain, dump_vector);
+  // Feeds of this program's device may name each of its processes.
+  feeds_->AllowReplicas(program.device, static_cast<uint32_t>(program.grid.num_processes()));
+  auto body = wire::CreateCompileReply(
+      fbb, handle, fingerprint, outcome->cache_hit, outcome->compile_micros, argument_vector,
+      result_vector, explain, dump_vector, static_cast<uint32_t>(program.grid.num_replicas),
+      static_cast<uint32_t>(program.grid.num_partitions));
   return Reply(id, Status::Ok(), wire::ReplyBody_CompileReply, body.Union());
 }
 
@@ -541,6 +549,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                               " in this session"));
   }
   const CompiledProgram& program = *exe_it->second;
+  if (program.grid.num_processes() > 1 || execute->processes() > 1) {
+    return HandleExecuteReplicated(id, execute, program, start);  // session_replicated.cc
+  }
   const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
   const size_t num_results = execute->results() ? execute->results()->size() : 0;
   const size_t num_result_data = execute->result_data() ? execute->result_data()->size() : 0;
@@ -865,10 +876,14 @@ std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMes
     return Reply(id, NotFound(std::string(what) + ": no device '" + device +
                                    "' in this daemon (it has: " + list + ")"));
   }
-  if (replica != 0) {
-    return Reply(id, InvalidArgument(std::string(what) + ": replica " +
-                                          std::to_string(replica) +
-                                          " does not exist; this daemon runs one replica (0)"));
+  // Replicas are the process indices of this client's programs on the device.
+  if (const uint32_t replicas = feeds_->replicas(device); replica >= replicas) {
+    return Reply(id, InvalidArgument(
+                         std::string(what) + ": replica " + std::to_string(replica) +
+                         " is out of range [0, " + std::to_string(replicas) +
+                         "): this client's programs on device '" + device + "' run " +
+                         std::to_string(replicas) + " process" + (replicas == 1 ? "" : "es") +
+                         " at most (compile one with more replicas first)"));
   }
   StatusOr<ir::Type> type = FromWireShape(wire_shape);
   if (!type.ok()) {

@@ -154,6 +154,13 @@ class Session {
   std::span<const uint8_t> HandleCompile(uint64_t id, const wire::CompileRequest* compile);
   std::span<const uint8_t> HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
                                          std::chrono::steady_clock::time_point start);
+  // An execute of a program with several processes (issue 17), or one that
+  // asks for several (session_replicated.cc): per-process arguments and
+  // results, devices::ExecuteReplicated, per-process feeds.
+  std::span<const uint8_t> HandleExecuteReplicated(uint64_t id,
+                                                   const wire::ExecuteRequest* execute,
+                                                   const CompiledProgram& program,
+                                                   std::chrono::steady_clock::time_point start);
   void PublishCounts();
   // The names of the programs held (ClientCounters::SetPrograms); after
   // every change to executables_.

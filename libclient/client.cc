@@ -418,6 +418,9 @@ StatusOr<Executable> Client::CompileLocked(std::span<const uint8_t> request, uin
     for (const wire::TensorShape* s : *compiled->results()) out.results.push_back(FromWire(s));
   }
   if (compiled->explain()) out.explain = compiled->explain()->str();
+  // 0 from daemons before protocol 7: one process.
+  out.num_replicas = std::max<uint32_t>(compiled->num_replicas(), 1);
+  out.num_partitions = std::max<uint32_t>(compiled->num_partitions(), 1);
   if (compiled->dumps()) {
     for (const wire::DumpInfo* dump : *compiled->dumps()) {
       out.dumps.emplace_back(dump->name() ? dump->name()->str() : std::string(), dump->bytes());
@@ -499,9 +502,14 @@ StatusOr<Executable> Client::CompileText(std::string_view program_text,
   std::vector<flatbuffers::Offset<wire::TensorShape>> shapes;
   for (const TensorShape& s : options.argument_shapes) shapes.push_back(ToWire(fbb, s));
   auto shape_vector = options.argument_shapes.empty() ? 0 : fbb.CreateVector(shapes);
-  auto compile_options = wire::CreateCompileOptions(fbb, fbb.CreateString(options.device), 0,
-                                                    options.profile,
-                                                    options.dumps || !options.dump_dir.empty());
+  auto devices = options.device_assignment.empty()
+                     ? 0
+                     : fbb.CreateVector(options.device_assignment.data(),
+                                        options.device_assignment.size());
+  auto compile_options = wire::CreateCompileOptions(
+      fbb, fbb.CreateString(options.device), 0, options.profile,
+      options.dumps || !options.dump_dir.empty(), options.num_replicas, options.num_partitions,
+      devices);
   wire::HeapRef program(block.offset, block.length);
   auto body = wire::CreateCompileRequest(fbb,
                                          options.flatbuffer_module
@@ -616,6 +624,7 @@ StatusOr<Timing> Client::ExecuteLocked(uint64_t executable, std::span<const uint
     body.add_resource_fill(static_cast<uint8_t>(options.resource_fill));
   }
   if (!result_blocks.empty()) body.add_result_data(data);
+  if (options.processes > 1) body.add_processes(options.processes);
   auto body_offset = body.Finish();
   const uint64_t id = next_id_++;
   auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_ExecuteRequest,
@@ -638,6 +647,28 @@ StatusOr<Timing> Client::ExecuteLocked(uint64_t executable, std::span<const uint
   timing.profile_omitted = executed->profile_omitted();
   if (out_handles != nullptr) *out_handles = ipc::ReadVector(executed->results());
   return timing;
+}
+
+StatusOr<Timing> Client::ExecutePerReplica(uint64_t executable, uint32_t processes,
+                                           std::span<const std::vector<uint64_t>> arguments,
+                                           std::span<const std::vector<uint64_t>> results,
+                                           ExecuteOptions options) {
+  if (arguments.size() != processes || results.size() != processes) {
+    return InvalidArgument("ExecutePerReplica: " + std::to_string(arguments.size()) +
+                           " processes' arguments and " + std::to_string(results.size()) +
+                           " processes' results given, the executable runs " +
+                           std::to_string(processes) + " processes");
+  }
+  std::vector<uint64_t> flat_arguments, flat_results;
+  for (const std::vector<uint64_t>& mine : arguments) {
+    flat_arguments.insert(flat_arguments.end(), mine.begin(), mine.end());
+  }
+  for (const std::vector<uint64_t>& mine : results) {
+    flat_results.insert(flat_results.end(), mine.begin(), mine.end());
+  }
+  options.processes = processes;
+  std::lock_guard<std::mutex> lock(mu_);
+  return ExecuteLocked(executable, flat_arguments, flat_results, {}, options, nullptr);
 }
 
 Status Client::Release(uint64_t executable) {
@@ -672,7 +703,8 @@ Status Client::SendRawForTesting(std::span<const uint8_t> bytes) {
 }
 
 Status Client::FeedLocked(bool infeed, const std::string& device, const TensorShape& shape,
-                          ipc::RingHeapRef block, std::chrono::milliseconds timeout) {
+                          ipc::RingHeapRef block, std::chrono::milliseconds timeout,
+                          uint32_t replica) {
   flatbuffers::FlatBufferBuilder fbb(256);
   auto device_offset = fbb.CreateString(device);
   auto shape_offset = ToWire(fbb, shape);
@@ -680,12 +712,13 @@ Status Client::FeedLocked(bool infeed, const std::string& device, const TensorSh
   const uint64_t id = next_id_++;
   flatbuffers::Offset<wire::RequestMessage> message;
   if (infeed) {
-    auto body = wire::CreateTransferToInfeedRequest(fbb, device_offset, 0, shape_offset, &data);
+    auto body = wire::CreateTransferToInfeedRequest(fbb, device_offset, replica, shape_offset,
+                                                    &data);
     message = wire::CreateRequestMessage(fbb, id, wire::Request_TransferToInfeedRequest,
                                          body.Union());
   } else {
     const uint64_t micros = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count())) * 1000;
-    auto body = wire::CreateTransferFromOutfeedRequest(fbb, device_offset, 0, shape_offset, &data,
+    auto body = wire::CreateTransferFromOutfeedRequest(fbb, device_offset, replica, shape_offset, &data,
                                                        micros);
     message = wire::CreateRequestMessage(fbb, id, wire::Request_TransferFromOutfeedRequest,
                                          body.Union());
@@ -697,7 +730,7 @@ Status Client::FeedLocked(bool infeed, const std::string& device, const TensorSh
 }
 
 Status Client::TransferToInfeed(const std::string& device, const TensorShape& shape,
-                                std::span<const uint8_t> bytes) {
+                                std::span<const uint8_t> bytes, uint32_t replica) {
   JITD_ASSIGN_OR_RETURN(uint64_t size, ByteSize(shape));
   if (bytes.size() != size) {
     return InvalidArgument("TransferToInfeed: " + std::to_string(bytes.size()) + " bytes given, " +
@@ -712,7 +745,7 @@ Status Client::TransferToInfeed(const std::string& device, const TensorShape& sh
     return span.status();
   }
   if (size != 0) std::memcpy(span->data(), bytes.data(), size);
-  Status sent = FeedLocked(true, device, shape, block, std::chrono::milliseconds(0));
+  Status sent = FeedLocked(true, device, shape, block, std::chrono::milliseconds(0), replica);
   // On a timeout the daemon may still read the block: leave it allocated.
   if (sent.ok() || sent.code() != StatusCode::kDeadlineExceeded) {
     (void)segment_->Deallocate(block);
@@ -720,18 +753,21 @@ Status Client::TransferToInfeed(const std::string& device, const TensorShape& sh
   return sent;
 }
 
-Status Client::TransferBufferToInfeed(const std::string& device, const Buffer& buffer) {
+Status Client::TransferBufferToInfeed(const std::string& device, const Buffer& buffer,
+                                      uint32_t replica) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = buffer_blocks_.find(buffer.handle);
   if (it == buffer_blocks_.end()) {
     return NotFound("TransferToInfeed: no buffer " + std::to_string(buffer.handle) +
                     " in this client");
   }
-  return FeedLocked(true, device, buffer.shape, it->second, std::chrono::milliseconds(0));
+  return FeedLocked(true, device, buffer.shape, it->second, std::chrono::milliseconds(0),
+                    replica);
 }
 
 Status Client::TransferFromOutfeed(const std::string& device, const TensorShape& shape,
-                                   std::span<uint8_t> out, std::chrono::milliseconds timeout) {
+                                   std::span<uint8_t> out, std::chrono::milliseconds timeout,
+                                   uint32_t replica) {
   JITD_ASSIGN_OR_RETURN(uint64_t size, ByteSize(shape));
   if (out.size() != size) {
     return InvalidArgument("TransferFromOutfeed: room for " + std::to_string(out.size()) +
@@ -741,7 +777,7 @@ Status Client::TransferFromOutfeed(const std::string& device, const TensorShape&
   std::lock_guard<std::mutex> lock(mu_);
   JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block, segment_->Allocate(std::max<uint64_t>(size, 1)));
   block.length = size;
-  Status received = FeedLocked(false, device, shape, block, timeout);
+  Status received = FeedLocked(false, device, shape, block, timeout, replica);
   if (received.ok()) {
     StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block);
     if (!span.ok()) {
@@ -758,14 +794,14 @@ Status Client::TransferFromOutfeed(const std::string& device, const TensorShape&
 }
 
 Status Client::TransferFromOutfeedToBuffer(const std::string& device, const Buffer& buffer,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout, uint32_t replica) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = buffer_blocks_.find(buffer.handle);
   if (it == buffer_blocks_.end()) {
     return NotFound("TransferFromOutfeed: no buffer " + std::to_string(buffer.handle) +
                     " in this client");
   }
-  return FeedLocked(false, device, buffer.shape, it->second, timeout);
+  return FeedLocked(false, device, buffer.shape, it->second, timeout, replica);
 }
 
 }  // namespace jitd::client

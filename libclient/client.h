@@ -99,6 +99,12 @@ struct ExecuteOptions {
   // like trained weights (kernels scaled by fan-in, vectors in [0.5, 1.5)).
   enum class ResourceFill : uint8_t { kUniform = 0, kWeights = 1 };
   ResourceFill resource_fill = ResourceFill::kUniform;
+  // Replicated execution (issue 17): the executable's process count
+  // (Executable::num_processes()). With more than one, the arguments and
+  // results (or result shapes) of an execute hold every process's in turn:
+  // process 0's, then process 1's, ... (ExecutePerReplica arranges them).
+  // 0 = one process.
+  uint32_t processes = 0;
 };
 
 // Options of Compile. Plain value.
@@ -120,6 +126,15 @@ struct CompileOptions {
   // The program's bytes are a FlatBuffers module (ipc/module.fbs, what the
   // builder makes) instead of StableHLO text.
   bool flatbuffer_module = false;
+  // Replicated execution (issue 17): the program runs as num_replicas x
+  // num_partitions processes; 0 = what the module's mhlo.num_replicas /
+  // mhlo.num_partitions say (else 1). A count contradicting the module's
+  // attribute is INVALID_ARGUMENT. Part of the cache key.
+  uint32_t num_replicas = 0;
+  uint32_t num_partitions = 0;
+  // Optional: the device id of process r * num_partitions + p (distinct,
+  // non-negative); empty = process i is device i.
+  std::vector<int64_t> device_assignment;
 };
 
 // A compiled program in this client's session. Plain value.
@@ -133,6 +148,10 @@ struct Executable {
   std::string explain;  // on a miss: what differs from the nearest cached entry
   // With CompileOptions::dumps: the compile's dumps (name, bytes), unread.
   std::vector<std::pair<std::string, uint64_t>> dumps;
+  // The process grid the daemon runs it as (1 x 1 unless replicated).
+  uint32_t num_replicas = 1;
+  uint32_t num_partitions = 1;
+  uint32_t num_processes() const { return num_replicas * num_partitions; }
 };
 
 // A buffer in the shared heap. `data` is shared memory: the daemon reads it
@@ -201,6 +220,14 @@ class Client {
                                             std::span<const TensorShape> result_shapes,
                                             const ExecuteOptions& options,
                                             std::vector<Buffer>* out_results);
+  // Runs a replicated executable (issue 17): arguments[i] and results[i]
+  // are process i's buffers (process r * num_partitions + p; as many as
+  // `executable` has processes), all run at once in one request. The
+  // executable's Executable::num_processes() must be passed as `processes`.
+  StatusOr<Timing> ExecutePerReplica(uint64_t executable, uint32_t processes,
+                                     std::span<const std::vector<uint64_t>> arguments,
+                                     std::span<const std::vector<uint64_t>> results,
+                                     ExecuteOptions options = {});
   // Drops an executable handle (and its unread dumps).
   Status Release(uint64_t executable);
   // Dump `index` of `executable` (compiled with CompileOptions::dumps). Each
@@ -208,24 +235,28 @@ class Client {
   StatusOr<std::string> ReadDump(uint64_t executable, uint32_t index, uint64_t bytes);
 
   // Infeed / outfeed (daemon/feed_queues.h). `device` empty = the daemon's
-  // default device; one replica (0). TransferToInfeed queues a copy of
+  // default device. `replica`: the process index whose queue it is (0 for
+  // one-process programs; below the process count of this client's programs
+  // on the device, INVALID_ARGUMENT naming the range otherwise). TransferToInfeed queues a copy of
   // `bytes` (exactly ByteSize(shape) of them) for `stablehlo.infeed` ops of
   // this process's executions on that device to read (feed queues belong to
   // the client process: its connections share them, no other process sees
   // them).
   Status TransferToInfeed(const std::string& device, const TensorShape& shape,
-                          std::span<const uint8_t> bytes);
+                          std::span<const uint8_t> bytes, uint32_t replica = 0);
   // The same from a buffer of this client (no copy on this side).
-  Status TransferBufferToInfeed(const std::string& device, const Buffer& buffer);
+  Status TransferBufferToInfeed(const std::string& device, const Buffer& buffer,
+                                uint32_t replica = 0);
   // Takes the next value a `stablehlo.outfeed` wrote on `device`, waiting up
   // to `timeout` (0 = the daemon's default execute deadline); it must have
   // `shape` (INVALID_ARGUMENT otherwise, and the value stays queued). Its
   // bytes go to `out` (exactly ByteSize(shape) of them).
   Status TransferFromOutfeed(const std::string& device, const TensorShape& shape,
-                             std::span<uint8_t> out, std::chrono::milliseconds timeout);
+                             std::span<uint8_t> out, std::chrono::milliseconds timeout,
+                             uint32_t replica = 0);
   // The same into a buffer of this client.
   Status TransferFromOutfeedToBuffer(const std::string& device, const Buffer& buffer,
-                                     std::chrono::milliseconds timeout);
+                                     std::chrono::milliseconds timeout, uint32_t replica = 0);
   // The daemon's statistics as JSON; `keys` lists cache entries too.
   StatusOr<std::string> Stats(bool keys = false);
 
@@ -259,7 +290,8 @@ class Client {
                              std::chrono::milliseconds extra_wait = std::chrono::milliseconds(0));
   // Sends a feed transfer naming `block` of the heap.
   Status FeedLocked(bool infeed, const std::string& device, const TensorShape& shape,
-                    ipc::RingHeapRef block, std::chrono::milliseconds timeout);
+                    ipc::RingHeapRef block, std::chrono::milliseconds timeout,
+                    uint32_t replica);
   StatusOr<Executable> CompileLocked(std::span<const uint8_t> request, uint64_t id);
   StatusOr<Executable> CompileText(std::string_view program_text, const CompileOptions& options);
   // Reads every dump of `executable` into files in `dir`.

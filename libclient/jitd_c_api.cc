@@ -234,6 +234,19 @@ Status FromCCompileOptions(const jitd_compile_options_t* options,
       options->dump_dir != nullptr) {
     out->dump_dir = options->dump_dir;
   }
+  if (options->struct_size >= JITD_STRUCT_SIZE(jitd_compile_options_t, device_assignment_size)) {
+    out->num_replicas = options->num_replicas;
+    out->num_partitions = options->num_partitions;
+    if (options->device_assignment_size != 0) {
+      if (options->device_assignment == nullptr) {
+        return jitd::InvalidArgument(
+            "jitd_compile_options_t.device_assignment is NULL with device_assignment_size " +
+            std::to_string(options->device_assignment_size));
+      }
+      out->device_assignment.assign(options->device_assignment,
+                                    options->device_assignment + options->device_assignment_size);
+    }
+  }
   return Status::Ok();
 }
 
@@ -583,6 +596,134 @@ jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
   });
 }
 
+size_t jitd_executable_num_replicas(const jitd_executable_t* executable) {
+  return executable == nullptr ? 0 : executable->executable.num_replicas;
+}
+
+size_t jitd_executable_num_partitions(const jitd_executable_t* executable) {
+  return executable == nullptr ? 0 : executable->executable.num_partitions;
+}
+
+jitd_status_t* jitd_executable_execute_replicated(jitd_executable_t* executable,
+                                                  size_t num_processes,
+                                                  jitd_buffer_t* const* args, size_t num_args,
+                                                  jitd_buffer_t** results, size_t num_results,
+                                                  const jitd_execute_options_t* options,
+                                                  jitd_execute_timing_t* out_timing_or_null) {
+  constexpr const char* kFn = "jitd_executable_execute_replicated";
+  if (executable == nullptr) return Invalid(std::string(kFn) + ": executable is NULL");
+  if (num_results > 0 && results == nullptr) {
+    return Invalid(std::string(kFn) + ": the results array is NULL");
+  }
+  if (out_timing_or_null != nullptr) {
+    jitd_status_t* bad = ToC(CheckStructSize("jitd_execute_timing_t",
+                                             out_timing_or_null->struct_size, sizeof(size_t)));
+    if (bad != nullptr) return bad;
+  }
+  return Guard([&]() -> Status {
+    const jitd::client::Executable& exe = executable->executable;
+    if (num_processes != exe.num_processes()) {
+      return jitd::InvalidArgument(std::string(kFn) + ": " + std::to_string(num_processes) +
+                                   " processes given, the executable runs " +
+                                   std::to_string(exe.num_processes()) + " (" +
+                                   std::to_string(exe.num_replicas) + " replicas x " +
+                                   std::to_string(exe.num_partitions) + " partitions)");
+    }
+    jitd::client::ExecuteOptions execute_options;
+    if (options != nullptr) {
+      JITD_RETURN_IF_ERROR(CheckStructSize("jitd_execute_options_t", options->struct_size,
+                                           JITD_EXECUTE_OPTIONS_STRUCT_SIZE));
+      execute_options.deadline = std::chrono::microseconds(
+          std::min<uint64_t>(options->deadline_micros, uint64_t{1} << 50));
+      if (options->has_resource_seed != 0) execute_options.resource_seed = options->resource_seed;
+      if (options->struct_size >= JITD_STRUCT_SIZE(jitd_execute_options_t, resource_fill) &&
+          options->resource_fill == JITD_RESOURCE_FILL_WEIGHTS) {
+        execute_options.resource_fill = jitd::client::ExecuteOptions::ResourceFill::kWeights;
+      } else if (options->struct_size >= JITD_STRUCT_SIZE(jitd_execute_options_t, resource_fill) &&
+                 options->resource_fill != JITD_RESOURCE_FILL_UNIFORM) {
+        return jitd::InvalidArgument("jitd_execute_options_t.resource_fill: " +
+                                     std::to_string(options->resource_fill) +
+                                     " is not a jitd_resource_fill_t");
+      }
+    }
+    execute_options.processes = static_cast<uint32_t>(num_processes);
+    // Every process's expected shapes, in turn.
+    std::vector<jitd::client::TensorShape> arg_shapes, result_shapes;
+    for (size_t p = 0; p < num_processes; ++p) {
+      arg_shapes.insert(arg_shapes.end(), exe.arguments.begin(), exe.arguments.end());
+      result_shapes.insert(result_shapes.end(), exe.results.begin(), exe.results.end());
+    }
+    std::vector<uint64_t> arg_handles;
+    JITD_RETURN_IF_ERROR(
+        CollectBuffers(*executable, args, num_args, arg_shapes, "arguments", &arg_handles));
+    if (num_results != result_shapes.size()) {
+      return jitd::InvalidArgument(std::string(kFn) + ": " + std::to_string(num_results) +
+                                   " result slots given, " + std::to_string(num_processes) +
+                                   " processes of " + std::to_string(exe.results.size()) +
+                                   " results need " + std::to_string(result_shapes.size()));
+    }
+    const std::shared_ptr<Client>& client = executable->client;
+    size_t missing = 0;
+    for (size_t i = 0; i < num_results; ++i) missing += results[i] == nullptr ? 1 : 0;
+    if (missing == num_results && num_results > 0) {
+      // Every result allocated here: one round trip registers and fills them.
+      std::vector<jitd::client::Buffer> made;
+      JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
+                            client->ExecuteAllocatingResults(exe.handle, arg_handles,
+                                                             result_shapes, execute_options,
+                                                             &made));
+      std::vector<jitd_buffer_t*> wrapped;
+      try {
+        for (jitd::client::Buffer& b : made) wrapped.push_back(new jitd_buffer{client, b});
+      } catch (...) {
+        for (jitd_buffer_t* w : wrapped) delete w;
+        for (const jitd::client::Buffer& b : made) (void)client->DestroyBuffer(b.handle);
+        throw;
+      }
+      for (size_t i = 0; i < num_results; ++i) results[i] = wrapped[i];
+      FillTiming(timing, out_timing_or_null);
+      KeepProfile(*executable, timing);
+      return Status::Ok();
+    }
+    // Some slots given: allocate the missing ones, then execute into all.
+    std::vector<jitd_buffer_t*> slots(results, results + num_results);
+    std::vector<jitd_buffer_t*> made;
+    auto destroy_made = [&] {
+      for (jitd_buffer_t* b : made) jitd_buffer_destroy(b);
+    };
+    for (size_t i = 0; i < num_results; ++i) {
+      if (slots[i] != nullptr) continue;
+      StatusOr<jitd::client::Buffer> buffer = client->AllocateBuffer(result_shapes[i]);
+      if (!buffer.ok()) {
+        destroy_made();
+        return buffer.status();
+      }
+      try {
+        slots[i] = new jitd_buffer{client, *buffer};
+      } catch (...) {
+        (void)client->DestroyBuffer(buffer->handle);
+        destroy_made();
+        throw;
+      }
+      made.push_back(slots[i]);
+    }
+    std::vector<uint64_t> result_handles;
+    Status collected = CollectBuffers(*executable, slots.data(), num_results, result_shapes,
+                                      "results", &result_handles);
+    StatusOr<jitd::client::Timing> ran =
+        collected.ok() ? client->Execute(exe.handle, arg_handles, result_handles, execute_options)
+                       : StatusOr<jitd::client::Timing>(collected);
+    if (!ran.ok()) {
+      destroy_made();
+      return ran.status();
+    }
+    for (size_t i = 0; i < num_results; ++i) results[i] = slots[i];
+    FillTiming(*ran, out_timing_or_null);
+    KeepProfile(*executable, *ran);
+    return Status::Ok();
+  });
+}
+
 jitd_status_t* jitd_executable_execute(jitd_executable_t* executable, jitd_buffer_t* const* args,
                                        size_t num_args, jitd_buffer_t* const* results,
                                        size_t num_results,
@@ -675,6 +816,45 @@ jitd_status_t* jitd_client_transfer_from_outfeed(jitd_client_t* client, const ch
         device ? device : "", shape,
         std::span<uint8_t>(static_cast<uint8_t*>(out_data), size_bytes),
         std::chrono::milliseconds(timeout_ms));
+  });
+}
+
+jitd_status_t* jitd_client_transfer_to_infeed_replica(jitd_client_t* client, const char* device,
+                                                      uint32_t replica, jitd_dtype_t dtype,
+                                                      const int64_t* dims, size_t rank,
+                                                      const void* data, size_t size_bytes) {
+  if (client == nullptr) return Invalid("jitd_client_transfer_to_infeed_replica: client is NULL");
+  if (data == nullptr && size_bytes != 0) {
+    return Invalid("jitd_client_transfer_to_infeed_replica: data is NULL");
+  }
+  return Guard([&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(jitd::client::TensorShape shape,
+                          MakeShape("jitd_client_transfer_to_infeed_replica", dtype, dims, rank));
+    return client->client->TransferToInfeed(
+        device ? device : "", shape,
+        std::span<const uint8_t>(static_cast<const uint8_t*>(data), size_bytes), replica);
+  });
+}
+
+jitd_status_t* jitd_client_transfer_from_outfeed_replica(jitd_client_t* client,
+                                                         const char* device, uint32_t replica,
+                                                         jitd_dtype_t dtype, const int64_t* dims,
+                                                         size_t rank, void* out_data,
+                                                         size_t size_bytes, uint32_t timeout_ms) {
+  if (client == nullptr) {
+    return Invalid("jitd_client_transfer_from_outfeed_replica: client is NULL");
+  }
+  if (out_data == nullptr && size_bytes != 0) {
+    return Invalid("jitd_client_transfer_from_outfeed_replica: out_data is NULL");
+  }
+  return Guard([&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(
+        jitd::client::TensorShape shape,
+        MakeShape("jitd_client_transfer_from_outfeed_replica", dtype, dims, rank));
+    return client->client->TransferFromOutfeed(
+        device ? device : "", shape,
+        std::span<uint8_t>(static_cast<uint8_t*>(out_data), size_bytes),
+        std::chrono::milliseconds(timeout_ms), replica);
   });
 }
 

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 8
+#define JITD_API_VERSION 9
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -234,6 +234,20 @@ typedef struct jitd_compile_options_t {
    * sends them; this library writes them. Such a compile always compiles (a
    * cached program has no dumps). Since version 6. */
   const char* dump_dir;
+  /* (Version 9.) Replicated execution: the program runs as num_replicas x
+   * num_partitions processes, executed with
+   * jitd_executable_execute_replicated. 0 (and a struct_size ending before
+   * these fields) = what the module's mhlo.num_replicas /
+   * mhlo.num_partitions attributes say, else 1; a count contradicting the
+   * attribute is JITD_INVALID_ARGUMENT naming both. Part of the cache key. */
+  uint32_t num_replicas;
+  uint32_t num_partitions;
+  /* (Version 9.) Optional device assignment: device_assignment[r *
+   * num_partitions + p] is the device id of process (r, p), distinct and
+   * non-negative, device_assignment_size of them (one per process); NULL /
+   * 0 = process i is device i. Copied. */
+  const int64_t* device_assignment;
+  size_t device_assignment_size;
 } jitd_compile_options_t;
 #define JITD_COMPILE_OPTIONS_STRUCT_SIZE \
   JITD_STRUCT_SIZE(jitd_compile_options_t, device)
@@ -334,6 +348,28 @@ JITD_API jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable
                                                    jitd_buffer_t** results, size_t num_results,
                                                    const jitd_execute_options_t* options,
                                                    jitd_execute_timing_t* out_timing_or_null);
+/* ---- Replicated execution (since version 9) ----------------------------- */
+/* The process grid an executable runs as: replicas and partitions (1 each
+ * unless it was compiled replicated; 0 for NULL). Its processes are
+ * numbered r * num_partitions + p. */
+JITD_API size_t jitd_executable_num_replicas(const jitd_executable_t* executable);
+JITD_API size_t jitd_executable_num_partitions(const jitd_executable_t* executable);
+/* Runs every process of a replicated executable at once: num_processes
+ * must be replicas x partitions; args holds num_processes x
+ * jitd_executable_num_arguments buffers, process 0's first, then process
+ * 1's, ...; results likewise num_processes x jitd_executable_num_results
+ * slots, each a buffer to write into or NULL for a new buffer the library
+ * allocates (the caller destroys it). The processes' collectives meet in
+ * the daemon; one that never completes (a mismatched program) ends at the
+ * deadline with JITD_DEADLINE_EXCEEDED naming the op and the processes.
+ * stablehlo.infeed / outfeed of process i use replica i's queues. On
+ * failure the slots are unchanged. `options` and `out_timing_or_null` may
+ * be NULL. jitd_executable_execute* of a replicated executable is
+ * JITD_INVALID_ARGUMENT pointing here. */
+JITD_API jitd_status_t* jitd_executable_execute_replicated(
+    jitd_executable_t* executable, size_t num_processes, jitd_buffer_t* const* args,
+    size_t num_args, jitd_buffer_t** results, size_t num_results,
+    const jitd_execute_options_t* options, jitd_execute_timing_t* out_timing_or_null);
 /* Drops the executable handle here and in the daemon (the daemon's cache
  * keeps the compiled program); NULL is a no-op. */
 JITD_API void jitd_executable_release(jitd_executable_t* executable);
@@ -363,7 +399,8 @@ JITD_API jitd_status_t* jitd_executable_execute_with_deadline(
 
 /* ---- Infeed and outfeed (since version 3) ------------------------------- */
 
-/* The daemon keeps one FIFO queue of tensors per device (one replica, 0) for
+/* The daemon keeps one FIFO queue of tensors per device and replica (0 here;
+ * the _replica variants below name others, version 9) for
  * infeed and one for outfeed per client process (since version 7; before,
  * all clients shared them): every client of one process feeds and reads the
  * same queues, and no other process ever sees them. A `stablehlo.infeed` op
@@ -404,6 +441,18 @@ JITD_API jitd_status_t* jitd_client_transfer_from_outfeed_to_buffer(jitd_client_
                                                                     const char* device,
                                                                     jitd_buffer_t* buffer,
                                                                     uint32_t timeout_ms);
+/* (Version 9.) jitd_client_transfer_to_infeed and
+ * jitd_client_transfer_from_outfeed for the queues of replica `replica`:
+ * the process index (r * num_partitions + p) of a replicated executable on
+ * that device. Replica 0 is the queues above. A replica at or past the
+ * process count of this process's programs on the device is
+ * JITD_INVALID_ARGUMENT naming the range. */
+JITD_API jitd_status_t* jitd_client_transfer_to_infeed_replica(
+    jitd_client_t* client, const char* device, uint32_t replica, jitd_dtype_t dtype,
+    const int64_t* dims, size_t rank, const void* data, size_t size_bytes);
+JITD_API jitd_status_t* jitd_client_transfer_from_outfeed_replica(
+    jitd_client_t* client, const char* device, uint32_t replica, jitd_dtype_t dtype,
+    const int64_t* dims, size_t rank, void* out_data, size_t size_bytes, uint32_t timeout_ms);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -185,12 +185,29 @@ def _unavailable_reason(conn, device):
     return message
 
 
-def _compile_options_struct(device, profile=False, dump_dir=None):
+def _compile_options_struct(device, profile=False, dump_dir=None, grid=None):
+    """The C jitd_compile_options_t; `grid` = (replicas, partitions,
+    device_assignment) as _check_compile_options returns it (0 = the
+    module's)."""
     opts = _lib.CompileOptions()
     opts.struct_size = ctypes.sizeof(_lib.CompileOptions)
     opts.device = device.encode()
     opts.profile = 1 if profile else 0
     opts.dump_dir = dump_dir.encode() if dump_dir else None
+    replicas, partitions, devices = grid if grid is not None else (0, 0, None)
+    if replicas or partitions or devices:
+        if _lib.lib().jitd_api_version() < 9:
+            raise JitdError(StatusCode.UNIMPLEMENTED,
+                            "CompileOptions.replica_count / num_partitions / device_assignment "
+                            "need libjitd.so C API 9; the loaded %s is version %d"
+                            % (_lib.library_path(), _lib.lib().jitd_api_version()))
+        opts.num_replicas = replicas
+        opts.num_partitions = partitions
+        if devices:
+            array, n = _lib.int64_array(devices)
+            opts.device_assignment = array
+            opts.device_assignment_size = n
+            opts._keep = array  # alive as long as the struct
     return opts
 
 
@@ -216,7 +233,7 @@ def _dump_destinations(options):
     return wanted
 
 
-def _compile_with_options(client, compile_options, compile_fn):
+def _compile_with_options(client, compile_options, compile_fn, grid=None):
     """Runs compile_fn(connection, opts_struct) -> executable handle with the
     C options `compile_options` asks for (reconnecting once when the daemon
     went away), then copies the dumps it asked for into their directories.
@@ -225,7 +242,7 @@ def _compile_with_options(client, compile_options, compile_fn):
     profile = bool(getattr(compile_options, "hlo_profile", False))
     staging = tempfile.mkdtemp(prefix="jitd-dumps-") if wanted else None
     try:
-        opts = _compile_options_struct(client.device, profile, staging)
+        opts = _compile_options_struct(client.device, profile, staging, grid)
         with client._lock:  # the handle, and the connection it lives on
             handle = client._call(lambda conn: compile_fn(conn, opts))
             compiled = (handle, client._conn, client._generation)
@@ -374,44 +391,46 @@ class Client(object):
     # -- compiling ----------------------------------------------------------
 
     def compile_stablehlo(self, text, argument_shapes=(), compile_options=None):
-        """Compiles StableHLO text (MLIR) in the daemon -> LocalExecutable."""
-        replica_count = _check_compile_options(compile_options)
+        """Compiles StableHLO text (MLIR) in the daemon -> LocalExecutable.
+        With compile_options.replica_count (or num_partitions) the program
+        runs as several processes: use LocalExecutable.ExecutePerReplica."""
+        grid = _check_compile_options(compile_options)
         if isinstance(text, str):
             text = text.encode("utf-8")
         profile = bool(getattr(compile_options, "hlo_profile", False))
 
         def recipe(conn, opts=None):
             """Compiles the text on `conn` (again after a reconnect)."""
-            opts = opts or _compile_options_struct(self.device, profile)
+            opts = opts or _compile_options_struct(self.device, profile, grid=grid)
             exe = ctypes.c_void_p()
             _lib.check(_lib.fn("jitd_client_compile")(conn.drain(), text, len(text),
                                                       ctypes.byref(opts), ctypes.byref(exe)))
             return exe
-        exe, conn, generation = _compile_with_options(self, compile_options, recipe)
+        exe, conn, generation = _compile_with_options(self, compile_options, recipe, grid)
         executable = LocalExecutable(self, exe, result_is_tuple=None, recipe=recipe,
                                      conn=conn, generation=generation, profiled=profile)
         executable._check_argument_shapes(argument_shapes)
-        executable.replica_count = replica_count
+        executable._device_assignment = grid[2]
         return executable
 
     def _compile_computation(self, computation, argument_shapes, compile_options,
                              result_is_tuple):
-        replica_count = _check_compile_options(compile_options)
+        grid = _check_compile_options(compile_options)
         profile = bool(getattr(compile_options, "hlo_profile", False))
 
         def recipe(conn, opts=None):
             """Compiles the computation's module on `conn` (again after a
             reconnect: the closure keeps the Computation alive)."""
-            opts = opts or _compile_options_struct(self.device, profile)
+            opts = opts or _compile_options_struct(self.device, profile, grid=grid)
             exe = ctypes.c_void_p()
             _lib.check(_lib.fn("jitd_client_compile_computation")(
                 conn.drain(), computation._handle, ctypes.byref(opts), ctypes.byref(exe)))
             return exe
-        exe, conn, generation = _compile_with_options(self, compile_options, recipe)
+        exe, conn, generation = _compile_with_options(self, compile_options, recipe, grid)
         executable = LocalExecutable(self, exe, result_is_tuple=result_is_tuple, recipe=recipe,
                                      conn=conn, generation=generation, profiled=profile)
         executable._check_argument_shapes(argument_shapes)
-        executable.replica_count = replica_count
+        executable._device_assignment = grid[2]
         return executable
 
     # -- buffers and feeds ---------------------------------------------------
@@ -423,37 +442,54 @@ class Client(object):
         """Queues `value` (an array or scalar, or a tuple of them: each element
         in order) on this platform's infeed, for stablehlo.infeed ops of this
         process's executions on the daemon's device to read (the daemon keeps
-        feed queues per client process; no other process sees them)."""
-        _check_replica(replica_number)
+        feed queues per client process; no other process sees them).
+        `replica_number` (None = 0): the queue of that process of a
+        replicated executable (r * num_partitions + p); one at or past the
+        process count of this process's programs on the device raises
+        INVALID_ARGUMENT naming the range."""
+        replica = _check_replica(replica_number)
         if isinstance(value, (tuple, list)):
             for v in value:
-                self.transfer_to_infeed(v)
+                self.transfer_to_infeed(v, replica)
             return
         a = np.require(np.asarray(value), requirements="C")
         dims, n = _lib.int64_array(a.shape)
-        self._feed_call(lambda conn: _lib.check(_lib.fn("jitd_client_transfer_to_infeed")(
-            conn.handle, self.device.encode(), to_jitd_dtype(a.dtype), dims, n,
-            a.ctypes.data_as(ctypes.c_void_p), a.nbytes)))
+        if replica == 0:
+            self._feed_call(lambda conn: _lib.check(_lib.fn("jitd_client_transfer_to_infeed")(
+                conn.handle, self.device.encode(), to_jitd_dtype(a.dtype), dims, n,
+                a.ctypes.data_as(ctypes.c_void_p), a.nbytes)))
+        else:
+            self._feed_call(lambda conn: _lib.check(
+                _lib.fn("jitd_client_transfer_to_infeed_replica")(
+                    conn.handle, self.device.encode(), replica, to_jitd_dtype(a.dtype), dims, n,
+                    a.ctypes.data_as(ctypes.c_void_p), a.nbytes)))
 
     def transfer_from_outfeed(self, shape, replica_number=None, timeout_ms=60000):
         """Takes the next value of `shape` (a Shape; a tuple shape takes one
         value per element) from this platform's outfeed, waiting up to
         `timeout_ms` for an execution to write it. A value of another shape
-        raises INVALID_ARGUMENT and stays queued."""
-        _check_replica(replica_number)
+        raises INVALID_ARGUMENT and stays queued. `replica_number` as in
+        transfer_to_infeed: the outfeed of that process."""
+        replica = _check_replica(replica_number)
         if not isinstance(shape, Shape):
             raise TypeError("transfer_from_outfeed needs a jitd.Shape, got %r" % (shape,))
         if shape.is_tuple():
-            return tuple(self.transfer_from_outfeed(s, timeout_ms=timeout_ms)
+            return tuple(self.transfer_from_outfeed(s, replica, timeout_ms=timeout_ms)
                          for s in shape.tuple_shapes())
         if not shape.is_array():
             raise JitdError(StatusCode.INVALID_ARGUMENT, "cannot read a %s from the outfeed"
                             % shape)
         out = np.empty(shape.dimensions(), dtype=shape.element_type())
         dims, n = _lib.int64_array(shape.dimensions())
-        self._feed_call(lambda conn: _lib.check(_lib.fn("jitd_client_transfer_from_outfeed")(
-            conn.handle, self.device.encode(), to_jitd_dtype(out.dtype), dims, n,
-            out.ctypes.data_as(ctypes.c_void_p), out.nbytes, int(timeout_ms))))
+        if replica == 0:
+            self._feed_call(lambda conn: _lib.check(_lib.fn("jitd_client_transfer_from_outfeed")(
+                conn.handle, self.device.encode(), to_jitd_dtype(out.dtype), dims, n,
+                out.ctypes.data_as(ctypes.c_void_p), out.nbytes, int(timeout_ms))))
+        else:
+            self._feed_call(lambda conn: _lib.check(
+                _lib.fn("jitd_client_transfer_from_outfeed_replica")(
+                    conn.handle, self.device.encode(), replica, to_jitd_dtype(out.dtype), dims,
+                    n, out.ctypes.data_as(ctypes.c_void_p), out.nbytes, int(timeout_ms))))
         return out
 
     def stats(self):
@@ -469,10 +505,15 @@ class Client(object):
 
 
 def _check_replica(replica_number):
-    if replica_number not in (None, 0):
-        raise JitdNotImplementedError(
-            "replica_number=%r: jitd runs one replica (0); replicas are not implemented"
-            % (replica_number,))
+    """The replica (process index) a feed transfer names: None = 0."""
+    if replica_number is None:
+        return 0
+    if isinstance(replica_number, bool) or not isinstance(replica_number, (int, np.integer)):
+        raise TypeError("replica_number must be an int, got %r" % (replica_number,))
+    if not 0 <= int(replica_number) < 1 << 32:
+        raise JitdError(StatusCode.INVALID_ARGUMENT,
+                        "replica_number=%d: replicas are numbered from 0" % int(replica_number))
+    return int(replica_number)
 
 
 _clients = {}
@@ -549,7 +590,13 @@ class CompileOptions(object):
     A compile with dumps always compiles (a cached program has none).
     hlo_profile: every Execute of the program fills
     LocalExecutable.last_profile. generate_hlo_graph is not supported
-    (JitdNotImplementedError). replica_count must be 1."""
+    (JitdNotImplementedError).
+    replica_count (alias num_replicas) and num_partitions: the program runs
+    as replica_count x num_partitions processes (run them with
+    LocalExecutable.ExecutePerReplica); None takes the module's
+    mhlo.num_replicas / mhlo.num_partitions (else 1), a count contradicting
+    them is INVALID_ARGUMENT. device_assignment: optional device ids, one
+    per process (r * num_partitions + p)."""
 
     def __init__(self):
         self.generate_hlo_graph = None
@@ -558,28 +605,47 @@ class CompileOptions(object):
         self.dump_per_pass_hlo_proto_to = None
         self.dump_dir = None
         self.hlo_profile = False
-        self.replica_count = 1
+        self.replica_count = None
+        self.num_partitions = None
+        self.device_assignment = None
+
+    @property
+    def num_replicas(self):
+        return self.replica_count
+
+    @num_replicas.setter
+    def num_replicas(self, value):
+        self.replica_count = value
+
+
+def _grid_count(options, name):
+    """CompileOptions.`name` as the C options take it: 0 for None."""
+    value = getattr(options, name, None)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+            not 1 <= int(value) < 1 << 32:
+        raise JitdError(StatusCode.INVALID_ARGUMENT,
+                        "CompileOptions.%s=%r: must be a positive integer (or None for the "
+                        "module's own)" % (name, value))
+    return int(value)
 
 
 def _check_compile_options(options):
+    """(replicas, partitions, device_assignment) for the C options; 0 =
+    the module's."""
     if options is None:
-        return 1
+        return (0, 0, None)
     value = getattr(options, "generate_hlo_graph", None)
     if value:
         raise JitdNotImplementedError(
             "CompileOptions.generate_hlo_graph=%r: jitd draws no graphs; the dump_* "
             "fields give the program's text before, during and after compilation" % (value,))
-    replicas = getattr(options, "replica_count", 1)
-    if replicas is None:
-        replicas = 1
-    if int(replicas) != 1:
-        if int(replicas) < 1:
-            raise JitdError(StatusCode.INVALID_ARGUMENT,
-                            "CompileOptions.replica_count=%r: must be at least 1" % (replicas,))
-        raise JitdNotImplementedError(
-            "CompileOptions.replica_count=%d: jitd runs one replica; replicated execution "
-            "is not implemented" % int(replicas))
-    return 1
+    devices = getattr(options, "device_assignment", None)
+    if devices is not None:
+        devices = [int(d) for d in np.asarray(devices).reshape(-1)]
+    return (_grid_count(options, "replica_count"), _grid_count(options, "num_partitions"),
+            devices)
 
 
 class LocalBuffer(object):
@@ -726,13 +792,26 @@ class LocalExecutable(object):
         self._timing_fast = False
         self.last_timing = None
         self._fast = None
+        # The process grid (C API 9; one process from older libraries).
+        self.replica_count, self.num_partitions = 1, 1
+        if _lib.has("jitd_executable_num_replicas"):
+            self.replica_count = int(L("jitd_executable_num_replicas")(handle)) or 1
+            self.num_partitions = int(L("jitd_executable_num_partitions")(handle)) or 1
         self._attach_fast()
         # With CompileOptions.hlo_profile: the latest Execute's rows, slowest
         # first: {"name": op or kernel, "count": runs, "nanos": total time};
         # rows of while/if/case include their bodies.
         self.last_profile = None
         self.last_profile_omitted = 0
-        self.replica_count = 1
+
+    @property
+    def num_replicas(self):
+        return self.replica_count
+
+    @property
+    def num_processes(self):
+        """Replicas x partitions: the argument lists ExecutePerReplica takes."""
+        return self.replica_count * self.num_partitions
 
     def __del__(self):
         h = getattr(self, "_handle", None)
@@ -758,7 +837,7 @@ class LocalExecutable(object):
         """The fast path's object for the current handle (None without
         jitd._fast)."""
         fast = _fastpath.module()
-        if fast is not None:
+        if fast is not None and self.num_processes == 1:  # replicated: the ctypes path
             self._fast = fast.Executable(self._handle.value, self._conn.handle.value,
                                          self._result_is_tuple, _FAST_KEEP_BYTES)
 
@@ -823,7 +902,10 @@ class LocalExecutable(object):
             self._attach_fast()
 
     def DeviceOrdinals(self):
-        return [0]
+        """One device ordinal per process (r * num_partitions + p): the
+        compile's device_assignment, else 0, 1, ..."""
+        devices = getattr(self, "_device_assignment", None)
+        return list(devices) if devices else list(range(self.num_processes))
 
     def _check_argument_shapes(self, argument_shapes):
         if not argument_shapes:
@@ -869,6 +951,11 @@ class LocalExecutable(object):
         `resource`: None or _resource_options' struct. When the daemon went
         away, reconnects, compiles again and runs once more (unless an
         argument was a LocalBuffer: those are lost)."""
+        if self.num_processes > 1:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "Execute: this executable runs %d replica(s) x %d partition(s) = %d "
+                            "processes; use ExecutePerReplica with one argument list per process"
+                            % (self.replica_count, self.num_partitions, self.num_processes))
         if len(arguments) != len(self.argument_shapes):
             raise JitdError(StatusCode.INVALID_ARGUMENT,
                             "Execute: %d argument(s) given, the computation takes %d (%s)"
@@ -955,15 +1042,84 @@ class LocalExecutable(object):
     # xla_client's name for Execute on Python values (numpy arrays, scalars).
     ExecuteWithPythonValues = Execute
 
+    def ExecutePerReplica(self, arguments, deadline_ms=None, resource_fill=None,
+                          resource_seed=None):
+        """Runs every process of a replicated executable at once (issue 17):
+        `arguments` holds one sequence of arguments per process (replica r,
+        partition p at r * num_partitions + p; values as Execute takes them);
+        returns a list of each process's results (as Execute returns them).
+        The processes' collectives meet in the daemon; stablehlo.infeed /
+        outfeed of process i use transfer_to_infeed / transfer_from_outfeed
+        with replica_number=i. `deadline_ms` bounds the whole execution: a
+        collective that never completes ends there with DEADLINE_EXCEEDED
+        naming the op and the processes."""
+        arguments = [list(a) for a in arguments]
+        if len(arguments) != self.num_processes:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "ExecutePerReplica: %d argument list(s) given, the executable runs "
+                            "%d replica(s) x %d partition(s) = %d processes"
+                            % (len(arguments), self.replica_count, self.num_partitions,
+                               self.num_processes))
+        if self.num_processes == 1:
+            return [self.Execute(arguments[0], deadline_ms=deadline_ms,
+                                 resource_fill=resource_fill, resource_seed=resource_seed)]
+        for p, mine in enumerate(arguments):
+            if len(mine) != len(self.argument_shapes):
+                raise JitdError(StatusCode.INVALID_ARGUMENT,
+                                "ExecutePerReplica: process %d: %d argument(s) given, the "
+                                "computation takes %d (%s)"
+                                % (p, len(mine), len(self.argument_shapes),
+                                   ", ".join(str(s) for s in self.argument_shapes)))
+        resource = _resource_options(resource_fill, resource_seed)
+        try:
+            self._current()
+            results = self._run_replicated(arguments, deadline_ms, resource)
+        except JitdError as e:
+            if not _daemon_gone(e):
+                raise
+            self._client._reconnect(self._conn)
+            for p, mine in enumerate(arguments):
+                for i, a in enumerate(mine):
+                    if isinstance(a, LocalBuffer):
+                        raise _lost_buffer_error("ExecutePerReplica: process %d argument %d"
+                                                 % (p, i), a) from e
+            self._current()
+            results = self._run_replicated(arguments, deadline_ms, resource)
+        return [self._pack([r.to_py() for r in mine]) for mine in results]
+
+    def _run_replicated(self, arguments, deadline_ms, resource):
+        """One replicated run -> each process's result LocalBuffers."""
+        buffers = [[self._argument_buffer(i, a) for i, a in enumerate(mine)]
+                   for mine in arguments]
+        flat_args = [b for mine in buffers for b in mine]
+        num_results = len(arguments) * len(self.result_shapes)
+        args = (ctypes.c_void_p * max(1, len(flat_args)))(*[b._handle for b in flat_args])
+        # NULL slots: the library allocates every result in the same round trip.
+        outs = (ctypes.c_void_p * max(1, num_results))()
+        if resource is None:
+            resource = _lib.ExecuteOptions()
+            resource.struct_size = ctypes.sizeof(_lib.ExecuteOptions)
+        resource.deadline_micros = int(deadline_ms * 1000) if deadline_ms else 0
+        timing = _lib.ExecuteTiming()
+        timing.struct_size = ctypes.sizeof(_lib.ExecuteTiming)
+        self._conn.drain()
+        _lib.check(_lib.fn("jitd_executable_execute_replicated")(
+            self._handle, len(arguments), args, len(flat_args), outs, num_results,
+            ctypes.byref(resource), ctypes.byref(timing)))
+        per = len(self.result_shapes)
+        results = [[LocalBuffer(self._client, ctypes.c_void_p(outs[p * per + i]),
+                                self.result_shapes[i], self._conn, self._generation)
+                    for i in range(per)] for p in range(len(arguments))]
+        self.last_timing = {"queue_micros": timing.queue_micros,
+                            "execute_micros": timing.execute_micros,
+                            "total_micros": timing.total_micros}
+        self._read_profile()
+        return results
+
     def ExecuteWithPythonValuesPerReplica(self, arguments):
         """xla_client's per-replica form: one sequence of arguments per
-        replica, a list of results per replica. jitd runs one replica."""
-        arguments = list(arguments)
-        if len(arguments) != 1:
-            raise JitdNotImplementedError(
-                "ExecuteWithPythonValuesPerReplica: %d replicas' arguments given; jitd runs one "
-                "replica" % len(arguments))
-        return [self.Execute(arguments[0])]
+        replica (process), a list of results per replica."""
+        return self.ExecutePerReplica(arguments)
 
     def __call__(self, *arguments):
         """exe(x, y) = exe.Execute([x, y])."""

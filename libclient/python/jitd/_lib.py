@@ -50,7 +50,16 @@ class ClientOptions(ctypes.Structure):
 
 class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p),
-                ("profile", ctypes.c_int), ("dump_dir", ctypes.c_char_p)]
+                ("profile", ctypes.c_int), ("dump_dir", ctypes.c_char_p),
+                # C API version 9: replicated execution.
+                ("num_replicas", ctypes.c_uint32), ("num_partitions", ctypes.c_uint32),
+                ("device_assignment", ctypes.POINTER(ctypes.c_int64)),
+                ("device_assignment_size", ctypes.c_size_t)]
+
+
+# struct_size of a jitd_compile_options_t before version 9 (libraries that
+# check nothing past dump_dir).
+COMPILE_OPTIONS_V6_SIZE = CompileOptions.num_replicas.offset
 
 
 class DotDimensionNumbers(ctypes.Structure):
@@ -262,6 +271,17 @@ _DEVICES = {
     "jitd_client_default_device": (S, [P]),
 }
 
+# API version 9: replicated execution (optional: older libraries lack it).
+_REPLICAS = {
+    "jitd_executable_num_replicas": (SZ, [P]),
+    "jitd_executable_num_partitions": (SZ, [P]),
+    "jitd_executable_execute_replicated": (P, [P, SZ, PP, SZ, PP, SZ,
+                                               ctypes.POINTER(ExecuteOptions),
+                                               ctypes.POINTER(ExecuteTiming)]),
+    "jitd_client_transfer_to_infeed_replica": (P, [P, S, U32, I, I64P, SZ, P, SZ]),
+    "jitd_client_transfer_from_outfeed_replica": (P, [P, S, U32, I, I64P, SZ, P, SZ, U32]),
+}
+
 # Functions the loaded library lacks (an older libjitd.so): calling them
 # raises a JitdError naming the function.
 _missing = set()
@@ -317,6 +337,7 @@ def lib():
             _declare(loaded, _BUILDER_V4)
             _declare(loaded, _DEVICES)
             _declare(loaded, _EXECUTE_EX)
+            _declare(loaded, _REPLICAS)
             core_missing = sorted(n for n in _CORE if n in _missing)
             if core_missing:
                 errors.append("%s: not a jitd C API library (lacks %s)"

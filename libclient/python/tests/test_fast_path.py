@@ -158,8 +158,9 @@ class TestSameResults(object):
         per_replica = add.ExecuteWithPythonValuesPerReplica([[X, Y]])
         assert isinstance(per_replica, list) and len(per_replica) == 1
         assert_strict(per_replica[0], X + Y)
-        with pytest.raises(jitd.JitdNotImplementedError):
+        with pytest.raises(jitd.JitdError) as e:  # a one-replica program
             add.ExecuteWithPythonValuesPerReplica([[X, Y], [X, Y]])
+        assert e.value.code == jitd.StatusCode.INVALID_ARGUMENT
 
     def test_tuple_of_two_dtypes(self, client):
         exe = client.compile_stablehlo(TWO_RESULTS)

@@ -653,7 +653,12 @@ StatusOr<BType> Reader::DecodeVhloType(Cursor& c, int depth) {
       t.dtype = inner->dtype;
       t.text = "tensor<";
       for (int64_t d : t.dims) {
-        if (d < 0) return ErrAt(at, "dynamic or negative tensor dimension " + std::to_string(d) + " is not supported");
+        // MLIR writes a dynamic dimension (`?`) as INT64_MIN.
+        if (d == ir::Type::kDynamic) {
+          t.text += "?x";
+          continue;
+        }
+        if (d < 0) return ErrAt(at, "negative tensor dimension " + std::to_string(d));
         t.text += std::to_string(d) + "x";
       }
       t.text += inner->text + ">";
@@ -850,6 +855,7 @@ StatusOr<std::string> Reader::TensorText(const BAttr& a, size_t at) {
   const BType& t = *types_[a.type_id];
   int64_t n = 1;
   for (int64_t d : t.dims) {
+    if (d < 0) return ErrAt(at, "dense data of the dynamic type " + t.text);
     if (d != 0 && n > ir::kMaxElements / d) return ErrAt(at, "tensor " + t.text + " has too many elements");
     n *= d;
   }

@@ -1209,6 +1209,38 @@ Status LegacyTrsm(Call& c) {  // (left_side, lower, trans_a, diag, m, n, batch, 
                {8, 9, 7}, {0});
 }
 
+template <typename T>
+Status LegacyGeev(Call& c) {
+  // real: (b, n, jobvl, jobvr, a) -> (a_work, vl_work, vr_work, wr, wi, vl, vr, info)
+  // complex: (b, n, jobvl, jobvr, a) -> (a_work, rwork, w, vl, vr, info)
+  constexpr bool kComplex = IsComplexT<T>::value;
+  JITD_RETURN_IF_ERROR(c.Arity(5, kComplex ? 6 : 8));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[4], "operand 4"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "n", s.cols));
+  JITD_ASSIGN_OR_RETURN(int64_t jobvl, Scalar(c, 2, "jobvl"));
+  JITD_ASSIGN_OR_RETURN(int64_t jobvr, Scalar(c, 3, "jobvr"));
+  std::vector<LegacyAttr> attrs = {{"compute_left", jobvl, kU8}, {"compute_right", jobvr, kU8}};
+  if constexpr (kComplex) return RunAs(c, &Geev<T>, attrs, {4}, {2, 3, 4, 5});
+  return RunAs(c, &Geev<T>, attrs, {4}, {3, 4, 5, 6, 7});
+}
+
+template <typename T>
+Status LegacyGees(Call& c) {
+  // real: (b, n, jobvs, sort, a) -> (a, wr, wi, vs, sdim, info)
+  // complex: (b, n, jobvs, sort, a) -> (a, rwork, w, vs, sdim, info)
+  constexpr bool kComplex = IsComplexT<T>::value;
+  JITD_RETURN_IF_ERROR(c.Arity(5, 6));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[4], "operand 4"));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 0, "batch", s.batch));
+  JITD_RETURN_IF_ERROR(SizeIs(c, 1, "n", s.cols));
+  JITD_ASSIGN_OR_RETURN(int64_t jobvs, Scalar(c, 2, "jobvs"));
+  JITD_ASSIGN_OR_RETURN(int64_t sort, Scalar(c, 3, "sort"));
+  std::vector<LegacyAttr> attrs = {{"mode", jobvs, kU8}, {"sort", sort, kU8}};
+  if constexpr (kComplex) return RunAs(c, &Gees<T>, attrs, {4}, {0, 3, 2, 4, 5});
+  return RunAs(c, &Gees<T>, attrs, {4}, {0, 3, 1, 2, 4, 5});
+}
+
 // ---------------------------------------------------------------------------
 // The registry.
 
@@ -1263,6 +1295,8 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD_LEGACY("gesdd", "gesdd", LegacyGesdd, "lapack_");
     JITD_ADD_LEGACY("gehrd", "gehrd", LegacyGehrd, "lapack_");
     JITD_ADD_LEGACY("sytrd", "hetrd", LegacySytrd, "lapack_");
+    JITD_ADD_LEGACY("geev", "geev", LegacyGeev, "lapack_");
+    JITD_ADD_LEGACY("gees", "gees", LegacyGees, "lapack_");
     JITD_ADD_LEGACY("trsm", "trsm", LegacyTrsm, "blas_");
 #undef JITD_ADD_LEGACY
     r->emplace("ducc_fft", Entry{&DuccFft, DType::kU8, false, true});
@@ -1395,7 +1429,8 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
     if (target.rfind("lapack_", 0) == 0 || target.rfind("blas_", 0) == 0) {
       hint = " (jitd implements jaxlib's typed-FFI LAPACK targets lapack_{s,d,c,z}{potrf,getrf,"
              "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi and "
-             "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,gehrd,sytrd/hetrd}, "
+             "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,geev,gees,gehrd,"
+             "sytrd/hetrd}, "
              "blas_?trsm)";
     } else if (target == "dynamic_ducc_fft") {
       hint = " (jaxlib's shape-polymorphic CPU FFT of jax 0.4.13 .. 0.4.2x; jitd reads ducc_fft, "

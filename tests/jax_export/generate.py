@@ -143,20 +143,35 @@ def custom_call(p, target, operands, operand_types, operand_layouts, results, re
     as i32 scalar operands first, the matrix operands in `order` (indices
     into `operands`), workspace results (type, layout) appended, no backend
     config."""
+    positions = list(range(len(results)))
     if legacy is not None:
-        target, scalars, extra, order = legacy
+        target, scalars, extra, order = legacy[:4]
+        template = legacy[4] if len(legacy) > 4 else None
         order = order or list(range(len(operands)))
-        names = []
+        names, types = [], []
         for v in scalars:
+            v, t = v if isinstance(v, tuple) else (v, "i32")
             name = "%%l%d" % len(p.exported_body)
-            p.exported_body.append("%s = stablehlo.constant dense<%d> : tensor<i32>" % (name, v))
+            p.exported_body.append("%s = stablehlo.constant dense<%d> : tensor<%s>" % (name, v, t))
             names.append(name)
+            types.append("tensor<%s>" % t)
         operands = names + [operands[i] for i in order]
-        operand_types = ["tensor<i32>"] * len(scalars) + [operand_types[i] for i in order]
+        operand_types = types + [operand_types[i] for i in order]
         operand_layouts = [[]] * len(scalars) + [operand_layouts[i] for i in order]
-        results = list(results) + [t for t, _ in extra]
-        result_layouts = list(result_layouts) + [l for _, l in extra]
-        aliases = [(o, len(scalars) + order.index(i)) for o, i in aliases]
+        # The legacy result list: FFI results (by index) and workspaces.
+        if template is None:
+            template = list(range(len(results))) + list(extra)
+        new_results, new_layouts = [], []
+        for k, item in enumerate(template):
+            if isinstance(item, int):
+                positions[item] = k
+                new_results.append(results[item])
+                new_layouts.append(result_layouts[item])
+            else:
+                new_results.append(item[0])
+                new_layouts.append(item[1])
+        results, result_layouts = new_results, new_layouts
+        aliases = [(positions[o], len(scalars) + order.index(i)) for o, i in aliases]
         config = None
     res = "%cc"
     alias_text = ", ".join(
@@ -175,7 +190,7 @@ def custom_call(p, target, operands, operand_types, operand_layouts, results, re
         "%s:%d = stablehlo.custom_call @%s(%s) {%s} : (%s) -> (%s)" % (
             res, len(results), target, ", ".join(operands), ", ".join(attrs),
             ", ".join(operand_types), ", ".join(results)))
-    return ["%s#%d" % (res, i) for i in range(len(results))]
+    return ["%s#%d" % (res, positions[i]) for i in range(len(positions))]
 
 
 def call_exported(p, inputs, et_inputs, result_types):
@@ -399,7 +414,7 @@ def gesdd(letter, et, np_t, tol, rng, legacy=False):
     return p
 
 
-def geev(letter, et, np_t, tol, rng):
+def geev(letter, et, np_t, tol, rng, legacy=False):
     n = 3
     a = rand(rng, (BATCH, n, n), np_t)
     wide = np.complex128 if is_complex(np_t) else np.float64
@@ -407,24 +422,32 @@ def geev(letter, et, np_t, tol, rng):
     cnp = np.complex64 if REAL[et] == "f32" else np.complex128
     ws, vs = zip(*[np.linalg.eig(a[b].astype(wide)) for b in range(BATCH)])
     w, v = np.stack(ws), np.stack(vs)
-    p = Program("eig_" + letter, "jnp.linalg.eig: lapack_%sgeev_ffi, compute_left 'N', compute_right 'V'"
-                % letter)
+    p = Program("eig_" + letter + ("_legacy" if legacy else ""),
+                "jnp.linalg.eig: lapack_%sgeev%s, compute_left 'N', compute_right 'V'"
+                % (letter, "" if legacy else "_ffi"))
     t, it, vt = ttype2(a.shape, et), ttype2([BATCH], "i32"), ttype2([BATCH, n, n], ct)
     p.exported_args = [t]
     config = [("compute_left", ch("N")), ("compute_right", ch("V"))]
     if is_complex(np_t):
         wt = ttype2([BATCH, n], et)
+        rt = REAL[et]
         r = custom_call(p, "lapack_%sgeev_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
-                        [wt, vt, vt, it], [[1, 0], matrix_layout(3), matrix_layout(3), [0]], config)
+                        [wt, vt, vt, it], [[1, 0], matrix_layout(3), matrix_layout(3), [0]], config,
+                        legacy=("lapack_%sgeev" % letter, [BATCH, n, (ord("N"), "ui8"), (ord("V"), "ui8")], [],
+                                None, [(ttype2([n, n], et), [0, 1]), (ttype2([2 * n], rt), [0]), 0, 1, 2, 3])
+                        if legacy else None)
         p.exported_results = [(r[0], wt), (r[2], vt), (r[3], it)]
         out = call_exported(p, [a], [et], [wt, vt, it])
         check(p, out[0], w.astype(cnp), et, tol)
         vr, info = out[1], out[2]
     else:
         wt = ttype2([BATCH, n], et)
+        work = (ttype2([n, n], et), [0, 1])
         r = custom_call(p, "lapack_%sgeev_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
                         [wt, wt, vt, vt, it],
-                        [[1, 0], [1, 0], matrix_layout(3), matrix_layout(3), [0]], config)
+                        [[1, 0], [1, 0], matrix_layout(3), matrix_layout(3), [0]], config,
+                        legacy=("lapack_%sgeev" % letter, [BATCH, n, (ord("N"), "ui8"), (ord("V"), "ui8")], [],
+                                None, [work, work, work, 0, 1, 2, 3, 4]) if legacy else None)
         p.exported_results = [(r[0], wt), (r[1], wt), (r[3], vt), (r[4], it)]
         out = call_exported(p, [a], [et], [wt, wt, vt, it])
         check(p, out[0], w.real.astype(np_t), et, tol)
@@ -452,24 +475,30 @@ def geev(letter, et, np_t, tol, rng):
     return p
 
 
-def gees(letter, et, np_t, tol, rng):
+def gees(letter, et, np_t, tol, rng, legacy=False):
     n = 3
     a = rand(rng, (BATCH, n, n), np_t)
-    p = Program("schur_" + letter, "jax.lax.linalg.schur: lapack_%sgees_ffi, mode 'V', sort 'N'; "
-                "A = Z T Z^H rebuilt in the program" % letter)
+    p = Program("schur_" + letter + ("_legacy" if legacy else ""),
+                "jax.lax.linalg.schur: lapack_%sgees%s, mode 'V', sort 'N'; "
+                "A = Z T Z^H rebuilt in the program" % (letter, "" if legacy else "_ffi"))
+    flags = [BATCH, n, (ord("V"), "ui8"), (ord("N"), "ui8")]
     t, it, wt = ttype2(a.shape, et), ttype2([BATCH], "i32"), ttype2([BATCH, n], et)
     p.exported_args = [t]
     config = [("mode", ch("V")), ("sort", ch("N"))]
     if is_complex(np_t):
         r = custom_call(p, "lapack_%sgees_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
                         [t, t, wt, it, it], [matrix_layout(3), matrix_layout(3), [1, 0], [0], [0]],
-                        config, aliases=[(0, 0)])
+                        config, aliases=[(0, 0)],
+                        legacy=("lapack_%sgees" % letter, flags, [], None,
+                                [0, (ttype2([n], REAL[et]), [0]), 2, 1, 3, 4]) if legacy else None)
         p.exported_results = [(r[0], t), (r[1], t), (r[3], it), (r[4], it)]
     else:
         r = custom_call(p, "lapack_%sgees_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)],
                         [t, t, wt, wt, it, it],
                         [matrix_layout(3), matrix_layout(3), [1, 0], [1, 0], [0], [0]],
-                        config, aliases=[(0, 0)])
+                        config, aliases=[(0, 0)],
+                        legacy=("lapack_%sgees" % letter, flags, [], None, [0, 2, 3, 1, 4, 5])
+                        if legacy else None)
         p.exported_results = [(r[0], t), (r[1], t), (r[4], it), (r[5], it)]
     out = call_exported(p, [a], [et], [t, t, it, it])
     check(p, out[2], np.zeros(BATCH, np.int32), "i32", 0)
@@ -722,7 +751,7 @@ def main():
             p.write(os.path.join(HERE, p.name + ".mlir"))
     # jaxlib's legacy (pre-FFI) form of the same calls, which programs
     # exported before the typed FFI carry.
-    for gen in (potrf, getrf, geqrf_orgqr, syevd, gesdd, gehrd, sytrd, trsm):
+    for gen in (potrf, getrf, geqrf_orgqr, syevd, gesdd, geev, gees, gehrd, sytrd, trsm):
         for letter, et, np_t, tol in TYPES:
             rng = np.random.default_rng(sum(map(ord, gen.__name__ + letter)))
             p = gen(letter, et, np_t, tol, rng, legacy=True)

@@ -7,9 +7,15 @@
 //                           oneDNN's int8 matmul where the CPU has VNNI
 //                           (devices/cpu/runtime/dnnl_matmul.cc)
 //   quantized/dot/f32:B/S   the same shape in f32 (OpenBLAS sgemm)
+//   quantized/dot/i8-interpreted:B/S  the quantized program compiled with
+//                           no pipeline ("none"): the cpu device's
+//                           interpreter fallback runs the quantized op, as
+//                           it did for every quantized op before
+//                           lower-quantized
 // B = 1 is a plain matrix product, B > 1 a batched one. The counter MACs
 // is multiply-adds per second. Both run on the device's threads (one per
-// CPU unless JITD_CPU_THREADS says otherwise).
+// CPU unless JITD_CPU_THREADS says otherwise); like `jitd`, the process
+// restarts itself with OpenBLAS's best kernels for the CPU (blas_core.h).
 // Run: build/bin/jitd_quantized_bench
 #include <benchmark/benchmark.h>
 
@@ -21,6 +27,7 @@
 #include <vector>
 
 #include "devices/compile.h"
+#include "devices/cpu/runtime/blas_core.h"
 #include "devices/device.h"
 #include "jit/frontend/parser.h"
 
@@ -71,7 +78,7 @@ double Reference(const std::vector<T>& a, const std::vector<T>& b, int64_t size,
 }
 
 template <typename In, typename Out>
-void Loop(benchmark::State& state, const std::string& text) {
+void Loop(benchmark::State& state, const std::string& text, bool pipeline = true) {
   const int64_t batch = state.range(0), size = state.range(1);
   const int64_t n = batch * size * size;
   auto device = devices::CreateDevice("cpu");
@@ -80,7 +87,9 @@ void Loop(benchmark::State& state, const std::string& text) {
     state.SkipWithError("no cpu device or program");
     return;
   }
-  auto exe = devices::CompileProgram(**device, std::shared_ptr<ir::Module>(std::move(*module)), {});
+  devices::ProgramCompileOptions options;
+  if (!pipeline) options.pipeline = "";
+  auto exe = devices::CompileProgram(**device, std::shared_ptr<ir::Module>(std::move(*module)), options);
   if (!exe.ok() || !(*exe)->runs_on_buffers()) {
     state.SkipWithError(exe.ok() ? "does not run on buffers" : exe.status().message().c_str());
     return;
@@ -118,6 +127,13 @@ void BM_QuantizedDot(benchmark::State& state) {
                                        "!quant.uniform<i32:f32, 3.0517578125E-5>"));
 }
 
+void BM_QuantizedDotInterpreted(benchmark::State& state) {
+  Loop<int8_t, int32_t>(state,
+                        Program(state.range(0), state.range(1), "!quant.uniform<i8:f32, 0.0078125>",
+                                "!quant.uniform<i8:f32, 0.00390625>", "!quant.uniform<i32:f32, 3.0517578125E-5>"),
+                        false);
+}
+
 void BM_F32Dot(benchmark::State& state) {
   Loop<float, float>(state, Program(state.range(0), state.range(1), "f32", "f32", "f32"));
 }
@@ -128,8 +144,20 @@ void Sizes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_QuantizedDot)->Name("quantized/dot/i8")->Apply(Sizes);
 BENCHMARK(BM_F32Dot)->Name("quantized/dot/f32")->Apply(Sizes);
+BENCHMARK(BM_QuantizedDotInterpreted)->Name("quantized/dot/i8-interpreted")->ArgNames({"B", "S"})->Args({1, 256})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace jitd
 
-BENCHMARK_MAIN();
+// As `jitd` does first thing: OpenBLAS's AVX-512 kernels on CPUs its
+// detection does not know (blas_core.h), so the f32 baseline is the one
+// the daemon runs.
+int main(int argc, char** argv) {
+  jitd::cpu::RestartWithBetterBlasCore(argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

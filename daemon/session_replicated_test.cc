@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -67,7 +68,14 @@ class SessionReplicatedTest : public ::testing::Test {
     auto instance = Instance::Create({});
     ASSERT_TRUE(instance.ok());
     instance_ = std::move(instance).value();
-    SessionOptions options;
+    MakeSession({});
+  }
+
+  // Replaces the session with one made with `options` (segment: 4 MiB).
+  void MakeSession(SessionOptions options) {
+    session_.reset();
+    heap_.reset();
+    buffer_refs_.clear();
     options.segment_bytes = 4 << 20;
     auto session = Session::Create(instance_.get(), 1, options);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
@@ -224,6 +232,73 @@ TEST_F(SessionReplicatedTest, AStuckCollectiveEndsAtTheDeadline) {
   EXPECT_EQ(Execute(exe, {x, x}, {out0, out1}, 2, 5'000'000), wire::StatusCode_INVALID_ARGUMENT)
       << "replica 1 now ends without the all_reduce: " << Message();
   EXPECT_NE(Message().find("stablehlo.all_reduce"), std::string::npos) << Message();
+}
+
+TEST_F(SessionReplicatedTest, TheClientsTimeLimitCutsTheDeadline) {
+  SessionOptions options;
+  options.max_execute_time = std::chrono::milliseconds(150);
+  MakeSession(options);
+  uint64_t exe = 0;
+  ASSERT_EQ(Compile(kStuck, 0, &exe), wire::StatusCode_OK) << Message();
+  const uint64_t x = Buffer(1, 2), out0 = Buffer(0, 0), out1 = Buffer(0, 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Execute(exe, {x, x}, {out0, out1}, 2, 60'000'000), wire::StatusCode_DEADLINE_EXCEEDED);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(Message().find("max_execute_time"), std::string::npos) << Message();
+}
+
+TEST_F(SessionReplicatedTest, CancelStopsEveryProcess) {
+  uint64_t exe = 0;
+  ASSERT_EQ(Compile(kStuck, 0, &exe), wire::StatusCode_OK) << Message();
+  const uint64_t x = Buffer(1, 2), out0 = Buffer(0, 0), out1 = Buffer(0, 0);
+  // The client hangs up 100 ms into a run whose deadline is a minute away.
+  std::thread hang_up([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    session_->Cancel();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const wire::StatusCode code = Execute(exe, {x, x}, {out0, out1}, 2, 60'000'000);
+  hang_up.join();
+  EXPECT_NE(code, wire::StatusCode_OK);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << Message();
+}
+
+TEST_F(SessionReplicatedTest, LibraryAllocatedResultsCountAgainstTheQuota) {
+  SessionOptions options;
+  options.max_buffers = 4;
+  MakeSession(options);
+  uint64_t exe = 0;
+  ASSERT_EQ(Compile(kSum, 2, &exe), wire::StatusCode_OK) << Message();
+  const uint64_t x0 = Buffer(1, 2), x1 = Buffer(3, 4);
+  // Two result ranges of the heap for the daemon to register (result_data).
+  auto block = [this] {
+    auto ref = heap_->Allocate(8);
+    EXPECT_TRUE(ref.ok());
+    return wire::HeapRef(ref->offset, 8);
+  };
+  auto run = [&](std::vector<wire::HeapRef> data) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto a = fbb.CreateVector(std::vector<uint64_t>{x0, x1});
+    auto d = fbb.CreateVectorOfStructs(data);
+    wire::ExecuteRequestBuilder body(fbb);
+    body.add_executable(exe);
+    body.add_arguments(a);
+    body.add_result_data(d);
+    body.add_processes(2);
+    auto offset = body.Finish();
+    return Send(fbb, wire::Request_ExecuteRequest, offset.Union());
+  };
+  const wire::HeapRef r0 = block(), r1 = block();
+  ASSERT_EQ(run({r0, r1}), wire::StatusCode_OK) << Message();
+  ASSERT_EQ(Reply()->body_as_ExecuteReply()->results()->size(), 2u);
+  float got[2];
+  std::memcpy(got, heap_->HeapBytes({r1.offset(), 8})->data(), 8);
+  EXPECT_EQ(got[0], 14.0f);  // 1 + 3 + 10 * replica 1
+  EXPECT_EQ(session_->num_buffers(), 4u);
+  // Two more would make six buffers, over the limit of four.
+  EXPECT_EQ(run({block(), block()}), wire::StatusCode_RESOURCE_EXHAUSTED);
+  EXPECT_NE(Message().find("max_buffers"), std::string::npos) << Message();
+  EXPECT_EQ(session_->num_buffers(), 4u);
 }
 
 }  // namespace

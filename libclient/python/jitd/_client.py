@@ -185,10 +185,13 @@ def _unavailable_reason(conn, device):
     return message
 
 
-def _compile_options_struct(device, profile=False, dump_dir=None, grid=None):
+def _compile_options_struct(device, profile=False, dump_dir=None, grid=None,
+                            argument_shapes=None):
     """The C jitd_compile_options_t; `grid` = (replicas, partitions,
     device_assignment) as _check_compile_options returns it (0 = the
-    module's)."""
+    module's); `argument_shapes` (array Shapes) the concrete shapes a program
+    with dynamic (`?`) dimensions compiles for (C API 10; older libraries
+    are not sent them and the shapes are only checked after the compile)."""
     opts = _lib.CompileOptions()
     opts.struct_size = ctypes.sizeof(_lib.CompileOptions)
     opts.device = device.encode()
@@ -208,8 +211,21 @@ def _compile_options_struct(device, profile=False, dump_dir=None, grid=None):
             opts.device_assignment = array
             opts.device_assignment_size = n
             opts._keep = array  # alive as long as the struct
+    shapes = list(argument_shapes or ())
+    if shapes and all(s.is_array() for s in shapes) and _lib.lib().jitd_api_version() >= 10:
+        dtypes = (ctypes.c_int * len(shapes))(*[to_jitd_dtype(s.element_type()) for s in shapes])
+        ranks = (ctypes.c_size_t * len(shapes))(*[len(s.dimensions()) for s in shapes])
+        dims, _ = _lib.int64_array([d for s in shapes for d in s.dimensions()])
+        opts.num_argument_shapes = len(shapes)
+        opts.argument_dtypes = dtypes
+        opts.argument_ranks = ranks
+        opts.argument_dims = dims
+        opts._keep_shapes = (dtypes, ranks, dims)  # alive as long as the struct
     return opts
 
+
+# A dynamic dimension in StableHLO text (`tensor<?x4xf32>`, `tensor<2x?xf32>`).
+_DYNAMIC_DIM = re.compile(rb"tensor<(?:\d+x)*\?x")
 
 # Dump file names (devices/compile.h): "000-input.mlir" is the program as
 # given, "NNN-<pass>.mlir" the program after pass NNN, "optimized.mlir" what
@@ -233,7 +249,7 @@ def _dump_destinations(options):
     return wanted
 
 
-def _compile_with_options(client, compile_options, compile_fn, grid=None):
+def _compile_with_options(client, compile_options, compile_fn, grid=None, argument_shapes=None):
     """Runs compile_fn(connection, opts_struct) -> executable handle with the
     C options `compile_options` asks for (reconnecting once when the daemon
     went away), then copies the dumps it asked for into their directories.
@@ -242,7 +258,7 @@ def _compile_with_options(client, compile_options, compile_fn, grid=None):
     profile = bool(getattr(compile_options, "hlo_profile", False))
     staging = tempfile.mkdtemp(prefix="jitd-dumps-") if wanted else None
     try:
-        opts = _compile_options_struct(client.device, profile, staging, grid)
+        opts = _compile_options_struct(client.device, profile, staging, grid, argument_shapes)
         with client._lock:  # the handle, and the connection it lives on
             handle = client._call(lambda conn: compile_fn(conn, opts))
             compiled = (handle, client._conn, client._generation)
@@ -393,20 +409,29 @@ class Client(object):
     def compile_stablehlo(self, text, argument_shapes=(), compile_options=None):
         """Compiles StableHLO text (MLIR) in the daemon -> LocalExecutable.
         With compile_options.replica_count (or num_partitions) the program
-        runs as several processes: use LocalExecutable.ExecutePerReplica."""
+        runs as several processes: use LocalExecutable.ExecutePerReplica.
+        argument_shapes (Shapes) are the concrete shapes a program with
+        dynamic dimensions (`tensor<?x4xf32>`, as jax.export writes shape
+        polymorphism) compiles for, one cache entry per shape; for a static
+        program they must equal its parameters."""
         grid = _check_compile_options(compile_options)
         if isinstance(text, str):
             text = text.encode("utf-8")
         profile = bool(getattr(compile_options, "hlo_profile", False))
+        # Only a program with dynamic dimensions needs its shapes in the
+        # request; a static one's are checked against its parameters below.
+        sent_shapes = argument_shapes if _DYNAMIC_DIM.search(text) else None
 
         def recipe(conn, opts=None):
             """Compiles the text on `conn` (again after a reconnect)."""
-            opts = opts or _compile_options_struct(self.device, profile, grid=grid)
+            opts = opts or _compile_options_struct(self.device, profile, grid=grid,
+                                                   argument_shapes=sent_shapes)
             exe = ctypes.c_void_p()
             _lib.check(_lib.fn("jitd_client_compile")(conn.drain(), text, len(text),
                                                       ctypes.byref(opts), ctypes.byref(exe)))
             return exe
-        exe, conn, generation = _compile_with_options(self, compile_options, recipe, grid)
+        exe, conn, generation = _compile_with_options(self, compile_options, recipe, grid,
+                                                      sent_shapes)
         executable = LocalExecutable(self, exe, result_is_tuple=None, recipe=recipe,
                                      conn=conn, generation=generation, profiled=profile)
         executable._check_argument_shapes(argument_shapes)
@@ -1054,15 +1079,38 @@ class LocalExecutable(object):
         collective that never completes ends there with DEADLINE_EXCEEDED
         naming the op and the processes."""
         arguments = [list(a) for a in arguments]
-        if len(arguments) != self.num_processes:
-            raise JitdError(StatusCode.INVALID_ARGUMENT,
-                            "ExecutePerReplica: %d argument list(s) given, the executable runs "
-                            "%d replica(s) x %d partition(s) = %d processes"
-                            % (len(arguments), self.replica_count, self.num_partitions,
-                               self.num_processes))
+        self._check_processes(arguments, "ExecutePerReplica")
         if self.num_processes == 1:
             return [self.Execute(arguments[0], deadline_ms=deadline_ms,
                                  resource_fill=resource_fill, resource_seed=resource_seed)]
+        results = self._per_replica(arguments, deadline_ms, resource_fill, resource_seed)
+        return [self._pack([r.to_py() for r in mine]) for mine in results]
+
+    def ExecuteWithBuffersPerReplica(self, arguments, deadline_ms=None, resource_fill=None,
+                                     resource_seed=None):
+        """ExecutePerReplica returning LocalBuffers: a list per process of its
+        results (a tuple of them for a tuple root), left in shared memory."""
+        arguments = [list(a) for a in arguments]
+        self._check_processes(arguments, "ExecuteWithBuffersPerReplica")
+        if self.num_processes == 1:
+            return [self.ExecuteWithBuffers(
+                [a if isinstance(a, LocalBuffer) else self._argument_buffer(i, a)
+                 for i, a in enumerate(arguments[0])], deadline_ms=deadline_ms,
+                resource_fill=resource_fill, resource_seed=resource_seed)]
+        results = self._per_replica(arguments, deadline_ms, resource_fill, resource_seed)
+        return [self._pack(mine) for mine in results]
+
+    def _check_processes(self, arguments, what):
+        if len(arguments) != self.num_processes:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s: %d argument list(s) given, the executable runs "
+                            "%d replica(s) x %d partition(s) = %d processes"
+                            % (what, len(arguments), self.replica_count, self.num_partitions,
+                               self.num_processes))
+
+    def _per_replica(self, arguments, deadline_ms, resource_fill, resource_seed):
+        """A replicated run (reconnecting once when the daemon went away) ->
+        each process's result LocalBuffers."""
         for p, mine in enumerate(arguments):
             if len(mine) != len(self.argument_shapes):
                 raise JitdError(StatusCode.INVALID_ARGUMENT,
@@ -1073,7 +1121,7 @@ class LocalExecutable(object):
         resource = _resource_options(resource_fill, resource_seed)
         try:
             self._current()
-            results = self._run_replicated(arguments, deadline_ms, resource)
+            return self._run_replicated(arguments, deadline_ms, resource)
         except JitdError as e:
             if not _daemon_gone(e):
                 raise
@@ -1084,8 +1132,7 @@ class LocalExecutable(object):
                         raise _lost_buffer_error("ExecutePerReplica: process %d argument %d"
                                                  % (p, i), a) from e
             self._current()
-            results = self._run_replicated(arguments, deadline_ms, resource)
-        return [self._pack([r.to_py() for r in mine]) for mine in results]
+            return self._run_replicated(arguments, deadline_ms, resource)
 
     def _run_replicated(self, arguments, deadline_ms, resource):
         """One replicated run -> each process's result LocalBuffers."""

@@ -110,6 +110,20 @@ class TestReplicatedExecute(object):
         results = exe.ExecutePerReplica([[b], [b]])
         assert_strict(results[1][0], b + b)
 
+    def test_buffers_in_and_out(self, client):
+        exe = client.compile_stablehlo(DECLARED)
+        ones = np.ones(3, np.float32)
+        first = exe.ExecuteWithBuffersPerReplica([[ones], [jitd.LocalBuffer.from_pyval(
+            ones * 2, client=client)]])
+        assert all(isinstance(b, jitd.LocalBuffer) for b in first)
+        assert_strict(first[1].to_py(), ones * 3)
+        # Each replica's result feeds its next run, staying in shared memory.
+        second = exe.ExecuteWithBuffersPerReplica([[first[0]], [first[1]]])
+        assert_strict(second[0].to_py(), ones * 6)
+        with pytest.raises(jitd.JitdError) as e:
+            exe.ExecuteWithBuffersPerReplica([[ones]])
+        assert e.value.code == jitd.StatusCode.INVALID_ARGUMENT
+
     def test_the_module_declares_the_replicas(self, client):
         exe = client.compile_stablehlo(DECLARED)
         assert exe.replica_count == 2

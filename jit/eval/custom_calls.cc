@@ -1029,14 +1029,32 @@ Status DuccFft(Call& c) {
       return c.Fail("the last dimension does not match an R2C / C2R transform");
     }
   }
+  // jaxlib wrote row-major strides (in elements); other strides are refused.
+  JITD_ASSIGN_OR_RETURN(std::vector<uint64_t> strides_in, t.Vector(3, 8));
+  JITD_ASSIGN_OR_RETURN(std::vector<uint64_t> strides_out, t.Vector(4, 8));
+  auto row_major = [](const Type& type) {
+    std::vector<uint64_t> st(static_cast<size_t>(type.rank()));
+    uint64_t stride = 1;
+    for (int64_t dim = type.rank() - 1; dim >= 0; --dim) {
+      st[static_cast<size_t>(dim)] = stride;
+      stride *= static_cast<uint64_t>(type.dim(dim));
+    }
+    return st;
+  };
+  if (strides_in != row_major(x.type) || strides_out != row_major(y.type)) {
+    return c.Unsupported("descriptor strides are not row-major (jitd's buffers are)");
+  }
   std::vector<size_t> axes;
   for (uint64_t a : axes64) {
     if (a >= static_cast<uint64_t>(rank)) return c.Fail("descriptor axis " + std::to_string(a) + " is out of range");
     axes.push_back(static_cast<size_t>(a));
   }
   if (axes.empty()) return c.Fail("descriptor has no axes");
-  if (fft_type != 0 && std::find(axes.begin(), axes.end(), last) == axes.end()) {
-    return c.Fail("an R2C / C2R transform must include the last axis");
+  if (fft_type != 0 && axes.back() != last) {
+    return c.Fail("an R2C / C2R transform must end with the last axis");
+  }
+  for (size_t k = 1; k < axes.size(); ++k) {
+    if (axes[k] <= axes[k - 1]) return c.Fail("descriptor axes must increase");
   }
   if (fft_type == 2 && !forward) return c.Fail("R2C must be forward");
   if (fft_type == 1 && forward) return c.Fail("C2R must be backward");

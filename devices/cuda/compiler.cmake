@@ -9,10 +9,11 @@ add_library(jitd_cuda_compiler STATIC
   ${CMAKE_CURRENT_LIST_DIR}/cublaslt_plan.cc
   ${CMAKE_CURRENT_LIST_DIR}/cufft_plan.cc
   ${CMAKE_CURRENT_LIST_DIR}/cufft_normalize_kernel.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cholesky_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/ptx_compiler.cc)
 target_link_libraries(jitd_cuda_compiler PUBLIC jitd_codegen jitd_passes jitd_ir jitd_base ${CMAKE_DL_LIBS})
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cuda_compiler.cc ${CMAKE_CURRENT_LIST_DIR}/cufft_normalize_kernel.cc
-  PROPERTIES COMPILE_OPTIONS -fno-rtti)
+  ${CMAKE_CURRENT_LIST_DIR}/cholesky_kernel.cc PROPERTIES COMPILE_OPTIONS -fno-rtti)
 
 jitd_add_test(jitd_cuda_compiler_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/cuda_compiler_test.cc

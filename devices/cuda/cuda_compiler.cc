@@ -18,6 +18,7 @@
 #include "jit/codegen/nvptx/triangular_solve_kernel.h"
 #include "jit/codegen/nvptx/sort_kernel.h"
 #include "jit/codegen/nvptx/dot_kernel.h"
+#include "devices/cuda/cholesky_kernel.h"
 #include "devices/cuda/cublaslt_plan.h"
 #include "devices/cuda/cufft_normalize_kernel.h"
 #include "devices/cuda/cufft_plan.h"
@@ -208,6 +209,9 @@ class Compiler {
           break;
         case OpCode::kFft:
           JITD_RETURN_IF_ERROR(PlanFft(op));
+          break;
+        case OpCode::kCholesky:
+          JITD_RETURN_IF_ERROR(PlanCholesky(op));
           break;
         case OpCode::kTriangularSolve:
           JITD_RETURN_IF_ERROR(PlanTriangularSolve(op));
@@ -756,6 +760,30 @@ class Compiler {
     return AddLaunch(op, name, plan, name + " gather " + std::to_string(plan.work_items) + " elements");
   }
 
+  // A thread per matrix, jit/eval's order in double in a scratch buffer
+  // (cholesky_kernel.h).
+  Status PlanCholesky(const Op& op) {
+    if (!IsNvptxEmittableCholesky(op)) {
+      return Refuse(op, "only f32 / f64 choleskys of nonempty square matrices have a kernel");
+    }
+    const std::string name = "jitd_cholesky" + std::to_string(choleskys_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan, EmitCholeskyKernel(llvm_module_, op, name, options_.limits));
+    ++p_.unique_kernels;
+    CudaStep step;
+    step.launch.function = name;
+    step.launch.grid = {static_cast<uint32_t>(plan.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(plan.block), 1, 1};
+    JITD_ASSIGN_OR_RETURN(int32_t operand, Use(op.operand(0), &op));
+    const int32_t result = NewBuffer(op.result(0), CudaBuffer::Kind::kTemporary, 0);
+    const int32_t scratch = NewTemporary(CholeskyScratchBytes(op));
+    step.launch.buffers = {operand, result, scratch};
+    step.description = name + " cholesky " + std::to_string(plan.work_items) + " matrices of " +
+                       std::to_string(plan.extent) + " x " + std::to_string(plan.extent);
+    p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return Status::Ok();
+  }
+
   Status PlanCufftCall(const Op& op, const CufftPlan& plan) {
     JITD_ASSIGN_OR_RETURN(int32_t input, Use(op.operand(0), &op));
     std::vector<int32_t> operands = {input};
@@ -898,6 +926,7 @@ class Compiler {
   int dots_ = 0;
   int select_scatters_ = 0;
   int convs_ = 0;
+  int choleskys_ = 0;
 };
 
 }  // namespace

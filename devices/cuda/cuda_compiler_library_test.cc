@@ -11,6 +11,7 @@
 #include "devices/cuda/cublaslt_plan.h"
 #include "devices/cuda/cuda_compiler.h"
 #include "devices/cuda/cufft_plan.h"
+#include "devices/cuda/ptx_compiler.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/frontend/parser.h"
 
@@ -165,6 +166,50 @@ func.func @main(%x: tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f64>> {
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_EQ(program->library_calls, 1);
   EXPECT_EQ(program->launches, 0);
+}
+
+// Not a library call: cholesky's own kernel (cholesky_kernel.h), with its
+// double scratch apart from the result; assembled when an assembler is here.
+TEST(CudaCompilerLibraryTest, CholeskyIsAKernelWithADoubleScratch) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  auto module = Parse(R"(
+func.func @main(%a: tensor<2x4x4xf32>, %b: tensor<3x3xf64>) -> (tensor<2x4x4xf32>, tensor<3x3xf64>) {
+  %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %1 = "stablehlo.cholesky"(%b) {lower = false} : (tensor<3x3xf64>) -> tensor<3x3xf64>
+  return %0, %1 : tensor<2x4x4xf32>, tensor<3x3xf64>
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = CompileCuda(*module, Options(false));
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 2u);
+  const CudaKernelLaunch& l = program->steps[0].launch;
+  EXPECT_EQ(l.function, "jitd_cholesky0");
+  ASSERT_EQ(l.buffers.size(), 3u);  // a, result, scratch
+  const CudaBuffer& result = program->buffers[static_cast<size_t>(l.buffers[1])];
+  const CudaBuffer& scratch = program->buffers[static_cast<size_t>(l.buffers[2])];
+  EXPECT_EQ(scratch.bytes, 2 * 4 * 4 * 8);
+  EXPECT_TRUE(scratch.offset + scratch.bytes <= result.offset || result.offset + result.bytes <= scratch.offset);
+  EXPECT_NE(program->ptx.find(".entry jitd_cholesky1"), std::string::npos);
+  EXPECT_NE(program->ptx.find("sqrt.rn.f64"), std::string::npos);
+
+  auto complex = Parse(R"(
+func.func @main(%a: tensor<2x2xcomplex<f32>>) -> tensor<2x2xcomplex<f32>> {
+  %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<2x2xcomplex<f32>>) -> tensor<2x2xcomplex<f32>>
+  return %0 : tensor<2x2xcomplex<f32>>
+})");
+  ASSERT_NE(complex, nullptr);
+  auto refused = CompileCuda(*complex, Options(false));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'stablehlo.cholesky'"), std::string::npos) << refused.status().message();
+
+  if (auto assembler = PtxCompiler::Create(); assembler.ok()) {
+    CudaCompileOptions options = Options(false);
+    options.assemble = true;
+    options.assembler = assembler->get();
+    auto assembled = CompileCuda(*module, options);
+    ASSERT_TRUE(assembled.ok()) << assembled.status().message();
+    EXPECT_FALSE(assembled->cubin.empty());
+  }
 }
 
 }  // namespace

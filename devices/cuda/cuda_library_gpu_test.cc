@@ -214,5 +214,54 @@ func.func @main(%x: tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32> {
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], x[i], 1e-5) << i;
 }
 
+// Not a library: cholesky's own kernel, against the factor it must give
+// (l l^T = a for a = m m^T + n I), lower and upper.
+TEST(CudaLibraryGpu, CholeskyKernelFactors) {
+  auto device = CudaDevice::Create();
+  if (!device.ok()) GTEST_SKIP() << "no GPU test: " << device.status().message();
+  constexpr int n = 24;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<double> m(n * n), a(2 * n * n, 0.0);
+  for (double& x : m) x = d(rng);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double s = i == j ? n : 0.0;
+      for (int k = 0; k < n; ++k) s += m[i * n + k] * m[j * n + k];
+      a[i * n + j] = a[n * n + i * n + j] = s;
+    }
+  }
+  for (bool lower : {true, false}) {
+    auto exe = CompileOrFail(**device, std::string(R"(
+func.func @main(%a: tensor<2x24x24xf64>) -> tensor<2x24x24xf64> {
+  %0 = "stablehlo.cholesky"(%a) {lower = )") + (lower ? "true" : "false") + R"(} : (tensor<2x24x24xf64>) -> tensor<2x24x24xf64>
+  return %0 : tensor<2x24x24xf64>
+})");
+    ASSERT_NE(exe, nullptr);
+    std::vector<double> l(a.size());
+    const void* in[] = {a.data()};
+    void* out[] = {l.data()};
+    ASSERT_TRUE(exe->Run(in, out, ExecuteOptions{}).ok());
+    for (int b = 0; b < 2; ++b) {
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+          const double got = l[b * n * n + i * n + j];
+          if (lower ? j > i : j < i) {
+            EXPECT_EQ(got, 0.0);
+            continue;
+          }
+          // (l l^T)[i][j] (lower) or (u^T u)[i][j] (upper) against a.
+          double s = 0;
+          for (int k = 0; k < n; ++k) {
+            s += lower ? l[b * n * n + i * n + k] * l[b * n * n + j * n + k]
+                       : l[b * n * n + k * n + i] * l[b * n * n + k * n + j];
+          }
+          EXPECT_NEAR(s, a[b * n * n + i * n + j], 1e-10) << lower << " " << b << " " << i << " " << j;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jitd::devices::cuda

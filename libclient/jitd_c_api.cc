@@ -219,6 +219,9 @@ void KeepProfile(jitd_executable_t& executable, jitd::client::Timing& timing) {
   executable.profile_omitted = timing.profile_omitted;
 }
 
+StatusOr<jitd::client::TensorShape> MakeShape(const char* what, const jitd_dtype_t& dtype,
+                                              const int64_t* dims, size_t rank);
+
 // The compile options a C caller set (fields past its struct_size keep
 // their defaults).
 Status FromCCompileOptions(const jitd_compile_options_t* options,
@@ -245,6 +248,29 @@ Status FromCCompileOptions(const jitd_compile_options_t* options,
       }
       out->device_assignment.assign(options->device_assignment,
                                     options->device_assignment + options->device_assignment_size);
+    }
+  }
+  if (options->struct_size >= JITD_STRUCT_SIZE(jitd_compile_options_t, argument_dims) &&
+      options->num_argument_shapes != 0) {
+    if (options->argument_dtypes == nullptr || options->argument_ranks == nullptr) {
+      return jitd::InvalidArgument(
+          "jitd_compile_options_t: argument_dtypes or argument_ranks is NULL with "
+          "num_argument_shapes " + std::to_string(options->num_argument_shapes));
+    }
+    size_t next_dim = 0;
+    for (size_t i = 0; i < options->num_argument_shapes; ++i) {
+      const size_t rank = options->argument_ranks[i];
+      if (rank != 0 && options->argument_dims == nullptr) {
+        return jitd::InvalidArgument("jitd_compile_options_t: argument_dims is NULL, argument " +
+                                     std::to_string(i) + " has rank " + std::to_string(rank));
+      }
+      JITD_ASSIGN_OR_RETURN(
+          jitd::client::TensorShape shape,
+          MakeShape(("jitd_compile_options_t argument shape " + std::to_string(i)).c_str(),
+                    options->argument_dtypes[i],
+                    rank == 0 ? nullptr : options->argument_dims + next_dim, rank));
+      next_dim += rank;
+      out->argument_shapes.push_back(std::move(shape));
     }
   }
   return Status::Ok();

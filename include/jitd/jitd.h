@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 9
+#define JITD_API_VERSION 10
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -248,6 +248,19 @@ typedef struct jitd_compile_options_t {
    * 0 = process i is device i. Copied. */
   const int64_t* device_assignment;
   size_t device_assignment_size;
+  /* (Version 10.) The concrete argument shapes to compile for, one per
+   * argument of the program's entry function: argument i has element type
+   * argument_dtypes[i] and rank argument_ranks[i], its dims next in
+   * argument_dims (all arguments' dims one after another). A program with
+   * dynamic dimensions (`tensor<?x4xf32>`, shape polymorphism as jax.export
+   * writes it) is refined for these shapes, each its own cache entry; a
+   * static program must declare exactly these. 0 = the program's own shapes
+   * (a program with dynamic arguments is then JITD_INVALID_ARGUMENT naming
+   * one). Part of the cache key. Copied. */
+  size_t num_argument_shapes;
+  const jitd_dtype_t* argument_dtypes;
+  const size_t* argument_ranks;
+  const int64_t* argument_dims;
 } jitd_compile_options_t;
 #define JITD_COMPILE_OPTIONS_STRUCT_SIZE \
   JITD_STRUCT_SIZE(jitd_compile_options_t, device)

@@ -54,7 +54,12 @@ class CompileOptions(ctypes.Structure):
                 # C API version 9: replicated execution.
                 ("num_replicas", ctypes.c_uint32), ("num_partitions", ctypes.c_uint32),
                 ("device_assignment", ctypes.POINTER(ctypes.c_int64)),
-                ("device_assignment_size", ctypes.c_size_t)]
+                ("device_assignment_size", ctypes.c_size_t),
+                # C API version 10: concrete argument shapes (dynamic shapes).
+                ("num_argument_shapes", ctypes.c_size_t),
+                ("argument_dtypes", ctypes.POINTER(ctypes.c_int)),
+                ("argument_ranks", ctypes.POINTER(ctypes.c_size_t)),
+                ("argument_dims", ctypes.POINTER(ctypes.c_int64))]
 
 
 # struct_size of a jitd_compile_options_t before version 9 (libraries that

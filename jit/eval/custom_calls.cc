@@ -1409,14 +1409,26 @@ StatusOr<std::vector<std::vector<int64_t>>> Layouts(const ir::Op& op, std::strin
   return layouts;
 }
 
+// Annotations XLA's partitioner and memory-space passes consume; on one
+// device with one memory each is its operand.
+constexpr std::string_view kIdentityTargets[] = {
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+    "MoveToHost", "MoveToDevice"};
+
+bool IsIdentityTarget(std::string_view target) {
+  return std::find(std::begin(kIdentityTargets), std::end(kIdentityTargets), target) !=
+         std::end(kIdentityTargets);
+}
+
 }  // namespace
 
 bool IsRegisteredCustomCall(std::string_view target) {
-  return target == "shape_assertion" || target == "Sharding" || Registry().count(target) != 0;
+  return target == "shape_assertion" || IsIdentityTarget(target) || Registry().count(target) != 0;
 }
 
 std::vector<std::string> RegisteredCustomCalls() {
-  std::vector<std::string> names = {"Sharding", "shape_assertion"};
+  std::vector<std::string> names = {"shape_assertion"};
+  for (std::string_view t : kIdentityTargets) names.emplace_back(t);
   for (const auto& [name, entry] : Registry()) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
@@ -1432,13 +1444,20 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
     return Internal("custom_call @" + target + ": operand count mismatch");
   }
   if (target == "shape_assertion") return ShapeAssertion(op, operands);
-  if (target == "Sharding") {
-    // A sharding annotation: on one device the value itself.
+  if (IsIdentityTarget(target)) {
+    // A sharding or memory-space annotation: on one device the value itself.
     if (operands.size() != 1 || op.num_results() != 1 ||
         op.result(0)->type() != operands[0]->type()) {
-      return InvalidArgument("custom_call @Sharding takes one value and returns it");
+      return InvalidArgument("custom_call @" + target +
+                             " takes one value and returns it (one device: the shapes are equal)");
     }
     return std::vector<Literal>{*operands[0]};
+  }
+  if (target == "xla_python_cpu_callback" || target == "xla_ffi_python_cpu_callback" ||
+      target == "xla_python_gpu_callback" || target == "xla_ffi_python_gpu_callback") {
+    return Unimplemented("custom_call target '" + target +
+                         "' calls back into the Python process that traced the program "
+                         "(jax.pure_callback, io_callback, jax.debug.print); jitd cannot run it");
   }
   const auto& registry = Registry();
   auto it = registry.find(target);

@@ -160,6 +160,27 @@ func.func @main() -> tensor<4xcomplex<f32>> {
   }
 }
 
+TEST(CustomCallsTest, AnnotationsAreTheValueAndCallbacksAreRefused) {
+  auto program = [](const char* target) {
+    return std::string(R"(
+func.func @main() -> tensor<2xf32> {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = stablehlo.custom_call @)") + target + R"((%a) {mhlo.sharding = "{replicated}"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})";
+  };
+  for (const char* t : {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost"}) {
+    auto r = EvalText(program(t));
+    ASSERT_TRUE(r.ok()) << t << ": " << r.status().ToString();
+    EXPECT_EQ(Doubles((*r)[0].literal()), (std::vector<double>{1.0, 2.0})) << t;
+  }
+  auto cb = EvalText(program("xla_ffi_python_cpu_callback"));
+  ASSERT_FALSE(cb.ok());
+  EXPECT_EQ(cb.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(cb.status().message().find("calls back into the Python process"), std::string::npos)
+      << cb.status().ToString();
+}
+
 TEST(CustomCallsTest, ShapeAssertion) {
   auto program = [](const char* pred) {
     return std::string(R"(

@@ -103,5 +103,15 @@ TEST(PrettyFormsTest, SpecExamplesRoundTrip) {
   EXPECT_GE(checked, 80);
 }
 
+// tests/jax_export: jax.export's CPU form (index layouts, aliases, backend
+// config dictionaries, jax.* / mhlo.* attributes); every file must check.
+TEST(PrettyFormsTest, JaxExportProgramsRoundTrip) {
+  int checked = 0;
+  const auto files = Files("tests/jax_export");
+  for (const auto& file : files) checked += CheckFile(file, /*expect_pretty=*/true);
+  EXPECT_GE(checked, 92);
+  EXPECT_EQ(checked, static_cast<int>(files.size()));
+}
+
 }  // namespace
 }  // namespace jitd::frontend

@@ -1034,9 +1034,9 @@ KernelResult CollectiveReduceKernel(OpContext& ctx) {
 }
 
 // send / recv between two processes: the pairs (source, target) of
-// source_target_pairs, read as replica ids (channel_id <= 0) or partition
-// ids (channel_id > 0) within this process's partition / replica. A send
-// meets each of its targets in the pairs' order; a recv meets its source.
+// source_target_pairs, read as replica ids or partition ids (see below)
+// within this process's partition / replica. A send posts to each of its
+// targets without waiting; a recv waits for its source's post.
 // Without source_target_pairs (or with is_host_transfer, the reference
 // interpreter's MPMD programs) the channel itself is the queue: a send posts
 // to it from any process, a recv takes the oldest post (the pair
@@ -1050,7 +1050,12 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> ChannelPairs(OpContext& ctx) 
   }
   const ProcessGrid& grid = GridOf(ctx);
   const int64_t self = SelfOf(ctx), P = grid.num_partitions;
-  const bool by_partition = ChannelId(ctx) > 0;
+  // The spec does not say which strategy send / recv use; their channel ids
+  // are positive, so a grid of one partition reads replica ids, one of one
+  // replica partition ids, and a 2-d grid follows collective_permute
+  // (channel_id > 0: partition ids).
+  const bool by_partition =
+      P > 1 && (grid.num_replicas == 1 || ChannelId(ctx) > 0);
   const int64_t limit = by_partition ? P : grid.num_replicas;
   std::vector<std::pair<int64_t, int64_t>> out;
   for (const auto& p : rows) {
@@ -1106,7 +1111,8 @@ KernelResult RecvKernel(OpContext& ctx) {
   }
   JITD_ASSIGN_OR_RETURN(CollectiveExchange * ex, ChannelExchange(ctx, source));
   JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> values,
-                        ex->Receive({ChannelId(ctx), "channel", SiteName(ctx)}, source, self,
+                        ex->Receive({ChannelId(ctx), "channel", SiteName(ctx)}, source,
+                                    source == kAnyProcess ? kAnyProcess : self,
                                     {ctx.options().deadline, ctx.options().cancel}));
   if (values.size() != n) {
     return ctx.Error("receives " + std::to_string(n) + " values but process " + std::to_string(source) +

@@ -7,9 +7,11 @@ what makes it a program: the inputs the spec gives in comments before the op
 (`// %operand: [-2, 0, 2]`) become stablehlo.constant ops of the types the
 op's signature names, and the results the spec gives after it
 (`// %result: [2, 0, 2]`) become check.expect_*_const ops. An example
-without values still runs (its operands are zeros; no checks). Values given
-per process (`// %x@(0, 0): ...`) are taken for process (0, 0), the one
-process jitd runs.
+without values still runs (its operands are zeros; no checks). An example
+the spec runs on several processes (`// num_replicas: 2`, values given per
+process as `// %x@(0, 0): ...`) becomes a function @process that @main runs
+on every process of the grid through the reference interpreter's
+`interpreter.run_parallel`, checking every process's results.
 
 Deterministic: the same spec.md gives the same files. Run it once, commit
 its output; re-run it only when the spec changes:
@@ -298,10 +300,11 @@ def program(op, line, pre, code, post):
         for name in m.group(1).split(", "):
             types.setdefault(name, m.group(2))
     notes = []
-    processes = [pre_vals[k] for k in ("num_replicas", "num_partitions") if k in pre_vals]
-    if processes and any(int(p) > 1 for p in processes):
-        notes.append("the spec runs it on %s processes; the values are process (0, 0)'s"
-                     % " x ".join(processes))
+    replicas = int(pre_vals.get("num_replicas", "1"))
+    partitions = int(pre_vals.get("num_partitions", "1"))
+    if replicas * partitions > 1:
+        return parallel_program(op, line, pre_vals, post_vals, post_order, code, types, defined,
+                                replicas, partitions)
     lines = []
     body_text = "\n".join(code)
     uses = sorted(set(re.findall(r"%[A-Za-z_][\w]*", body_text)), key=body_text.find)
@@ -357,6 +360,88 @@ def program(op, line, pre, code, post):
     head += ["// Note: %s." % n for n in notes]
     text = "\n".join(head) + "\nfunc.func @main() {\n" + "\n".join(lines) + "\n  return\n}\n"
     return text, None
+
+
+def parallel_program(op, line, pre_vals, post_vals, post_order, code, types, defined,
+                     replicas, partitions):
+    """An example the spec runs on several processes: the example becomes
+    @process, run on every process of the grid by the reference
+    interpreter's `interpreter.run_parallel`, with each process's inputs
+    (`// %x@(r, p): ...`) and checks of each process's results."""
+    body_text = "\n".join(code)
+    uses = sorted(set(re.findall(r"%[A-Za-z_][\w]*", body_text)), key=body_text.find)
+    inputs = []
+    for name in uses:
+        if name in defined or re.search(r"\^bb\d+\([^)]*" + re.escape(name) + r"\s*:", body_text):
+            continue
+        if re.search(r"(?m)^\s*" + re.escape(name) + r"(?::\d+)?\s*(?:,[^=]*)?=", body_text):
+            continue
+        t = types.get(name)
+        if t is None:
+            return None, "cannot tell the type of input %s" % name
+        inputs.append((name, t))
+    # What @process returns: the example's tensor results, in order.
+    outputs = [(n, t) for n, t in defined.items() if not t.startswith("!") and
+               re.search(r"(?m)^(?:%\w+(?::\d+)?\s*,\s*)*" + re.escape(n.split("#")[0]) + r"(?::\d+)?\s*(?:,[^=]*)?=",
+                         body_text)]
+    notes = ["runs on %d x %d processes (interpreter.run_parallel)" % (replicas, partitions)]
+    lines = ["func.func @process(%s) -> (%s) {" % (
+        ", ".join("%s: %s" % (n, t) for n, t in inputs), ", ".join(t for _, t in outputs))]
+    lines += ["  " + l for l in code]
+    lines.append("  return %s : %s" % (", ".join(n for n, _ in outputs), ", ".join(t for _, t in outputs)))
+    lines.append("}")
+    lines.append("func.func @main() {")
+    args, arg_types, zeros = [], [], False
+    for r in range(replicas):
+        for p in range(partitions):
+            for name, t in inputs:
+                value = pre_vals.get("%s@(%d,%d)" % (name, r, p), pre_vals.get(name))
+                arg = "%s_%d_%d" % (name, r, p)
+                if t.startswith("!stablehlo.token"):
+                    lines.append("  %s = stablehlo.create_token : !stablehlo.token" % arg)
+                elif value is None:
+                    zeros = True
+                    lines.append("  %s = stablehlo.constant dense<%s> : %s" %
+                                 (arg, "0.0" if is_float(t) else "0", t))
+                else:
+                    lines.append("  %s = stablehlo.constant %s" % (arg, dense(value, t)))
+                args.append(arg)
+                arg_types.append(t)
+    if zeros:
+        notes.append("the spec gives no values for some inputs: zeros")
+    n = replicas * partitions * len(outputs)
+    programs = "[%s]" % ", ".join("[%s]" % ", ".join(["@process"] * partitions) for _ in range(replicas))
+    lines.append('  %%results:%d = "interpreter.run_parallel"(%s) {programs = %s} : (%s) -> (%s)' % (
+        n, ", ".join(args), programs, ", ".join(arg_types),
+        ", ".join(t for _ in range(replicas * partitions) for _, t in outputs)))
+    checks = 0
+    names = [o for o, _ in outputs]
+    for key in post_order:
+        name, _, where = key.partition("@")
+        m = re.match(r"^\((\d+),(\d+)\)$", where) if where else None
+        r, p = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        if name not in names and re.match(r"^(%\w*?)(\d+)$", name):  # %result0 for %result#0
+            m2 = re.match(r"^(%\w*?)(\d+)$", name)
+            name = "%s#%s" % (m2.group(1), m2.group(2))
+        if name not in names:
+            continue
+        t = defined[name]
+        index = (r * partitions + p) * len(outputs) + names.index(name)
+        value = post_vals[key]
+        if is_float(t):
+            lines.append("  check.expect_almost_eq_const %%results#%d, %s {tolerance = %s : f64}" %
+                         (index, dense(value, t), tolerance(value, t)))
+        else:
+            lines.append("  check.expect_eq_const %%results#%d, %s" % (index, dense(value, t)))
+        checks += 1
+    if checks == 0:
+        notes.append("the spec gives no result values: runs without checks")
+    lines.append("  return")
+    lines.append("}")
+    head = ["// Generated by tests/spec_examples/generate.py from the example of `%s`" % op,
+            "// at spec.md line %d; do not edit (re-run the script)." % line]
+    head += ["// Note: %s." % n for n in notes]
+    return "\n".join(head) + "\n" + "\n".join(lines) + "\n", None
 
 
 def main():

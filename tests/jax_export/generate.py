@@ -739,8 +739,120 @@ def ducc_fft(kind, double, rng):
     return p
 
 
+def cholesky_full(letter, et, np_t, tol, rng):
+    """jnp.linalg.cholesky's whole CPU lowering: symmetrize, potrf, keep the
+    lower triangle, NaN where info != 0 (the second matrix is not positive
+    definite)."""
+    n = 3
+    x = rand(rng, (BATCH, n, n), np_t)
+    a = (x @ herm(x) + n * np.eye(n)).astype(np_t)
+    a[1] = a[1] - 10 * n * np.eye(n, dtype=np_t)  # indefinite
+    wide = np.complex128 if is_complex(np_t) else np.float64
+    expected = np.full((BATCH, n, n), np.nan, dtype=wide)
+    expected[0] = np.linalg.cholesky(a[0].astype(wide))
+    if is_complex(np_t):
+        expected[1] = complex(np.nan, np.nan)
+    p = Program("cholesky_full_" + letter, "jnp.linalg.cholesky lowered whole as jax.export writes it for "
+                "CPU (symmetrize, lapack_%spotrf_ffi, tril, NaN where info != 0)" % letter)
+    t, it, rt = ttype2([BATCH, n, n], et), ttype2([BATCH], "i32"), REAL[et]
+    p.exported_args = [t]
+    b = p.exported_body
+    b.append("%0 = stablehlo.transpose %arg0, dims = [0, 2, 1] : (" + t + ") -> " + t)
+    sym = "%0"
+    if is_complex(np_t):
+        b += ["%re = stablehlo.real %0 : (" + t + ") -> " + ttype2([BATCH, n, n], rt),
+              "%im = stablehlo.imag %0 : (" + t + ") -> " + ttype2([BATCH, n, n], rt),
+              "%nim = stablehlo.negate %im : " + ttype2([BATCH, n, n], rt),
+              "%conj = stablehlo.complex %re, %nim : " + t]
+        sym = "%conj"
+    two = "(2.000000e+00, 0.000000e+00)" if is_complex(np_t) else "2.000000e+00"
+    b += ["%1 = stablehlo.add %arg0, " + sym + " : " + t,
+          "%cst = stablehlo.constant dense<" + two + "> : " + ttype2([], et),
+          "%2 = stablehlo.broadcast_in_dim %cst, dims = [] : (" + ttype2([], et) + ") -> " + t,
+          "%3 = stablehlo.divide %1, %2 : " + t]
+    r = custom_call(p, "lapack_%spotrf_ffi" % letter, ["%3"], [t], [matrix_layout(3)], [t, it],
+                    [matrix_layout(3), [0]], [("uplo", ch("L"))], aliases=[(0, 0)])
+    nan = "(0x7FF8000000000000, 0x7FF8000000000000)" if et == "complex<f64>" else \
+        "(0x7FC00000, 0x7FC00000)" if et == "complex<f32>" else \
+        "0x7FF8000000000000" if et == "f64" else "0x7FC00000"
+    zero = "(0.000000e+00, 0.000000e+00)" if is_complex(np_t) else "0.000000e+00"
+    pt = ttype2([BATCH, n, n], "i1")
+    b += ["%c0 = stablehlo.constant dense<0> : " + it,
+          "%ok = stablehlo.compare EQ, " + r[1] + ", %c0, SIGNED : (" + it + ", " + it + ") -> " + ttype2([BATCH], "i1"),
+          "%okb = stablehlo.broadcast_in_dim %ok, dims = [0] : (" + ttype2([BATCH], "i1") + ") -> " + pt,
+          "%row = stablehlo.iota dim = 1 : " + ttype2([BATCH, n, n], "i32"),
+          "%col = stablehlo.iota dim = 2 : " + ttype2([BATCH, n, n], "i32"),
+          "%lower = stablehlo.compare GE, %row, %col, SIGNED : (" + ttype2([BATCH, n, n], "i32") + ", " +
+          ttype2([BATCH, n, n], "i32") + ") -> " + pt,
+          "%z = stablehlo.constant dense<" + zero + "> : " + t,
+          "%tril = stablehlo.select %lower, " + r[0] + ", %z : " + pt + ", " + t,
+          "%nan = stablehlo.constant dense<" + nan + "> : " + t,
+          "%out = stablehlo.select %okb, %tril, %nan : " + pt + ", " + t]
+    p.exported_results = [("%out", t)]
+    out = call_exported(p, [a], [et], [t])
+    check(p, out[0], expected.astype(np_t), et, tol)
+    return p
+
+
+def det(letter, et, np_t, tol, rng):
+    """jnp.linalg.det's CPU lowering: lapack_?getrf_ffi, the product of U's
+    diagonal, its sign from the pivots' parity."""
+    n = 4
+    a = rand(rng, (BATCH, n, n), np_t)
+    wide = np.complex128 if is_complex(np_t) else np.float64
+    expected = np.linalg.det(a.astype(wide)).astype(np_t)
+    p = Program("det_" + letter, "jnp.linalg.det lowered whole as jax.export writes it for CPU "
+                "(lapack_%sgetrf_ffi, prod(diag(U)), pivot parity)" % letter)
+    t, it, pt = ttype2([BATCH, n, n], et), ttype2([BATCH], "i32"), ttype2([BATCH, n], "i32")
+    vt, st = ttype2([BATCH, n], et), ttype2([BATCH], et)
+    bt = ttype2([BATCH, n, n], "i1")
+    p.exported_args = [t]
+    r = custom_call(p, "lapack_%sgetrf_ffi" % letter, ["%arg0"], [t], [matrix_layout(3)], [t, pt, it],
+                    [matrix_layout(3), [1, 0], [0]], [], aliases=[(0, 0)])
+    zero = "(0.000000e+00, 0.000000e+00)" if is_complex(np_t) else "0.000000e+00"
+    one = "(1.000000e+00, 0.000000e+00)" if is_complex(np_t) else "1.000000e+00"
+    b = p.exported_body
+    b += ["%row = stablehlo.iota dim = 1 : " + ttype2([BATCH, n, n], "i32"),
+          "%col = stablehlo.iota dim = 2 : " + ttype2([BATCH, n, n], "i32"),
+          "%eye = stablehlo.compare EQ, %row, %col, SIGNED : (" + ttype2([BATCH, n, n], "i32") + ", " +
+          ttype2([BATCH, n, n], "i32") + ") -> " + bt,
+          "%z = stablehlo.constant dense<" + zero + "> : " + t,
+          "%d = stablehlo.select %eye, " + r[0] + ", %z : " + bt + ", " + t,
+          "%zs = stablehlo.constant dense<" + zero + "> : " + ttype2([], et),
+          "%diag = stablehlo.reduce(%d init: %zs) applies stablehlo.add across dimensions = [2] : (" + t + ", " +
+          ttype2([], et) + ") -> " + vt,
+          "%os = stablehlo.constant dense<" + one + "> : " + ttype2([], et),
+          "%prod = stablehlo.reduce(%diag init: %os) applies stablehlo.multiply across dimensions = [1] : (" + vt +
+          ", " + ttype2([], et) + ") -> " + st,
+          "%k = stablehlo.iota dim = 1 : " + pt,
+          "%c1 = stablehlo.constant dense<1> : " + pt,
+          "%k1 = stablehlo.add %k, %c1 : " + pt,
+          "%moved = stablehlo.compare NE, " + r[1] + ", %k1, SIGNED : (" + pt + ", " + pt + ") -> " +
+          ttype2([BATCH, n], "i1"),
+          "%mi = stablehlo.convert %moved : (" + ttype2([BATCH, n], "i1") + ") -> " + pt,
+          "%zi = stablehlo.constant dense<0> : tensor<i32>",
+          "%swaps = stablehlo.reduce(%mi init: %zi) applies stablehlo.add across dimensions = [1] : (" + pt +
+          ", tensor<i32>) -> " + it,
+          "%c2 = stablehlo.constant dense<2> : " + it,
+          "%odd = stablehlo.remainder %swaps, %c2 : " + it,
+          "%ci1 = stablehlo.constant dense<1> : " + it,
+          "%flip = stablehlo.compare EQ, %odd, %ci1, SIGNED : (" + it + ", " + it + ") -> " + ttype2([BATCH], "i1"),
+          "%neg = stablehlo.negate %prod : " + st,
+          "%det = stablehlo.select %flip, %neg, %prod : " + ttype2([BATCH], "i1") + ", " + st]
+    p.exported_results = [("%det", st)]
+    out = call_exported(p, [a], [et], [st])
+    check(p, out[0], expected, et, tol * 10)
+    return p
+
+
 def main():
     for gen in (potrf, getrf, geqrf_orgqr, syevd, gesdd, geev, gees, gehrd, sytrd, trsm, gtsv):
+        for letter, et, np_t, tol in TYPES:
+            rng = np.random.default_rng(sum(map(ord, gen.__name__ + letter)))
+            p = gen(letter, et, np_t, tol, rng)
+            p.write(os.path.join(HERE, p.name + ".mlir"))
+    # Whole jnp.linalg functions as jax lowers them, custom call included.
+    for gen in (cholesky_full, det):
         for letter, et, np_t, tol in TYPES:
             rng = np.random.default_rng(sum(map(ord, gen.__name__ + letter)))
             p = gen(letter, et, np_t, tol, rng)

@@ -147,6 +147,51 @@ struct Server::Impl {
     ++sessions_total;
     return Status::Ok();
   }
+  // The same for a remote identity (daemon/remote_server.h): the per-uid
+  // limit applies per identity.
+  Status ReserveIdentity(const std::string& identity) {
+    std::lock_guard<std::mutex> lock(limits_mu);
+    if (options.max_sessions != 0 && sessions_total >= options.max_sessions) {
+      return ResourceExhausted("the daemon serves " + std::to_string(sessions_total) +
+                               " sessions, its limit (jitd serve --max-sessions) is " +
+                               std::to_string(options.max_sessions) +
+                               "; close some clients or raise the limit");
+    }
+    uint64_t& mine = sessions_by_identity[identity];
+    if (options.max_sessions_per_uid != 0 && mine >= options.max_sessions_per_uid) {
+      return ResourceExhausted(identity + " has " + std::to_string(mine) +
+                               " sessions open, the limit per client identity (jitd serve "
+                               "--max-sessions-per-uid) is " +
+                               std::to_string(options.max_sessions_per_uid) +
+                               "; close some clients or raise the limit");
+    }
+    ++mine;
+    ++sessions_total;
+    return Status::Ok();
+  }
+  void ReleaseIdentity(const std::string& identity) {
+    std::lock_guard<std::mutex> lock(limits_mu);
+    --sessions_total;
+    auto it = sessions_by_identity.find(identity);
+    if (it != sessions_by_identity.end() && --it->second == 0) sessions_by_identity.erase(it);
+  }
+
+  // The remote listener, when options.remote names addresses; after the
+  // dispatcher exists (it runs the remote sessions' requests).
+  Status CreateRemote() {
+    if (options.remote.listen.empty()) return Status::Ok();
+    options.remote.log_level = options.log_level;
+    RemoteAdmission admission;
+    admission.reserve = [this](const std::string& identity) { return ReserveIdentity(identity); };
+    admission.release = [this](const std::string& identity) { ReleaseIdentity(identity); };
+    admission.next_session_id = [this] { return next_session_id++; };
+    admission.post = [this](std::function<void()> work) { dispatcher->Post(std::move(work)); };
+    JITD_ASSIGN_OR_RETURN(remote,
+                          RemoteServer::Create(instance, options.session, options.remote,
+                                               std::move(admission)));
+    return Status::Ok();
+  }
+
   void Release(uid_t uid) {
     std::lock_guard<std::mutex> lock(limits_mu);
     --sessions_total;
@@ -233,7 +278,8 @@ struct Server::Impl {
   asio::io_context io;
   Local::acceptor acceptor;
   std::optional<asio::signal_set> signals;
-  uint64_t next_session_id = 1;  // the accept thread's
+  std::atomic<uint64_t> next_session_id{1};  // the accept thread's and remote hellos'
+  std::unordered_map<std::string, uint64_t> sessions_by_identity;  // guarded by limits_mu
   std::mutex limits_mu;
   uint64_t sessions_total = 0;                           // guarded by limits_mu
   std::unordered_map<uid_t, uint64_t> sessions_by_uid;  // guarded by limits_mu
@@ -242,11 +288,15 @@ struct Server::Impl {
   UniqueFd lock_fd;  // flock'ed PATH.lock, held for the server's lifetime
   // Last: destroyed first, while the limits its callback releases exist.
   std::unique_ptr<Dispatcher> dispatcher;
+  // After the dispatcher: stopped and destroyed before it (its requests run
+  // on the dispatcher's workers).
+  std::unique_ptr<RemoteServer> remote;
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() {
+  impl_->remote.reset();
   impl_->dispatcher.reset();
   if (impl_->bound) ::unlink(impl_->options.socket_path.c_str());
 }
@@ -275,6 +325,7 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
     JITD_ASSIGN_OR_RETURN(impl->dispatcher,
                           Dispatcher::Create(impl->options.dispatcher,
                                              [raw](const Session& s) { raw->OnClosed(s); }));
+    JITD_RETURN_IF_ERROR(impl->CreateRemote());
     boost::system::error_code ec;
     impl->acceptor.assign(Local(), inherited.Release(), ec);
     if (ec) return Unavailable("cannot serve the inherited socket: " + ec.message());
@@ -318,6 +369,7 @@ StatusOr<std::unique_ptr<Server>> Server::Create(Instance* instance, ServerOptio
   JITD_ASSIGN_OR_RETURN(impl->dispatcher,
                         Dispatcher::Create(impl->options.dispatcher,
                                            [raw](const Session& s) { raw->OnClosed(s); }));
+  JITD_RETURN_IF_ERROR(impl->CreateRemote());
   boost::system::error_code ec;
   impl->acceptor.open(Local(), ec);
   if (!ec) impl->acceptor.bind(Local::endpoint(path), ec);
@@ -344,10 +396,12 @@ Status Server::Run() {
   }
   impl.Accept();
   impl.Log(1, "serving on %s", impl.options.socket_path.c_str());
+  if (impl.remote) impl.remote->Start();
   if (!impl.stopping) impl.io.run();
   boost::system::error_code ignored;
   impl.acceptor.close(ignored);
   if (impl.signals) impl.signals->cancel(ignored);
+  if (impl.remote) impl.remote->Stop();
   const uint64_t open = impl.dispatcher->stats().sessions;
   impl.dispatcher.reset();  // each session finishes (or cancels) its request in progress
   if (impl.bound) {
@@ -356,6 +410,14 @@ Status Server::Run() {
   }
   impl.Log(1, "stopped (%llu session(s) were open)", static_cast<unsigned long long>(open));
   return Status::Ok();
+}
+
+std::vector<ListenAddress> Server::remote_addresses() const {
+  return impl_->remote ? impl_->remote->addresses() : std::vector<ListenAddress>{};
+}
+
+std::string Server::RemoteStatsJson() const {
+  return impl_->remote ? impl_->remote->StatsJson() : "null";
 }
 
 void Server::Stop() {

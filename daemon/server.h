@@ -50,6 +50,7 @@
 #include "base/status.h"
 #include "daemon/dispatcher.h"
 #include "daemon/instance.h"
+#include "daemon/remote_server.h"
 #include "daemon/session.h"
 #include "daemon/socket_dir.h"
 
@@ -89,6 +90,10 @@ struct ServerOptions {
   uint64_t max_sessions_per_uid = 256;
   // The worker pool serving every session's requests.
   DispatcherOptions dispatcher;
+  // Remote clients over TCP + TLS (daemon/remote_server.h; off unless
+  // remote.listen names addresses). Their sessions count against
+  // max_sessions, and max_sessions_per_uid applies per remote identity.
+  RemoteOptions remote;
 };
 
 class Server {
@@ -105,6 +110,10 @@ class Server {
   Status Run();
   // Makes Run return. Thread-safe; may be called before Run.
   void Stop();
+  // The remote listener's bound addresses (empty without one).
+  std::vector<ListenAddress> remote_addresses() const;
+  // The remote listener's counters as JSON, "null" without one.
+  std::string RemoteStatsJson() const;
 
  private:
   struct Impl;

@@ -10,6 +10,8 @@ packages=(
   llvm-19-dev clang-19 libclang-rt-19-dev libzstd-dev
   # Daemon and wire.
   libboost1.81-dev libflatbuffers-dev flatbuffers-compiler
+  # Remote clients: TLS 1.3 (OpenSSL 3).
+  libssl-dev
   # Tests, benchmarks, command line, logging, hashing.
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
   libspdlog-dev libxxhash-dev

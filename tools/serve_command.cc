@@ -159,6 +159,29 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->add_flag("--cuda-no-libraries", args.cuda_no_libraries,
                 "cuda: no cuBLASLt / cuFFT calls; jitd's own kernels for every op")
       ->envname("JITD_CUDA_NO_LIBRARIES");
+  cmd->add_option("--listen", args.listen,
+                  "Also serve remote clients on this TCP address (repeatable; TLS 1.3; needs "
+                  "--tls-cert, --tls-key and --tls-client-ca and/or --token-file; docs/REMOTE.md)")
+      ->type_name("tcp://ADDR:PORT");
+  cmd->add_option("--tls-cert", args.tls_cert, "Remote: the daemon's PEM certificate chain")
+      ->type_name("FILE");
+  cmd->add_option("--tls-key", args.tls_key, "Remote: the daemon's PEM private key")
+      ->type_name("FILE");
+  cmd->add_option("--tls-client-ca", args.tls_client_ca,
+                  "Remote: require client certificates signed by these PEM CAs (identity: "
+                  "the certificate's CN)")
+      ->type_name("FILE");
+  cmd->add_option("--token-file", args.token_file,
+                  "Remote: require a bearer token; lines \"NAME TOKEN\", mode 600 (identity: "
+                  "token:NAME)")
+      ->type_name("FILE");
+  cmd->add_flag("--insecure-loopback", args.insecure_loopback,
+                "Remote: plaintext TCP, loopback addresses only, with --token-file (tests, "
+                "benchmarks)");
+  cmd->add_option("--remote-handshake-timeout-ms", args.remote_handshake_timeout_ms,
+                  "Remote: a connection must finish TLS and its hello within this")
+      ->type_name("MS")
+      ->capture_default_str();
   cmd->add_option("--log-level", args.log_level, "error, info or debug")
       ->check(CLI::IsMember({"error", "info", "debug"}))
       ->capture_default_str();
@@ -253,6 +276,23 @@ int RunServe(const ServeArgs& args) {
   server_options.dispatcher.pace_lead = args.pace_lead;
   server_options.peers.allow_gids.assign(args.allow_gids.begin(), args.allow_gids.end());
   server_options.log_level = args.log_level == "error" ? 0 : args.log_level == "debug" ? 2 : 1;
+  if (args.listen.empty() && (!args.tls_cert.empty() || !args.tls_key.empty() ||
+                              !args.tls_client_ca.empty() || !args.token_file.empty() ||
+                              args.insecure_loopback)) {
+    std::fprintf(stderr,
+                 "jitd serve: --tls-cert, --tls-key, --tls-client-ca, --token-file and "
+                 "--insecure-loopback configure remote clients: give --listen tcp://ADDR:PORT "
+                 "too\n");
+    return kExitUsageOrIo;
+  }
+  server_options.remote.listen = args.listen;
+  server_options.remote.tls_cert = args.tls_cert;
+  server_options.remote.tls_key = args.tls_key;
+  server_options.remote.tls_client_ca = args.tls_client_ca;
+  server_options.remote.token_file = args.token_file;
+  server_options.remote.insecure_loopback = args.insecure_loopback;
+  server_options.remote.handshake_timeout =
+      std::chrono::milliseconds(args.remote_handshake_timeout_ms);
   StatusOr<std::unique_ptr<daemon::Server>> server =
       daemon::Server::Create(instance->get(), std::move(server_options));
   if (!server.ok()) {

@@ -56,6 +56,12 @@ struct ServeArgs {
   bool share_cache_across_uids = false;
   // Bytes of infeed/outfeed values one client may have queued.
   uint64_t max_feed_bytes = uint64_t{256} << 20;
+  // Remote clients (daemon::RemoteOptions; docs/REMOTE.md): TCP listen
+  // addresses, TLS files, client authentication, plaintext for tests.
+  std::vector<std::string> listen;
+  std::string tls_cert, tls_key, tls_client_ca, token_file;
+  bool insecure_loopback = false;
+  uint64_t remote_handshake_timeout_ms = 5'000;
 };
 
 // What an auto-sized segment holds besides buffers: the rings, the heap

@@ -1,0 +1,835 @@
+#include "daemon/remote_server.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "base/unique_fd.h"
+#include "daemon/remote_heap.h"
+#include "ipc/protocol.h"
+#include "ipc/segment.h"
+#include "ipc/stream_frame.h"
+
+namespace jitd::daemon {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+Status CheckRemoteOptions(const RemoteOptions& options) {
+  if (options.listen.empty()) return Status::Ok();
+  for (const std::string& text : options.listen) {
+    JITD_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(text));
+    if (options.insecure_loopback && !IsLoopbackHost(address.host)) {
+      return InvalidArgument("--insecure-loopback serves plaintext on loopback addresses only; " +
+                             address.ToString() +
+                             " is not one (give --tls-cert/--tls-key for other addresses)");
+    }
+  }
+  if (options.insecure_loopback) {
+    if (!options.tls_cert.empty() || !options.tls_key.empty() || !options.tls_client_ca.empty()) {
+      return InvalidArgument(
+          "--insecure-loopback (plaintext) and --tls-cert/--tls-key/--tls-client-ca "
+          "contradict each other: pick one");
+    }
+    if (options.token_file.empty()) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "--listen with --insecure-loopback still needs client authentication: give "
+                    "--token-file FILE (plaintext has no client certificates)");
+    }
+    return Status::Ok();
+  }
+  if (options.tls_cert.empty() || options.tls_key.empty()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "--listen needs TLS: give --tls-cert FILE and --tls-key FILE (plaintext only "
+                  "with --insecure-loopback on a loopback address, for tests)");
+  }
+  if (options.tls_client_ca.empty() && options.token_file.empty()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "--listen refuses to serve unauthenticated clients: give --tls-client-ca FILE "
+                  "(client certificates) and/or --token-file FILE (bearer tokens)");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+std::string OpenSslErrors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char text[256];
+    ERR_error_string_n(e, text, sizeof(text));
+    out += (out.empty() ? "" : "; ") + std::string(text);
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+// Printable ASCII only, for identities built from certificates.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (char c : text) out += (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+struct RemoteServer::Impl {
+  Impl(Instance* instance, SessionOptions session, RemoteOptions options,
+       RemoteAdmission admission)
+      : instance(instance),
+        session_options(std::move(session)),
+        options(std::move(options)),
+        admission(std::move(admission)),
+        tls(ssl::context::tls_server) {}
+
+  void Log(int level, const char* format, ...) __attribute__((format(printf, 3, 4))) {
+    if (level > options.log_level) return;
+    std::va_list args;
+    va_start(args, format);
+    char line[1024];
+    std::vsnprintf(line, sizeof(line), format, args);
+    va_end(args);
+    std::fprintf(stderr, "jitd: remote: %s\n", line);
+  }
+
+  Status SetUpTls() {
+    SSL_CTX* ctx = tls.native_handle();
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+        SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) {
+      return Internal("cannot restrict TLS to 1.3: " + OpenSslErrors());
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
+    if (SSL_CTX_use_certificate_chain_file(ctx, options.tls_cert.c_str()) != 1) {
+      return InvalidArgument("--tls-cert " + options.tls_cert +
+                             ": cannot load a PEM certificate chain: " + OpenSslErrors());
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, options.tls_key.c_str(), SSL_FILETYPE_PEM) != 1) {
+      return InvalidArgument("--tls-key " + options.tls_key +
+                             ": cannot load a PEM private key: " + OpenSslErrors());
+    }
+    if (SSL_CTX_check_private_key(ctx) != 1) {
+      return InvalidArgument("--tls-key " + options.tls_key + " does not match --tls-cert " +
+                             options.tls_cert);
+    }
+    if (!options.tls_client_ca.empty()) {
+      if (SSL_CTX_load_verify_locations(ctx, options.tls_client_ca.c_str(), nullptr) != 1) {
+        return InvalidArgument("--tls-client-ca " + options.tls_client_ca +
+                               ": cannot load PEM CA certificates: " + OpenSslErrors());
+      }
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    } else {
+      SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+    }
+    return Status::Ok();
+  }
+
+  Status Bind(const ListenAddress& address) {
+    boost::system::error_code ec;
+    asio::ip::address ip = address.host == "localhost"
+                               ? asio::ip::make_address("127.0.0.1", ec)
+                               : asio::ip::make_address(address.host, ec);
+    if (ec) return InvalidArgument("--listen " + address.ToString() + ": " + ec.message());
+    auto acceptor = std::make_unique<tcp::acceptor>(io);
+    tcp::endpoint endpoint(ip, address.port);
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return Status(StatusCode::kUnavailable,
+                    "cannot listen on " + address.ToString() + ": " + ec.message());
+    }
+    ListenAddress bound = address;
+    bound.port = acceptor->local_endpoint().port();
+    bound_addresses.push_back(bound);
+    acceptors.push_back(std::move(acceptor));
+    return Status::Ok();
+  }
+
+  void Accept(tcp::acceptor* acceptor);
+  template <class Stream>
+  void Launch(tcp::socket socket, std::string peer);
+
+  // Work off the IO thread, counted so that Stop can wait for it.
+  void Post(std::function<void()> work) {
+    {
+      std::lock_guard<std::mutex> lock(inflight_mu);
+      ++inflight;
+    }
+    auto wrapped = [this, work = std::move(work)]() {
+      work();
+      std::lock_guard<std::mutex> lock(inflight_mu);
+      if (--inflight == 0) inflight_cv.notify_all();
+    };
+    if (admission.post) {
+      admission.post(std::move(wrapped));
+    } else {
+      asio::post(*pool, std::move(wrapped));
+    }
+  }
+
+  Instance* instance;
+  SessionOptions session_options;
+  RemoteOptions options;
+  RemoteAdmission admission;
+  std::optional<TokenTable> tokens;
+  ssl::context tls;
+  bool use_tls = true;
+  asio::io_context io;
+  std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
+  std::vector<ListenAddress> bound_addresses;
+  std::unique_ptr<asio::thread_pool> pool;
+  std::thread io_thread;
+  bool started = false, stopped = false;
+  std::atomic<uint64_t> pending_handshakes{0};
+
+  // Every live connection, to close them at Stop (IO thread only).
+  struct ConnectionBase {
+    virtual ~ConnectionBase() = default;
+    virtual void Close() = 0;
+  };
+  std::list<std::weak_ptr<ConnectionBase>> connections;
+
+  std::mutex inflight_mu;
+  std::condition_variable inflight_cv;
+  uint64_t inflight = 0;
+
+  struct Counters {
+    std::atomic<uint64_t> connections{0}, sessions_opened{0}, sessions_open{0}, refused{0},
+        handshake_timeouts{0}, frame_timeouts{0}, malformed_frames{0}, bytes_in{0},
+        bytes_out{0};
+  } counters;
+};
+
+namespace {
+
+// The lowest layer of either stream type.
+tcp::socket& Socket(tcp::socket& s) { return s; }
+tcp::socket& Socket(ssl::stream<tcp::socket>& s) { return s.next_layer(); }
+
+}  // namespace
+
+// One remote client: its stream, deadlines, session and heap. All members
+// are touched on the IO thread only, except `session` during a Handle on a
+// worker (the IO thread then waits: frames are handled one at a time).
+template <class Stream>
+class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
+                         public std::enable_shared_from_this<RemoteConnection<Stream>> {
+ public:
+  using Impl = RemoteServer::Impl;
+
+  template <class... Args>
+  RemoteConnection(Impl* server, std::string peer, Args&&... args)
+      : server_(server), stream_(std::forward<Args>(args)...), timer_(server->io),
+        peer_(std::move(peer)) {}
+
+  ~RemoteConnection() override {
+    if (pending_) --server_->pending_handshakes;
+    session_.reset();
+    mapping_.reset();
+    if (admitted_) {
+      server_->counters.sessions_open.fetch_sub(1, std::memory_order_relaxed);
+      server_->Log(1, "session %llu closed (%s from %s)", static_cast<unsigned long long>(id_),
+                   identity_.c_str(), peer_.c_str());
+    }
+    if (reserved_) server_->admission.release(identity_);
+  }
+
+  void Start() {
+    pending_ = true;
+    ++server_->pending_handshakes;
+    SetDeadline(Clock::now() + server_->options.handshake_timeout);
+    WatchDeadline();
+    if constexpr (std::is_same_v<Stream, ssl::stream<tcp::socket>>) {
+      stream_.async_handshake(
+          ssl::stream_base::server,
+          [self = this->shared_from_this()](const boost::system::error_code& ec) {
+            self->OnTlsHandshake(ec);
+          });
+    } else {
+      ReadHeader();
+    }
+  }
+
+  void Close() override {
+    if (closed_) return;
+    closed_ = true;
+    boost::system::error_code ignored;
+    timer_.cancel();
+    Socket(stream_).shutdown(tcp::socket::shutdown_both, ignored);
+    Socket(stream_).close(ignored);
+    if (session_) session_->Cancel();
+  }
+
+ private:
+  using Self = RemoteConnection<Stream>;
+
+  void SetDeadline(Clock::time_point when) { deadline_ = when; timer_.expires_at(when); }
+  void ClearDeadline() { deadline_ = Clock::time_point::max(); }
+
+  // One wait at a time; re-armed until the connection closes.
+  void WatchDeadline() {
+    timer_.expires_at(deadline_);
+    timer_.async_wait([self = this->shared_from_this()](const boost::system::error_code&) {
+      if (self->closed_) return;
+      if (self->deadline_ <= Clock::now()) {
+        if (self->closing_) {
+          // The ERROR frame did not go out in time: close anyway.
+        } else if (!self->admitted_) {
+          self->server_->counters.handshake_timeouts.fetch_add(1, std::memory_order_relaxed);
+          self->server_->Log(1, "dropped %s: no hello within %lld ms", self->peer_.c_str(),
+                             static_cast<long long>(
+                                 self->server_->options.handshake_timeout.count()));
+        } else {
+          self->server_->counters.frame_timeouts.fetch_add(1, std::memory_order_relaxed);
+          self->server_->Log(1, "dropped %s (%s): a frame did not complete within %lld ms",
+                             self->peer_.c_str(), self->identity_.c_str(),
+                             static_cast<long long>(
+                                 self->server_->options.frame_timeout.count()));
+        }
+        self->Close();
+        return;
+      }
+      self->WatchDeadline();
+    });
+  }
+
+  void OnTlsHandshake(const boost::system::error_code& ec) {
+    if (closed_) return;
+    if (ec) {
+      server_->counters.refused.fetch_add(1, std::memory_order_relaxed);
+      server_->Log(1, "TLS handshake with %s failed: %s", peer_.c_str(), ec.message().c_str());
+      Close();
+      return;
+    }
+    if constexpr (std::is_same_v<Stream, ssl::stream<tcp::socket>>) {
+      if (!server_->options.tls_client_ca.empty()) {
+        X509* cert = SSL_get1_peer_certificate(stream_.native_handle());
+        CertificateIdentity id = IdentityOf(cert);
+        X509_free(cert);
+        cert_cn_ = Printable(id.common_name);
+        cert_sha256_ = id.sha256;
+      }
+    }
+    ReadHeader();
+  }
+
+  void ReadHeader() {
+    if (closed_) return;
+    if (admitted_) ClearDeadline();  // idle between frames is allowed
+    asio::async_read(stream_, asio::buffer(header_),
+                     [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                                       size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(const boost::system::error_code& ec) {
+    if (closed_) return;
+    if (ec) {
+      if (ec != asio::error::eof && ec != asio::error::operation_aborted &&
+          ec != asio::error::connection_reset) {
+        server_->Log(2, "%s: read failed: %s", peer_.c_str(), ec.message().c_str());
+      }
+      Close();
+      return;
+    }
+    server_->counters.bytes_in.fetch_add(ipc::kFrameHeaderBytes, std::memory_order_relaxed);
+    StatusOr<ipc::FrameHeader> header = ipc::DecodeFrameHeader(header_);
+    if (!header.ok()) return Malformed(header.status());
+    kind_ = header->kind;
+    length_ = header->length;
+    if (admitted_) SetDeadline(Clock::now() + server_->options.frame_timeout);
+    if (kind_ == ipc::FrameKind::kData && admitted_) {
+      if (length_ < ipc::kDataOffsetBytes) {
+        return Malformed(InvalidArgument("DATA frame of " + std::to_string(length_) +
+                                         " bytes lacks its 8-byte heap offset"));
+      }
+      asio::async_read(stream_, asio::buffer(data_offset_),
+                       [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                                         size_t) { self->OnDataOffset(ec); });
+      return;
+    }
+    if (!admitted_ && kind_ != ipc::FrameKind::kHello) {
+      return Malformed(InvalidArgument("the first frame must be HELLO, not " +
+                                       ipc::FrameKindName(static_cast<uint8_t>(kind_))));
+    }
+    payload_.resize(length_);
+    asio::async_read(stream_, asio::buffer(payload_),
+                     [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                                       size_t) { self->OnPayload(ec); });
+  }
+
+  // A DATA frame: the bytes go straight from the socket into the heap.
+  void OnDataOffset(const boost::system::error_code& ec) {
+    if (closed_) return;
+    if (ec) return Close();
+    uint64_t offset = 0;
+    for (int i = 7; i >= 0; --i) offset = (offset << 8) | data_offset_[i];
+    const uint64_t length = length_ - ipc::kDataOffsetBytes;
+    if (Status in = heap_->CheckRange(offset, length); !in.ok()) {
+      return Malformed(Status(in.code(), "DATA frame: " + in.message()));
+    }
+    StatusOr<std::span<uint8_t>> bytes = mapping_->HeapBytes({offset, length});
+    if (!bytes.ok()) return Malformed(bytes.status());
+    asio::async_read(stream_, asio::buffer(bytes->data(), bytes->size()),
+                     [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                                       size_t n) {
+                       if (self->closed_) return;
+                       if (ec) return self->Close();
+                       self->server_->counters.bytes_in.fetch_add(n + ipc::kDataOffsetBytes,
+                                                                  std::memory_order_relaxed);
+                       self->ReadHeader();
+                     });
+  }
+
+  void OnPayload(const boost::system::error_code& ec) {
+    if (closed_) return;
+    if (ec) return Close();
+    server_->counters.bytes_in.fetch_add(payload_.size(), std::memory_order_relaxed);
+    // The frame is in; handling it (an execute, a compile) has no deadline
+    // here: the session's own limits bound it.
+    if (admitted_) ClearDeadline();
+    switch (kind_) {
+      case ipc::FrameKind::kHello:
+        if (admitted_) return Malformed(InvalidArgument("a second HELLO frame"));
+        return OnHello();
+      case ipc::FrameKind::kRequest:
+        return OnRequest();
+      case ipc::FrameKind::kHeapRequest:
+        return OnHeapRequest();
+      default:
+        return Malformed(InvalidArgument("frame kind " +
+                                         ipc::FrameKindName(static_cast<uint8_t>(kind_)) +
+                                         " is sent by the daemon, not to it"));
+    }
+  }
+
+  void OnHello() {
+    StatusOr<const remote::RemoteHello*> hello = ipc::VerifyRemoteHello(payload_);
+    if (!hello.ok()) return Malformed(hello.status());
+    const uint32_t version = (*hello)->protocol_version();
+    if (version == 0) {
+      return Refuse(InvalidArgument("HELLO: protocol_version 0 is not a version"));
+    }
+    client_name_ = (*hello)->client_name() ? Printable((*hello)->client_name()->string_view())
+                                           : std::string();
+    if (client_name_.size() > 128) client_name_.resize(128);
+    // Who is it? A token when the daemon has a token file (required then),
+    // else the verified client certificate.
+    if (server_->tokens) {
+      const flatbuffers::String* token = (*hello)->token();
+      if (token == nullptr || token->size() == 0) {
+        return Refuse(Status(StatusCode::kPermissionDenied,
+                             "this jitd daemon requires a bearer token in the hello (its "
+                             "--token-file); the client sent none"));
+      }
+      std::optional<std::string> name = server_->tokens->Match(token->string_view());
+      if (!name) {
+        return Refuse(Status(StatusCode::kPermissionDenied,
+                             "the bearer token is not one this jitd daemon accepts"));
+      }
+      identity_ = "token:" + *name;
+    } else {
+      if (cert_cn_.empty()) {
+        return Refuse(Status(StatusCode::kPermissionDenied,
+                             "the client certificate has no subject common name (CN), which "
+                             "jitd uses as the client's identity"));
+      }
+      identity_ = "cert:" + cert_cn_;
+    }
+    if (Status room = server_->admission.reserve(identity_); !room.ok()) return Refuse(room);
+    reserved_ = true;
+    id_ = server_->admission.next_session_id();
+    // Creating the session maps a segment: off the IO thread.
+    server_->Post([self = this->shared_from_this()]() {
+      StatusOr<std::unique_ptr<Session>> session =
+          Session::Create(self->server_->instance, self->id_, self->server_->session_options);
+      StatusOr<std::unique_ptr<ipc::Segment>> mapping = Status::Ok();
+      if (session.ok()) {
+        (*session)->SetPeer(/*pid=*/-1, RemoteUid(self->identity_));
+        // The bridge's own view of the segment, for the heap's bytes.
+        mapping = ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
+      }
+      asio::post(self->server_->io, [self, session = std::move(session),
+                                     mapping = std::move(mapping)]() mutable {
+        if (self->closed_) return;
+        if (!session.ok()) return self->Refuse(session.status());
+        if (!mapping.ok()) return self->Refuse(mapping.status());
+        self->session_ = std::move(session).value();
+        self->mapping_ = std::move(mapping).value();
+        self->heap_.emplace(self->mapping_->heap_size());
+        self->Admitted();
+      });
+    });
+  }
+
+  void Admitted() {
+    admitted_ = true;
+    pending_ = false;
+    --server_->pending_handshakes;
+    ClearDeadline();
+    server_->counters.sessions_opened.fetch_add(1, std::memory_order_relaxed);
+    server_->counters.sessions_open.fetch_add(1, std::memory_order_relaxed);
+    if (!cert_sha256_.empty()) {
+      server_->Log(1, "session %llu opened for %s from %s (client certificate CN=%s sha256=%s)",
+                   static_cast<unsigned long long>(id_), identity_.c_str(), peer_.c_str(),
+                   cert_cn_.c_str(), cert_sha256_.c_str());
+    } else {
+      server_->Log(1, "session %llu opened for %s from %s", static_cast<unsigned long long>(id_),
+                   identity_.c_str(), peer_.c_str());
+    }
+    flatbuffers::FlatBufferBuilder fbb(256);
+    auto identity = fbb.CreateString(identity_);
+    auto reply = remote::CreateRemoteHelloReply(
+        fbb, ipc::kRemoteProtocolVersion, id_, heap_->size(), identity, ipc::kMaxFramePayload,
+        ipc::kMaxDataChunk, ipc::kProtocolVersion);
+    fbb.Finish(reply, remote::HeapRequestIdentifier());
+    SendFrame(ipc::FrameKind::kHelloReply, {fbb.GetBufferPointer(), fbb.GetSize()});
+  }
+
+  void OnRequest() {
+    // Session::Handle verifies (ipc::VerifyRequest) and answers every
+    // message, well-formed or not, with one ReplyMessage.
+    server_->Post([self = this->shared_from_this()]() {
+      std::vector<uint8_t> reply = self->session_->Handle(self->payload_);
+      asio::post(self->server_->io, [self, reply = std::move(reply)]() mutable {
+        if (self->closed_) return;
+        self->out_ = std::move(reply);
+        self->SendFrame(ipc::FrameKind::kReply, self->out_);
+      });
+    });
+  }
+
+  void OnHeapRequest() {
+    StatusOr<const remote::HeapRequest*> verified = ipc::VerifyHeapRequest(payload_);
+    if (!verified.ok()) return Malformed(verified.status());
+    const remote::HeapRequest* request = *verified;
+    const uint64_t id = request->id();
+    switch (request->op_type()) {
+      case remote::HeapOp_AllocateRequest: {
+        const uint64_t bytes = request->op_as_AllocateRequest()->bytes();
+        StatusOr<uint64_t> offset = heap_->Allocate(bytes);
+        if (!offset.ok()) return SendHeapReply(id, offset.status(), 0, 0);
+        const uint64_t rounded =
+            (std::max<uint64_t>(bytes, 1) + RemoteHeap::kAlignment - 1) / RemoteHeap::kAlignment *
+            RemoteHeap::kAlignment;
+        return SendHeapReply(id, Status::Ok(), *offset, rounded);
+      }
+      case remote::HeapOp_FreeRequest:
+        return SendHeapReply(id, heap_->Free(request->op_as_FreeRequest()->offset()), 0, 0);
+      case remote::HeapOp_ReadRequest: {
+        const uint64_t offset = request->op_as_ReadRequest()->offset();
+        const uint64_t length = request->op_as_ReadRequest()->length();
+        if (Status in = heap_->CheckRange(offset, length); !in.ok()) {
+          return SendHeapReply(id, in, 0, 0);
+        }
+        read_id_ = id;
+        read_offset_ = offset;
+        read_end_ = offset + length;
+        read_length_ = length;
+        return SendReadChunk();
+      }
+      default:
+        return Malformed(InvalidArgument("HEAP_REQUEST " + std::to_string(id) +
+                                         " names no operation"));
+    }
+  }
+
+  // Streams the read range out, a DATA frame at a time, straight from the
+  // heap; then the HEAP_REPLY.
+  void SendReadChunk() {
+    if (closed_) return;
+    if (read_offset_ == read_end_) {
+      return SendHeapReply(read_id_, Status::Ok(), read_end_ - read_length_, read_length_);
+    }
+    const uint64_t n = std::min<uint64_t>(read_end_ - read_offset_, ipc::kMaxDataChunk);
+    StatusOr<std::span<uint8_t>> bytes = mapping_->HeapBytes({read_offset_, n});
+    if (!bytes.ok()) return Malformed(bytes.status());
+    data_prefix_ = ipc::EncodeDataPrefix(read_offset_, static_cast<uint32_t>(n));
+    read_offset_ += n;
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(data_prefix_),
+                                              asio::buffer(bytes->data(), bytes->size())};
+    asio::async_write(stream_, buffers,
+                      [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                                        size_t written) {
+                        if (self->closed_) return;
+                        if (ec) return self->Close();
+                        self->server_->counters.bytes_out.fetch_add(written,
+                                                                    std::memory_order_relaxed);
+                        self->SendReadChunk();
+                      });
+  }
+
+  void SendHeapReply(uint64_t id, const Status& status, uint64_t offset, uint64_t length) {
+    flatbuffers::FlatBufferBuilder fbb(128);
+    flatbuffers::Offset<flatbuffers::String> message;
+    if (!status.ok()) message = fbb.CreateString(status.message());
+    auto reply = remote::CreateHeapReply(fbb, id, static_cast<int32_t>(ipc::ToWire(status.code())),
+                                         message, offset, length);
+    fbb.Finish(reply, remote::HeapRequestIdentifier());
+    out_.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    SendFrame(ipc::FrameKind::kHeapReply, out_);
+  }
+
+  // Writes one frame whose payload stays alive until the write completes
+  // (out_, or fbb storage copied into out_), then reads the next frame.
+  void SendFrame(ipc::FrameKind kind, std::span<const uint8_t> payload) {
+    if (payload.data() != out_.data()) out_.assign(payload.begin(), payload.end());
+    frame_header_ = ipc::EncodeFrameHeader(kind, static_cast<uint32_t>(out_.size()));
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(frame_header_), asio::buffer(out_)};
+    asio::async_write(stream_, buffers,
+                      [self = this->shared_from_this()](const boost::system::error_code& ec,
+                                                        size_t written) {
+                        if (self->closed_) return;
+                        if (ec) return self->Close();
+                        self->server_->counters.bytes_out.fetch_add(written,
+                                                                    std::memory_order_relaxed);
+                        self->ReadHeader();
+                      });
+  }
+
+  // A refusal before admission: the ERROR frame, then close.
+  void Refuse(const Status& status) {
+    server_->counters.refused.fetch_add(1, std::memory_order_relaxed);
+    server_->Log(1, "refused %s%s%s: %s", peer_.c_str(), identity_.empty() ? "" : " as ",
+                 identity_.c_str(), status.ToString().c_str());
+    SendErrorAndClose(status);
+  }
+
+  void Malformed(const Status& status) {
+    server_->counters.malformed_frames.fetch_add(1, std::memory_order_relaxed);
+    server_->Log(1, "closing %s%s%s: %s", peer_.c_str(), identity_.empty() ? "" : " (",
+                 identity_.empty() ? "" : (identity_ + ")").c_str(), status.ToString().c_str());
+    SendErrorAndClose(status);
+  }
+
+  // Best effort: the write gets at most a second, then the connection closes.
+  void SendErrorAndClose(const Status& status) {
+    closing_ = true;
+    out_ = ipc::EncodeErrorPayload(status);
+    frame_header_ = ipc::EncodeFrameHeader(ipc::FrameKind::kError,
+                                           static_cast<uint32_t>(out_.size()));
+    SetDeadline(Clock::now() + std::chrono::seconds(1));
+    std::array<asio::const_buffer, 2> buffers{asio::buffer(frame_header_), asio::buffer(out_)};
+    asio::async_write(stream_, buffers,
+                      [self = this->shared_from_this()](const boost::system::error_code&,
+                                                        size_t) { self->Close(); });
+  }
+
+  Impl* const server_;
+  Stream stream_;
+  asio::steady_timer timer_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  const std::string peer_;
+  bool closed_ = false;
+  bool closing_ = false;   // an ERROR frame is on its way out
+  bool pending_ = false;   // counted in pending_handshakes
+  bool admitted_ = false;  // HELLO_REPLY sent
+  bool reserved_ = false;  // counted against the session limits
+  std::string identity_, client_name_, cert_cn_, cert_sha256_;
+  uint64_t id_ = 0;
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<ipc::Segment> mapping_;
+  std::optional<RemoteHeap> heap_;
+
+  std::array<uint8_t, ipc::kFrameHeaderBytes> header_{};
+  ipc::FrameKind kind_ = ipc::FrameKind::kError;
+  uint32_t length_ = 0;
+  std::array<uint8_t, ipc::kDataOffsetBytes> data_offset_{};
+  std::vector<uint8_t> payload_;  // the frame being handled (8-byte aligned storage)
+  std::vector<uint8_t> out_;      // the frame being written
+  std::array<uint8_t, ipc::kFrameHeaderBytes> frame_header_{};
+  std::array<uint8_t, ipc::kFrameHeaderBytes + ipc::kDataOffsetBytes> data_prefix_{};
+  uint64_t read_id_ = 0, read_offset_ = 0, read_end_ = 0, read_length_ = 0;
+};
+
+void RemoteServer::Impl::Accept(tcp::acceptor* acceptor) {
+  acceptor->async_accept([this, acceptor](const boost::system::error_code& ec,
+                                          tcp::socket socket) {
+    if (stopped) return;
+    if (ec) {
+      if (ec != asio::error::operation_aborted) {
+        Log(0, "accept failed: %s", ec.message().c_str());
+        Accept(acceptor);
+      }
+      return;
+    }
+    counters.connections.fetch_add(1, std::memory_order_relaxed);
+    boost::system::error_code ignored;
+    std::string peer = "?";
+    tcp::endpoint remote = socket.remote_endpoint(ignored);
+    if (!ignored) {
+      peer = remote.address().is_v6() ? "[" + remote.address().to_string() + "]"
+                                       : remote.address().to_string();
+      peer += ":" + std::to_string(remote.port());
+    }
+    if (options.max_pending_handshakes != 0 && pending_handshakes >= options.max_pending_handshakes) {
+      counters.refused.fetch_add(1, std::memory_order_relaxed);
+      Log(1, "refused %s: %llu connections are already in their handshake", peer.c_str(),
+          static_cast<unsigned long long>(pending_handshakes));
+      socket.close(ignored);
+    } else {
+      socket.set_option(tcp::no_delay(true), ignored);
+      if (use_tls) {
+        Launch<ssl::stream<tcp::socket>>(std::move(socket), std::move(peer));
+      } else {
+        Launch<tcp::socket>(std::move(socket), std::move(peer));
+      }
+    }
+    Accept(acceptor);
+  });
+}
+
+template <class Stream>
+void RemoteServer::Impl::Launch(tcp::socket socket, std::string peer) {
+  std::shared_ptr<RemoteConnection<Stream>> connection;
+  if constexpr (std::is_same_v<Stream, ssl::stream<tcp::socket>>) {
+    connection = std::make_shared<RemoteConnection<Stream>>(this, std::move(peer),
+                                                            std::move(socket), tls);
+  } else {
+    connection = std::make_shared<RemoteConnection<Stream>>(this, std::move(peer),
+                                                            std::move(socket));
+  }
+  // Forget connections that are gone, then remember this one.
+  connections.remove_if([](const std::weak_ptr<ConnectionBase>& c) { return c.expired(); });
+  connections.push_back(connection);
+  connection->Start();
+}
+
+RemoteServer::RemoteServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+RemoteServer::~RemoteServer() { Stop(); }
+
+StatusOr<std::unique_ptr<RemoteServer>> RemoteServer::Create(Instance* instance,
+                                                             const SessionOptions& session,
+                                                             const RemoteOptions& options,
+                                                             RemoteAdmission admission) {
+  JITD_RETURN_IF_ERROR(CheckRemoteOptions(options));
+  if (options.listen.empty()) return InvalidArgument("RemoteServer without --listen addresses");
+  if (!admission.reserve || !admission.release || !admission.next_session_id) {
+    return InvalidArgument("RemoteServer: admission callbacks missing");
+  }
+  auto impl = std::make_unique<Impl>(instance, session, options, std::move(admission));
+  if (!options.token_file.empty()) {
+    JITD_ASSIGN_OR_RETURN(TokenTable tokens, TokenTable::Load(options.token_file));
+    impl->tokens.emplace(std::move(tokens));
+  }
+  impl->use_tls = !options.insecure_loopback;
+  if (impl->use_tls) JITD_RETURN_IF_ERROR(impl->SetUpTls());
+  for (const std::string& text : options.listen) {
+    JITD_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(text));
+    JITD_RETURN_IF_ERROR(impl->Bind(address));
+  }
+  if (!impl->admission.post) {
+    impl->pool = std::make_unique<asio::thread_pool>(std::max(1, options.worker_threads));
+  }
+  return std::unique_ptr<RemoteServer>(new RemoteServer(std::move(impl)));
+}
+
+std::vector<ListenAddress> RemoteServer::addresses() const { return impl_->bound_addresses; }
+
+void RemoteServer::Start() {
+  Impl& impl = *impl_;
+  if (impl.started || impl.stopped) return;
+  impl.started = true;
+  for (auto& acceptor : impl.acceptors) impl.Accept(acceptor.get());
+  for (const ListenAddress& address : impl.bound_addresses) {
+    impl.Log(1, "serving remote clients on %s (%s)", address.ToString().c_str(),
+             impl.use_tls ? (impl.options.tls_client_ca.empty()
+                                 ? "TLS 1.3, bearer tokens"
+                                 : (impl.tokens ? "TLS 1.3, client certificates and tokens"
+                                                : "TLS 1.3, client certificates"))
+                          : "PLAINTEXT on loopback, bearer tokens");
+  }
+  impl.io_thread = std::thread([&impl] {
+    auto guard = asio::make_work_guard(impl.io);
+    impl.io.run();
+  });
+}
+
+void RemoteServer::Stop() {
+  Impl& impl = *impl_;
+  if (impl.stopped) return;
+  if (!impl.started) {
+    impl.stopped = true;
+    return;
+  }
+  // On the IO thread: stop accepting, close every connection (which cancels
+  // its request in progress).
+  std::promise<void> closed;
+  asio::post(impl.io, [&impl, &closed] {
+    impl.stopped = true;
+    boost::system::error_code ignored;
+    for (auto& acceptor : impl.acceptors) acceptor->close(ignored);
+    for (auto& weak : impl.connections) {
+      if (auto connection = weak.lock()) connection->Close();
+    }
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  {
+    std::unique_lock<std::mutex> lock(impl.inflight_mu);
+    impl.inflight_cv.wait(lock, [&impl] { return impl.inflight == 0; });
+  }
+  impl.io.stop();
+  if (impl.io_thread.joinable()) impl.io_thread.join();
+  if (impl.pool) impl.pool->join();
+  // Handlers still queued hold connections; destroying them here (not in
+  // the io_context's destructor, after other members went) frees sessions
+  // while the Instance and the admission callbacks are alive.
+  impl.io.restart();
+  impl.io.poll();
+  impl.connections.clear();
+}
+
+RemoteStats RemoteServer::stats() const {
+  const auto& c = impl_->counters;
+  RemoteStats s;
+  s.connections = c.connections.load(std::memory_order_relaxed);
+  s.sessions_opened = c.sessions_opened.load(std::memory_order_relaxed);
+  s.sessions_open = c.sessions_open.load(std::memory_order_relaxed);
+  s.refused = c.refused.load(std::memory_order_relaxed);
+  s.handshake_timeouts = c.handshake_timeouts.load(std::memory_order_relaxed);
+  s.frame_timeouts = c.frame_timeouts.load(std::memory_order_relaxed);
+  s.malformed_frames = c.malformed_frames.load(std::memory_order_relaxed);
+  s.bytes_in = c.bytes_in.load(std::memory_order_relaxed);
+  s.bytes_out = c.bytes_out.load(std::memory_order_relaxed);
+  return s;
+}
+
+std::string RemoteServer::StatsJson() const {
+  const RemoteStats s = stats();
+  std::ostringstream out;
+  out << "{\"listen\":[";
+  bool first = true;
+  for (const ListenAddress& a : impl_->bound_addresses) {
+    out << (first ? "" : ",") << "\"" << a.ToString() << "\"";
+    first = false;
+  }
+  out << "],\"tls\":" << (impl_->use_tls ? "true" : "false")
+      << ",\"connections\":" << s.connections << ",\"sessions_opened\":" << s.sessions_opened
+      << ",\"sessions_open\":" << s.sessions_open << ",\"refused\":" << s.refused
+      << ",\"handshake_timeouts\":" << s.handshake_timeouts
+      << ",\"frame_timeouts\":" << s.frame_timeouts
+      << ",\"malformed_frames\":" << s.malformed_frames << ",\"bytes_in\":" << s.bytes_in
+      << ",\"bytes_out\":" << s.bytes_out << "}";
+  return out.str();
+}
+
+}  // namespace jitd::daemon

@@ -1,0 +1,629 @@
+#include "daemon/remote_server.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "daemon/remote_auth.h"
+#include "daemon/remote_test_client.h"
+#include "daemon/test_programs.h"
+
+namespace jitd::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+namespace ssl = boost::asio::ssl;
+using testing::RemoteTestClient;
+
+constexpr char kAliceToken[] = "alice-0123456789abcdef0123456789";
+constexpr char kBobToken[] = "bob-fedcba9876543210fedcba987654";
+
+std::span<const uint8_t> Bytes(const void* data, size_t n) {
+  return {static_cast<const uint8_t*>(data), n};
+}
+
+// A scratch directory with a token file (mode 600) and, when the openssl
+// command exists, a throwaway CA, server and client certificates.
+class Scratch {
+ public:
+  Scratch() {
+    char pattern[] = "/tmp/jitd-remote-test-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    std::ofstream(dir_ / "tokens") << "# test tokens\nalice " << kAliceToken << "\n\nbob "
+                                   << kBobToken << "\n";
+    ::chmod((dir_ / "tokens").c_str(), 0600);
+  }
+  ~Scratch() { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // ca, server (CN=localhost, SAN localhost + 127.0.0.1), alice (signed by
+  // ca), rogue-ca and mallory (signed by rogue-ca). False when openssl is
+  // missing or fails.
+  bool MakeCertificates() {
+    if (std::system("command -v openssl >/dev/null 2>&1") != 0) return false;
+    const std::string d = dir_.string();
+    std::ofstream(dir_ / "server.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+    std::ofstream(dir_ / "client.ext") << "extendedKeyUsage=clientAuth\n";
+    auto run = [&](const std::string& command) {
+      return std::system(("cd '" + d + "' && " + command + " >/dev/null 2>&1").c_str()) == 0;
+    };
+    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    auto ca = [&](const std::string& name, const std::string& cn) {
+      return run("openssl req -x509 " + key + " -keyout " + name + ".key -out " + name +
+                 ".pem -days 2 -subj '/CN=" + cn + "'");
+    };
+    auto leaf = [&](const std::string& name, const std::string& cn, const std::string& issuer,
+                    const std::string& ext) {
+      return run("openssl req " + key + " -keyout " + name + ".key -out " + name +
+                 ".csr -subj '/CN=" + cn + "'") &&
+             run("openssl x509 -req -in " + name + ".csr -CA " + issuer + ".pem -CAkey " +
+                 issuer + ".key -CAcreateserial -days 2 -out " + name + ".pem -extfile " + ext);
+    };
+    return ca("ca", "jitd test CA") && ca("rogue-ca", "rogue CA") &&
+           leaf("server", "localhost", "ca", "server.ext") &&
+           leaf("alice", "alice", "ca", "client.ext") &&
+           leaf("mallory", "mallory", "rogue-ca", "client.ext");
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// Counts sessions per identity like the Server does.
+struct CountingAdmission {
+  std::mutex mu;
+  std::map<std::string, int> open;
+  int limit_per_identity = 100;
+  std::atomic<uint64_t> next_id{1};
+
+  RemoteAdmission Make() {
+    RemoteAdmission a;
+    a.reserve = [this](const std::string& identity) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (open[identity] >= limit_per_identity) {
+        return ResourceExhausted(identity + " has too many sessions");
+      }
+      ++open[identity];
+      return Status::Ok();
+    };
+    a.release = [this](const std::string& identity) {
+      std::lock_guard<std::mutex> lock(mu);
+      --open[identity];
+    };
+    a.next_session_id = [this] { return next_id++; };
+    return a;
+  }
+  int Open(const std::string& identity) {
+    std::lock_guard<std::mutex> lock(mu);
+    return open[identity];
+  }
+};
+
+template <typename F>
+bool WaitFor(F condition, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class RemoteServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto instance = Instance::Create({});
+    ASSERT_TRUE(instance.ok());
+    instance_ = std::move(instance).value();
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+    server_.reset();
+  }
+
+  // A plaintext loopback server with the token file.
+  void StartPlain(RemoteOptions options = {}) {
+    options.listen = {"tcp://127.0.0.1:0"};
+    options.insecure_loopback = true;
+    options.token_file = scratch_.Path("tokens");
+    Start(options);
+  }
+  void Start(const RemoteOptions& options) {
+    SessionOptions session;
+    session.segment_bytes = 8 << 20;
+    auto server = RemoteServer::Create(instance_.get(), session, options, admission_.Make());
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    server_->Start();
+    port_ = server_->addresses().at(0).port;
+  }
+  std::unique_ptr<RemoteTestClient> Connect(ssl::context* tls = nullptr) {
+    auto client = std::make_unique<RemoteTestClient>(port_, tls);
+    EXPECT_TRUE(client->connected());
+    return client;
+  }
+
+  // Compiles softmax, uploads its input, executes, reads the result back and
+  // checks it: the whole remote path.
+  void RunSoftmax(RemoteTestClient& client) {
+    const std::string text = testing::kSoftmax;
+    StatusOr<uint64_t> program = client.Allocate(text.size());
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    ASSERT_TRUE(client.Write(*program, Bytes(text.data(), text.size())));
+    uint64_t executable = 0;
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      wire::HeapRef ref(*program, text.size());
+      auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &ref);
+      StatusOr<std::vector<uint8_t>> reply =
+          client.Request(fbb, wire::Request_CompileRequest, body.Union());
+      ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+      const wire::ReplyMessage* message = *ipc::VerifyReply(*reply);
+      ASSERT_TRUE(ipc::FromWire(message->status()).ok())
+          << ipc::FromWire(message->status()).ToString();
+      executable = message->body_as_CompileReply()->executable();
+    }
+    ASSERT_TRUE(client.Free(*program).ok());
+    uint64_t buffers[2] = {};
+    uint64_t offsets[2] = {};
+    for (int i = 0; i < 2; ++i) {
+      StatusOr<uint64_t> offset = client.Allocate(sizeof(testing::kSoftmaxInput));
+      ASSERT_TRUE(offset.ok());
+      offsets[i] = *offset;
+      if (i == 0) {
+        ASSERT_TRUE(client.Write(*offset, Bytes(testing::kSoftmaxInput,
+                                                sizeof(testing::kSoftmaxInput))));
+      }
+      flatbuffers::FlatBufferBuilder fbb;
+      auto dims = fbb.CreateVector(std::vector<int64_t>{2, 4});
+      auto shape = wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
+      wire::HeapRef ref(*offset, sizeof(testing::kSoftmaxInput));
+      auto body = wire::CreateCreateBufferRequest(fbb, shape, &ref);
+      StatusOr<std::vector<uint8_t>> reply =
+          client.Request(fbb, wire::Request_CreateBufferRequest, body.Union());
+      ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+      const wire::ReplyMessage* message = *ipc::VerifyReply(*reply);
+      ASSERT_TRUE(ipc::FromWire(message->status()).ok());
+      buffers[i] = message->body_as_CreateBufferReply()->buffer();
+    }
+    {
+      flatbuffers::FlatBufferBuilder fbb;
+      auto args = fbb.CreateVector(std::vector<uint64_t>{buffers[0]});
+      auto results = fbb.CreateVector(std::vector<uint64_t>{buffers[1]});
+      auto body = wire::CreateExecuteRequest(fbb, executable, args, results);
+      StatusOr<std::vector<uint8_t>> reply =
+          client.Request(fbb, wire::Request_ExecuteRequest, body.Union());
+      ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+      const wire::ReplyMessage* message = *ipc::VerifyReply(*reply);
+      ASSERT_TRUE(ipc::FromWire(message->status()).ok())
+          << ipc::FromWire(message->status()).ToString();
+    }
+    StatusOr<std::vector<uint8_t>> out = client.Read(offsets[1], 32);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->size(), 32u);
+    float result[8];
+    std::memcpy(result, out->data(), 32);
+    for (int row = 0; row < 2; ++row) {
+      const float* x = testing::kSoftmaxInput + row * 4;
+      float m = std::max(std::max(x[0], x[1]), std::max(x[2], x[3]));
+      float sum = 0;
+      for (int j = 0; j < 4; ++j) sum += std::exp(x[j] - m);
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_NEAR(result[row * 4 + j], std::exp(x[j] - m) / sum, 1e-5) << row << "," << j;
+      }
+    }
+  }
+
+  Scratch scratch_;
+  CountingAdmission admission_;
+  std::unique_ptr<Instance> instance_;
+  std::unique_ptr<RemoteServer> server_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(RemoteServerTest, TokenClientCompilesAndExecutes) {
+  StartPlain();
+  auto client = Connect();
+  StatusOr<std::string> identity = client->Hello(kAliceToken);
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  EXPECT_EQ(*identity, "token:alice");
+  EXPECT_GT(client->heap_bytes(), 4u << 20);
+  EXPECT_EQ(admission_.Open("token:alice"), 1);
+  RunSoftmax(*client);
+  // Stats answer, and show this identity's session only.
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto body = wire::CreateStatsRequest(fbb);
+    StatusOr<std::vector<uint8_t>> reply =
+        client->Request(fbb, wire::Request_StatsRequest, body.Union());
+    ASSERT_TRUE(reply.ok());
+    const wire::ReplyMessage* message = *ipc::VerifyReply(*reply);
+    ASSERT_TRUE(ipc::FromWire(message->status()).ok());
+    const std::string json = message->body_as_StatsReply()->json()->str();
+    EXPECT_NE(json.find("\"view\":\"uid\""), std::string::npos) << json;
+    EXPECT_NE(json.find(std::to_string(RemoteUid("token:alice"))), std::string::npos) << json;
+  }
+  client.reset();
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; }));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+  EXPECT_EQ(server_->stats().sessions_opened, 1u);
+  EXPECT_EQ(server_->stats().malformed_frames, 0u);
+}
+
+TEST_F(RemoteServerTest, TwoIdentitiesAreIsolated) {
+  StartPlain();
+  auto alice = Connect();
+  auto bob = Connect();
+  ASSERT_TRUE(alice->Hello(kAliceToken).ok());
+  ASSERT_EQ(*bob->Hello(kBobToken), "token:bob");
+  // Alice's heap ranges are not Bob's: a read of them is refused.
+  StatusOr<uint64_t> offset = alice->Allocate(256);
+  ASSERT_TRUE(offset.ok());
+  StatusOr<std::vector<uint8_t>> stolen = bob->Read(*offset, 16);
+  ASSERT_FALSE(stolen.ok());
+  EXPECT_EQ(stolen.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(stolen.status().message().find("allocated range"), std::string::npos);
+  // Bob can go on.
+  EXPECT_TRUE(bob->Allocate(16).ok());
+}
+
+TEST_F(RemoteServerTest, WrongOrMissingTokenIsRefused) {
+  StartPlain();
+  {
+    auto client = Connect();
+    StatusOr<std::string> hello = client->Hello("not-a-valid-token-at-all-xxxx");
+    ASSERT_FALSE(hello.ok());
+    EXPECT_EQ(hello.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(hello.status().message().find("bearer token is not one"), std::string::npos)
+        << hello.status().ToString();
+    ipc::FrameKind kind;
+    std::vector<uint8_t> payload;
+    EXPECT_FALSE(client->ReadFrame(&kind, &payload));  // closed
+  }
+  {
+    auto client = Connect();
+    StatusOr<std::string> hello = client->Hello("");
+    ASSERT_FALSE(hello.ok());
+    EXPECT_EQ(hello.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(hello.status().message().find("requires a bearer token"), std::string::npos);
+  }
+  EXPECT_EQ(server_->stats().refused, 2u);
+  EXPECT_EQ(server_->stats().sessions_opened, 0u);
+}
+
+TEST_F(RemoteServerTest, MalformedFramesCloseWithAnError) {
+  StartPlain();
+  struct Case {
+    const char* name;
+    std::vector<uint8_t> bytes;
+    bool after_hello;
+    const char* expect;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"unknown kind", {4, 0, 0, 0, 99, 0, 0, 0, 1, 2, 3, 4}, true, "unknown frame kind"});
+  cases.push_back({"too long", {0xff, 0xff, 0xff, 0x7f, 3, 0, 0, 0}, true, "exceeds the limit"});
+  cases.push_back({"flags", {0, 0, 0, 0, 3, 1, 0, 0}, true, "flags"});
+  cases.push_back({"request first", {0, 0, 0, 0, 3, 0, 0, 0}, false, "first frame must be HELLO"});
+  cases.push_back({"garbage hello", {8, 0, 0, 0, 1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}, false,
+                   "remote hello"});
+  cases.push_back({"daemon's kind", {0, 0, 0, 0, 4, 0, 0, 0}, true, "sent by the daemon"});
+  // DATA into no allocation.
+  {
+    auto prefix = ipc::EncodeDataPrefix(4096, 4);
+    std::vector<uint8_t> bytes(prefix.begin(), prefix.end());
+    bytes.insert(bytes.end(), {1, 2, 3, 4});
+    cases.push_back({"stray data", bytes, true, "allocated range"});
+  }
+  // A heap request that does not verify.
+  cases.push_back({"garbage heap request", {8, 0, 0, 0, 5, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9}, true,
+                   "heap request"});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto client = Connect();
+    if (c.after_hello) ASSERT_TRUE(client->Hello(kAliceToken).ok());
+    ASSERT_TRUE(client->WriteRaw(c.bytes));
+    ipc::FrameKind kind;
+    std::vector<uint8_t> payload;
+    ASSERT_TRUE(client->ReadFrame(&kind, &payload));
+    ASSERT_EQ(kind, ipc::FrameKind::kError);
+    Status error = ipc::DecodeErrorPayload(payload);
+    EXPECT_EQ(error.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(error.message().find(c.expect), std::string::npos) << error.ToString();
+    EXPECT_FALSE(client->ReadFrame(&kind, &payload));  // then closed
+  }
+  EXPECT_EQ(server_->stats().malformed_frames, cases.size());
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; }));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+  // A malformed request message (valid frame) is only an error reply.
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  std::vector<uint8_t> junk(64, 0x11);
+  ASSERT_TRUE(client->WriteFrame(ipc::FrameKind::kRequest, junk));
+  ipc::FrameKind kind;
+  std::vector<uint8_t> payload;
+  ASSERT_TRUE(client->ReadFrame(&kind, &payload));
+  ASSERT_EQ(kind, ipc::FrameKind::kReply);
+  const wire::ReplyMessage* reply = *ipc::VerifyReply(payload);
+  EXPECT_EQ(reply->status()->code(), wire::StatusCode_INVALID_ARGUMENT);
+  EXPECT_TRUE(client->Allocate(8).ok());  // still served
+}
+
+TEST_F(RemoteServerTest, SlowClientIsDroppedAndBlocksNobody) {
+  RemoteOptions options;
+  options.handshake_timeout = std::chrono::milliseconds(400);
+  StartPlain(options);
+  auto slow = Connect();
+  std::atomic<bool> slow_done{false};
+  std::thread dribble([&] {
+    // A hello, one byte every 50 ms: never completes in 400 ms.
+    flatbuffers::FlatBufferBuilder fbb;
+    auto t = fbb.CreateString(kAliceToken);
+    fbb.Finish(remote::CreateRemoteHello(fbb, 1, 0, t), remote::HeapRequestIdentifier());
+    std::vector<uint8_t> frame;
+    ASSERT_TRUE(ipc::AppendFrame(&frame, ipc::FrameKind::kHello,
+                                 {fbb.GetBufferPointer(), fbb.GetSize()})
+                    .ok());
+    for (uint8_t byte : frame) {
+      if (!slow->WriteRaw(std::span<const uint8_t>(&byte, 1))) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    slow_done = true;
+  });
+  // Meanwhile another client is served at once.
+  const auto start = std::chrono::steady_clock::now();
+  auto quick = Connect();
+  ASSERT_TRUE(quick->Hello(kBobToken).ok());
+  ASSERT_TRUE(quick->Allocate(64).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().handshake_timeouts == 1; }));
+  dribble.join();
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+  // A silent client goes the same way.
+  auto silent = Connect();
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().handshake_timeouts == 2; }));
+}
+
+TEST_F(RemoteServerTest, ClientKilledMidTransferIsReclaimed) {
+  StartPlain();
+  const size_t clients_before = instance_->stats().sessions_opened;
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  StatusOr<uint64_t> offset = client->Allocate(4 << 20);
+  ASSERT_TRUE(offset.ok());
+  // A DATA frame of 1 MiB of which only 1000 bytes arrive, then a reset.
+  auto prefix = ipc::EncodeDataPrefix(*offset, ipc::kMaxDataChunk);
+  ASSERT_TRUE(client->WriteRaw(prefix));
+  std::vector<uint8_t> part(1000, 7);
+  ASSERT_TRUE(client->WriteRaw(part));
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().bytes_in > 0; }));
+  client->Abort();
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; }));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+  EXPECT_TRUE(WaitFor([&] {
+    const InstanceStats s = instance_->stats();
+    return s.sessions_opened == clients_before + 1 && s.sessions_closed == s.sessions_opened;
+  }));
+}
+
+TEST_F(RemoteServerTest, SessionLimitPerIdentity) {
+  admission_.limit_per_identity = 1;
+  StartPlain();
+  auto first = Connect();
+  ASSERT_TRUE(first->Hello(kAliceToken).ok());
+  auto second = Connect();
+  StatusOr<std::string> refused = second->Hello(kAliceToken);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  auto other = Connect();
+  EXPECT_TRUE(other->Hello(kBobToken).ok());
+}
+
+TEST_F(RemoteServerTest, LargeTensorStreamsBothWays) {
+  StartPlain();
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  const size_t n = (3 << 20) + 12345;  // several chunks and a partial one
+  std::vector<uint8_t> data(n);
+  for (size_t i = 0; i < n; ++i) data[i] = static_cast<uint8_t>(i * 131 + (i >> 12));
+  StatusOr<uint64_t> offset = client->Allocate(n);
+  ASSERT_TRUE(offset.ok());
+  ASSERT_TRUE(client->Write(*offset, data));
+  StatusOr<std::vector<uint8_t>> back = client->Read(*offset, n);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == data);
+  // Too large for the heap: a clear error, the connection stays.
+  StatusOr<uint64_t> huge = client->Allocate(uint64_t{1} << 40);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(client->Free(*offset).ok());
+  EXPECT_EQ(client->Free(*offset).code(), StatusCode::kNotFound);
+}
+
+class RemoteTlsTest : public RemoteServerTest {
+ protected:
+  void SetUp() override {
+    RemoteServerTest::SetUp();
+    if (!scratch_.MakeCertificates()) GTEST_SKIP() << "no openssl command to make certificates";
+  }
+  // A client context trusting the test CA, presenting `name`'s certificate
+  // (none when empty).
+  std::unique_ptr<ssl::context> ClientContext(const std::string& name) {
+    auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+    ctx->load_verify_file(scratch_.Path("ca.pem"));
+    ctx->set_verify_mode(ssl::verify_peer);
+    ctx->set_verify_callback(ssl::host_name_verification("localhost"));
+    if (!name.empty()) {
+      ctx->use_certificate_chain_file(scratch_.Path(name + ".pem"));
+      ctx->use_private_key_file(scratch_.Path(name + ".key"), ssl::context::pem);
+    }
+    return ctx;
+  }
+  void StartTls(bool client_ca, bool tokens) {
+    RemoteOptions options;
+    options.listen = {"tcp://127.0.0.1:0"};
+    options.tls_cert = scratch_.Path("server.pem");
+    options.tls_key = scratch_.Path("server.key");
+    if (client_ca) options.tls_client_ca = scratch_.Path("ca.pem");
+    if (tokens) options.token_file = scratch_.Path("tokens");
+    Start(options);
+  }
+};
+
+TEST_F(RemoteTlsTest, ClientCertificateIsTheIdentity) {
+  StartTls(/*client_ca=*/true, /*tokens=*/false);
+  auto ctx = ClientContext("alice");
+  auto client = Connect(ctx.get());
+  ASSERT_FALSE(client->handshake_error()) << client->handshake_error().message();
+  StatusOr<std::string> identity = client->Hello("");
+  ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+  EXPECT_EQ(*identity, "cert:alice");
+  RunSoftmax(*client);
+}
+
+TEST_F(RemoteTlsTest, MissingOrForeignCertificateIsRefused) {
+  StartTls(/*client_ca=*/true, /*tokens=*/false);
+  for (const std::string name : {"", "mallory"}) {
+    SCOPED_TRACE(name.empty() ? "no certificate" : name);
+    auto ctx = ClientContext(name);
+    auto client = Connect(ctx.get());
+    // TLS 1.3: the client finishes its side before the server checks the
+    // certificate, so the refusal shows at the first read.
+    if (!client->handshake_error()) {
+      StatusOr<std::string> hello = client->Hello("");
+      EXPECT_FALSE(hello.ok());
+    }
+  }
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().refused == 2; }));
+  EXPECT_EQ(server_->stats().sessions_opened, 0u);
+}
+
+TEST_F(RemoteTlsTest, TokenOverTls) {
+  StartTls(/*client_ca=*/false, /*tokens=*/true);
+  auto ctx = ClientContext("");
+  {
+    auto client = Connect(ctx.get());
+    ASSERT_FALSE(client->handshake_error()) << client->handshake_error().message();
+    EXPECT_EQ(client->Hello(kBobToken).value(), "token:bob");
+  }
+  {
+    auto client = Connect(ctx.get());
+    EXPECT_EQ(client->Hello("wrong-wrong-wrong-wrong").status().code(),
+              StatusCode::kPermissionDenied);
+  }
+  // A plaintext client gets nowhere on a TLS port.
+  auto plain = Connect(nullptr);
+  EXPECT_FALSE(plain->Hello(kBobToken).ok());
+}
+
+TEST(RemoteOptionsTest, RefusesUnsafeConfigurations) {
+  RemoteOptions options;
+  options.listen = {"tcp://127.0.0.1:7000"};
+  Status s = CheckRemoteOptions(options);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("--tls-cert"), std::string::npos);
+  options.tls_cert = "c.pem";
+  options.tls_key = "k.pem";
+  s = CheckRemoteOptions(options);
+  EXPECT_NE(s.message().find("unauthenticated"), std::string::npos) << s.ToString();
+  options.token_file = "t";
+  EXPECT_TRUE(CheckRemoteOptions(options).ok());
+
+  RemoteOptions plain;
+  plain.listen = {"tcp://0.0.0.0:7000"};
+  plain.insecure_loopback = true;
+  plain.token_file = "t";
+  s = CheckRemoteOptions(plain);
+  EXPECT_NE(s.message().find("loopback addresses only"), std::string::npos) << s.ToString();
+  plain.listen = {"tcp://[::1]:7000", "tcp://127.0.0.2:1"};
+  EXPECT_TRUE(CheckRemoteOptions(plain).ok());
+  plain.token_file.clear();
+  EXPECT_NE(CheckRemoteOptions(plain).message().find("--token-file"), std::string::npos);
+  plain.listen = {"127.0.0.1:7000"};
+  EXPECT_NE(CheckRemoteOptions(plain).message().find("tcp://"), std::string::npos);
+}
+
+TEST(RemoteOptionsTest, BadCertificateFilesAreNamed) {
+  auto instance = Instance::Create({});
+  ASSERT_TRUE(instance.ok());
+  RemoteOptions options;
+  options.listen = {"tcp://127.0.0.1:0"};
+  options.tls_cert = "/nonexistent/server.pem";
+  options.tls_key = "/nonexistent/server.key";
+  options.token_file = "/nonexistent/tokens";
+  CountingAdmission admission;
+  auto server = RemoteServer::Create(instance->get(), {}, options, admission.Make());
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("/nonexistent/tokens"), std::string::npos)
+      << server.status().ToString();
+}
+
+TEST(RemoteAuthTest, ListenAddresses) {
+  auto a = ParseListenAddress("tcp://127.0.0.1:9000");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9000);
+  auto b = ParseListenAddress("tcp://[::1]:0");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_EQ(b->ToString(), "tcp://[::1]:0");
+  EXPECT_FALSE(ParseListenAddress("tcp://127.0.0.1").ok());
+  EXPECT_FALSE(ParseListenAddress("tcp://127.0.0.1:70000").ok());
+  EXPECT_FALSE(ParseListenAddress("tcp://example.com:80").ok());
+  EXPECT_FALSE(ParseListenAddress("tcp://::1:80").ok());
+  EXPECT_FALSE(ParseListenAddress("tcp://:80").ok());
+  EXPECT_TRUE(IsLoopbackHost("127.9.9.9"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
+}
+
+TEST(RemoteAuthTest, TokenTable) {
+  auto table = TokenTable::Parse("# c\n  alice   aaaaaaaaaaaaaaaaaaaa  \nbob bbbbbbbbbbbbbbbbbbbb\r\n",
+                                 "f");
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(table->size(), 2u);
+  EXPECT_EQ(table->Match("aaaaaaaaaaaaaaaaaaaa").value_or(""), "alice");
+  EXPECT_EQ(table->Match("bbbbbbbbbbbbbbbbbbbb").value_or(""), "bob");
+  EXPECT_FALSE(table->Match("aaaaaaaaaaaaaaaaaaa").has_value());
+  EXPECT_FALSE(table->Match("").has_value());
+  auto short_token = TokenTable::Parse("x short\n", "f");
+  ASSERT_FALSE(short_token.ok());
+  EXPECT_NE(short_token.status().message().find("f:1"), std::string::npos);
+  EXPECT_NE(short_token.status().message().find("at least 16"), std::string::npos);
+  EXPECT_FALSE(TokenTable::Parse("a aaaaaaaaaaaaaaaaaaaa\na bbbbbbbbbbbbbbbbbbbb\n", "f").ok());
+  EXPECT_FALSE(TokenTable::Parse("a aaaaaaaaaaaaaaaaaaaa\nb aaaaaaaaaaaaaaaaaaaa\n", "f").ok());
+  EXPECT_FALSE(TokenTable::Parse("a/b aaaaaaaaaaaaaaaaaaaa\n", "f").ok());
+  EXPECT_FALSE(TokenTable::Parse("# nothing\n", "f").ok());
+  EXPECT_FALSE(TokenTable::Parse("loneword\n", "f").ok());
+
+  Scratch scratch;
+  ::chmod(scratch.Path("tokens").c_str(), 0644);
+  auto loose = TokenTable::Load(scratch.Path("tokens"));
+  ASSERT_FALSE(loose.ok());
+  EXPECT_NE(loose.status().message().find("chmod 600"), std::string::npos);
+  ::chmod(scratch.Path("tokens").c_str(), 0600);
+  EXPECT_TRUE(TokenTable::Load(scratch.Path("tokens")).ok());
+}
+
+TEST(RemoteAuthTest, RemoteUidIsStableDistinctAndNeverReal) {
+  EXPECT_EQ(RemoteUid("token:alice"), RemoteUid("token:alice"));
+  EXPECT_NE(RemoteUid("token:alice"), RemoteUid("token:bob"));
+  EXPECT_NE(RemoteUid("token:alice"), RemoteUid("cert:alice"));
+  EXPECT_GE(RemoteUid("x"), int64_t{1} << 62);
+}
+
+}  // namespace
+}  // namespace jitd::daemon

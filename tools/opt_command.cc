@@ -14,6 +14,7 @@
 #include "jit/ir/verifier.h"
 #include "jit/passes/pass_manager.h"
 #include "jit/passes/passes.h"
+#include "jit/passes/refine_shapes.h"
 #include "tools/cli_util.h"
 
 namespace jitd::tools {
@@ -55,6 +56,10 @@ CLI::App* AddOptCommand(CLI::App& app, OptArgs& args) {
                   "Write the module before and after each pass as DIR/NNN-PASS.mlir")
       ->type_name("DIR");
   cmd->add_flag("--verify-each", args.verify_each, "Verify the module after every pass");
+  cmd->add_option("--arg-shapes", args.arg_shapes,
+                  "Refine a program with dynamic shapes (`?`) for these argument types first, "
+                  "e.g. \"tensor<8x4xf32>, tensor<4x3xf32>\"")
+      ->type_name("TYPES");
   cmd->add_flag("--no-decompose-chlo", args.no_decompose_chlo,
                 "Leave CHLO ops alone in the default pipeline");
   cmd->add_option("--max-folded-bytes", args.max_folded_bytes,
@@ -87,6 +92,15 @@ int RunOpt(const OptArgs& args) {
       return kExitUsageOrIo;
     }
   }
+  std::vector<ir::Type> arg_types;
+  if (!args.arg_shapes.empty()) {
+    StatusOr<std::vector<ir::Type>> parsed = passes::ParseArgumentTypes(args.arg_shapes);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "jitd opt: --arg-shapes: %s\n", parsed.status().message().c_str());
+      return kExitUsageOrIo;
+    }
+    arg_types = std::move(parsed).value();
+  }
   auto modules = frontend::ParsePrograms(*text);
   if (!modules.ok()) {
     std::fprintf(stderr, "%s\n", WithFileName(args.path, modules.status().message()).c_str());
@@ -98,6 +112,12 @@ int RunOpt(const OptArgs& args) {
     if (Status s = ir::VerifyModule(module); !s.ok()) {
       std::fprintf(stderr, "%s\n", WithFileName(args.path, s.message()).c_str());
       return kExitInvalidProgram;
+    }
+    if (!args.arg_shapes.empty()) {
+      if (Status r = passes::RefineShapes(module, arg_types); !r.ok()) {
+        std::fprintf(stderr, "%s\n", WithFileName(args.path, r.message()).c_str());
+        return kExitInvalidProgram;
+      }
     }
     passes::PassManager manager;
     (void)passes::AddPipeline(manager, args.passes, options);  // checked above

@@ -32,6 +32,7 @@ struct OptArgs {
   bool no_decompose_chlo = false;
   int64_t max_folded_bytes = int64_t{1} << 16;
   bool stats = false;
+  std::string arg_shapes;            // refine `?` dims for these argument types first
 };
 
 // Adds the subcommand to `app`, binding its options to `args`.

@@ -9,6 +9,7 @@
 #include "jit/passes/fusion.h"
 #include "jit/passes/lower_quantized.h"
 #include "jit/passes/passes.h"
+#include "jit/passes/refine_shapes.h"
 
 namespace jitd::passes {
 
@@ -24,6 +25,13 @@ std::vector<std::string> PassManager::PassNames() const {
 }
 
 Status PassManager::Run(ir::Module& module) {
+  // The passes assume static shapes (sizes, folding, fusion); a program
+  // with `?` dimensions is refined for concrete argument types first.
+  if (!passes_.empty() && HasDynamicShapes(module)) {
+    return InvalidArgument(
+        "the module has dynamic shapes ('?'); the passes run on static programs: refine it "
+        "for concrete argument types first (--arg-shapes)");
+  }
   if (dump_hook_) JITD_RETURN_IF_ERROR(dump_hook_(0, "input", module));
   for (size_t i = 0; i < passes_.size(); ++i) {
     Pass& pass = *passes_[i];

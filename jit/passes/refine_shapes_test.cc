@@ -356,6 +356,19 @@ TEST(RefineShapesTest, StaticModuleTakesOnlyItsOwnTypes) {
   EXPECT_NE(s.message().find("declared tensor<2xf32>"), std::string::npos) << s.ToString();
 }
 
+TEST(RefineShapesTest, PassesRefuseDynamicModulesUntilRefined) {
+  auto m = Parse(kAddOne);
+  ASSERT_TRUE(m);
+  PassManager manager;
+  ASSERT_TRUE(AddPipeline(manager, "default").ok());
+  Status s = manager.Run(*m);
+  EXPECT_NE(s.message().find("dynamic shapes"), std::string::npos) << s.ToString();
+  const Type arg = F32({5});
+  ASSERT_TRUE(RefineShapes(*m, {&arg, 1}).ok());
+  s = manager.Run(*m);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
 TEST(RefineShapesTest, ParseArgumentTypes) {
   auto types = ParseArgumentTypes("tensor<8x4xf32>, tensor<i32>;tensor<2xcomplex<f64>>");
   ASSERT_TRUE(types.ok()) << types.status().ToString();

@@ -84,6 +84,13 @@ expect_grep "check --arg-shapes, wrong static dim" "$tmp/err" "argument #0 of @m
 expect_exit 2 "check --arg-shapes, bad text" "$jitd" check --arg-shapes "tensor<5x4xfoo>" "$tmp/poly.mlir"
 expect_grep "check --arg-shapes, bad text" "$tmp/err" "argument type #0"
 
+# --- opt: passes run on the refined program only ---
+expect_exit 1 "opt without shapes" "$jitd" opt "$tmp/poly.mlir"
+expect_grep "opt without shapes" "$tmp/err" "dynamic shapes"
+expect_exit 0 "opt --arg-shapes" "$jitd" opt --arg-shapes "tensor<5x4xf32>, tensor<4x3xf32>" "$tmp/poly.mlir"
+expect_grep "opt --arg-shapes" "$tmp/out" "tensor<5x3xf32>"
+grep -q "dynamic_broadcast_in_dim\|get_dimension_size\|?x" "$tmp/out" && fail "opt --arg-shapes: dynamic ops or types left"
+
 # --- run in process, both devices, shapes from the --input files ---
 for device in interpreter cpu; do
   for b in 1 5; do

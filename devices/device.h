@@ -272,6 +272,30 @@ inline eval::EvalOptions ToEvalOptions(const ExecuteOptions& options) {
   return eval_options;
 }
 
+// Memory on a device holding one dense tensor: a device-resident buffer
+// (Device::AllocateBuffer). Arguments read from it and results written to
+// it by Executable::RunWithBuffers stay on the device; copies to and from
+// host memory are explicit. Counted against the account it was made with
+// until destroyed. Not thread-safe: one user at a time.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual const ir::Type& type() const = 0;
+  virtual uint64_t bytes() const = 0;
+  // The whole buffer from / to host memory of `bytes` (which must equal
+  // bytes()); returns once the copy is done. FAILED_PRECONDITION when the
+  // device lost the buffer (a GPU context reset).
+  virtual Status CopyFromHost(const void* src, uint64_t bytes) = 0;
+  virtual Status CopyToHost(void* dst, uint64_t bytes) const = 0;
+};
+
+// One argument or result of Executable::RunWithBuffers: host bytes (as
+// Run takes them) or a device buffer of the executable's device.
+struct RunBuffer {
+  void* host = nullptr;
+  DeviceBuffer* device = nullptr;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -296,6 +320,14 @@ class Executable {
   // mid-run cannot change what the program sees, and results overlapping
   // arguments are harmless.
   virtual bool copies_arguments() const { return false; }
+  // Run with each argument and result either host bytes or a device buffer
+  // of this executable's device (types as argument_types() /
+  // result_types()): device arguments are read in place, device results
+  // are written on the device. UNIMPLEMENTED for devices without buffers.
+  virtual Status RunWithBuffers(std::span<const RunBuffer> args, std::span<const RunBuffer> results,
+                                const ExecuteOptions& options) const {
+    return Unimplemented("this executable does not run on device buffers");
+  }
   // The entry function's signature.
   virtual const std::vector<ir::Type>& argument_types() const = 0;
   virtual const std::vector<ir::Type>& result_types() const = 0;
@@ -347,6 +379,13 @@ class Device {
   // the program and the build. A cache that keys entries by it misses when
   // the toolchain or the GPU changes instead of loading stale code.
   virtual std::string compile_target() const { return {}; }
+  // A device-resident buffer of `type` (uninitialized), counted against
+  // `account` (a client's: --max-device-bytes; null: the device's own).
+  // UNIMPLEMENTED for devices whose executables run on host memory.
+  virtual StatusOr<std::unique_ptr<DeviceBuffer>> AllocateBuffer(
+      const ir::Type& type, std::shared_ptr<MemoryAccount> account) const {
+    return Unimplemented("device '" + std::string(name()) + "' has no device-resident buffers");
+  }
 };
 
 // The devices this build has ("interpreter").

@@ -226,6 +226,55 @@ struct LibraryStep {
   std::optional<CufftPlan> fft;
 };
 
+// A device-resident buffer: one allocation from the runtime's pool, counted
+// on the account it was made with; copies on a pooled stream.
+class CudaDeviceBuffer final : public DeviceBuffer {
+ public:
+  CudaDeviceBuffer(std::shared_ptr<CudaDevice::Shared> shared, ir::Type type,
+                   std::unique_ptr<CudaAllocation> allocation)
+      : shared_(std::move(shared)), type_(std::move(type)), allocation_(std::move(allocation)) {}
+  const ir::Type& type() const override { return type_; }
+  uint64_t bytes() const override { return static_cast<uint64_t>(type_.byte_size()); }
+  CUdeviceptr pointer() const { return allocation_->pointer(); }
+  const CudaRuntime* runtime() const { return shared_->runtime; }
+  Status Check() const { return shared_->runtime->CheckAllocation(*allocation_); }
+
+  Status CopyFromHost(const void* src, uint64_t bytes) override {
+    JITD_RETURN_IF_ERROR(CheckCopy(bytes));
+    return WithStream([&](CudaStream& stream) {
+      JITD_RETURN_IF_ERROR(shared_->runtime->CopyToDevice(pointer(), src, bytes, stream));
+      return shared_->runtime->Synchronize(stream);
+    });
+  }
+  Status CopyToHost(void* dst, uint64_t bytes) const override {
+    JITD_RETURN_IF_ERROR(CheckCopy(bytes));
+    return WithStream([&](CudaStream& stream) {
+      JITD_RETURN_IF_ERROR(shared_->runtime->CopyToHost(dst, pointer(), bytes, stream));
+      return shared_->runtime->Synchronize(stream);
+    });
+  }
+
+ private:
+  Status CheckCopy(uint64_t bytes) const {
+    if (bytes != this->bytes()) {
+      return InvalidArgument("cuda: a copy of " + std::to_string(bytes) + " bytes to or from a device buffer of " +
+                             std::to_string(this->bytes()) + " bytes (" + type_.ToString() + ")");
+    }
+    return Check();
+  }
+  template <typename F>
+  Status WithStream(F&& body) const {
+    JITD_ASSIGN_OR_RETURN(CudaDevice::Shared::Lease lease, shared_->AcquireStream(nullptr));
+    Status status = body(*lease.stream);
+    shared_->ReleaseStream(std::move(lease));
+    return status;
+  }
+
+  std::shared_ptr<CudaDevice::Shared> shared_;
+  ir::Type type_;
+  std::unique_ptr<CudaAllocation> allocation_;
+};
+
 // A compiled CudaProgram loaded on the GPU.
 class CudaProgramExecutable final : public Executable {
  public:
@@ -287,13 +336,43 @@ class CudaProgramExecutable final : public Executable {
                              std::to_string(program_.argument_types.size()) + " and " +
                              std::to_string(program_.result_types.size()));
     }
-    if (options.profile) options.profile->clear();
-    JITD_RETURN_IF_ERROR(CheckStop(options));
-    JITD_ASSIGN_OR_RETURN(CudaDevice::Shared::Lease lease,
-                          shared_->AcquireStream(options.device_memory));
-    Status status = RunOn(*lease.stream, args, results, options);
-    shared_->ReleaseStream(std::move(lease));  // made again by the runtime after a reset
-    return status;
+    std::vector<RunBuffer> in(args.size()), out(results.size());
+    for (size_t i = 0; i < args.size(); ++i) in[i].host = const_cast<void*>(args[i]);
+    for (size_t r = 0; r < results.size(); ++r) out[r].host = results[r];
+    return RunWithStream(in, out, options);
+  }
+
+  Status RunWithBuffers(std::span<const RunBuffer> args, std::span<const RunBuffer> results,
+                        const ExecuteOptions& options) const override {
+    if (args.size() != program_.argument_types.size() ||
+        results.size() != program_.result_types.size()) {
+      return InvalidArgument("cuda: RunWithBuffers with " + std::to_string(args.size()) +
+                             " arguments and " + std::to_string(results.size()) +
+                             " results; the program has " + std::to_string(program_.argument_types.size()) +
+                             " and " + std::to_string(program_.result_types.size()));
+    }
+    auto check = [&](const RunBuffer& b, const ir::Type& type, const std::string& what) -> Status {
+      if ((b.device == nullptr) == (b.host == nullptr)) {
+        return InvalidArgument("cuda: " + what + " must be host memory or a device buffer (exactly one)");
+      }
+      if (b.device == nullptr) return Status::Ok();
+      const auto* d = dynamic_cast<const CudaDeviceBuffer*>(b.device);
+      if (d == nullptr || d->runtime() != shared_->runtime) {
+        return InvalidArgument("cuda: " + what + " is a buffer of another device");
+      }
+      if (!(d->type() == type)) {
+        return InvalidArgument("cuda: " + what + " is " + d->type().ToString() + ", the program has " +
+                               type.ToString());
+      }
+      return d->Check();
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+      JITD_RETURN_IF_ERROR(check(args[i], program_.argument_types[i], "argument " + std::to_string(i)));
+    }
+    for (size_t r = 0; r < results.size(); ++r) {
+      JITD_RETURN_IF_ERROR(check(results[r], program_.result_types[r], "result " + std::to_string(r)));
+    }
+    return RunWithStream(args, results, options);
   }
 
   const CudaProgram& program() const { return program_; }
@@ -334,8 +413,22 @@ class CudaProgramExecutable final : public Executable {
     return rt.Synchronize(stream);
   }
 
-  Status RunOn(CudaStream& stream, std::span<const void* const> args,
-               std::span<void* const> results, const ExecuteOptions& options) const {
+  Status RunWithStream(std::span<const RunBuffer> args, std::span<const RunBuffer> results,
+                       const ExecuteOptions& options) const {
+    if (options.profile) options.profile->clear();
+    JITD_RETURN_IF_ERROR(CheckStop(options));
+    JITD_ASSIGN_OR_RETURN(CudaDevice::Shared::Lease lease,
+                          shared_->AcquireStream(options.device_memory));
+    Status status = RunOn(*lease.stream, args, results, options);
+    shared_->ReleaseStream(std::move(lease));  // made again by the runtime after a reset
+    return status;
+  }
+
+  // Arguments and results each host bytes (copied in before the first
+  // launch, out after the last) or a CudaDeviceBuffer (read in place;
+  // written by a device-to-device copy after the last launch).
+  Status RunOn(CudaStream& stream, std::span<const RunBuffer> args,
+               std::span<const RunBuffer> results, const ExecuteOptions& options) const {
     CudaRuntime& rt = *shared_->runtime;
     JITD_RETURN_IF_ERROR(EnsureConstants(stream));
     // The client's account when the daemon gives one (--max-device-bytes).
@@ -356,10 +449,14 @@ class CudaProgramExecutable final : public Executable {
         switch (buffer.kind) {
           case CudaBuffer::Kind::kArgument: {
             const size_t i = static_cast<size_t>(buffer.index);
+            if (args[i].device != nullptr) {  // device-resident: read in place
+              pointer[b] = static_cast<const CudaDeviceBuffer*>(args[i].device)->pointer();
+              break;
+            }
             if (!arguments[i]) {
               JITD_ASSIGN_OR_RETURN(arguments[i],
                                     rt.Allocate(account, static_cast<uint64_t>(buffer.bytes), stream));
-              JITD_RETURN_IF_ERROR(rt.CopyToDevice(arguments[i]->pointer(), args[i],
+              JITD_RETURN_IF_ERROR(rt.CopyToDevice(arguments[i]->pointer(), args[i].host,
                                                    static_cast<uint64_t>(buffer.bytes), stream));
             }
             pointer[b] = arguments[i]->pointer();
@@ -430,8 +527,13 @@ class CudaProgramExecutable final : public Executable {
     for (size_t r = 0; r < results.size(); ++r) {
       const CudaBuffer& buffer = program_.buffers[static_cast<size_t>(program_.results[r])];
       if (buffer.bytes == 0) continue;
-      JITD_RETURN_IF_ERROR(rt.CopyToHost(results[r], pointer[static_cast<size_t>(program_.results[r])],
-                                         static_cast<uint64_t>(buffer.bytes), stream));
+      const CUdeviceptr from = pointer[static_cast<size_t>(program_.results[r])];
+      if (results[r].device != nullptr) {  // stays on the device
+        JITD_RETURN_IF_ERROR(rt.CopyOnDevice(static_cast<const CudaDeviceBuffer*>(results[r].device)->pointer(),
+                                             from, static_cast<uint64_t>(buffer.bytes), stream));
+        continue;
+      }
+      JITD_RETURN_IF_ERROR(rt.CopyToHost(results[r].host, from, static_cast<uint64_t>(buffer.bytes), stream));
     }
     JITD_RETURN_IF_ERROR(rt.Synchronize(stream));
     if (options.device_nanos && marks.size() >= 2) {
@@ -552,6 +654,20 @@ CudaCompileOptions CudaDevice::MakeCompileOptions(bool dumps) const {
   compile.use_cufft = settings.use_libraries && shared_->Libraries().cufft() != nullptr;
   compile.exact_f32 = settings.exact_f32;
   return compile;
+}
+
+StatusOr<std::unique_ptr<DeviceBuffer>> CudaDevice::AllocateBuffer(
+    const ir::Type& type, std::shared_ptr<MemoryAccount> account) const {
+  if (!type.is_tensor()) return InvalidArgument("cuda: a device buffer holds a tensor, not " + type.ToString());
+  const int64_t bytes = type.byte_size();
+  if (bytes < 0) return InvalidArgument("cuda: a device buffer of " + type.ToString() + " has no fixed size");
+  JITD_ASSIGN_OR_RETURN(CudaDevice::Shared::Lease lease, shared_->AcquireStream(nullptr));
+  // At least one byte: the pool hands out no empty allocations.
+  StatusOr<std::unique_ptr<CudaAllocation>> allocation = runtime_->Allocate(
+      account ? account : shared_->account, static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), *lease.stream);
+  shared_->ReleaseStream(std::move(lease));
+  if (!allocation.ok()) return allocation.status();
+  return std::unique_ptr<DeviceBuffer>(new CudaDeviceBuffer(shared_, type, std::move(allocation).value()));
 }
 
 std::string CudaDevice::compile_target() const {

@@ -92,6 +92,11 @@ class CudaDevice final : public Device {
   // CudaCompileFingerprint of this device's compiles: "sm_90 ptx85 LLVM
   // 19.1.7 nvjitlink 13.0 pipeline=default ...".
   std::string compile_target() const override;
+  // Device-resident buffers (CudaDeviceBuffer): memory from the pool,
+  // counted on `account` (--max-device-bytes), that RunWithBuffers reads
+  // and writes in place.
+  StatusOr<std::unique_ptr<DeviceBuffer>> AllocateBuffer(const ir::Type& type,
+                                                         std::shared_ptr<MemoryAccount> account) const override;
   CudaRuntime& runtime() const { return *runtime_; }
   // The sm this device compiles for ("sm_90").
   std::string sm() const;

@@ -470,6 +470,79 @@ func.func @main(%p: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<
   }
 }
 
+// Device-resident buffers: allocated on the device (counted on the client's
+// account), filled from host memory, read in place by an execute (no
+// argument copy), results written on the device (a device-to-device copy,
+// nothing copied to the host), read back, released; the account's limit
+// applies; a buffer lost in a context reset is refused by name.
+TEST(CudaDevice, DeviceBuffersStayOnTheDeviceAcrossExecutes) {
+  Fixture f;
+  f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a + b; }));
+  auto exe = f.device->Compile(Parse(kAdd));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  const ir::Type f32x4 = ir::Type::Tensor(ir::DType::kF32, {4});
+  auto account = std::make_shared<MemoryAccount>("client", 1024);  // the buffers and an arena
+  auto x = f.device->AllocateBuffer(f32x4, account);
+  auto y = f.device->AllocateBuffer(f32x4, account);
+  auto z = f.device->AllocateBuffer(f32x4, account);
+  ASSERT_TRUE(x.ok() && y.ok() && z.ok()) << x.status().ToString();
+  EXPECT_EQ(account->bytes_in_use(), 48u);
+  const float xs[4] = {1, 2, 3, 4}, ys[4] = {10, 20, 30, 40};
+  ASSERT_TRUE((*x)->CopyFromHost(xs, 16).ok());
+  ASSERT_TRUE((*y)->CopyFromHost(ys, 16).ok());
+  EXPECT_NE((*x)->CopyFromHost(xs, 12).message().find("a copy of 12 bytes"), std::string::npos);
+
+  const int h2d = f.fake.calls("cuMemcpyHtoDAsync"), d2h = f.fake.calls("cuMemcpyDtoHAsync");
+  ExecuteOptions options;
+  options.device_memory = account;
+  // z = x + y, then x = z + y in place: all on the device.
+  std::vector<RunBuffer> in = {{nullptr, x->get()}, {nullptr, y->get()}};
+  std::vector<RunBuffer> out = {{nullptr, z->get()}};
+  ASSERT_TRUE((*exe)->RunWithBuffers(in, out, options).ok());
+  in = {{nullptr, z->get()}, {nullptr, y->get()}};
+  out = {{nullptr, x->get()}};
+  Status run = (*exe)->RunWithBuffers(in, out, options);
+  ASSERT_TRUE(run.ok()) << run.ToString();
+  EXPECT_EQ(f.fake.calls("cuMemcpyHtoDAsync"), h2d);  // no argument copies
+  EXPECT_EQ(f.fake.calls("cuMemcpyDtoHAsync"), d2h);  // no result copies
+  EXPECT_EQ(f.fake.calls("cuMemcpyDtoDAsync"), 2);
+  float back[4] = {};
+  ASSERT_TRUE((*x)->CopyToHost(back, 16).ok());
+  EXPECT_EQ(std::vector<float>(back, back + 4), (std::vector<float>{21, 42, 63, 84}));
+  // Mixed: a host argument and a host result beside a device one.
+  float host_y[4] = {1, 1, 1, 1}, host_out[4] = {};
+  in = {{nullptr, x->get()}, {host_y, nullptr}};
+  out = {{host_out, nullptr}};
+  ASSERT_TRUE((*exe)->RunWithBuffers(in, out, options).ok());
+  EXPECT_EQ(std::vector<float>(host_out, host_out + 4), (std::vector<float>{22, 43, 64, 85}));
+
+  // Wrong type, wrong count, neither host nor device: refused by name.
+  auto small = f.device->AllocateBuffer(ir::Type::Tensor(ir::DType::kF32, {2}), account);
+  ASSERT_TRUE(small.ok());
+  in = {{nullptr, small->get()}, {nullptr, y->get()}};
+  EXPECT_NE((*exe)->RunWithBuffers(in, out, options).message().find("argument 0 is tensor<2xf32>"),
+            std::string::npos);
+  in = {{nullptr, nullptr}, {nullptr, y->get()}};
+  EXPECT_NE((*exe)->RunWithBuffers(in, out, options).message().find("exactly one"), std::string::npos);
+  // Past the account's limit (1024 bytes, 56 held).
+  auto over = f.device->AllocateBuffer(ir::Type::Tensor(ir::DType::kF32, {250}), account);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
+  // Released: the account and the driver get the memory back.
+  small->reset();
+  z->reset();
+  EXPECT_EQ(account->bytes_in_use(), 32u);
+  // Lost in a context reset: refused, not read.
+  f.fake.InjectStickyError(CUDA_ERROR_ILLEGAL_ADDRESS);
+  in = {{nullptr, x->get()}, {nullptr, y->get()}};
+  out = {{host_out, nullptr}};
+  EXPECT_EQ((*exe)->RunWithBuffers(in, out, options).code(), StatusCode::kUnavailable);  // meets it, resets
+  Status lost = (*exe)->RunWithBuffers(in, out, options);
+  EXPECT_EQ(lost.code(), StatusCode::kFailedPrecondition) << lost.ToString();
+  EXPECT_NE(lost.message().find("lost when the GPU's context was reset"), std::string::npos) << lost.message();
+  EXPECT_EQ((*x)->CopyToHost(back, 16).code(), StatusCode::kFailedPrecondition);
+}
+
 // The disk cache's path: a compiled program's bytes load on a fresh device
 // (another daemon) without compiling — the same cubin loaded as a module,
 // the same launches — and a program assembled for another sm is refused.

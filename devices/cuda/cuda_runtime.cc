@@ -741,6 +741,18 @@ Status CudaRuntime::CopyToDevice(CUdeviceptr dst, const void* src, uint64_t byte
   return StagedCopyToDevice(dst, src, bytes, stream);
 }
 
+Status CudaRuntime::CopyOnDevice(CUdeviceptr dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream) {
+  if (bytes == 0 || dst == src) return Status::Ok();
+  Status checked;
+  JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
+    checked = EnsureStream(stream);
+    if (!checked.ok()) return CUDA_SUCCESS;
+    what = "cuMemcpyDtoDAsync";
+    return symbols_.cuMemcpyDtoDAsync(dst, src, bytes, stream.stream_);
+  }));
+  return checked;
+}
+
 Status CudaRuntime::CopyToHost(void* dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream,
                                const CudaHostMemory* host) {
   if (bytes == 0) return Status::Ok();

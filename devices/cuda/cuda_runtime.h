@@ -240,6 +240,8 @@ class CudaRuntime {
                       const CudaHostMemory* host = nullptr);
   Status CopyToHost(void* dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream,
                     const CudaHostMemory* host = nullptr);
+  // Copies `bytes` from `src` to `dst` on the device, queued on `stream`.
+  Status CopyOnDevice(CUdeviceptr dst, CUdeviceptr src, uint64_t bytes, CudaStream& stream);
 
  private:
   friend class CudaStream;

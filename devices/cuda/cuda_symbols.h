@@ -38,7 +38,7 @@ namespace jitd::devices::cuda {
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)     \
   X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolSetAttribute)                    \
   X(cuMemPoolGetAttribute) X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync)              \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async)                       \
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async)   \
   X(cuMemHostRegister) X(cuMemHostUnregister) X(cuMemAllocHost) X(cuMemFreeHost)     \
   X(cuMemGetInfo)
 

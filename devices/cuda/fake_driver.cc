@@ -409,6 +409,13 @@ CUresult MemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s) {
   std::memcpy(dst, reinterpret_cast<const void*>(src), n);
   return CUDA_SUCCESS;
 }
+CUresult MemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  FAKE_ENTER_CONTEXT("cuMemcpyDtoDAsync");
+  if (!StreamOk(st, s)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!DeviceRangeOk(st, src, n) || !DeviceRangeOk(st, dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  return CUDA_SUCCESS;
+}
 CUresult MemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) {
   FAKE_ENTER_CONTEXT("cuMemsetD8Async");
   if (!StreamOk(st, s)) return CUDA_ERROR_INVALID_HANDLE;
@@ -497,6 +504,7 @@ FakeDriver::FakeDriver(FakeDriverOptions options) : state_(new State()) {
   s.cuMemFreeAsync = MemFreeAsync;
   s.cuMemcpyHtoDAsync = MemcpyHtoDAsync;
   s.cuMemcpyDtoHAsync = MemcpyDtoHAsync;
+  s.cuMemcpyDtoDAsync = MemcpyDtoDAsync;
   s.cuMemsetD8Async = MemsetD8Async;
   s.cuMemHostRegister = MemHostRegister;
   s.cuMemHostUnregister = MemHostUnregister;

@@ -173,7 +173,8 @@ void Hello(SeedWriter& w) {
 }
 
 void Compile(SeedWriter& w, uint64_t length, std::vector<wire::ElementType> shapes = {},
-             bool dumps = false, bool profile = false, const char* dump_dir = nullptr) {
+             bool dumps = false, bool profile = false, const char* dump_dir = nullptr,
+             uint32_t replicas = 0) {
   flatbuffers::FlatBufferBuilder fbb;
   wire::HeapRef program(kTextOffset, length);
   std::vector<flatbuffers::Offset<wire::TensorShape>> shape_offsets;
@@ -184,7 +185,7 @@ void Compile(SeedWriter& w, uint64_t length, std::vector<wire::ElementType> shap
   auto shape_vector = shapes.empty() ? 0 : fbb.CreateVector(shape_offsets);
   auto device = fbb.CreateString("interpreter");
   auto dir = dump_dir ? fbb.CreateString(dump_dir) : 0;
-  auto options = wire::CreateCompileOptions(fbb, device, dir, profile, dumps);
+  auto options = wire::CreateCompileOptions(fbb, device, dir, profile, dumps, replicas);
   auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &program, 0,
                                          shape_vector, options);
   w.Message(fbb, wire::Request_CompileRequest, body.Union());
@@ -201,12 +202,14 @@ void CreateBuffer(SeedWriter& w, wire::ElementType type, std::vector<int64_t> di
 }
 
 void Execute(SeedWriter& w, uint64_t exe, std::vector<uint64_t> args,
-             std::vector<uint64_t> results, uint64_t deadline = 0) {
+             std::vector<uint64_t> results, uint64_t deadline = 0, uint32_t processes = 0) {
   flatbuffers::FlatBufferBuilder fbb;
   auto a = fbb.CreateVector(args);
   auto r = fbb.CreateVector(results);
   w.Message(fbb, wire::Request_ExecuteRequest,
-            wire::CreateExecuteRequest(fbb, exe, a, r, deadline).Union());
+            wire::CreateExecuteRequest(fbb, exe, a, r, deadline, flatbuffers::nullopt, 0, 0,
+                                       processes)
+                .Union());
 }
 
 constexpr char kFeed[] = R"(func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -316,6 +319,27 @@ void WriteSeeds(const std::string& dir) {
     Feed(w, false, "", 0, kBufferOffset, 12, 1000);
     Execute(w, 1, {2}, {3});
     Feed(w, false, "", 0, kBufferOffset, 16, 1000);
+    seeds.push_back(w.bytes());
+  }
+  {  // Replicated execution (issue 17): kFeed as 2 replicas, per-replica
+     // feeds (in and out of range), per-process arguments, wrong process
+     // counts, a replica left unfed (the deadline), outfeeds per replica.
+    SeedWriter w;
+    w.HeapText(kFeed);
+    Compile(w, std::strlen(kFeed), {}, false, false, nullptr, /*replicas=*/2);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 16, 16);
+    CreateBuffer(w, wire::ElementType_F32, {4}, kBufferOffset + 32, 16);
+    Feed(w, true, "", 0, kBufferOffset, 16);
+    Feed(w, true, "", 1, kBufferOffset, 16);
+    Feed(w, true, "", 2, kBufferOffset, 16);
+    Execute(w, 1, {2, 3}, {3, 4}, 100'000, 2);
+    Execute(w, 1, {2}, {3}, 100'000);
+    Execute(w, 1, {2, 2, 2}, {3, 3, 3}, 100'000, 3);
+    Feed(w, true, "", 0, kBufferOffset, 16);
+    Execute(w, 1, {2, 2}, {3, 4}, 1000, 2);
+    Feed(w, false, "", 1, kBufferOffset + 16, 16, 1000);
+    Feed(w, false, "", 0, kBufferOffset + 16, 16, 1000);
     seeds.push_back(w.bytes());
   }
   {  // Compile options: dumps read (in and out of range, twice, wrong

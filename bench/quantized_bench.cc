@@ -7,6 +7,12 @@
 //                           oneDNN's int8 matmul where the CPU has VNNI
 //                           (devices/cpu/runtime/dnnl_matmul.cc)
 //   quantized/dot/f32:B/S   the same shape in f32 (OpenBLAS sgemm)
+//   quantized/conv/i8:S/C   an NHWC 3x3 convolution (pad 1) of a 1xSxSxC
+//                           image with C output features, quantized as
+//                           above: lowered to i8 x i8 -> i32, im2col and
+//                           oneDNN's int8 matmul (convolution.cc)
+//   quantized/conv/f32:S/C  the same convolution in f32 (oneDNN's f32
+//                           convolution, dnnl_convolution.cc)
 //   quantized/dot/i8-interpreted:B/S  the quantized program compiled with
 //                           no pipeline ("none"): the cpu device's
 //                           interpreter fallback runs the quantized op, as
@@ -120,6 +126,94 @@ void Loop(benchmark::State& state, const std::string& text, bool pipeline = true
   state.counters["MACs"] = benchmark::Counter(static_cast<double>(n * size) * static_cast<double>(state.iterations()),
                                               benchmark::Counter::kIsRate);
 }
+
+std::string ConvProgram(int64_t size, int64_t channels, const std::string& lhs, const std::string& rhs,
+                        const std::string& out) {
+  const std::string s = std::to_string(size), c = std::to_string(channels);
+  const std::string a = "tensor<1x" + s + "x" + s + "x" + c + "x" + lhs + ">";
+  const std::string b = "tensor<3x3x" + c + "x" + c + "x" + rhs + ">";
+  const std::string o = "tensor<1x" + s + "x" + s + "x" + c + "x" + out + ">";
+  return "func.func @main(%a: " + a + ", %b: " + b + ") -> " + o + " {\n  %0 = stablehlo.convolution(%a, %b) " +
+         "dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} " +
+         "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (" + a + ", " + b + ") -> " + o +
+         "\n  return %0 : " + o + "\n}\n";
+}
+
+// Output element (y, x, f) of the convolution, summed in double.
+template <typename T>
+double ConvReference(const std::vector<T>& a, const std::vector<T>& b, int64_t size, int64_t c, int64_t y,
+                     int64_t x, int64_t f) {
+  double sum = 0;
+  for (int64_t dy = 0; dy < 3; ++dy) {
+    for (int64_t dx = 0; dx < 3; ++dx) {
+      const int64_t iy = y + dy - 1, ix = x + dx - 1;
+      if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
+      for (int64_t i = 0; i < c; ++i) {
+        sum += static_cast<double>(a[static_cast<size_t>((iy * size + ix) * c + i)]) *
+               static_cast<double>(b[static_cast<size_t>(((dy * 3 + dx) * c + i) * c + f)]);
+      }
+    }
+  }
+  return sum;
+}
+
+template <typename In, typename Out>
+void ConvLoop(benchmark::State& state, const std::string& text) {
+  const int64_t size = state.range(0), c = state.range(1);
+  auto device = devices::CreateDevice("cpu");
+  auto module = frontend::ParseModule(text);
+  if (!device.ok() || !module.ok()) {
+    state.SkipWithError("no cpu device or program");
+    return;
+  }
+  auto exe = devices::CompileProgram(**device, std::shared_ptr<ir::Module>(std::move(*module)), {});
+  if (!exe.ok() || !(*exe)->runs_on_buffers()) {
+    state.SkipWithError(exe.ok() ? "does not run on buffers" : exe.status().message().c_str());
+    return;
+  }
+  const std::vector<In> a = Random<In>(size * size * c, 1), b = Random<In>(9 * c * c, 2);
+  std::vector<Out> y(static_cast<size_t>(size * size * c));
+  const void* args[] = {a.data(), b.data()};
+  void* results[] = {y.data()};
+  for (auto _ : state) {
+    Status s = (*exe)->Run(args, results, {});
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  for (int64_t t = 0; t < 16; ++t) {
+    const int64_t yy = (t * 7) % size, xx = (t * 13) % size, f = (t * 5) % c;
+    const double want = ConvReference(a, b, size, c, yy, xx, f);
+    const double got = static_cast<double>(y[static_cast<size_t>((yy * size + xx) * c + f)]);
+    const bool ok = std::is_integral_v<Out> ? got == want : std::abs(got - want) <= 1e-4 * static_cast<double>(9 * c);
+    if (!ok) {
+      state.SkipWithError("wrong results");
+      return;
+    }
+  }
+  state.counters["MACs"] = benchmark::Counter(static_cast<double>(size * size * c * 9 * c) *
+                                                  static_cast<double>(state.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+
+void BM_QuantizedConv(benchmark::State& state) {
+  ConvLoop<int8_t, int32_t>(state, ConvProgram(state.range(0), state.range(1), "!quant.uniform<i8:f32, 0.0078125>",
+                                               "!quant.uniform<i8:f32, 0.00390625>",
+                                               "!quant.uniform<i32:f32, 3.0517578125E-5>"));
+}
+
+void BM_F32Conv(benchmark::State& state) {
+  ConvLoop<float, float>(state, ConvProgram(state.range(0), state.range(1), "f32", "f32", "f32"));
+}
+
+void ConvSizes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"S", "C"})->Args({56, 64})->Args({28, 128})->Args({14, 256});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_QuantizedConv)->Name("quantized/conv/i8")->Apply(ConvSizes);
+BENCHMARK(BM_F32Conv)->Name("quantized/conv/f32")->Apply(ConvSizes);
 
 void BM_QuantizedDot(benchmark::State& state) {
   Loop<int8_t, int32_t>(state, Program(state.range(0), state.range(1), "!quant.uniform<i8:f32, 0.0078125>",

@@ -312,8 +312,9 @@ class Lowering {
     return scratch_op_.get();
   }
 
-  // storage - zero_point in i32; i8 storage with zero point 0 stays i8 for a
-  // dot_general (i8 x i8 -> i32, the int8 GEMM's form).
+  // storage - zero_point in i32; i8 storage with zero point 0 stays i8
+  // (i8 x i8 -> i32, the int8 GEMM's form; a convolution's padding is then
+  // storage 0, the zero point, as it must be).
   Value* Offsets(const QValue& q, bool keep_i8) {
     const QuantParams& p = *q.quantized->quant();
     if (keep_i8 && AllZero(p.zero_points)) return q.storage;
@@ -328,7 +329,7 @@ class Lowering {
     const QValue rhs = Get(op.operand(1));
     const Type& result = op.result(0)->type();
     const QuantParams& p = *result.quant();
-    const bool i8 = op.code() == OpCode::kDotGeneral && lhs.storage->type().dtype() == DType::kS8 &&
+    const bool i8 = lhs.storage->type().dtype() == DType::kS8 &&
                     rhs.storage->type().dtype() == DType::kS8 && AllZero(lhs.quantized->quant()->zero_points) &&
                     AllZero(rhs.quantized->quant()->zero_points);
     const Type it = result.WithDType(DType::kS32);

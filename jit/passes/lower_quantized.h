@@ -11,9 +11,10 @@
 //   requantize             dequantize, then quantize
 //   dot_general, convolution in eval::UsesQuantizedIntegerForm's case: the
 //                          same op in i32 on (storage - zero_point) -- an
-//                          i8 x i8 -> i32 dot_general when both zero points
-//                          are 0, which the cpu device's int8 GEMM takes --
-//                          plus the result's zero point, clamped
+//                          i8 x i8 -> i32 dot_general / convolution when
+//                          both zero points are 0, which the cpu device's
+//                          int8 GEMM takes -- plus the result's zero point,
+//                          clamped
 //   any other op without regions: dequantize its quantized operands, the op
 //                          on the expressed type, quantize its quantized
 //                          results (the spec's dequantize_op_quantize)

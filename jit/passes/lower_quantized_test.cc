@@ -166,6 +166,22 @@ TEST(LowerQuantizedTest, ConvolutionInIntegers) {
   EXPECT_EQ(OperandDType(*m, "stablehlo.convolution", 0), DType::kS32);
 }
 
+TEST(LowerQuantizedTest, SymmetricI8ConvolutionStaysI8) {
+  auto m = RunAndCompare(R"(func.func @main(%a: tensor<1x5x2x!quant.uniform<i8:f32, 0.5>>) -> tensor<1x5x2x!quant.uniform<i32:f32, 0.125>> {
+  %b = stablehlo.constant dense<[[[4, -2], [8, 3]], [[1, 1], [-128, 127]], [[-1, 0], [2, -3]]]> : tensor<3x2x2x!quant.uniform<i8:f32, 0.25>>
+  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {pad = [[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x5x2x!quant.uniform<i8:f32, 0.5>>, tensor<3x2x2x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x5x2x!quant.uniform<i32:f32, 0.125>>
+  return %r : tensor<1x5x2x!quant.uniform<i32:f32, 0.125>>
+})",
+                         "lower-quantized",
+                         {Tensor(Type::Quantized({.storage = DType::kS8, .storage_min = -128, .storage_max = 127,
+                                                  .scales = {0.5}, .zero_points = {0}},
+                                                 {1, 5, 2}),
+                                 {1, -2, 3, 127, -128, 6, 0, 9, -128, -128})});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(QuantizedOps(*m), 0);
+  EXPECT_EQ(OperandDType(*m, "stablehlo.convolution", 0), DType::kS8);
+}
+
 TEST(LowerQuantizedTest, AFunctionWithQuantizedValuesInRegionsStaysAsWritten) {
   auto m = RunAndCompare(R"(func.func @main(%x: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {
   %q = stablehlo.uniform_quantize %x : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.5>>

@@ -89,3 +89,16 @@ func.func @main() {
   check.expect_eq_const %qi, dense<[2147483647, -2147483648, 2147483520, -2147483648, 2]> : tensor<5xi32>
   return
 }
+
+// -----
+
+// A symmetric (zero points 0) i8 convolution into i32: lowered to an
+// i8 x i8 -> i32 convolution; the padding is storage 0 = real 0.
+func.func @main() {
+  %a = stablehlo.constant dense<[[[1, -2], [3, 127], [-128, 6], [0, 9], [-128, -128]]]> : tensor<1x5x2x!quant.uniform<i8:f32, 0.5>>
+  %b = stablehlo.constant dense<[[[4, -2], [8, 3]], [[1, 1], [-128, 127]], [[-1, 0], [2, -3]]]> : tensor<3x2x2x!quant.uniform<i8:f32, 0.25>>
+  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {pad = [[1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x5x2x!quant.uniform<i8:f32, 0.5>>, tensor<3x2x2x!quant.uniform<i8:f32, 0.25>>) -> tensor<1x5x2x!quant.uniform<i32:f32, 0.125>>
+  %ri = stablehlo.bitcast_convert %r : (tensor<1x5x2x!quant.uniform<i32:f32, 0.125>>) -> tensor<1x5x2xi32>
+  check.expect_eq_const %ri, dense<[[[508, -634], [-16125, 16106], [150, 982], [-1744, 1801], [16328, -16357]]]> : tensor<1x5x2xi32>
+  return
+}

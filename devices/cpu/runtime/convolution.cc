@@ -10,7 +10,9 @@
 // with the kernel as W [(taps * input features) x output features]. The
 // column order (tap-major, feature-minor) is the interpreter's summation
 // order, so the exact path of Gemm reproduces it bit for bit; large float
-// products go through OpenBLAS.
+// products go through OpenBLAS, large i8 x i8 -> i32 ones with a
+// feature-last output through oneDNN's int8 matmul (Int8Gemm: integer
+// sums, exact in any order).
 #include <algorithm>
 #include <complex>
 #include <cstring>
@@ -46,14 +48,22 @@ struct ConvPlan {
   // The kernel is already W ([spatial..., in, out], e.g. HWIO): used as is
   // (after any domain conversion), without a per-run copy of the weights.
   bool kernel_is_w = false;
+  // i8 x i8 -> i32 with a feature-last output: P [positions x kk] times
+  // W's block [kk x block] (row stride k_out) into the output's block.
+  std::shared_ptr<const Int8Gemm> int8_gemm;
 };
 
 class ConvolutionOp final : public LibraryOp {
  public:
   explicit ConvolutionOp(ConvPlan plan) : p_(std::move(plan)) {}
+  bool uses_int8_gemm() const { return p_.int8_gemm != nullptr; }
 
   Status Run(std::span<const void* const> operands, std::span<void* const> results,
              const RunContext& context) const override {
+    if (p_.int8_gemm) {
+      return RunInt8(static_cast<const int8_t*>(operands[0]), static_cast<const int8_t*>(operands[1]),
+                     static_cast<int32_t*>(results[0]), context);
+    }
     return WithDomain(DomainOf(p_.out.dtype()), [&]<typename T>() {
       return RunIn<T>(operands[0], operands[1], results[0], context);
     });
@@ -154,10 +164,65 @@ class ConvolutionOp final : public LibraryOp {
     return Status::Ok();
   }
 
+  // RunIn's kFeatureLast case on the int8 operands as they are, the
+  // product through p_.int8_gemm.
+  Status RunInt8(const int8_t* lhs, const int8_t* kernel, int32_t* out, const RunContext& context) const {
+    if (p_.out.num_elements() == 0) return Status::Ok();
+    const int64_t kk = p_.taps * p_.k_in;
+    std::vector<int8_t> w_storage;
+    const int8_t* w = kernel;
+    if (!p_.kernel_is_w) {
+      w_storage.resize(static_cast<size_t>(kk * p_.k_out));
+      Permute(kernel, p_.kernel.dims(), p_.kernel_to_w, w_storage.data());
+      w = w_storage.data();
+    }
+    const int64_t positions = p_.out_positions;
+    std::unique_ptr<int8_t[]> patches(p_.patches_are_image ? nullptr
+                                                           : new int8_t[static_cast<size_t>(positions * kk)]);
+    const int64_t blocks = p_.block == 0 ? 0 : p_.k_out / p_.block;
+    for (int64_t ob = 0; ob < p_.out_batch; ++ob) {
+      for (int64_t q = 0; q < blocks; ++q) {
+        if (PastDeadline(context)) {
+          return Status(StatusCode::kDeadlineExceeded, "convolution ran past its deadline");
+        }
+        const int64_t f0 = q * p_.block;
+        const int64_t group = f0 / p_.out_per_feature_group;
+        const int64_t batch = (f0 / p_.out_per_batch_group) * p_.batch_per_group + ob;
+        const int8_t* image = lhs + batch * p_.lhs_batch_stride + group * p_.k_in * p_.lhs_feature_stride;
+        auto gather_rows = [&](int64_t begin, int64_t end) {
+          for (int64_t pos = begin; pos < end; ++pos) {
+            int8_t* row = patches.get() + pos * kk;
+            const int64_t* offsets = p_.tap_offsets.data() + pos * p_.taps;
+            for (int64_t t = 0; t < p_.taps; ++t) {
+              int8_t* dst = row + t * p_.k_in;
+              if (offsets[t] < 0) {
+                std::fill(dst, dst + p_.k_in, int8_t{0});
+              } else if (p_.lhs_feature_stride == 1) {
+                std::memcpy(dst, image + offsets[t], static_cast<size_t>(p_.k_in));
+              } else {
+                const int8_t* src = image + offsets[t];
+                for (int64_t c = 0; c < p_.k_in; ++c) dst[c] = src[c * p_.lhs_feature_stride];
+              }
+            }
+          }
+        };
+        if (!p_.patches_are_image) ParallelRange(context, positions, kk, gather_rows);
+        p_.int8_gemm->Run(p_.patches_are_image ? image : patches.get(), w + f0,
+                          out + ob * p_.out_batch_stride + f0, context);
+      }
+    }
+    return Status::Ok();
+  }
+
   ConvPlan p_;
 };
 
 }  // namespace
+
+bool IsInt8GemmConvolution(const LibraryOp& op) {
+  const auto* conv = dynamic_cast<const ConvolutionOp*>(&op);
+  return conv != nullptr && conv->uses_int8_gemm();
+}
 
 LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
   if (op.num_operands() != 2 || op.num_results() != 1) return Declined();
@@ -314,6 +379,11 @@ LibraryOpOr CreateConvolutionOp(const ir::Op& op) {
     p.out_layout = ConvPlan::OutLayout::kFeatureLast;
   } else if (identity(first)) {
     p.out_layout = ConvPlan::OutLayout::kFeatureFirst;
+  }
+  if (lt.dtype() == ir::DType::kS8 && kt.dtype() == ir::DType::kS8 && ot.dtype() == ir::DType::kS32 &&
+      p.out_layout == ConvPlan::OutLayout::kFeatureLast && ot.num_elements() > 0) {
+    const int64_t kk = p.taps * p.k_in;
+    p.int8_gemm = CreateInt8Gemm(p.out_positions, p.block, kk, kk, p.k_out, p.k_out);
   }
   return std::unique_ptr<LibraryOp>(new ConvolutionOp(std::move(p)));
 }

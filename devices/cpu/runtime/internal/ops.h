@@ -61,6 +61,19 @@ LibraryOpOr CreateDnnlInt8DotOp(const Int8DotShape& shape);
 // Whether `op` came from CreateDnnlInt8DotOp (tests).
 bool IsDnnlInt8Dot(const LibraryOp& op);
 
+// The same product planned once for convolution.cc's im2col: C [m x n]
+// (row stride ldc) = A [m x k] (row stride lda) x B [k x n] (row stride
+// ldb), s8 x s8 -> s32, exact. Null where CreateDnnlInt8DotOp would
+// decline. Run may be called concurrently.
+class Int8Gemm {
+ public:
+  virtual ~Int8Gemm() = default;
+  virtual void Run(const int8_t* a, const int8_t* b, int32_t* c, const RunContext& context) const = 0;
+};
+std::unique_ptr<Int8Gemm> CreateInt8Gemm(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+// Whether `op` is convolution.cc's op with an Int8Gemm planned (tests).
+bool IsInt8GemmConvolution(const LibraryOp& op);
+
 // "line:col: 'stablehlo.x' op message" as an INVALID_ARGUMENT status.
 Status OpError(const ir::Op& op, const std::string& message);
 

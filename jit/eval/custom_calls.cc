@@ -1409,6 +1409,30 @@ StatusOr<std::vector<std::vector<int64_t>>> Layouts(const ir::Op& op, std::strin
   return layouts;
 }
 
+}  // namespace
+
+StatusOr<std::vector<int64_t>> ShapeOperandIndices(const ir::Op& op) {
+  std::vector<int64_t> out;
+  const ir::Attribute* a = op.attr("indices_of_shape_operands");
+  if (!a) return out;
+  const auto* dense = a->get_if<ir::DenseElementsAttr>();
+  auto lit = dense ? ir::DenseElementsToLiteral(*dense) : StatusOr<Literal>(InvalidArgument(""));
+  if (!dense || !lit.ok() || !ir::IsInteger(lit->dtype()) || lit->type().rank() != 1) {
+    return InvalidArgument("custom_call: indices_of_shape_operands must be a dense 1-d integer tensor");
+  }
+  for (int64_t k = 0; k < lit->num_elements(); ++k) {
+    const int64_t v = lit->GetInt(k);
+    if (v < 0 || v >= static_cast<int64_t>(op.num_operands())) {
+      return InvalidArgument("custom_call: indices_of_shape_operands names operand " + std::to_string(v) +
+                             " of " + std::to_string(op.num_operands()));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+namespace {
+
 // Annotations XLA's partitioner and memory-space passes consume; on one
 // device with one memory each is its operand.
 constexpr std::string_view kIdentityTargets[] = {
@@ -1442,6 +1466,40 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
   }
   if (operands.size() != op.num_operands()) {
     return Internal("custom_call @" + target + ": operand count mismatch");
+  }
+  // A shape-polymorphic export appends the result shapes as operands
+  // (`indices_of_shape_operands`); once shapes are concrete the kernels need
+  // only the data operands.
+  std::vector<size_t> data_operands;
+  JITD_ASSIGN_OR_RETURN(std::vector<int64_t> shape_operands, ShapeOperandIndices(op));
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (std::find(shape_operands.begin(), shape_operands.end(), static_cast<int64_t>(i)) ==
+        shape_operands.end()) {
+      data_operands.push_back(i);
+    }
+  }
+  const std::span<const Literal* const> all_operands = operands;
+  std::vector<const Literal*> kept;
+  for (size_t i : data_operands) kept.push_back(operands[i]);
+  if (kept.size() != operands.size()) {
+    for (size_t k = 0; k < shape_operands.size(); ++k) {
+      const Literal* shape = operands[static_cast<size_t>(shape_operands[k])];
+      if (k >= op.num_results() || !ir::IsInteger(shape->dtype()) ||
+          shape->num_elements() != op.result(k)->type().rank()) {
+        return InvalidArgument("custom_call @" + target + ": shape operand " +
+                               std::to_string(shape_operands[k]) + " does not describe result " +
+                               std::to_string(k));
+      }
+      for (int64_t d = 0; d < shape->num_elements(); ++d) {
+        if (shape->GetInt(d) != op.result(k)->type().dim(d)) {
+          return InvalidArgument("custom_call @" + target + ": shape operand " +
+                                 std::to_string(shape_operands[k]) + " gives result " + std::to_string(k) +
+                                 " size " + std::to_string(shape->GetInt(d)) + " in dimension " +
+                                 std::to_string(d) + ", its type " + op.result(k)->type().ToString());
+        }
+      }
+    }
+    operands = kept;
   }
   if (target == "shape_assertion") return ShapeAssertion(op, operands);
   if (IsIdentityTarget(target)) {
@@ -1487,8 +1545,7 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
   } else if (const ir::Attribute* cfg2 = op.attr("backend_config")) {
     call.config = cfg2->get_if<ir::DictionaryAttr>();
   }
-  std::vector<Type> in_types, out_types;
-  for (const Literal* l : operands) in_types.push_back(l->type());
+  std::vector<Type> out_types;
   for (size_t i = 0; i < op.num_results(); ++i) {
     const Type& t = op.result(i)->type();
     if (!t.is_tensor()) {
@@ -1497,7 +1554,11 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
     }
     out_types.push_back(t);
   }
-  JITD_ASSIGN_OR_RETURN(auto in_layouts, Layouts(op, "operand_layouts", in_types, target));
+  std::vector<Type> all_in_types;
+  for (const Literal* l : all_operands) all_in_types.push_back(l->type());
+  JITD_ASSIGN_OR_RETURN(auto all_in_layouts, Layouts(op, "operand_layouts", all_in_types, target));
+  std::vector<std::vector<int64_t>> in_layouts;
+  for (size_t i : data_operands) in_layouts.push_back(all_in_layouts[i]);
   JITD_ASSIGN_OR_RETURN(auto out_layouts, Layouts(op, "result_layouts", out_types, target));
   for (size_t i = 0; i < operands.size(); ++i) {
     // Every operand has the type the name's letter gives (the legacy

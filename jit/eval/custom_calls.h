@@ -41,6 +41,12 @@ bool IsRegisteredCustomCall(std::string_view target);
 StatusOr<std::vector<ir::Literal>> RunCustomCall(const ir::Op& op,
                                                  std::span<const ir::Literal* const> operands);
 
+// The operands a shape-polymorphic export appended to carry its results'
+// shapes (jax's `indices_of_shape_operands`: the k-th listed operand holds
+// result k's dimensions as an integer vector); empty when absent. Shape
+// refinement reads them; the kernels never see them.
+StatusOr<std::vector<int64_t>> ShapeOperandIndices(const ir::Op& op);
+
 // The names the registry implements, sorted (for errors and documentation).
 std::vector<std::string> RegisteredCustomCalls();
 

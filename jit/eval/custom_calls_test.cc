@@ -14,6 +14,7 @@
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/refine_shapes.h"
 
 namespace jitd::eval {
 namespace {
@@ -179,6 +180,41 @@ func.func @main() -> tensor<2xf32> {
   EXPECT_EQ(cb.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(cb.status().message().find("calls back into the Python process"), std::string::npos)
       << cb.status().ToString();
+}
+
+TEST(CustomCallsTest, ShapePolymorphicExportRefinesThroughShapeOperands) {
+  // jax.export with a symbolic batch: potrf's result shapes ride along as
+  // operands (indices_of_shape_operands); refinement reads them, the kernel
+  // never sees them.
+  const std::string text = R"(
+func.func public @main(%arg0: tensor<?x2x2xf64>) -> (tensor<?x2x2xf64>, tensor<?xi32>) {
+  %b = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x2x2xf64>) -> tensor<i32>
+  %b1 = stablehlo.reshape %b : (tensor<i32>) -> tensor<1xi32>
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %shape = stablehlo.concatenate %b1, %c2, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+  %0:2 = stablehlo.custom_call @lapack_dpotrf_ffi(%arg0, %shape, %b1) {indices_of_shape_operands = dense<[1, 2]> : tensor<2xi64>, mhlo.backend_config = {uplo = 76 : ui8}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>]} : (tensor<?x2x2xf64>, tensor<3xi32>, tensor<1xi32>) -> (tensor<?x2x2xf64>, tensor<?xi32>)
+  return %0#0, %0#1 : tensor<?x2x2xf64>, tensor<?xi32>
+})";
+  auto m = frontend::ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const ir::Type arg = ir::Type::Tensor(ir::DType::kF64, {3, 2, 2});
+  Status refined = passes::RefineShapes(**m, std::span<const ir::Type>(&arg, 1));
+  ASSERT_TRUE(refined.ok()) << refined.ToString();
+  ASSERT_TRUE(ir::VerifyModule(**m).ok());
+  auto lit = ir::Literal::Create(arg);
+  ASSERT_TRUE(lit.ok());
+  const double a[3][4] = {{4, 2, 2, 5}, {9, 0, 0, 16}, {1, 0, 0, -1}};  // the third is indefinite
+  for (int b = 0; b < 3; ++b) {
+    for (int k = 0; k < 4; ++k) lit->SetDouble(b * 4 + k, a[b][k]);
+  }
+  std::vector<RuntimeValue> args;
+  args.emplace_back(std::move(lit).value());
+  auto r = EvaluateFunction(**m, *(*m)->EntryFunction(), std::move(args));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ((*r)[0].literal().type(), arg);
+  const std::vector<double> l = Doubles((*r)[0].literal());
+  EXPECT_EQ(std::vector<double>(l.begin(), l.begin() + 8), (std::vector<double>{2, 2, 1, 2, 3, 0, 0, 4}));
+  EXPECT_EQ(Ints((*r)[1].literal()), (std::vector<int64_t>{0, 0, 2}));
 }
 
 TEST(CustomCallsTest, ShapeAssertion) {

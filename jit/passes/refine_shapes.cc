@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "jit/eval/custom_calls.h"
 #include "jit/eval/eval.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/internal/rewrite_util.h"
@@ -777,6 +778,11 @@ class Refiner {
         return with(WindowShape(op, op.operand(i)->type()));
       }
       case OpCode::kCustomCall: {
+        // A shape-polymorphic export passes each result's shape as an
+        // operand (jax's indices_of_shape_operands).
+        if (auto shapes = eval::ShapeOperandIndices(op); shapes.ok() && i < shapes->size()) {
+          return with(IntValues(op.operand(static_cast<size_t>((*shapes)[i]))));
+        }
         // jax.export's @Sharding annotation: the value itself.
         const ir::Attribute* target = op.attr("call_target_name");
         const auto* name = target ? target->get_if<ir::StringAttr>() : nullptr;

@@ -29,8 +29,8 @@
 namespace jitd::daemon {
 
 // The most processes one execution may have: each runs on a thread of its
-// own in the daemon.
-inline constexpr int64_t kMaxProcesses = 1024;
+// own in the daemon (and one execute slot of the gate holds them all).
+inline constexpr int64_t kMaxProcesses = 256;
 
 // What a client asked for. Plain value; 0 = not given.
 struct GridRequest {

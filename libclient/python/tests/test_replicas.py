@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jitd
-from conftest import assert_strict
+from conftest import assert_strict, has_builder
 
 # The body of an all_reduce (sum) over replicas 0 and 1 of %x.
 _ALL_REDUCE = """
@@ -203,6 +203,23 @@ class TestReplicatedExecute(object):
         sums = client.compile_stablehlo(DECLARED).ExecutePerReplica(
             [[np.ones(3, np.float32)], [np.ones(3, np.float32)]], deadline_ms=10000)
         assert_strict(sums[0], np.full(3, 2, np.float32))
+
+
+    @pytest.mark.skipif(not has_builder(), reason="libjitd.so without the builder")
+    def test_a_built_computation_with_replica_count(self, client):
+        # xla_client's pattern: ReplicaId in a built computation, compiled
+        # with CompileOptions.replica_count.
+        b = jitd.ComputationBuilder("offset")
+        x = b.ParameterFromNumpy(np.zeros(3, np.int64))
+        b.Add(x, b.ConvertElementType(b.ReplicaId(), np.int64))
+        options = jitd.CompileOptions()
+        options.replica_count = 3
+        exe = b.Build().Compile(compile_options=options, client=client)
+        assert exe.replica_count == 3
+        x = np.array([-4, 0, 11], np.int64)
+        out = exe.ExecutePerReplica([[x], [x], [x]])
+        for replica in range(3):
+            assert_strict(out[replica], x + replica)
 
 
 class TestPerReplicaFeeds(object):

@@ -130,9 +130,9 @@ int RunCudaCompileOnly(const ConformanceArgs& args, const std::vector<std::strin
   devices::cuda::CudaCompileOptions options;
   options.sm = args.cuda_arch;
   options.assembler = assembler->get();
-  // Library calls planned as on a GPU machine that has cuBLASLt and cuFFT
+  // Library calls planned as on a GPU machine that has cuBLASLt, cuFFT and cuDNN
   // (the libraries are not needed to plan them).
-  options.use_cublaslt = options.use_cufft = true;
+  options.use_cublaslt = options.use_cufft = options.use_cudnn = true;
   options.pipeline = args.pipeline.empty() ? kCompileOnlyPipeline : args.pipeline == "none" ? "" : args.pipeline;
   if (auto v = devices::cuda::ChoosePtxVersion(options.sm, (*assembler)->toolchain().max_ptx_version); !v.ok()) {
     std::fprintf(stderr, "jitd conformance: --cuda-arch: %s\n", v.status().message().c_str());

@@ -20,6 +20,8 @@
 #include "jit/codegen/nvptx/dot_kernel.h"
 #include "devices/cuda/cholesky_kernel.h"
 #include "devices/cuda/cublaslt_plan.h"
+#include "devices/cuda/cudnn_filter_kernel.h"
+#include "devices/cuda/cudnn_plan.h"
 #include "devices/cuda/cufft_normalize_kernel.h"
 #include "devices/cuda/cufft_plan.h"
 #include "jit/ir/verifier.h"
@@ -695,9 +697,16 @@ class Compiler {
   // A thread per result element, the interpreter's exact convolution
   // (dot_kernel.h).
   Status PlanConvolution(const Op& op) {
+    std::string library_why = "cuDNN is off (not loaded)";
+    if (options_.use_cudnn) {
+      StatusOr<CudnnConvPlan> plan = PlanCudnnConvolution(op, options_.exact_f32);
+      if (plan.ok()) return PlanCudnnCall(op, *plan);
+      if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
+      library_why = plan.status().message();
+    }
     if (!codegen::IsNvptxEmittableConvolution(op)) {
-      return Refuse(op, "only integer or real float convolutions with well-formed groups have the exact kernel; "
-                        "cuDNN is not built yet");
+      return Refuse(op, "only integer or real float convolutions with well-formed groups have the exact kernel; " +
+                            library_why);
     }
     const std::string name = "jitd_conv" + std::to_string(convs_++);
     JITD_ASSIGN_OR_RETURN(codegen::GridPlan plan,
@@ -782,6 +791,36 @@ class Compiler {
     p_.steps.push_back(std::move(step));
     ++p_.launches;
     return Status::Ok();
+  }
+
+  // cuDNN's forward convolution (cudnn_plan.h), the filter permuted to
+  // KCRS by a kernel first when it is laid out otherwise.
+  Status PlanCudnnCall(const Op& op, const CudnnConvPlan& plan) {
+    JITD_ASSIGN_OR_RETURN(int32_t input, Use(op.operand(0), &op));
+    JITD_ASSIGN_OR_RETURN(int32_t filter, Use(op.operand(1), &op));
+    if (!plan.filter_permutation.empty()) {
+      const ir::Type& kernel = op.operand(1)->type();
+      const int32_t scratch = NewTemporary(p_.buffers[static_cast<size_t>(filter)].bytes);
+      const std::string name = "jitd_permute" + std::to_string(permutes_++);
+      JITD_ASSIGN_OR_RETURN(codegen::GridPlan grid,
+                            EmitPermuteKernel(llvm_module_, name, ir::StorageBytes(kernel.dtype()), kernel.dims(),
+                                              plan.filter_permutation, options_.limits));
+      ++p_.unique_kernels;
+      CudaStep step;
+      step.launch.function = name;
+      step.launch.grid = {static_cast<uint32_t>(grid.grid), 1, 1};
+      step.launch.block = {static_cast<uint32_t>(grid.block), 1, 1};
+      step.launch.buffers = {filter, scratch};
+      step.description = name + " convolution filter to KCRS";
+      p_.steps.push_back(std::move(step));
+      ++p_.launches;
+      position_ = next_position_++;  // the permute's reads end before the call's writes
+      UseBuffer(scratch);
+      UseBuffer(input);
+      filter = scratch;
+    }
+    return AddLibraryCall(op, CudaLibraryCall::Library::kCudnn, EncodeConvPlan(plan), {input, filter},
+                          DescribeConvPlan(plan));
   }
 
   Status PlanCufftCall(const Op& op, const CufftPlan& plan) {
@@ -927,6 +966,7 @@ class Compiler {
   int select_scatters_ = 0;
   int convs_ = 0;
   int choleskys_ = 0;
+  int permutes_ = 0;
 };
 
 }  // namespace
@@ -1014,6 +1054,7 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
          " max_blocks=" + std::to_string(l.max_blocks) + " shared=" + std::to_string(l.max_shared_bytes) +
          " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) + " O3" +
          (options.use_cublaslt ? " cublaslt" : "") + (options.use_cufft ? " cufft" : "") +
+         (options.use_cudnn ? " cudnn" : "") +
          (options.exact_f32 ? " exact-f32" : "");
 }
 

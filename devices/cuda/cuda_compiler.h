@@ -46,10 +46,12 @@ struct CudaCompileOptions {
   std::string libdevice_path;  // empty: codegen::FindLibdevice's search
   // Library calls the compiler may plan (the device sets them from the
   // libraries that loaded, cuda_libraries.h): dot_general through
-  // cuBLASLt, fft through cuFFT. Off, or for a layout a library does not
+  // cuBLASLt, fft through cuFFT, convolution through cuDNN. Off, or for a
+  // layout a library does not
   // take, the op gets jitd's own kernel.
   bool use_cublaslt = false;
   bool use_cufft = false;
+  bool use_cudnn = false;  // convolution through cuDNN
   // Exact f32 matmuls whatever precision_config says (no TF32):
   // `jitd serve --cuda-exact-f32`.
   bool exact_f32 = false;

@@ -45,6 +45,23 @@ struct CudaDevice::Shared {
   std::mutex lt_mu;
   cublasLtHandle_t lt_handle = nullptr;
   uint64_t lt_generation = 0;
+  // One cuDNN handle, likewise; a call holds dnn_mu from cudnnSetStream to
+  // its convolution (the handle is bound to one stream at a time).
+  std::mutex dnn_mu;
+  cudnnHandle_t dnn_handle = nullptr;
+  uint64_t dnn_generation = 0;
+
+  // The cuDNN handle; the caller holds dnn_mu and the context is current.
+  StatusOr<cudnnHandle_t> DnnHandleLocked(const CudnnSymbols& dnn) {
+    if (dnn_handle && dnn_generation == runtime->generation()) return dnn_handle;
+    dnn_handle = nullptr;  // one from before a context reset is dropped
+    if (cudnnStatus_t st = dnn.cudnnCreate(&dnn_handle); st != CUDNN_STATUS_SUCCESS) {
+      dnn_handle = nullptr;
+      return Internal("cuDNN: cudnnCreate failed (status " + std::to_string(static_cast<int>(st)) + ")");
+    }
+    dnn_generation = runtime->generation();
+    return dnn_handle;
+  }
 
   const CudaLibraries& Libraries() const {
     if (injected_libraries) return *injected_libraries;
@@ -79,6 +96,9 @@ struct CudaDevice::Shared {
   ~Shared() {
     if (lt_handle && lt_generation == runtime->generation()) {
       if (const CublasLtSymbols* lt = Libraries().cublaslt()) lt->cublasLtDestroy(lt_handle);
+    }
+    if (dnn_handle && dnn_generation == runtime->generation()) {
+      if (const CudnnSymbols* dnn = Libraries().cudnn()) dnn->cudnnDestroy(dnn_handle);
     }
   }
 
@@ -224,6 +244,7 @@ CudaProbe Probe() {
 struct LibraryStep {
   std::optional<CublasLtMatmulPlan> matmul;
   std::optional<CufftPlan> fft;
+  std::optional<CudnnConvPlan> conv;
 };
 
 // A device-resident buffer: one allocation from the runtime's pool, counted
@@ -580,6 +601,21 @@ class CudaProgramExecutable final : public Executable {
         return RunCublasLtMatmul(*lt, lt_handle, *library.matmul, at(0), at(1), at(2), work, handle);
       });
     }
+    if (library.conv) {
+      const CudnnSymbols* dnn = shared_->Libraries().cudnn();
+      if (!dnn) return Internal("cuda: cuDNN went away after the program was loaded");
+      std::unique_ptr<CudaAllocation> workspace;
+      if (library.conv->workspace_bytes > 0) {
+        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(library.conv->workspace_bytes),
+                                                     stream));
+      }
+      const CUdeviceptr work = workspace ? workspace->pointer() : 0;
+      return rt.WithStream(stream, [&](CUstream handle) -> Status {
+        std::lock_guard<std::mutex> lock(shared_->dnn_mu);
+        JITD_ASSIGN_OR_RETURN(cudnnHandle_t dnn_handle, shared_->DnnHandleLocked(*dnn));
+        return RunCudnnConvolution(*dnn, dnn_handle, *library.conv, at(0), at(1), at(2), work, handle);
+      });
+    }
     if (library.fft) {
       if (!fft_plans_) return Internal("cuda: cuFFT went away after the program was loaded");
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
@@ -652,6 +688,7 @@ CudaCompileOptions CudaDevice::MakeCompileOptions(bool dumps) const {
   const CudaDeviceSettings settings = GetCudaDeviceSettings();
   compile.use_cublaslt = settings.use_libraries && shared_->Libraries().cublaslt() != nullptr;
   compile.use_cufft = settings.use_libraries && shared_->Libraries().cufft() != nullptr;
+  compile.use_cudnn = settings.use_libraries && shared_->Libraries().cudnn() != nullptr;
   compile.exact_f32 = settings.exact_f32;
   return compile;
 }
@@ -727,6 +764,16 @@ StatusOr<std::unique_ptr<Executable>> CudaDevice::Load(CudaProgram program) cons
       if (call.buffers.size() != 3) return InvalidArgument("cuda: a cuBLASLt call with " + std::to_string(call.buffers.size()) + " buffers");
       JITD_RETURN_IF_ERROR(CheckMatmulBuffers(plan, bytes(0), bytes(1), bytes(2)));
       out.matmul = plan;
+    } else if (call.library == CudaLibraryCall::Library::kCudnn) {
+      if (!shared_->Libraries().cudnn()) {
+        return Status(StatusCode::kFailedPrecondition, "cuda: the program calls cuDNN ('" + step.description +
+                                                           "'), which is not loaded here: " +
+                                                           shared_->Libraries().cudnn_state().reason);
+      }
+      JITD_ASSIGN_OR_RETURN(CudnnConvPlan plan, DecodeConvPlan(call.plan));
+      if (call.buffers.size() != 3) return InvalidArgument("cuda: a cuDNN call with " + std::to_string(call.buffers.size()) + " buffers");
+      JITD_RETURN_IF_ERROR(CheckConvBuffers(plan, bytes(0), bytes(1), bytes(2)));
+      out.conv = plan;
     } else {
       if (!shared_->Libraries().cufft()) {
         return Status(StatusCode::kFailedPrecondition, "cuda: the program calls cuFFT ('" + step.description +

@@ -40,7 +40,7 @@ struct Fixture {
   explicit Fixture(bool with_libraries = true) {
     ResetFakeLibraryLog();
     FakeLibraries().compute = true;
-    libraries = CudaLibraries::ForTables(&FakeCublasLtSymbols(), &FakeCufftSymbols());
+    libraries = CudaLibraries::ForTables(&FakeCublasLtSymbols(), &FakeCufftSymbols(), &FakeCudnnSymbols());
     auto opened = CudaRuntime::Open(fake.symbols());
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     runtime = std::move(*opened);
@@ -123,6 +123,83 @@ func.func @main(%x: tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32> {
   EXPECT_EQ(FakeLibraries().fft_execs[0].kind, "C2R");
   EXPECT_NE(FakeLibraries().fft_execs[0].input, FakeLibraries().fft_execs[0].output);
   EXPECT_NE(FakeLibraries().fft_execs[0].stream, nullptr);
+}
+
+// NCHW input, OIHW kernel: read in place; strides, padding, dilation and
+// groups through the descriptors, checked by the fake's host convolution
+// against a direct one here.
+TEST(CudaDeviceLibraries, ConvolutionRunsAsOneCudnnCall) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [2, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 2]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x4x7x6xf32>, tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32>
+  return %0 : tensor<2x6x4x6xf32>
+})"),
+                               CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::vector<float> x(2 * 4 * 7 * 6), w(6 * 2 * 3 * 2);
+  for (float& v : x) v = static_cast<float>(small(rng));
+  for (float& v : w) v = static_cast<float>(small(rng));
+  std::vector<RuntimeValue> args = {F32({2, 4, 7, 6}, x), F32({6, 2, 3, 2}, w)};
+  auto out = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(FakeLibraries().convs.size(), 1u);
+  const FakeConvCall& call = FakeLibraries().convs[0];
+  EXPECT_EQ(call.groups, 2);
+  EXPECT_EQ(call.mode, CUDNN_CROSS_CORRELATION);
+  EXPECT_EQ(call.algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);  // the first ranked one that succeeds
+  EXPECT_NE(call.stream, nullptr);
+  EXPECT_TRUE(f.fake.launched().empty());
+  std::vector<float> got(2 * 6 * 4 * 6);
+  ASSERT_EQ((*out)[0].literal().bytes().size(), got.size() * 4);
+  std::memcpy(got.data(), (*out)[0].literal().bytes().data(), got.size() * 4);
+  for (int n = 0; n < 2; ++n) {
+    for (int k = 0; k < 6; ++k) {
+      for (int oy = 0; oy < 4; ++oy) {
+        for (int ox = 0; ox < 6; ++ox) {
+          float want = 0;
+          const int g = k / 3;
+          for (int c = 0; c < 2; ++c) {
+            for (int ky = 0; ky < 3; ++ky) {
+              for (int kx = 0; kx < 2; ++kx) {
+                const int iy = oy * 2 - 1 + ky, ix = ox - 1 + kx * 2;
+                if (iy < 0 || iy >= 7 || ix < 0 || ix >= 6) continue;
+                want += x[((n * 4 + g * 2 + c) * 7 + iy) * 6 + ix] * w[((k * 2 + c) * 3 + ky) * 2 + kx];
+              }
+            }
+          }
+          EXPECT_EQ(got[((n * 6 + k) * 4 + oy) * 6 + ox], want) << n << " " << k << " " << oy << " " << ox;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(f.fake.live_allocations(), 0u);
+}
+
+// jax's NHWC / HWIO: the filter permuted by a kernel into a scratch first,
+// the call reading that scratch; the tensors in place with NHWC strides.
+TEST(CudaDeviceLibraries, HwioFiltersArePermutedFirst) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%x: tensor<1x5x5x2xf32>, %w: tensor<3x3x2x4xf32>) -> tensor<1x5x5x4xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x5x5x2xf32>, tensor<3x3x2x4xf32>) -> tensor<1x5x5x4xf32>
+  return %0 : tensor<1x5x5x4xf32>
+})"),
+                               CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  FakeLibraries().compute = false;  // the fake driver does not run the permute kernel
+  std::vector<float> x(50), w(72);
+  std::vector<RuntimeValue> args = {F32({1, 5, 5, 2}, x), F32({3, 3, 2, 4}, w)};
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.fake.launched(), std::vector<std::string>{"jitd_permute0"});
+  ASSERT_EQ(FakeLibraries().convs.size(), 1u);
+  const FakeConvCall& call = FakeLibraries().convs[0];
+  EXPECT_EQ(call.w_dims, (std::vector<int>{4, 2, 3, 3}));
+  EXPECT_EQ(call.x.strides, (std::vector<int>{50, 1, 10, 2}));
+  EXPECT_EQ(call.y.strides, (std::vector<int>{100, 1, 20, 4}));
+  EXPECT_EQ(call.w_format, CUDNN_TENSOR_NCHW);
 }
 
 TEST(CudaDeviceLibraries, ACachedProgramCallingAMissingLibraryIsRefused) {

@@ -129,6 +129,7 @@ Status CufftFailed(const std::string& call, cufftResult r) {
 
 std::vector<std::string> CublasLtSonames() { return {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}; }
 std::vector<std::string> CufftSonames() { return {"libcufft.so.12", "libcufft.so.11", "libcufft.so"}; }
+std::vector<std::string> CudnnSonames() { return {"libcudnn.so.9", "libcudnn.so"}; }
 
 CudaLibraries::~CudaLibraries() {
   for (void* h : handles_) ::dlclose(h);
@@ -155,11 +156,28 @@ std::unique_ptr<CudaLibraries> CudaLibraries::Load(const CudaLibrarySearch& sear
     int version = 0;
     if (ok && libs->own_cufft_.cufftGetVersion(&version) == CUFFT_SUCCESS) libs->cufft_state_.version = version;
   }
+  if (void* h = OpenLibrary(search, CudnnSonames(), "cudnn", libs->cudnn_state_)) {
+    libs->handles_.push_back(h);
+    bool ok = true;
+#define JITD_RESOLVE(name) ok = Resolve(h, #name, libs->own_cudnn_.name, libs->cudnn_state_) && ok;
+    JITD_CUDNN_SYMBOLS(JITD_RESOLVE)
+#undef JITD_RESOLVE
+    libs->cudnn_state_.loaded = ok;
+    if (ok) libs->cudnn_state_.version = static_cast<int64_t>(libs->own_cudnn_.cudnnGetVersion());
+  }
   return libs;
 }
 
-std::unique_ptr<CudaLibraries> CudaLibraries::ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft) {
+std::unique_ptr<CudaLibraries> CudaLibraries::ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft,
+                                                        const CudnnSymbols* cudnn) {
   std::unique_ptr<CudaLibraries> libs(new CudaLibraries());
+  if (cudnn) {
+    libs->cudnn_ = cudnn;
+    libs->cudnn_state_.loaded = true;
+    libs->cudnn_state_.path = "(table)";
+  } else {
+    libs->cudnn_state_.reason = "no table given";
+  }
   if (cublaslt) {
     libs->cublaslt_ = cublaslt;
     libs->cublaslt_state_.loaded = true;
@@ -182,7 +200,8 @@ std::string CudaLibraries::Describe() const {
     if (s.loaded) return s.name + " " + std::to_string(s.version) + " (" + s.path + ")";
     return s.name + " absent: " + s.reason + "; " + fallback;
   };
-  return one(cublaslt_state_, "dots use jitd's own kernels") + "; " + one(cufft_state_, "ffts use jitd's own kernels");
+  return one(cublaslt_state_, "dots use jitd's own kernels") + "; " + one(cufft_state_, "ffts use jitd's own kernels") +
+         "; " + one(cudnn_state_, "convolutions use jitd's own kernels");
 }
 
 const CudaLibraries& SharedCudaLibraries() {
@@ -326,6 +345,109 @@ Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, con
     return CublasFailed("cublasLtMatmul(" + DescribeMatmulPlan(plan) + ")", s);
   }
   return Status::Ok();
+}
+
+namespace {
+
+cudnnDataType_t ToCudnnType(LibType t) {
+  switch (t) {
+    case LibType::kF16: return CUDNN_DATA_HALF;
+    case LibType::kBF16: return CUDNN_DATA_BFLOAT16;
+    case LibType::kF64: return CUDNN_DATA_DOUBLE;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+std::vector<int> Ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+}  // namespace
+
+Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
+                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream) {
+  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
+  cudnnFilterDescriptor_t w_desc = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  struct Cleanup {
+    const CudnnSymbols& dnn;
+    cudnnTensorDescriptor_t &x, &y;
+    cudnnFilterDescriptor_t& w;
+    cudnnConvolutionDescriptor_t& conv;
+    ~Cleanup() {
+      if (conv) dnn.cudnnDestroyConvolutionDescriptor(conv);
+      if (w) dnn.cudnnDestroyFilterDescriptor(w);
+      if (y) dnn.cudnnDestroyTensorDescriptor(y);
+      if (x) dnn.cudnnDestroyTensorDescriptor(x);
+    }
+  } cleanup{dnn, x_desc, y_desc, w_desc, conv};
+  auto check = [&](cudnnStatus_t s, const std::string& call) -> Status {
+    if (s == CUDNN_STATUS_SUCCESS) return Status::Ok();
+    const char* text = dnn.cudnnGetErrorString ? dnn.cudnnGetErrorString(s) : nullptr;
+    return Internal("cuDNN: " + call + " failed: " + (text ? text : "status") + " (" +
+                    std::to_string(static_cast<int>(s)) + ") for " + DescribeConvPlan(plan));
+  };
+  const cudnnDataType_t type = ToCudnnType(plan.type);
+  const int nb = static_cast<int>(plan.x_dims.size());
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetStream(handle, stream), "cudnnSetStream"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateTensorDescriptor(&x_desc), "cudnnCreateTensorDescriptor"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetTensorNdDescriptor(x_desc, type, nb, Ints(plan.x_dims).data(),
+                                                            Ints(plan.x_strides).data()),
+                             "cudnnSetTensorNdDescriptor(x)"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateTensorDescriptor(&y_desc), "cudnnCreateTensorDescriptor"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetTensorNdDescriptor(y_desc, type, nb, Ints(plan.y_dims).data(),
+                                                            Ints(plan.y_strides).data()),
+                             "cudnnSetTensorNdDescriptor(y)"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateFilterDescriptor(&w_desc), "cudnnCreateFilterDescriptor"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetFilterNdDescriptor(w_desc, type, plan.w_nhwc ? CUDNN_TENSOR_NHWC
+                                                                                       : CUDNN_TENSOR_NCHW,
+                                                            nb, Ints(plan.w_dims).data()),
+                             "cudnnSetFilterNdDescriptor"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetConvolutionNdDescriptor(conv, nb - 2, Ints(plan.pad).data(),
+                                                                 Ints(plan.stride).data(), Ints(plan.dilation).data(),
+                                                                 CUDNN_CROSS_CORRELATION, ToCudnnType(plan.compute)),
+                             "cudnnSetConvolutionNdDescriptor"));
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetConvolutionGroupCount(conv, static_cast<int>(plan.groups)),
+                             "cudnnSetConvolutionGroupCount"));
+  const cudnnMathType_t math = plan.math == ConvMath::kFma        ? CUDNN_FMA_MATH
+                               : plan.math == ConvMath::kTensorOp ? CUDNN_TENSOR_OP_MATH
+                                                                  : CUDNN_DEFAULT_MATH;
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetConvolutionMathType(conv, math), "cudnnSetConvolutionMathType"));
+  constexpr int kAsked = 8;
+  cudnnConvolutionFwdAlgoPerf_t perf[kAsked] = {};
+  int returned = 0;
+  JITD_RETURN_IF_ERROR(check(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc, kAsked,
+                                                                        &returned, perf),
+                             "cudnnGetConvolutionForwardAlgorithm_v7"));
+  const auto limit = static_cast<size_t>(plan.workspace_bytes);
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    // FMA math asked: an algorithm the heuristic would run with tensor
+    // ops is not exact f32.
+    if (plan.math == ConvMath::kFma && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) {
+      continue;
+    }
+    size_t bytes = 0;
+    if (dnn.cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv, y_desc, perf[i].algo, &bytes) !=
+            CUDNN_STATUS_SUCCESS ||
+        bytes > limit) {
+      continue;
+    }
+    alignas(8) unsigned char alpha[8] = {}, beta[8] = {};
+    if (plan.compute == LibType::kF64) {
+      const double one = 1.0;
+      std::memcpy(alpha, &one, sizeof one);
+    } else {
+      const float one = 1.0f;
+      std::memcpy(alpha, &one, sizeof one);
+    }
+    return check(dnn.cudnnConvolutionForward(handle, alpha, x_desc, reinterpret_cast<const void*>(x), w_desc,
+                                             reinterpret_cast<const void*>(w), conv, perf[i].algo,
+                                             reinterpret_cast<void*>(workspace), bytes, beta, y_desc,
+                                             reinterpret_cast<void*>(y)),
+                 "cudnnConvolutionForward(algorithm " + std::to_string(static_cast<int>(perf[i].algo)) + ")");
+  }
+  return NotFound("cuDNN: no forward algorithm for " + DescribeConvPlan(plan) + " within " + std::to_string(limit) +
+                  " workspace bytes (" + std::to_string(returned) + " ranked)");
 }
 
 CufftPlanCache::~CufftPlanCache() {

@@ -1,4 +1,5 @@
-// The CUDA libraries jitd calls (cuBLASLt for matmuls, cuFFT for ffts),
+// The CUDA libraries jitd calls (cuBLASLt for matmuls, cuFFT for ffts,
+// cuDNN v9's legacy convolution API for convolutions),
 // loaded at run time like libcuda (cuda_symbols.h): dlopen, never linked,
 // so one binary runs where they are and where they are not. Each library
 // is looked for in, in order: $JITD_CUDA_LIBS (folders, ':'-separated), the
@@ -21,6 +22,7 @@
 
 #include <cublasLt.h>
 #include <cuda.h>
+#include <cudnn.h>
 #include <cufft.h>
 
 #include <map>
@@ -31,6 +33,7 @@
 
 #include "base/status.h"
 #include "devices/cuda/cublaslt_plan.h"
+#include "devices/cuda/cudnn_plan.h"
 #include "devices/cuda/cufft_plan.h"
 
 namespace jitd::devices::cuda {
@@ -46,12 +49,24 @@ namespace jitd::devices::cuda {
   X(cufftCreate) X(cufftDestroy) X(cufftGetVersion) X(cufftMakePlanMany64) X(cufftSetStream) \
   X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R) X(cufftExecZ2D)
 
+#define JITD_CUDNN_SYMBOLS(X)                                                                   \
+  X(cudnnCreate) X(cudnnDestroy) X(cudnnGetVersion) X(cudnnSetStream) X(cudnnGetErrorString)     \
+  X(cudnnCreateTensorDescriptor) X(cudnnSetTensorNdDescriptor) X(cudnnDestroyTensorDescriptor)   \
+  X(cudnnCreateFilterDescriptor) X(cudnnSetFilterNdDescriptor) X(cudnnDestroyFilterDescriptor)   \
+  X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolutionNdDescriptor)                         \
+  X(cudnnSetConvolutionGroupCount) X(cudnnSetConvolutionMathType)                                \
+  X(cudnnDestroyConvolutionDescriptor) X(cudnnGetConvolutionForwardAlgorithm_v7)                 \
+  X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)
+
 struct CublasLtSymbols {
 #define JITD_LIB_SYMBOL_FIELD(name) decltype(&::name) name = nullptr;
   JITD_CUBLASLT_SYMBOLS(JITD_LIB_SYMBOL_FIELD)
 };
 struct CufftSymbols {
   JITD_CUFFT_SYMBOLS(JITD_LIB_SYMBOL_FIELD)
+};
+struct CudnnSymbols {
+  JITD_CUDNN_SYMBOLS(JITD_LIB_SYMBOL_FIELD)
 #undef JITD_LIB_SYMBOL_FIELD
 };
 
@@ -80,16 +95,19 @@ class CudaLibraries {
   CudaLibraries(const CudaLibraries&) = delete;
   CudaLibraries& operator=(const CudaLibraries&) = delete;
 
-  // Loads both libraries (each independently; a missing one is only
+  // Loads the libraries (each independently; a missing one is only
   // reported in its state).
   static std::unique_ptr<CudaLibraries> Load(const CudaLibrarySearch& search);
-  // Over tables the caller owns (tests: fakes).
-  static std::unique_ptr<CudaLibraries> ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft);
+  // Over tables the caller owns (tests: fakes); null: absent.
+  static std::unique_ptr<CudaLibraries> ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft,
+                                                  const CudnnSymbols* cudnn = nullptr);
 
   const CublasLtSymbols* cublaslt() const { return cublaslt_state_.loaded ? cublaslt_ : nullptr; }
   const CufftSymbols* cufft() const { return cufft_state_.loaded ? cufft_ : nullptr; }
   const CudaLibraryState& cublaslt_state() const { return cublaslt_state_; }
   const CudaLibraryState& cufft_state() const { return cufft_state_; }
+  const CudnnSymbols* cudnn() const { return cudnn_state_.loaded ? cudnn_ : nullptr; }
+  const CudaLibraryState& cudnn_state() const { return cudnn_state_; }
   // "cuBLASLt 130000 (/usr/local/cuda/lib64/libcublasLt.so.13); cuFFT
   // absent: libcufft.so.12 not found (...), ffts use jitd's kernels".
   std::string Describe() const;
@@ -101,6 +119,9 @@ class CudaLibraries {
   CufftSymbols own_cufft_;
   const CublasLtSymbols* cublaslt_ = &own_cublaslt_;
   const CufftSymbols* cufft_ = &own_cufft_;
+  CudnnSymbols own_cudnn_;
+  const CudnnSymbols* cudnn_ = &own_cudnn_;
+  CudaLibraryState cudnn_state_ = Named("cuDNN");
   CudaLibraryState cublaslt_state_ = Named("cuBLASLt");
   CudaLibraryState cufft_state_ = Named("cuFFT");
   static CudaLibraryState Named(std::string name) {
@@ -116,6 +137,7 @@ const CudaLibraries& SharedCudaLibraries();
 // The sonames tried for each library, newest first.
 std::vector<std::string> CublasLtSonames();
 std::vector<std::string> CufftSonames();
+std::vector<std::string> CudnnSonames();
 
 // The cudaDataType_t / cublasComputeType_t of a plan's types.
 cudaDataType_t ToCudaDataType(LibType t);
@@ -130,6 +152,15 @@ cublasComputeType_t ToCublasComputeType(LibCompute c);
 Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
                          CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
                          CUstream stream);
+
+// One forward convolution on `stream` (cudnnSetStream on `handle` first:
+// the caller serializes users of one handle): descriptors from the plan,
+// the first algorithm cudnnGetConvolutionForwardAlgorithm_v7 ranks that
+// succeeds within the plan's workspace, y = conv(x, w) (alpha 1, beta 0).
+// Every descriptor is destroyed before it returns; INTERNAL naming the call
+// and cuDNN's message on failure; NOT_FOUND when no algorithm fits.
+Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
+                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream);
 
 // cuFFT plans by CudaLibraryCall, made on first use (cufftCreate +
 // cufftMakePlanMany64, cuFFT's own work area) and destroyed with the cache.

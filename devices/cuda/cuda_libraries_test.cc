@@ -167,6 +167,48 @@ TEST(CudaLibrariesTest, FftPlansAreMadeOncePerStep) {
   EXPECT_EQ(FakeLibraries().live_objects, 0);
 }
 
+TEST(CudaLibrariesTest, ConvolutionDescriptorsFollowThePlanAndLeakNothing) {
+  ResetFakeLibraryLog();
+  CudnnConvPlan plan;
+  plan.type = plan.compute = LibType::kF64;
+  plan.math = ConvMath::kFma;
+  plan.groups = 1;
+  plan.x_dims = {1, 2, 5, 5};
+  plan.x_strides = {50, 1, 10, 2};
+  plan.w_dims = {3, 2, 3, 3};
+  plan.y_dims = {1, 3, 3, 3};
+  plan.y_strides = {27, 9, 3, 1};
+  plan.pad = {0, 0};
+  plan.stride = {1, 1};
+  plan.dilation = {1, 1};
+  plan.workspace_bytes = 4096;
+  const CudnnSymbols& dnn = FakeCudnnSymbols();
+  const auto stream = reinterpret_cast<CUstream>(0x77);
+  Status s = RunCudnnConvolution(dnn, nullptr, plan, 0x10, 0x20, 0x30, 0x40, stream);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(FakeLibraries().convs.size(), 1u);
+  const FakeConvCall& call = FakeLibraries().convs[0];
+  EXPECT_EQ(call.x.type, CUDNN_DATA_DOUBLE);
+  EXPECT_EQ(call.compute, CUDNN_DATA_DOUBLE);
+  EXPECT_EQ(call.x.strides, (std::vector<int>{50, 1, 10, 2}));
+  EXPECT_EQ(call.w_dims, (std::vector<int>{3, 2, 3, 3}));
+  EXPECT_EQ(call.math, CUDNN_FMA_MATH);
+  EXPECT_EQ(call.algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+  EXPECT_EQ(call.workspace_bytes, 2048u);
+  EXPECT_EQ(call.x_ptr, reinterpret_cast<const void*>(0x10));
+  EXPECT_EQ(call.w_ptr, reinterpret_cast<const void*>(0x20));
+  EXPECT_EQ(call.y_ptr, reinterpret_cast<void*>(0x30));
+  EXPECT_EQ(call.stream, stream);
+  EXPECT_EQ(FakeLibraries().live_objects, 0);
+  // No algorithm within the workspace: NOT_FOUND, still nothing leaked.
+  ResetFakeLibraryLog();
+  FakeLibraries().conv_algo_workspace = 1 << 20;
+  Status none = RunCudnnConvolution(dnn, nullptr, plan, 0x10, 0x20, 0x30, 0x40, stream);
+  EXPECT_EQ(none.code(), StatusCode::kNotFound) << none.message();
+  EXPECT_NE(none.message().find("no forward algorithm"), std::string::npos) << none.message();
+  EXPECT_EQ(FakeLibraries().live_objects, 0);
+}
+
 TEST(CudaLibrariesTest, AbsentLibrariesAreNamed) {
   auto libs = CudaLibraries::Load(NowhereSearch());
   EXPECT_EQ(libs->cublaslt(), nullptr);
@@ -176,6 +218,7 @@ TEST(CudaLibrariesTest, AbsentLibrariesAreNamed) {
   EXPECT_NE(libs->cufft_state().reason.find("libcufft.so.12 / libcufft.so.11"), std::string::npos)
       << libs->cufft_state().reason;
   EXPECT_NE(libs->Describe().find("dots use jitd's own kernels"), std::string::npos) << libs->Describe();
+  EXPECT_NE(libs->cudnn_state().reason.find("libcudnn.so.9"), std::string::npos) << libs->cudnn_state().reason;
 }
 
 TEST(CudaLibrariesTest, AFileThatWillNotLoadIsNamed) {

@@ -132,7 +132,8 @@ Status ValidateCudaProgram(const CudaProgram& p) {
     }
     if (step.kind == CudaStep::Kind::kLibraryCall) {
       const CudaLibraryCall& call = step.library;
-      if (call.library != CudaLibraryCall::Library::kCublasLt && call.library != CudaLibraryCall::Library::kCufft) {
+      if (call.library != CudaLibraryCall::Library::kCublasLt && call.library != CudaLibraryCall::Library::kCufft &&
+          call.library != CudaLibraryCall::Library::kCudnn) {
         return Broken(name + " calls an unknown library");
       }
       if (call.plan.empty()) return Broken(name + " has an empty library plan");
@@ -281,7 +282,7 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
     s.target = static_cast<int32_t>(target);
     if (!r.Bytes(s.description)) return truncated();
     uint64_t library = 0;
-    if (!r.U64(library) || library > static_cast<uint64_t>(CudaLibraryCall::Library::kCufft) || !r.Count(count, 8)) {
+    if (!r.U64(library) || library > static_cast<uint64_t>(CudaLibraryCall::Library::kCudnn) || !r.Count(count, 8)) {
       return truncated();
     }
     s.library.library = static_cast<CudaLibraryCall::Library>(library);

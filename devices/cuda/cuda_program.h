@@ -52,11 +52,12 @@ struct CudaKernelLaunch {
 };
 
 // One call into a CUDA library. `plan` is the library's own plan, encoded
-// (cublaslt_plan.h's EncodeMatmulPlan, cufft_plan.h's EncodeFftPlan) and
+// (cublaslt_plan.h's EncodeMatmulPlan, cufft_plan.h's EncodeFftPlan,
+// cudnn_plan.h's EncodeConvPlan) and
 // checked again when the executable is made; `buffers` are the call's
 // operands then its results, as that plan says.
 struct CudaLibraryCall {
-  enum class Library : uint8_t { kCublasLt, kCufft };
+  enum class Library : uint8_t { kCublasLt, kCufft, kCudnn };
   Library library = Library::kCublasLt;
   std::vector<int64_t> plan;
   std::vector<int32_t> buffers;  // CudaProgram::buffers

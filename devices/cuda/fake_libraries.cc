@@ -247,6 +247,225 @@ cufftResult ExecD2Z(cufftHandle p, cufftDoubleReal* i, cufftDoubleComplex* o) { 
 cufftResult ExecC2R(cufftHandle p, cufftComplex* i, cufftReal* o) { return Exec("C2R", p, i, o, 0); }
 cufftResult ExecZ2D(cufftHandle p, cufftDoubleComplex* i, cufftDoubleReal* o) { return Exec("Z2D", p, i, o, 0); }
 
+// cuDNN: descriptors are heap objects remembering what they were set to.
+struct FakeConvDesc {
+  std::vector<int> pad, stride, dilation;
+  cudnnConvolutionMode_t mode{};
+  cudnnDataType_t compute{};
+  int groups = 1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+struct FakeFilterDesc {
+  cudnnDataType_t type{};
+  cudnnTensorFormat_t format{};
+  std::vector<int> dims;
+};
+
+cudnnStatus_t DnnCreate(cudnnHandle_t* h) {
+  Log().calls.push_back("cudnnCreate");
+  ++Log().live_objects;
+  *h = reinterpret_cast<cudnnHandle_t>(new int(9));
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t DnnDestroy(cudnnHandle_t h) {
+  Log().calls.push_back("cudnnDestroy");
+  --Log().live_objects;
+  delete reinterpret_cast<int*>(h);
+  return CUDNN_STATUS_SUCCESS;
+}
+size_t DnnVersion() { return 91900; }
+cudaStream_t dnn_stream = nullptr;
+cudnnStatus_t DnnSetStream(cudnnHandle_t, cudaStream_t s) {
+  Log().calls.push_back("cudnnSetStream");
+  dnn_stream = s;
+  return CUDNN_STATUS_SUCCESS;
+}
+const char* DnnError(cudnnStatus_t) { return "fake cuDNN error"; }
+cudnnStatus_t CreateTensor(cudnnTensorDescriptor_t* d) {
+  Log().calls.push_back("cudnnCreateTensorDescriptor");
+  ++Log().live_objects;
+  *d = reinterpret_cast<cudnnTensorDescriptor_t>(new FakeTensorDesc());
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t SetTensor(cudnnTensorDescriptor_t d, cudnnDataType_t type, int nb, const int dims[], const int strides[]) {
+  Log().calls.push_back("cudnnSetTensorNdDescriptor");
+  auto* t = reinterpret_cast<FakeTensorDesc*>(d);
+  t->type = type;
+  t->dims.assign(dims, dims + nb);
+  t->strides.assign(strides, strides + nb);
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t DestroyTensor(cudnnTensorDescriptor_t d) {
+  Log().calls.push_back("cudnnDestroyTensorDescriptor");
+  --Log().live_objects;
+  delete reinterpret_cast<FakeTensorDesc*>(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t CreateFilter(cudnnFilterDescriptor_t* d) {
+  Log().calls.push_back("cudnnCreateFilterDescriptor");
+  ++Log().live_objects;
+  *d = reinterpret_cast<cudnnFilterDescriptor_t>(new FakeFilterDesc());
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t SetFilter(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTensorFormat_t format, int nb,
+                        const int dims[]) {
+  Log().calls.push_back("cudnnSetFilterNdDescriptor");
+  auto* f = reinterpret_cast<FakeFilterDesc*>(d);
+  f->type = type;
+  f->format = format;
+  f->dims.assign(dims, dims + nb);
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t DestroyFilter(cudnnFilterDescriptor_t d) {
+  Log().calls.push_back("cudnnDestroyFilterDescriptor");
+  --Log().live_objects;
+  delete reinterpret_cast<FakeFilterDesc*>(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t CreateConv(cudnnConvolutionDescriptor_t* d) {
+  Log().calls.push_back("cudnnCreateConvolutionDescriptor");
+  ++Log().live_objects;
+  *d = reinterpret_cast<cudnnConvolutionDescriptor_t>(new FakeConvDesc());
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t SetConv(cudnnConvolutionDescriptor_t d, int n, const int pad[], const int stride[], const int dilation[],
+                      cudnnConvolutionMode_t mode, cudnnDataType_t compute) {
+  Log().calls.push_back("cudnnSetConvolutionNdDescriptor");
+  auto* c = reinterpret_cast<FakeConvDesc*>(d);
+  c->pad.assign(pad, pad + n);
+  c->stride.assign(stride, stride + n);
+  c->dilation.assign(dilation, dilation + n);
+  c->mode = mode;
+  c->compute = compute;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t SetGroups(cudnnConvolutionDescriptor_t d, int groups) {
+  Log().calls.push_back("cudnnSetConvolutionGroupCount");
+  reinterpret_cast<FakeConvDesc*>(d)->groups = groups;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t SetMath(cudnnConvolutionDescriptor_t d, cudnnMathType_t math) {
+  Log().calls.push_back("cudnnSetConvolutionMathType");
+  reinterpret_cast<FakeConvDesc*>(d)->math = math;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t DestroyConv(cudnnConvolutionDescriptor_t d) {
+  Log().calls.push_back("cudnnDestroyConvolutionDescriptor");
+  --Log().live_objects;
+  delete reinterpret_cast<FakeConvDesc*>(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t GetAlgos(cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+                       const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t, const int requested,
+                       int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
+  Log().calls.push_back("cudnnGetConvolutionForwardAlgorithm_v7");
+  // Two ranked: the first failing (to be skipped), then IMPLICIT_GEMM.
+  const int n = std::min(requested, 2);
+  for (int i = 0; i < n; ++i) {
+    perf[i] = {};
+    perf[i].algo = i == 0 ? CUDNN_CONVOLUTION_FWD_ALGO_FFT : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    perf[i].status = i == 0 ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS;
+    perf[i].mathType = reinterpret_cast<const FakeConvDesc*>(conv)->math;
+  }
+  *returned = n;
+  return CUDNN_STATUS_SUCCESS;
+}
+cudnnStatus_t GetWorkspace(cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+                           const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionFwdAlgo_t,
+                           size_t* bytes) {
+  Log().calls.push_back("cudnnGetConvolutionForwardWorkspaceSize");
+  *bytes = Log().conv_algo_workspace;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// y = cross-correlation of x and w (NCHW filter), in double.
+template <typename T>
+void ComputeConv(const FakeConvCall& c) {
+  const auto* x = static_cast<const T*>(c.x_ptr);
+  const auto* w = static_cast<const T*>(c.w_ptr);
+  auto* y = static_cast<T*>(c.y_ptr);
+  const size_t spatial = c.x.dims.size() - 2;
+  const int k_per_group = c.w_dims[0] / c.groups;
+  const int c_per_group = c.w_dims[1];
+  std::vector<int> at(spatial), win(spatial);
+  auto next = [](std::vector<int>& idx, const std::vector<int>& extent, size_t offset) {
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < extent[d + offset]) return true;
+      idx[d] = 0;
+    }
+    return false;
+  };
+  for (int n = 0; n < c.y.dims[0]; ++n) {
+    for (int k = 0; k < c.y.dims[1]; ++k) {
+      std::fill(at.begin(), at.end(), 0);
+      do {
+        double sum = 0;
+        const int g = k / k_per_group;
+        for (int ch = 0; ch < c_per_group; ++ch) {
+          std::fill(win.begin(), win.end(), 0);
+          do {
+            int64_t xo = int64_t{n} * c.x.strides[0] + int64_t{g * c_per_group + ch} * c.x.strides[1];
+            bool inside = true;
+            for (size_t d = 0; d < spatial; ++d) {
+              const int pos = at[d] * c.stride[d] - c.pad[d] + win[d] * c.dilation[d];
+              inside = inside && pos >= 0 && pos < c.x.dims[d + 2];
+              xo += int64_t{pos} * c.x.strides[d + 2];
+            }
+            if (!inside) continue;
+            int64_t wo = int64_t{k} * c_per_group + ch;
+            for (size_t d = 0; d < spatial; ++d) wo = wo * c.w_dims[d + 2] + win[d];
+            sum += static_cast<double>(x[xo]) * static_cast<double>(w[wo]);
+          } while (next(win, c.w_dims, 2));
+        }
+        int64_t yo = int64_t{n} * c.y.strides[0] + int64_t{k} * c.y.strides[1];
+        for (size_t d = 0; d < spatial; ++d) yo += int64_t{at[d]} * c.y.strides[d + 2];
+        y[yo] = static_cast<T>(sum);
+      } while (next(at, c.y.dims, 2));
+    }
+  }
+}
+
+cudnnStatus_t ConvForward(cudnnHandle_t, const void* alpha, const cudnnTensorDescriptor_t x_desc, const void* x,
+                          const cudnnFilterDescriptor_t w_desc, const void* w, const cudnnConvolutionDescriptor_t conv,
+                          cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t workspace_bytes, const void* beta,
+                          const cudnnTensorDescriptor_t y_desc, void* y) {
+  Log().calls.push_back("cudnnConvolutionForward");
+  FakeConvCall call;
+  call.x = *reinterpret_cast<const FakeTensorDesc*>(x_desc);
+  call.y = *reinterpret_cast<const FakeTensorDesc*>(y_desc);
+  const auto* f = reinterpret_cast<const FakeFilterDesc*>(w_desc);
+  call.w_type = f->type;
+  call.w_format = f->format;
+  call.w_dims = f->dims;
+  const auto* c = reinterpret_cast<const FakeConvDesc*>(conv);
+  call.pad = c->pad;
+  call.stride = c->stride;
+  call.dilation = c->dilation;
+  call.mode = c->mode;
+  call.compute = c->compute;
+  call.groups = c->groups;
+  call.math = c->math;
+  call.algo = algo;
+  call.workspace = workspace;
+  call.workspace_bytes = workspace_bytes;
+  call.x_ptr = x;
+  call.w_ptr = w;
+  call.y_ptr = y;
+  call.stream = dnn_stream;
+  Log().convs.push_back(call);
+  if (Log().compute) {
+    if (call.mode != CUDNN_CROSS_CORRELATION || call.w_format != CUDNN_TENSOR_NCHW) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (call.x.type == CUDNN_DATA_FLOAT) {
+      ComputeConv<float>(call);
+    } else if (call.x.type == CUDNN_DATA_DOUBLE) {
+      ComputeConv<double>(call);
+    } else {
+      return CUDNN_STATUS_NOT_SUPPORTED;
+    }
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 FakeLibraryLog& FakeLibraries() { return Log(); }
@@ -270,6 +489,33 @@ const CublasLtSymbols& FakeCublasLtSymbols() {
     t.cublasLtMatmulPreferenceSetAttribute = PrefSet;
     t.cublasLtMatmulAlgoGetHeuristic = Heuristic;
     t.cublasLtMatmul = Matmul;
+    return t;
+  }();
+  return table;
+}
+
+const CudnnSymbols& FakeCudnnSymbols() {
+  static const CudnnSymbols table = [] {
+    CudnnSymbols t;
+    t.cudnnCreate = DnnCreate;
+    t.cudnnDestroy = DnnDestroy;
+    t.cudnnGetVersion = DnnVersion;
+    t.cudnnSetStream = DnnSetStream;
+    t.cudnnGetErrorString = DnnError;
+    t.cudnnCreateTensorDescriptor = CreateTensor;
+    t.cudnnSetTensorNdDescriptor = SetTensor;
+    t.cudnnDestroyTensorDescriptor = DestroyTensor;
+    t.cudnnCreateFilterDescriptor = CreateFilter;
+    t.cudnnSetFilterNdDescriptor = SetFilter;
+    t.cudnnDestroyFilterDescriptor = DestroyFilter;
+    t.cudnnCreateConvolutionDescriptor = CreateConv;
+    t.cudnnSetConvolutionNdDescriptor = SetConv;
+    t.cudnnSetConvolutionGroupCount = SetGroups;
+    t.cudnnSetConvolutionMathType = SetMath;
+    t.cudnnDestroyConvolutionDescriptor = DestroyConv;
+    t.cudnnGetConvolutionForwardAlgorithm_v7 = GetAlgos;
+    t.cudnnGetConvolutionForwardWorkspaceSize = GetWorkspace;
+    t.cudnnConvolutionForward = ConvForward;
     return t;
   }();
   return table;

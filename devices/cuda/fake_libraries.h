@@ -57,11 +57,37 @@ struct FakeFftExec {
   cudaStream_t stream = nullptr;
 };
 
+struct FakeTensorDesc {
+  cudnnDataType_t type{};
+  std::vector<int> dims, strides;
+};
+
+struct FakeConvCall {
+  FakeTensorDesc x, y;
+  cudnnDataType_t w_type{};
+  cudnnTensorFormat_t w_format{};
+  std::vector<int> w_dims;
+  std::vector<int> pad, stride, dilation;
+  cudnnConvolutionMode_t mode{};
+  cudnnDataType_t compute{};
+  int groups = 1;
+  cudnnMathType_t math{};
+  cudnnConvolutionFwdAlgo_t algo{};
+  size_t workspace_bytes = 0;
+  const void* x_ptr = nullptr;
+  const void* w_ptr = nullptr;
+  void* y_ptr = nullptr;
+  void* workspace = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
 struct FakeLibraryLog {
   std::vector<std::string> calls;  // every entry's name, in order
   std::vector<FakeMatmulCall> matmuls;
   std::vector<FakeFftPlanCall> fft_plans;
   std::vector<FakeFftExec> fft_execs;
+  std::vector<FakeConvCall> convs;
+  size_t conv_algo_workspace = 2048;  // what each ranked algorithm asks for
   int64_t live_objects = 0;  // descriptors, layouts, preferences, handles, plans
   // Planted failures.
   cublasStatus_t matmul_status = CUBLAS_STATUS_SUCCESS;
@@ -70,7 +96,9 @@ struct FakeLibraryLog {
   cufftResult plan_status = CUFFT_SUCCESS;
   // When set, a real-f32 / f64 matmul is computed on the host from its
   // descriptors (the pointers must then be host memory, as the fake
-  // driver's device memory is): D = op(A) op(B), column-major, batched.
+  // driver's device memory is): D = op(A) op(B), column-major, batched;
+  // and an f32 / f64 convolution from its descriptors (NCHW filter,
+  // strided tensors, pads, strides, dilations, groups).
   bool compute = false;
 };
 
@@ -80,6 +108,7 @@ void ResetFakeLibraryLog();
 
 const CublasLtSymbols& FakeCublasLtSymbols();
 const CufftSymbols& FakeCufftSymbols();
+const CudnnSymbols& FakeCudnnSymbols();
 
 }  // namespace jitd::devices::cuda
 

@@ -13,6 +13,9 @@
 //                           oneDNN's int8 matmul (convolution.cc)
 //   quantized/conv/f32:S/C  the same convolution in f32 (oneDNN's f32
 //                           convolution, dnnl_convolution.cc)
+//   quantized/dot/i8-asymmetric:B/S  the same with lhs zero point 5: the
+//                           int8 product less 5 x the rhs sums (a second,
+//                           one-row int8 dot_general)
 //   quantized/dot/i8-interpreted:B/S  the quantized program compiled with
 //                           no pipeline ("none"): the cpu device's
 //                           interpreter fallback runs the quantized op, as
@@ -73,18 +76,19 @@ std::vector<T> Random(int64_t n, unsigned seed) {
 
 // Element (b, i, j) of the product, summed in double.
 template <typename T>
-double Reference(const std::vector<T>& a, const std::vector<T>& b, int64_t size, int64_t bi, int64_t i, int64_t j) {
+double Reference(const std::vector<T>& a, const std::vector<T>& b, int64_t size, int64_t bi, int64_t i, int64_t j,
+                 int64_t lhs_zero_point) {
   double sum = 0;
   const int64_t base = bi * size * size;
   for (int64_t k = 0; k < size; ++k) {
-    sum += static_cast<double>(a[static_cast<size_t>(base + i * size + k)]) *
+    sum += (static_cast<double>(a[static_cast<size_t>(base + i * size + k)]) - static_cast<double>(lhs_zero_point)) *
            static_cast<double>(b[static_cast<size_t>(base + k * size + j)]);
   }
   return sum;
 }
 
 template <typename In, typename Out>
-void Loop(benchmark::State& state, const std::string& text, bool pipeline = true) {
+void Loop(benchmark::State& state, const std::string& text, bool pipeline = true, int64_t lhs_zero_point = 0) {
   const int64_t batch = state.range(0), size = state.range(1);
   const int64_t n = batch * size * size;
   auto device = devices::CreateDevice("cpu");
@@ -115,7 +119,7 @@ void Loop(benchmark::State& state, const std::string& text, bool pipeline = true
   // Spot checks: exact for the integers, 1e-4 relative to sum |a||b| for f32.
   for (int64_t t = 0; t < 16; ++t) {
     const int64_t bi = t % batch, i = (t * 37) % size, j = (t * 101) % size;
-    const double want = Reference(a, b, size, bi, i, j);
+    const double want = Reference(a, b, size, bi, i, j, lhs_zero_point);
     const double got = static_cast<double>(y[static_cast<size_t>(bi * size * size + i * size + j)]);
     const bool ok = std::is_integral_v<Out> ? got == want : std::abs(got - want) <= 1e-4 * static_cast<double>(size);
     if (!ok) {
@@ -221,6 +225,13 @@ void BM_QuantizedDot(benchmark::State& state) {
                                        "!quant.uniform<i32:f32, 3.0517578125E-5>"));
 }
 
+void BM_QuantizedDotAsymmetric(benchmark::State& state) {
+  Loop<int8_t, int32_t>(state,
+                        Program(state.range(0), state.range(1), "!quant.uniform<i8:f32, 0.0078125:5>",
+                                "!quant.uniform<i8:f32, 0.00390625>", "!quant.uniform<i32:f32, 3.0517578125E-5>"),
+                        true, 5);
+}
+
 void BM_QuantizedDotInterpreted(benchmark::State& state) {
   Loop<int8_t, int32_t>(state,
                         Program(state.range(0), state.range(1), "!quant.uniform<i8:f32, 0.0078125>",
@@ -238,6 +249,8 @@ void Sizes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_QuantizedDot)->Name("quantized/dot/i8")->Apply(Sizes);
 BENCHMARK(BM_F32Dot)->Name("quantized/dot/f32")->Apply(Sizes);
+BENCHMARK(BM_QuantizedDotAsymmetric)->Name("quantized/dot/i8-asymmetric")->ArgNames({"B", "S"})->Args({1, 512})
+    ->Args({8, 256})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_QuantizedDotInterpreted)->Name("quantized/dot/i8-interpreted")->ArgNames({"B", "S"})->Args({1, 256})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 

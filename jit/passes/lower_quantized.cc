@@ -333,7 +333,14 @@ class Lowering {
                     rhs.storage->type().dtype() == DType::kS8 && AllZero(lhs.quantized->quant()->zero_points) &&
                     AllZero(rhs.quantized->quant()->zero_points);
     const Type it = result.WithDType(DType::kS32);
-    Value* v = Emit(op.code(), {Offsets(lhs, i8), Offsets(rhs, i8)}, it, op.attrs());
+    Value* v = nullptr;
+    if (op.code() == OpCode::kDotGeneral && lhs.storage->type().dtype() == DType::kS8 &&
+        rhs.storage->type().dtype() == DType::kS8 && AllZero(rhs.quantized->quant()->zero_points) &&
+        !AllZero(lhs.quantized->quant()->zero_points)) {
+      v = AsymmetricLhsDot(op, lhs, rhs, it);
+    } else {
+      v = Emit(op.code(), {Offsets(lhs, i8), Offsets(rhs, i8)}, it, op.attrs());
+    }
     if (!AllZero(p.zero_points)) v = Emit(OpCode::kAdd, {v, PerChannel(it, p, ZeroPoints(p))}, it);
     const int64_t lo = std::max<int64_t>(p.storage_min, INT32_MIN);
     const int64_t hi = std::min<int64_t>(p.storage_max, INT32_MAX);
@@ -341,6 +348,44 @@ class Lowering {
     if (hi < INT32_MAX) v = Emit(OpCode::kMinimum, {v, Splat(it, static_cast<double>(hi))}, it);
     if (p.storage != DType::kS32) v = Emit(OpCode::kConvert, {v}, StorageType(result));
     return Keep(v, result);
+  }
+
+  // sum((a - za) * b) for i8 a with zero point za (per-tensor) and i8 b with
+  // zero points 0: the int8 product a . b, less za times b's sums over the
+  // contracted dimensions -- the same dot_general of a ones lhs whose free
+  // dimensions are 1, broadcast over them. Every step is i32 arithmetic
+  // modulo 2^32, and the true sum fits in 32 bits (UsesQuantizedIntegerForm),
+  // so the result is exact though the partial terms may wrap.
+  Value* AsymmetricLhsDot(const Op& op, const QValue& lhs, const QValue& rhs, const Type& it) {
+    std::vector<int64_t> batching, contracting;
+    if (const ir::StructAttr* dims = op.GetStruct("dot_dimension_numbers")) {
+      for (const auto& f : dims->fields) {
+        if (f.name == "lhs_batching_dimensions") batching = f.values;
+        if (f.name == "lhs_contracting_dimensions") contracting = f.values;
+      }
+    }
+    const Type& lt = lhs.storage->type();
+    std::vector<int64_t> ones_dims = lt.dims();
+    std::vector<int64_t> sums_dims = it.dims();
+    size_t free_index = batching.size();  // lhs free dimensions follow the batch ones in the result
+    for (int64_t d = 0; d < lt.rank(); ++d) {
+      if (std::find(batching.begin(), batching.end(), d) != batching.end() ||
+          std::find(contracting.begin(), contracting.end(), d) != contracting.end()) {
+        continue;
+      }
+      ones_dims[static_cast<size_t>(d)] = 1;
+      sums_dims[free_index++] = 1;
+    }
+    Value* product = Emit(OpCode::kDotGeneral, {lhs.storage, rhs.storage}, it, op.attrs());
+    Value* ones = SplatInt(Type::Tensor(DType::kS8, ones_dims), 1);
+    Value* sums = Emit(OpCode::kDotGeneral, {ones, rhs.storage}, Type::Tensor(DType::kS32, sums_dims), op.attrs());
+    std::vector<int64_t> identity(static_cast<size_t>(it.rank()));
+    for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<int64_t>(i);
+    ir::AttributeList attrs;
+    attrs.Set("broadcast_dimensions", internal::I64Array(std::move(identity)));
+    Value* wide = Emit(OpCode::kBroadcastInDim, {sums}, it, std::move(attrs));
+    Value* correction = Emit(OpCode::kMultiply, {wide, SplatInt(it, lhs.quantized->quant()->zero_points[0])}, it);
+    return Emit(OpCode::kSubtract, {product, correction}, it);
   }
 
   // Every other op: dequantize -> op -> quantize (EvalDequantizeOpQuantize).

@@ -13,8 +13,10 @@
 //                          same op in i32 on (storage - zero_point) -- an
 //                          i8 x i8 -> i32 dot_general / convolution when
 //                          both zero points are 0, which the cpu device's
-//                          int8 GEMM takes -- plus the result's zero point,
-//                          clamped
+//                          int8 GEMM takes; an i8 dot_general whose lhs
+//                          alone has a zero point as that product less
+//                          zero_point x the rhs sums -- plus the result's
+//                          zero point, clamped
 //   any other op without regions: dequantize its quantized operands, the op
 //                          on the expressed type, quantize its quantized
 //                          results (the spec's dequantize_op_quantize)

@@ -136,6 +136,25 @@ TEST(LowerQuantizedTest, ZeroPointsBecomeI32OffsetsAndAnI8ResultClamps) {
   EXPECT_EQ(OperandDType(*m, "stablehlo.dot_general", 0), DType::kS32);
 }
 
+TEST(LowerQuantizedTest, AsymmetricLhsKeepsTheI8ProductAndCorrectsBySums) {
+  // lhs zero point 5 (asymmetric activations), rhs per-axis with zero
+  // points 0, batched with the contracting dimension first: a . b - 5 * sums.
+  auto m = RunAndCompare(R"(func.func @main(%a: tensor<2x3x4x!quant.uniform<i8:f32, 0.5:5>>) -> tensor<2x4x2x!quant.uniform<i8:f32:2, {0.125,0.25}>> {
+  %b = stablehlo.constant dense<[[[4, 2], [8, -6], [127, -128]], [[1, 1], [-128, 127], [0, -3]]]> : tensor<2x3x2x!quant.uniform<i8:f32:2, {0.25,0.5}>>
+  %r = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<2x3x4x!quant.uniform<i8:f32, 0.5:5>>, tensor<2x3x2x!quant.uniform<i8:f32:2, {0.25,0.5}>>) -> tensor<2x4x2x!quant.uniform<i8:f32:2, {0.125,0.25}>>
+  return %r : tensor<2x4x2x!quant.uniform<i8:f32:2, {0.125,0.25}>>
+})",
+                         "lower-quantized",
+                         {Tensor(Type::Quantized({.storage = DType::kS8, .storage_min = -128, .storage_max = 127,
+                                                  .scales = {0.5}, .zero_points = {5}},
+                                                 {2, 3, 4}),
+                                 {1, -2, 3, 127, -128, 6, 0, 9, -128, -128, 5, 5, 7, 7, -7, 100, 2, 3, 4, 5, -1, -2, -3, -4})});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(QuantizedOps(*m), 0);
+  EXPECT_EQ(CountOpsNamed(*m, "stablehlo.dot_general"), 2);
+  EXPECT_EQ(OperandDType(*m, "stablehlo.dot_general", 0), DType::kS8);
+}
+
 TEST(LowerQuantizedTest, DotWithOtherScalesRunsInFloat) {
   // 0.5 * 0.5 != 0.3: the result is no integer sum; dequantize -> dot -> quantize.
   auto m = RunAndCompare(R"(func.func @main() -> tensor<1x2x!quant.uniform<i8:f32, 0.3:1>> {

@@ -102,3 +102,16 @@ func.func @main() {
   check.expect_eq_const %ri, dense<[[[508, -634], [-16125, 16106], [150, 982], [-1744, 1801], [16328, -16357]]]> : tensor<1x5x2xi32>
   return
 }
+
+// -----
+
+// Asymmetric lhs (zero point 10), symmetric per-axis rhs: the i8 product
+// less 10 times the rhs column sums, plus the result's zero point 3.
+func.func @main() {
+  %a = stablehlo.constant dense<[[3, 5, -128, 7], [127, -1, 9, -100]]> : tensor<2x4x!quant.uniform<i8:f32, 0.5:10>>
+  %b = stablehlo.constant dense<[[4, 2], [8, -6], [127, -128], [-5, 9]]> : tensor<4x2x!quant.uniform<i8:f32:1, {0.25, 0.5}>>
+  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x4x!quant.uniform<i8:f32, 0.5:10>>, tensor<4x2x!quant.uniform<i8:f32:1, {0.25, 0.5}>>) -> tensor<2x2x!quant.uniform<i32:f32:1, {0.125:3, 0.25:3}>>
+  %ri = stablehlo.bitcast_convert %r : (tensor<2x2x!quant.uniform<i32:f32:1, {0.125:3, 0.25:3}>>) -> tensor<2x2xi32>
+  check.expect_eq_const %ri, dense<[[-17576, 17656], [806, -559]]> : tensor<2x2xi32>
+  return
+}

@@ -3,7 +3,7 @@
 // Dots against a host reference in double per precision mode (HIGHEST and
 // --cuda-exact-f32 tight, DEFAULT within TF32's error), f64 and bf16 dots;
 // ffts against a direct DFT, and RFFT -> IRFFT over three axes back to the
-// input.
+// input; a cuDNN convolution against a direct one; the cholesky kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -212,6 +212,54 @@ func.func @main(%x: tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32> {
   void* out[] = {y.data()};
   ASSERT_TRUE(exe->Run(in, out, ExecuteOptions{}).ok());
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], x[i], 1e-5) << i;
+}
+
+// cuDNN: an NHWC / HWIO convolution (the filter permuted first) with
+// groups, stride, padding and dilation against a direct one in double
+// (--cuda-exact-f32: no TF32).
+TEST(CudaLibraryGpu, ConvolutionMatchesADirectOne) {
+  std::string why;
+  auto device = DeviceOrSkipReason(&why, "cuDNN");
+  if (!device) GTEST_SKIP() << why;
+  // Exact f32 (no TF32) for a tight comparison.
+  CudaDeviceSettings settings = GetCudaDeviceSettings();
+  settings.exact_f32 = true;
+  SetCudaDeviceSettings(settings);
+  auto exe = CompileOrFail(*device, R"(
+func.func @main(%x: tensor<2x9x8x4xf32>, %w: tensor<3x3x2x6xf32>) -> tensor<2x5x8x6xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 1], pad = [[1, 1], [2, 2]], rhs_dilate = [1, 2]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x9x8x4xf32>, tensor<3x3x2x6xf32>) -> tensor<2x5x8x6xf32>
+  return %0 : tensor<2x5x8x6xf32>
+})");
+  settings.exact_f32 = false;
+  SetCudaDeviceSettings(settings);
+  ASSERT_NE(exe, nullptr);
+  std::mt19937 rng(6);
+  const std::vector<float> x = RandomValues<float>(2 * 9 * 8 * 4, rng), w = RandomValues<float>(3 * 3 * 2 * 6, rng);
+  std::vector<float> y(2 * 5 * 8 * 6);
+  const void* in[] = {x.data(), w.data()};
+  void* out[] = {y.data()};
+  ASSERT_TRUE(exe->Run(in, out, ExecuteOptions{}).ok());
+  for (int n = 0; n < 2; ++n) {
+    for (int oy = 0; oy < 5; ++oy) {
+      for (int ox = 0; ox < 8; ++ox) {
+        for (int k = 0; k < 6; ++k) {
+          double want = 0;
+          const int g = k / 3;
+          for (int ky = 0; ky < 3; ++ky) {
+            for (int kx = 0; kx < 3; ++kx) {
+              const int iy = oy * 2 - 1 + ky, ix = ox - 2 + kx * 2;
+              if (iy < 0 || iy >= 9 || ix < 0 || ix >= 8) continue;
+              for (int c = 0; c < 2; ++c) {
+                want += static_cast<double>(x[((n * 9 + iy) * 8 + ix) * 4 + g * 2 + c]) *
+                        w[((ky * 3 + kx) * 2 + c) * 6 + k];
+              }
+            }
+          }
+          EXPECT_NEAR(y[((n * 5 + oy) * 8 + ox) * 6 + k], want, 1e-5) << n << " " << oy << " " << ox << " " << k;
+        }
+      }
+    }
+  }
 }
 
 // Not a library: cholesky's own kernel, against the factor it must give

@@ -489,6 +489,15 @@ StatusOr<std::string> Client::ReadDump(uint64_t executable, uint32_t index, uint
 StatusOr<Executable> Client::CompileText(std::string_view program_text,
                                          const CompileOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A daemon before protocol 7 would ignore the grid and compile one process.
+  if ((options.num_replicas > 1 || options.num_partitions > 1 ||
+       !options.device_assignment.empty()) &&
+      daemon_protocol_version_ < 7) {
+    return Unimplemented("Compile: num_replicas / num_partitions / device_assignment need a "
+                         "daemon of protocol 7 or later; this one speaks " +
+                         std::to_string(daemon_protocol_version_) + " (version " +
+                         daemon_version_ + ")");
+  }
   JITD_ASSIGN_OR_RETURN(ipc::RingHeapRef block,
                         segment_->Allocate(std::max<uint64_t>(program_text.size(), 1)));
   block.length = program_text.size();
@@ -604,6 +613,11 @@ StatusOr<Timing> Client::ExecuteLocked(uint64_t executable, std::span<const uint
                                        std::span<const ipc::RingHeapRef> result_blocks,
                                        const ExecuteOptions& options,
                                        std::vector<uint64_t>* out_handles) {
+  if (options.processes > 1 && daemon_protocol_version_ < 7) {
+    return Unimplemented("Execute: running " + std::to_string(options.processes) +
+                         " processes needs a daemon of protocol 7 or later; this one speaks " +
+                         std::to_string(daemon_protocol_version_));
+  }
   flatbuffers::FlatBufferBuilder& fbb = fbb_;
   fbb.Clear();
   auto args = fbb.CreateVector(arguments.data(), arguments.size());

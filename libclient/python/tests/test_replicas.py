@@ -205,6 +205,15 @@ class TestReplicatedExecute(object):
         assert_strict(sums[0], np.full(3, 2, np.float32))
 
 
+    def test_profile_of_a_replicated_run(self, client):
+        options = _options(2)
+        options.hlo_profile = True
+        exe = client.compile_stablehlo(SUM, compile_options=options)
+        exe.ExecutePerReplica([[np.ones(3, np.float32)], [np.ones(3, np.float32)]])
+        assert exe.last_profile, exe.last_profile  # process 0's rows
+        assert all(row["count"] >= 1 for row in exe.last_profile)
+        assert exe.last_timing["total_micros"] >= exe.last_timing["execute_micros"]
+
     @pytest.mark.skipif(not has_builder(), reason="libjitd.so without the builder")
     def test_a_built_computation_with_replica_count(self, client):
         # xla_client's pattern: ReplicaId in a built computation, compiled

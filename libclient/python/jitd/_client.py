@@ -828,6 +828,11 @@ class LocalExecutable(object):
         # rows of while/if/case include their bodies.
         self.last_profile = None
         self.last_profile_omitted = 0
+        # ExecutePerReplica's argument and result buffers, kept between calls
+        # of small programs (generation, arguments, results); the lock makes
+        # one call at a time use them (a concurrent call makes its own).
+        self._replicated_kept = None
+        self._replicated_lock = threading.Lock()
 
     @property
     def num_replicas(self):
@@ -942,7 +947,10 @@ class LocalExecutable(object):
                             "parameters (%s)" % (", ".join(str(s) for s in given),
                                                  ", ".join(str(s) for s in self.argument_shapes)))
 
-    def _argument_buffer(self, i, value):
+    def _argument_buffer(self, i, value, into=None):
+        """`value` (checked against parameter i) as a LocalBuffer: itself,
+        or its data copied into `into` (a buffer of the parameter's shape)
+        or into a new buffer."""
         want = self.argument_shapes[i]
         if isinstance(value, LocalBuffer):
             value._check_alive()
@@ -966,8 +974,8 @@ class LocalExecutable(object):
             raise JitdError(StatusCode.INVALID_ARGUMENT,
                             "Execute: argument %d is %s, the computation expects %s"
                             % (i, got if got is not None else "a %s array" % a.dtype, want))
-        buf = LocalBuffer._create(self._client, Shape(a.dtype, a.shape), self._conn,
-                                  self._generation)
+        buf = into if into is not None else LocalBuffer._create(
+            self._client, Shape(a.dtype, a.shape), self._conn, self._generation)
         buf._writable_view()[...] = a
         return buf
 
@@ -1083,8 +1091,9 @@ class LocalExecutable(object):
         if self.num_processes == 1:
             return [self.Execute(arguments[0], deadline_ms=deadline_ms,
                                  resource_fill=resource_fill, resource_seed=resource_seed)]
-        results = self._per_replica(arguments, deadline_ms, resource_fill, resource_seed)
-        return [self._pack([r.to_py() for r in mine]) for mine in results]
+        results = self._per_replica(arguments, deadline_ms, resource_fill, resource_seed,
+                                    to_py=True)
+        return [self._pack(mine) for mine in results]
 
     def ExecuteWithBuffersPerReplica(self, arguments, deadline_ms=None, resource_fill=None,
                                      resource_seed=None):
@@ -1108,9 +1117,9 @@ class LocalExecutable(object):
                             % (what, len(arguments), self.replica_count, self.num_partitions,
                                self.num_processes))
 
-    def _per_replica(self, arguments, deadline_ms, resource_fill, resource_seed):
+    def _per_replica(self, arguments, deadline_ms, resource_fill, resource_seed, to_py=False):
         """A replicated run (reconnecting once when the daemon went away) ->
-        each process's result LocalBuffers."""
+        each process's results: LocalBuffers, or ndarrays with `to_py`."""
         for p, mine in enumerate(arguments):
             if len(mine) != len(self.argument_shapes):
                 raise JitdError(StatusCode.INVALID_ARGUMENT,
@@ -1121,7 +1130,7 @@ class LocalExecutable(object):
         resource = _resource_options(resource_fill, resource_seed)
         try:
             self._current()
-            return self._run_replicated(arguments, deadline_ms, resource)
+            return self._run_replicated(arguments, deadline_ms, resource, to_py)
         except JitdError as e:
             if not _daemon_gone(e):
                 raise
@@ -1132,17 +1141,56 @@ class LocalExecutable(object):
                         raise _lost_buffer_error("ExecutePerReplica: process %d argument %d"
                                                  % (p, i), a) from e
             self._current()
-            return self._run_replicated(arguments, deadline_ms, resource)
+            return self._run_replicated(arguments, deadline_ms, resource, to_py)
 
-    def _run_replicated(self, arguments, deadline_ms, resource):
-        """One replicated run -> each process's result LocalBuffers."""
-        buffers = [[self._argument_buffer(i, a) for i, a in enumerate(mine)]
-                   for mine in arguments]
+    def _run_replicated(self, arguments, deadline_ms, resource, to_py=False):
+        """One replicated run -> each process's results (LocalBuffers, or
+        ndarrays with `to_py`). A to_py run of a small program reuses the
+        buffers kept from the last one when no other call holds them."""
+        if to_py and self._replicated_lock.acquire(blocking=False):
+            try:
+                return self._run_replicated_once(arguments, deadline_ms, resource,
+                                                 self._kept_replicated(len(arguments)), True)
+            finally:
+                self._replicated_lock.release()
+        return self._run_replicated_once(arguments, deadline_ms, resource, None, to_py)
+
+    def _kept_replicated(self, processes):
+        """(arguments, results): per-process buffers kept for this
+        connection, made on first use; None when the program's buffers
+        take more than _FAST_KEEP_BYTES in all."""
+        def nbytes(s):
+            count = int(np.prod(s.dimensions(), dtype=np.int64))
+            return np.dtype(s.element_type()).itemsize * count
+        total = processes * sum(nbytes(s) for s in self.argument_shapes + self.result_shapes)
+        if total > _FAST_KEEP_BYTES:
+            return None
+        kept = self._replicated_kept
+        if kept is None or kept[0] != self._generation or kept[1] is not self._conn:
+            def make(s):
+                return LocalBuffer._create(self._client, s, self._conn, self._generation)
+            kept = (self._generation, self._conn,
+                    [[make(s) for s in self.argument_shapes] for _ in range(processes)],
+                    [[make(s) for s in self.result_shapes] for _ in range(processes)])
+            self._replicated_kept = kept
+        return kept[2], kept[3]
+
+    def _run_replicated_once(self, arguments, deadline_ms, resource, kept, to_py):
+        per = len(self.result_shapes)
+        num_results = len(arguments) * per
+        if kept is None:
+            buffers = [[self._argument_buffer(i, a) for i, a in enumerate(mine)]
+                       for mine in arguments]
+            # NULL slots: the library allocates every result in the same round trip.
+            outs = (ctypes.c_void_p * max(1, num_results))()
+        else:
+            kept_args, kept_results = kept
+            buffers = [[self._argument_buffer(i, a, into=kept_args[p][i])
+                        for i, a in enumerate(mine)] for p, mine in enumerate(arguments)]
+            outs = (ctypes.c_void_p * max(1, num_results))(
+                *[r._handle for mine in kept_results for r in mine])
         flat_args = [b for mine in buffers for b in mine]
-        num_results = len(arguments) * len(self.result_shapes)
         args = (ctypes.c_void_p * max(1, len(flat_args)))(*[b._handle for b in flat_args])
-        # NULL slots: the library allocates every result in the same round trip.
-        outs = (ctypes.c_void_p * max(1, num_results))()
         if resource is None:
             resource = _lib.ExecuteOptions()
             resource.struct_size = ctypes.sizeof(_lib.ExecuteOptions)
@@ -1153,14 +1201,18 @@ class LocalExecutable(object):
         _lib.check(_lib.fn("jitd_executable_execute_replicated")(
             self._handle, len(arguments), args, len(flat_args), outs, num_results,
             ctypes.byref(resource), ctypes.byref(timing)))
-        per = len(self.result_shapes)
-        results = [[LocalBuffer(self._client, ctypes.c_void_p(outs[p * per + i]),
-                                self.result_shapes[i], self._conn, self._generation)
-                    for i in range(per)] for p in range(len(arguments))]
+        if kept is None:
+            results = [[LocalBuffer(self._client, ctypes.c_void_p(outs[p * per + i]),
+                                    self.result_shapes[i], self._conn, self._generation)
+                        for i in range(per)] for p in range(len(arguments))]
+        else:
+            results = kept[1]
         self.last_timing = {"queue_micros": timing.queue_micros,
                             "execute_micros": timing.execute_micros,
                             "total_micros": timing.total_micros}
         self._read_profile()
+        if to_py:
+            return [[r.to_py() for r in mine] for mine in results]
         return results
 
     def ExecuteWithPythonValuesPerReplica(self, arguments):

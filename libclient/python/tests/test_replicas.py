@@ -110,6 +110,29 @@ class TestReplicatedExecute(object):
         results = exe.ExecutePerReplica([[b], [b]])
         assert_strict(results[1][0], b + b)
 
+    def test_concurrent_calls_on_one_executable(self, client):
+        # One call at a time uses the executable's kept buffers; the others
+        # make their own, so no call sees another's arguments or results.
+        exe = client.compile_stablehlo(DECLARED)
+        errors = []
+
+        def run(k):
+            try:
+                for i in range(20):
+                    a = np.full(3, k * 100 + i, np.float32)
+                    out = exe.ExecutePerReplica([[a], [a * 2]], deadline_ms=30000)
+                    for got in out:
+                        if not np.array_equal(got, a * 3):
+                            errors.append((k, i, got))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors, errors[:3]
+
     def test_buffers_in_and_out(self, client):
         exe = client.compile_stablehlo(DECLARED)
         ones = np.ones(3, np.float32)

@@ -131,6 +131,53 @@ StatusOr<MatmulProblem> MatmulProblemOf(const ir::Op& op) {
   return p;
 }
 
+CanonicalMatmul CanonicalizeMatmul(const MatmulProblem& p) {
+  auto free_dims = [](size_t rank, const std::vector<int64_t>& batching, const std::vector<int64_t>& contracting) {
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d) {
+      if (std::find(batching.begin(), batching.end(), d) == batching.end() &&
+          std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+        out.push_back(d);
+      }
+    }
+    return out;
+  };
+  auto permute = [](const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
+    std::vector<int64_t> out;
+    for (int64_t d : perm) out.push_back(dims[static_cast<size_t>(d)]);
+    return out;
+  };
+  auto iota = [](size_t from, size_t n) {
+    std::vector<int64_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>(from + i);
+    return v;
+  };
+  auto identity = [](const std::vector<int64_t>& perm) {
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  };
+  CanonicalMatmul c;
+  c.problem = p;
+  const size_t nb = p.lhs_batching.size(), nc = p.lhs_contracting.size();
+  const std::vector<int64_t> lhs_free = free_dims(p.lhs_dims.size(), p.lhs_batching, p.lhs_contracting);
+  const std::vector<int64_t> rhs_free = free_dims(p.rhs_dims.size(), p.rhs_batching, p.rhs_contracting);
+  std::vector<int64_t> lp = p.lhs_batching, rp = p.rhs_batching;
+  lp.insert(lp.end(), lhs_free.begin(), lhs_free.end());
+  lp.insert(lp.end(), p.lhs_contracting.begin(), p.lhs_contracting.end());
+  rp.insert(rp.end(), p.rhs_contracting.begin(), p.rhs_contracting.end());
+  rp.insert(rp.end(), rhs_free.begin(), rhs_free.end());
+  c.problem.lhs_dims = permute(p.lhs_dims, lp);
+  c.problem.rhs_dims = permute(p.rhs_dims, rp);
+  c.problem.lhs_batching = c.problem.rhs_batching = iota(0, nb);
+  c.problem.lhs_contracting = iota(nb + lhs_free.size(), nc);
+  c.problem.rhs_contracting = iota(nb, nc);
+  if (!identity(lp)) c.lhs_permutation = lp;
+  if (!identity(rp)) c.rhs_permutation = rp;
+  return c;
+}
+
 StatusOr<CublasLtMatmulPlan> PlanCublasLtMatmul(const MatmulProblem& p, bool exact_f32) {
   const auto rl = static_cast<int64_t>(p.lhs_dims.size());
   const auto rr = static_cast<int64_t>(p.rhs_dims.size());

@@ -16,7 +16,8 @@
 //     (transposed), rhs [batch, k, n] (A not transposed) or [batch, n, k]
 //     (transposed).
 // Anything else (batch dimensions elsewhere, interleaved groups) is not
-// planned: the caller keeps its exact kernel.
+// planned as laid out: the compiler permutes such operands first
+// (CanonicalizeMatmul).
 //
 // Types, as XLA:GPU uses cuBLASLt: f16 and bf16 operands with an f16 / bf16
 // or f32 result accumulate in f32; f32 in f32, with TF32 tensor cores
@@ -84,6 +85,20 @@ inline constexpr int64_t kCublasLtWorkspaceBytes = int64_t{32} << 20;  // XLA:GP
 // dimension numbers that do not describe a dot_general. `exact_f32` turns
 // TF32 off whatever the precision.
 StatusOr<CublasLtMatmulPlan> PlanCublasLtMatmul(const MatmulProblem& problem, bool exact_f32);
+
+// The same product with its operands permuted into the layout cuBLASLt
+// reads in place: lhs [batch, free, contracting], rhs [batch, contracting,
+// free] (batch and contracting in the dimension numbers' pairing order,
+// free ascending, as dot_general's result orders them). A permutation
+// lists, per new dimension, the operand dimension it is; empty when the
+// operand is already so. The compiler permutes with a kernel first
+// (cudnn_filter_kernel.h's EmitPermuteKernel) when PlanCublasLtMatmul
+// does not take the layout as it is.
+struct CanonicalMatmul {
+  MatmulProblem problem;
+  std::vector<int64_t> lhs_permutation, rhs_permutation;
+};
+CanonicalMatmul CanonicalizeMatmul(const MatmulProblem& problem);
 
 // The problem an op (stablehlo.dot_general or stablehlo.dot) states.
 StatusOr<MatmulProblem> MatmulProblemOf(const ir::Op& op);

@@ -160,6 +160,33 @@ TEST(CublasLtPlanTest, RefusesWhatItCannotLayOutByName) {
   EXPECT_EQ(out_of_range.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(CublasLtPlanTest, CanonicalizingPermutesIntoAPlannableLayout) {
+  // lhs [k=4, b=2, m=3] batch {1} contracting {0}; rhs [n=5, b=2, k=4]
+  // batch {1} contracting {2}.
+  MatmulProblem p = Problem(DType::kF32, {4, 2, 3}, {5, 2, 4}, {1}, {1}, {0}, {2});
+  EXPECT_EQ(PlanCublasLtMatmul(p, false).status().code(), StatusCode::kNotFound);
+  const CanonicalMatmul c = CanonicalizeMatmul(p);
+  EXPECT_EQ(c.lhs_permutation, (std::vector<int64_t>{1, 2, 0}));  // [b, m, k]
+  EXPECT_EQ(c.rhs_permutation, (std::vector<int64_t>{1, 2, 0}));  // [b, k, n]
+  EXPECT_EQ(c.problem.lhs_dims, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(c.problem.rhs_dims, (std::vector<int64_t>{2, 4, 5}));
+  auto plan = PlanCublasLtMatmul(c.problem, false);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_FALSE(plan->trans_a);
+  EXPECT_FALSE(plan->trans_b);
+  EXPECT_EQ(plan->batch, 2);
+  // Contracting dims paired in another order than their positions.
+  MatmulProblem q = Problem(DType::kF32, {3, 4, 5}, {5, 4, 6}, {}, {}, {1, 2}, {1, 0});
+  const CanonicalMatmul cq = CanonicalizeMatmul(q);
+  EXPECT_TRUE(cq.lhs_permutation.empty());  // [m, k0, k1] already
+  EXPECT_EQ(cq.rhs_permutation, (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_TRUE(PlanCublasLtMatmul(cq.problem, false).ok());
+  // Already canonical: no permutation.
+  const CanonicalMatmul same = CanonicalizeMatmul(Problem(DType::kF32, {3, 4}, {4, 5}, {}, {}, {1}, {0}));
+  EXPECT_TRUE(same.lhs_permutation.empty());
+  EXPECT_TRUE(same.rhs_permutation.empty());
+}
+
 TEST(CublasLtPlanTest, ProblemFromTheOp) {
   auto module = frontend::ParseModule(R"(
 func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {

@@ -684,6 +684,25 @@ class Compiler {
       }
       if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
       library_why = plan.status().message();
+      // A layout cuBLASLt does not read in place: permute the operands first.
+      const CanonicalMatmul canonical = CanonicalizeMatmul(problem);
+      if (StatusOr<CublasLtMatmulPlan> permuted = PlanCublasLtMatmul(canonical.problem, options_.exact_f32);
+          permuted.ok()) {
+        std::vector<int32_t> operands;
+        for (int side = 0; side < 2; ++side) {
+          JITD_ASSIGN_OR_RETURN(int32_t b, Use(op.operand(static_cast<size_t>(side)), &op));
+          const std::vector<int64_t>& perm = side == 0 ? canonical.lhs_permutation : canonical.rhs_permutation;
+          if (!perm.empty()) {
+            const ir::Type& t = op.operand(static_cast<size_t>(side))->type();
+            JITD_ASSIGN_OR_RETURN(b, PermuteIntoScratch(b, t, perm, side == 0 ? "dot lhs" : "dot rhs"));
+          }
+          operands.push_back(b);
+        }
+        position_ = next_position_++;  // the permutes' reads end before the call's writes
+        for (int32_t b : operands) UseBuffer(b);
+        return AddLibraryCall(op, CudaLibraryCall::Library::kCublasLt, EncodeMatmulPlan(*permuted), operands,
+                              "cublaslt " + DescribeMatmulPlan(*permuted) + " (operands permuted first)");
+      }
     }
     if (!codegen::IsNvptxEmittableDot(op)) {
       return Refuse(op, "only integer, real float or same-complex dots have the exact kernel; " + library_why);
@@ -791,6 +810,26 @@ class Compiler {
     p_.steps.push_back(std::move(step));
     ++p_.launches;
     return Status::Ok();
+  }
+
+  // A permute kernel launch from `buffer` (of type `t`) into a new scratch
+  // temporary, whose dimension k is t's dimension perm[k].
+  StatusOr<int32_t> PermuteIntoScratch(int32_t buffer, const ir::Type& t, const std::vector<int64_t>& perm,
+                                       const std::string& what) {
+    const int32_t scratch = NewTemporary(p_.buffers[static_cast<size_t>(buffer)].bytes);
+    const std::string name = "jitd_permute" + std::to_string(permutes_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan grid, EmitPermuteKernel(llvm_module_, name, ir::StorageBytes(t.dtype()),
+                                                                    t.dims(), perm, options_.limits));
+    ++p_.unique_kernels;
+    CudaStep step;
+    step.launch.function = name;
+    step.launch.grid = {static_cast<uint32_t>(grid.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(grid.block), 1, 1};
+    step.launch.buffers = {buffer, scratch};
+    step.description = name + " " + what + " permuted for a library call";
+    p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return scratch;
   }
 
   // cuDNN's forward convolution (cudnn_plan.h), the filter permuted to

@@ -97,7 +97,7 @@ TEST(CudaCompilerLibraryTest, ExactF32SwitchTurnsTf32Off) {
   EXPECT_EQ(CudaCompileFingerprint(Options(false)).find("cublaslt"), std::string::npos);
 }
 
-TEST(CudaCompilerLibraryTest, DotsCublasLtDoesNotTakeKeepTheExactKernel) {
+TEST(CudaCompilerLibraryTest, DotsLaidOutOtherwiseArePermutedFirstIntegerOnesKeepTheKernel) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   // A batch dimension in the middle of lhs, and an integer dot.
   auto module = Parse(R"(
@@ -109,9 +109,20 @@ func.func @main(%a: tensor<3x2x4xf32>, %b: tensor<2x4x5xf32>, %i: tensor<2x2xi32
   ASSERT_NE(module, nullptr);
   auto program = CompileCuda(*module, Options(true));
   ASSERT_TRUE(program.ok()) << program.status().message();
-  EXPECT_EQ(program->library_calls, 0);
-  EXPECT_EQ(program->launches, 2);
-  EXPECT_NE(program->ptx.find("jitd_dot0"), std::string::npos);
+  EXPECT_EQ(program->library_calls, 1);
+  ASSERT_EQ(program->steps.size(), 3u) << DescribeCudaProgram(*program);
+  EXPECT_EQ(program->steps[0].launch.function, "jitd_permute0");  // lhs to [batch, free, contracting]
+  const CudaLibraryCall& call = program->steps[1].library;
+  ASSERT_EQ(call.buffers.size(), 3u);
+  EXPECT_EQ(call.buffers[0], program->steps[0].launch.buffers[1]);  // the permuted copy
+  EXPECT_EQ(program->buffers[static_cast<size_t>(call.buffers[1])].kind, CudaBuffer::Kind::kArgument);  // rhs in place
+  auto plan = DecodeMatmulPlan(call.plan);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->batch, 2);
+  EXPECT_EQ(plan->n, 3);
+  EXPECT_EQ(plan->m, 5);
+  EXPECT_EQ(program->steps[2].launch.function, "jitd_dot0");  // the integer dot
+  EXPECT_NE(program->ptx.find(".entry jitd_permute0"), std::string::npos);
 }
 
 constexpr char kIrfft3[] = R"(

@@ -98,6 +98,49 @@ TEST(CudaDeviceLibraries, DotGeneralRunsAsOneCublasLtMatmul) {
   EXPECT_EQ(f.fake.live_allocations(), 0u);  // workspace and arena went back
 }
 
+// A dot whose lhs cuBLASLt does not read in place: the permute kernel
+// (here a host stand-in on the fake driver, which runs no PTX) writes the
+// scratch the matmul then reads.
+TEST(CudaDeviceLibraries, PermutedDotRunsPermuteThenMatmul) {
+  Fixture f;
+  // lhs [k=4, b=2, m=3] batch {1} contracting {0}.
+  f.fake.SetKernel("jitd_permute0", [](void** params, unsigned, unsigned) {
+    const auto* in = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(params[0]));
+    auto* out = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(params[1]));
+    for (int b = 0; b < 2; ++b) {
+      for (int m = 0; m < 3; ++m) {
+        for (int k = 0; k < 4; ++k) out[(b * 3 + m) * 4 + k] = in[(k * 2 + b) * 3 + m];
+      }
+    }
+    return CUDA_SUCCESS;
+  });
+  auto exe = f.device->Compile(Parse(R"(
+func.func @main(%a: tensor<4x2x3xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [0] x [1] : (tensor<4x2x3xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+})"),
+                               CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<float> a(24), b(40);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  std::vector<RuntimeValue> args = {F32({4, 2, 3}, a), F32({2, 4, 5}, b)};
+  auto out = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(f.fake.launched(), std::vector<std::string>{"jitd_permute0"});
+  std::vector<float> got(30);
+  std::memcpy(got.data(), (*out)[0].literal().bytes().data(), 120);
+  for (int bb = 0; bb < 2; ++bb) {
+    for (int m = 0; m < 3; ++m) {
+      for (int n = 0; n < 5; ++n) {
+        float want = 0;
+        for (int k = 0; k < 4; ++k) want += a[(k * 2 + bb) * 3 + m] * b[(bb * 4 + k) * 5 + n];
+        EXPECT_EQ(got[(bb * 3 + m) * 5 + n], want) << bb << " " << m << " " << n;
+      }
+    }
+  }
+}
+
 TEST(CudaDeviceLibraries, ThreeAxisIrfftRunsCopyCufftNormalize) {
   Fixture f;
   auto exe = f.device->Compile(Parse(R"(

@@ -8,11 +8,14 @@
 // An op the cuda device cannot run yet is refused at compile time with
 // UNIMPLEMENTED naming the op and its location — never run elsewhere.
 // Lowered today: elementwise ops, index maps and reductions that NVPTX
-// kernels compute (jit/codegen's kernels, without host-only math), and
-// constants. Not yet: dot_general (cuBLASLt), convolution (cuDNN), sort,
-// gather / scatter, reduce_window, select_and_scatter, fft, rng, control
-// flow (while / if / case / call), custom_call, host-only element math
-// (complex transcendentals, 8-bit floats, x87 complex multiply / divide).
+// kernels compute (jit/codegen's kernels, without host-only math),
+// constants, the region and index-heavy ops with kernels of their own
+// (docs/ARCHITECTURE.md 13b), while on the host, and library calls where
+// the options allow them: dot_general through cuBLASLt (cublaslt_plan.h),
+// fft through cuFFT (cufft_plan.h), convolution through cuDNN
+// (cudnn_plan.h), each with jit's own kernel as the fallback; cholesky has
+// a kernel (cholesky_kernel.h). Not yet: custom_call, host-only element
+// math (some complex transcendentals, 8-bit floats).
 //
 // Needs no GPU and no driver: CompileCuda runs anywhere LLVM's NVPTX target
 // and an assembler (nvJitLink or ptxas) are. Thread-safe (a compile uses

@@ -130,6 +130,10 @@ TEST_F(ClientReplicasTest, ExecutePerReplicaWithFeedsFromASecondConnection) {
   Status out_of_range = (*feeder)->TransferToInfeed("interpreter", kF32x2, Bytes(one), 2);
   EXPECT_EQ(out_of_range.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(out_of_range.message().find("[0, 2)"), std::string::npos) << out_of_range.message();
+  // jitd stats names the program's grid.
+  auto stats = (*runner)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_NE(stats->find("(interpreter, 2 replicas x 1 partition)"), std::string::npos) << *stats;
   // Argument lists for the wrong number of processes never leave the client.
   EXPECT_EQ((*runner)->ExecutePerReplica(exe->handle, 2, std::span(args).first(1), results).status()
                 .code(),

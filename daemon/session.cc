@@ -117,7 +117,14 @@ void Session::PublishPrograms() {
     if (!program->module_name.empty()) name = "module @" + program->module_name + " ";
     name += identity.empty() ? program->fingerprint.ToHex().substr(0, 12)
                              : std::string(identity.substr(0, identity.find('(')));
-    name += " (" + program->device + ")";
+    name += " (" + program->device;
+    if (const eval::ProcessGrid& grid = program->grid; grid.num_processes() > 1) {  // issue 17
+      name += ", " + std::to_string(grid.num_replicas) +
+              (grid.num_replicas == 1 ? " replica x " : " replicas x ") +
+              std::to_string(grid.num_partitions) +
+              (grid.num_partitions == 1 ? " partition" : " partitions");
+    }
+    name += ")";
     auto it = std::find(names.begin(), names.end(), name);
     if (it != names.end()) {
       ++held[static_cast<size_t>(it - names.begin())];

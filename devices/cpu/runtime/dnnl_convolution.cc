@@ -28,7 +28,6 @@
 // Threading: Debian builds oneDNN on OpenMP (libgomp). Every primitive runs
 // single-threaded (SingleThreadedOpenMp); the slices use the cpu device's
 // pool through RunContext::parallel_for, as many as LibraryThreads().
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -42,6 +41,7 @@
 #include <vector>
 
 #include "devices/cpu/runtime/blas_core.h"
+#include "devices/cpu/runtime/internal/dnnl_support.h"
 #include "devices/cpu/runtime/internal/elements.h"
 #include "devices/cpu/runtime/internal/gemm.h"
 #include "devices/cpu/runtime/internal/ops.h"
@@ -50,66 +50,6 @@ namespace jitd::cpu::internal {
 namespace {
 
 using dnnl::memory;
-
-const dnnl::engine& CpuEngine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-// oneDNN runs single-threaded on whichever thread calls it: the calling
-// thread's OpenMP team (the ICV is per thread) is kept at one thread, so
-// libgomp never starts a team. Parallelism comes from the device's own
-// pool (slices, below). An OpenMP team of N was tried first: its idle
-// threads spin for ~300k iterations after each parallel region and its
-// master spins at barriers while a woken worker waits for a core, so on
-// this shared 2-vCPU VM under load ResNet-50 ran 6-10x slower on 2
-// threads than on 1 (OMP_WAIT_POLICY=passive avoided that, but is read only when
-// libgomp loads). The OpenMP entry point is looked up at run time: libdnnl
-// brings libgomp, and a oneDNN on another runtime has none.
-// While it lives, the calling thread's OpenMP team size is 1; the thread's
-// previous setting is restored after (an application embedding jitd may use
-// OpenMP on the same thread).
-class SingleThreadedOpenMp {
- public:
-  SingleThreadedOpenMp() {
-    if (set_ == nullptr || get_ == nullptr) return;
-    previous_ = get_();
-    if (previous_ != 1) set_(1);
-  }
-  ~SingleThreadedOpenMp() {
-    if (previous_ > 1) set_(previous_);
-  }
-  SingleThreadedOpenMp(const SingleThreadedOpenMp&) = delete;
-  SingleThreadedOpenMp& operator=(const SingleThreadedOpenMp&) = delete;
-
- private:
-  using SetFn = void (*)(int);
-  using GetFn = int (*)();
-  static inline const SetFn set_ = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  static inline const GetFn get_ = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  int previous_ = 0;
-};
-
-// Per-thread, per-purpose scratch storage (64-byte aligned, grown as
-// needed, kept between runs so its pages are touched once).
-enum Slot { kScratchpad, kSrc, kWeights, kDst, kSlots };
-void* ThreadBuffer(Slot slot, size_t bytes) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t size = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffers[kSlots];
-  Buffer& b = buffers[slot];
-  if (b.size < bytes) {
-    std::free(b.data);
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    b.data = std::aligned_alloc(64, rounded);
-    b.size = b.data ? rounded : 0;
-    if (!b.data) throw std::bad_alloc();
-  }
-  return b.data;
-}
 
 // A plain strided layout: logical dims (oneDNN order) and element strides.
 struct Layout {
@@ -148,7 +88,7 @@ dnnl::convolution_forward::primitive_desc MakeConvolution(const memory::desc& sr
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                        dnnl::algorithm::convolution_direct, src, weights, dst,
                                        w.strides, w.dilation, w.pad_l, w.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+  return dnnl::convolution_forward::primitive_desc(desc, attr, DnnlEngine());
 }
 
 // One piece of the convolution: output images [n0, n1) or, for one image,
@@ -235,7 +175,7 @@ class DnnlConvolutionOp final : public LibraryOp {
         reorder_src_(p_.pd.src_desc() != src_desc_),
         reorder_weights_(p_.pd.weights_desc() != p_.weights),
         reorder_dst_(p_.pd.dst_desc() != dst_desc_) {
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = DnnlEngine();
     if (reorder_src_) {
       src_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_desc_, engine, p_.pd.src_desc()));
     }
@@ -266,7 +206,7 @@ class DnnlConvolutionOp final : public LibraryOp {
   void RunOrThrow(std::span<const void* const> operands, std::span<void* const> results,
                   const RunContext& context) const {
     const SingleThreadedOpenMp single_threaded;
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = DnnlEngine();
     dnnl::stream stream(engine);
     void* src_data = const_cast<void*>(operands[0]);
     void* weights_data = const_cast<void*>(operands[1]);
@@ -279,7 +219,7 @@ class DnnlConvolutionOp final : public LibraryOp {
       } else {
         memory user(p_.weights, engine, weights_data);
         memory mine(p_.pd.weights_desc(), engine,
-                    ThreadBuffer(kWeights, p_.pd.weights_desc().get_size()));
+                    DnnlThreadBuffer(DnnlSlot::kConvWeights, p_.pd.weights_desc().get_size()));
         weights_reorder_.execute(stream, user, mine);
         stream.wait();
         weights_data = mine.get_data_handle();
@@ -287,12 +227,12 @@ class DnnlConvolutionOp final : public LibraryOp {
     }
     if (reorder_src_) {
       memory user(src_desc_, engine, src_data);
-      memory mine(p_.pd.src_desc(), engine, ThreadBuffer(kSrc, p_.pd.src_desc().get_size()));
+      memory mine(p_.pd.src_desc(), engine, DnnlThreadBuffer(DnnlSlot::kConvSrc, p_.pd.src_desc().get_size()));
       src_reorder_.execute(stream, user, mine);
       stream.wait();
       src_data = mine.get_data_handle();
     }
-    void* dst_data = reorder_dst_ ? ThreadBuffer(kDst, p_.pd.dst_desc().get_size()) : results[0];
+    void* dst_data = reorder_dst_ ? DnnlThreadBuffer(DnnlSlot::kConvDst, p_.pd.dst_desc().get_size()) : results[0];
     if (!p_.slices.empty()) {
       std::exception_ptr failure;
       std::mutex failure_mu;
@@ -306,7 +246,7 @@ class DnnlConvolutionOp final : public LibraryOp {
             memory weights(s.pd.weights_desc(), engine, weights_data);
             memory dst(s.pd.dst_desc(), engine, static_cast<float*>(dst_data) + s.dst_offset);
             memory scratchpad(s.pd.scratchpad_desc(), engine,
-                              ThreadBuffer(kScratchpad, s.pd.scratchpad_desc().get_size()));
+                              DnnlThreadBuffer(DnnlSlot::kConvScratchpad, s.pd.scratchpad_desc().get_size()));
             s.conv.execute(slice_stream, {{DNNL_ARG_SRC, src},
                                           {DNNL_ARG_WEIGHTS, weights},
                                           {DNNL_ARG_DST, dst},
@@ -330,7 +270,7 @@ class DnnlConvolutionOp final : public LibraryOp {
       memory weights(p_.pd.weights_desc(), engine, weights_data);
       memory dst(p_.pd.dst_desc(), engine, dst_data);
       memory scratchpad(p_.pd.scratchpad_desc(), engine,
-                        ThreadBuffer(kScratchpad, p_.pd.scratchpad_desc().get_size()));
+                        DnnlThreadBuffer(DnnlSlot::kConvScratchpad, p_.pd.scratchpad_desc().get_size()));
       conv_.execute(stream, {{DNNL_ARG_SRC, src},
                              {DNNL_ARG_WEIGHTS, weights},
                              {DNNL_ARG_DST, dst},
@@ -363,7 +303,7 @@ class DnnlConvolutionOp final : public LibraryOp {
     const size_t bytes = (p_.pd.weights_desc().get_size() + 63) / 64 * 64;
     w->data.reset(std::aligned_alloc(64, bytes));
     if (!w->data) throw std::bad_alloc();
-    const dnnl::engine& engine = CpuEngine();
+    const dnnl::engine& engine = DnnlEngine();
     memory user(p_.weights, engine, const_cast<void*>(source));
     memory mine(p_.pd.weights_desc(), engine, w->data.get());
     weights_reorder_.execute(stream, user, mine);

@@ -17,9 +17,8 @@
 // described to oneDNN by strides; others are left to dot.cc. The rows of M
 // are cut into as many slices as LibraryThreads(), each a primitive of its
 // own, run on the device's pool; oneDNN itself runs single-threaded (see
-// dnnl_convolution.cc for why), with a per-thread user scratchpad so
+// internal/dnnl_support.h for why), with a per-thread user scratchpad so
 // concurrent runs never share one.
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "devices/cpu/runtime/blas_core.h"
+#include "devices/cpu/runtime/internal/dnnl_support.h"
 #include "devices/cpu/runtime/internal/elements.h"
 #include "devices/cpu/runtime/internal/gemm.h"
 #include "devices/cpu/runtime/internal/ops.h"
@@ -37,51 +37,6 @@ namespace jitd::cpu::internal {
 namespace {
 
 using dnnl::memory;
-
-const dnnl::engine& Engine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-// Keeps the calling thread's OpenMP team at one thread while it lives
-// (dnnl_convolution.cc's SingleThreadedOpenMp, for the same reasons).
-class OneOpenMpThread {
- public:
-  OneOpenMpThread() {
-    if (set_ == nullptr || get_ == nullptr) return;
-    previous_ = get_();
-    if (previous_ != 1) set_(1);
-  }
-  ~OneOpenMpThread() {
-    if (previous_ > 1) set_(previous_);
-  }
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-
- private:
-  using SetFn = void (*)(int);
-  using GetFn = int (*)();
-  static inline const SetFn set_ = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  static inline const GetFn get_ = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-  int previous_ = 0;
-};
-
-void* Scratchpad(size_t bytes) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t size = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer b;
-  if (b.size < bytes) {
-    std::free(b.data);
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    b.data = std::aligned_alloc(64, rounded);
-    b.size = b.data ? rounded : 0;
-    if (!b.data) throw std::bad_alloc();
-  }
-  return b.data;
-}
 
 bool HasVnni() {
   static const bool vnni = [] {
@@ -125,7 +80,7 @@ std::vector<Slice> MakeSlices(int64_t b, int64_t m, int64_t n, int64_t k, const 
       const memory::desc src({b, m1 - m0, k}, memory::data_type::s8, src_strides);
       const memory::desc dst({b, m1 - m0, n}, memory::data_type::s32, dst_strides);
       Slice s;
-      s.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), attr, Engine());
+      s.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), attr, DnnlEngine());
       if (std::string(s.pd.impl_info_str()).rfind("ref", 0) == 0) return {};
       s.matmul = dnnl::matmul(s.pd);
       s.src_offset = m0 * src_strides[1];
@@ -142,15 +97,15 @@ std::vector<Slice> MakeSlices(int64_t b, int64_t m, int64_t n, int64_t k, const 
 void RunSlices(const std::vector<Slice>& slices, const int8_t* src, const int8_t* weights, int32_t* dst,
                const RunContext& context) {
   auto run = [&](int64_t begin, int64_t end) {
-    OneOpenMpThread one;
-    dnnl::stream stream(Engine());
+    SingleThreadedOpenMp one;
+    dnnl::stream stream(DnnlEngine());
     for (int64_t i = begin; i < end; ++i) {
       const Slice& s = slices[static_cast<size_t>(i)];
       const memory::desc scratch_desc = s.pd.scratchpad_desc();
-      memory scratch(scratch_desc, Engine(), Scratchpad(std::max<size_t>(scratch_desc.get_size(), 64)));
-      memory a(s.pd.src_desc(), Engine(), const_cast<int8_t*>(src) + s.src_offset);
-      memory b(s.pd.weights_desc(), Engine(), const_cast<int8_t*>(weights));
-      memory c(s.pd.dst_desc(), Engine(), dst + s.dst_offset);
+      memory scratch(scratch_desc, DnnlEngine(), DnnlThreadBuffer(DnnlSlot::kMatmulScratchpad, std::max<size_t>(scratch_desc.get_size(), 64)));
+      memory a(s.pd.src_desc(), DnnlEngine(), const_cast<int8_t*>(src) + s.src_offset);
+      memory b(s.pd.weights_desc(), DnnlEngine(), const_cast<int8_t*>(weights));
+      memory c(s.pd.dst_desc(), DnnlEngine(), dst + s.dst_offset);
       s.matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
                                 {DNNL_ARG_SCRATCHPAD, scratch}});
     }

@@ -28,6 +28,8 @@ using ir::OpCode;
 using ir::Type;
 using ir::Value;
 using Dims = std::vector<int64_t>;
+// Wide enough for any sum or product of two int64 sizes or paddings.
+using Wide = __int128;
 constexpr int64_t kDyn = Type::kDynamic;
 
 // Shape operands hold at most this many values (a rank, or rank x 2).
@@ -245,7 +247,9 @@ std::optional<Dims> SliceShape(const Dims& start, const Dims& limit, const Dims&
   Dims dims;
   for (size_t i = 0; i < start.size(); ++i) {
     if (strides[i] <= 0 || limit[i] < start[i]) return std::nullopt;
-    dims.push_back((limit[i] - start[i] + strides[i] - 1) / strides[i]);
+    const Wide size = (Wide(limit[i]) - start[i] + strides[i] - 1) / strides[i];
+    if (size > ir::kMaxElements) return std::nullopt;
+    dims.push_back(static_cast<int64_t>(size));
   }
   return dims;
 }
@@ -260,9 +264,9 @@ std::optional<Dims> PadShape(const Type& x, const Dims& lo, const Dims& hi, cons
   for (int64_t i = 0; i < x.rank(); ++i) {
     const int64_t d = x.dim(i);
     if (interior[i] < 0) return std::nullopt;
-    const int64_t size = lo[i] + d + (d > 0 ? (d - 1) * interior[i] : 0) + hi[i];
-    if (size < 0) return std::nullopt;
-    dims.push_back(size);
+    const Wide size = Wide(lo[i]) + d + (d > 0 ? Wide(d - 1) * interior[i] : 0) + hi[i];
+    if (size < 0 || size > ir::kMaxElements) return std::nullopt;
+    dims.push_back(static_cast<int64_t>(size));
   }
   return dims;
 }
@@ -346,11 +350,12 @@ std::optional<Dims> ConvolutionShape(const Op& op, const Dims& padding) {
     const int64_t in = lhs.dim(dn->input_spatial_dimensions[i]);
     const int64_t win = rhs.dim(dn->kernel_spatial_dimensions[i]);
     if (strides[i] <= 0 || lhs_dil[i] <= 0 || rhs_dil[i] <= 0) return std::nullopt;
-    const int64_t dilated_in = in == 0 ? 0 : (in - 1) * lhs_dil[i] + 1;
-    const int64_t padded = padding[2 * i] + dilated_in + padding[2 * i + 1];
-    const int64_t dilated_win = win == 0 ? 0 : (win - 1) * rhs_dil[i] + 1;
-    dims[dn->output_spatial_dimensions[i]] =
-        padded <= 0 || dilated_win > padded ? 0 : (padded - dilated_win) / strides[i] + 1;
+    const Wide dilated_in = in == 0 ? 0 : Wide(in - 1) * lhs_dil[i] + 1;
+    const Wide padded = Wide(padding[2 * i]) + dilated_in + padding[2 * i + 1];
+    const Wide dilated_win = win == 0 ? 0 : Wide(win - 1) * rhs_dil[i] + 1;
+    const Wide size = padded <= 0 || dilated_win > padded ? 0 : (padded - dilated_win) / strides[i] + 1;
+    if (size > ir::kMaxElements) return std::nullopt;
+    dims[dn->output_spatial_dimensions[i]] = static_cast<int64_t>(size);
   }
   return dims;
 }
@@ -388,13 +393,14 @@ std::optional<Dims> WindowShape(const Op& op, const Type& x) {
       return std::nullopt;
     }
     const int64_t in = x.dim(i);
-    const int64_t dilated_in = in == 0 ? 0 : (in - 1) * (*base)[i] + 1;
-    const int64_t padded = padding[2 * i] + dilated_in + padding[2 * i + 1];
+    const Wide dilated_in = in == 0 ? 0 : Wide(in - 1) * (*base)[i] + 1;
+    const Wide padded = Wide(padding[2 * i]) + dilated_in + padding[2 * i + 1];
     const int64_t w = (*window)[i];
-    const int64_t dilated_window = w == 0 ? 0 : (w - 1) * (*dil)[i] + 1;
-    dims.push_back(padded <= 0 || dilated_window > padded
-                       ? 0
-                       : (padded - dilated_window) / (*strides)[i] + 1);
+    const Wide dilated_window = w == 0 ? 0 : Wide(w - 1) * (*dil)[i] + 1;
+    const Wide size =
+        padded <= 0 || dilated_window > padded ? 0 : (padded - dilated_window) / (*strides)[i] + 1;
+    if (size > ir::kMaxElements) return std::nullopt;
+    dims.push_back(static_cast<int64_t>(size));
   }
   return dims;
 }
@@ -608,6 +614,16 @@ class Refiner {
                                    ", above its bound " + std::to_string(declared.bounds()[d]));
           }
           dims[d] = want;
+        }
+        // The limits of type.h hold for refined shapes as for parsed ones
+        // (a shape operand may ask for anything).
+        std::vector<int64_t> known;
+        for (int64_t d : dims) {
+          if (d != kDyn) known.push_back(d);
+        }
+        if (Status limits = Type::CheckedTensor(declared.dtype(), known).status(); !limits.ok()) {
+          return InvalidArgument("shape refinement: " + DescribeValue(result) + " would have the shape " +
+                                 DimsText(dims) + ": " + limits.message());
         }
         Type t = declared.WithDims(dims);
         // Still dynamic somewhere: keep the bounds with the rest.

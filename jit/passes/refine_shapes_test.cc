@@ -308,6 +308,33 @@ func.func @main(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
   EXPECT_NE(s.message().find("still dynamic"), std::string::npos) << s.ToString();
 }
 
+TEST(RefineShapesTest, HugeShapesFromShapeOperandsAreRefused) {
+  constexpr std::string_view kText = R"(
+func.func @main(%x: tensor<?xf32>) -> tensor<?x?xf32> {
+  %shape = stablehlo.constant dense<[4294967296, 4294967296]> : tensor<2xi64>
+  %y = stablehlo.dynamic_iota %shape, dim = 0 : (tensor<2xi64>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+)";
+  auto m = Parse(kText);
+  ASSERT_TRUE(m);
+  const Type arg = F32({2});
+  Status s = RefineShapes(*m, {&arg, 1});
+  EXPECT_NE(s.message().find("%y of 'stablehlo.dynamic_iota'"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("limit of 2^40 elements"), std::string::npos) << s.ToString();
+  // A negative size is refused too.
+  auto neg = Parse(R"(
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %shape = stablehlo.constant dense<[-3]> : tensor<1xi64>
+  %y = stablehlo.dynamic_iota %shape, dim = 0 : (tensor<1xi64>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+)");
+  ASSERT_TRUE(neg);
+  s = RefineShapes(*neg, {&arg, 1});
+  EXPECT_NE(s.message().find("negative size -3"), std::string::npos) << s.ToString();
+}
+
 TEST(RefineShapesTest, ArgumentErrorsNameTheArgument) {
   auto m = Parse(kJaxLike);
   ASSERT_TRUE(m);

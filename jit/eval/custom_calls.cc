@@ -236,34 +236,164 @@ void ForEachElement(const Type& type, const std::vector<int64_t>& m2m, F f) {
   }
 }
 
+// Moves elements between row-major order and the physical order of
+// `m2m`: dst[physical] = src[logical] when `to_physical`, the reverse
+// otherwise. Row-major layouts are one memcpy; others walk the innermost
+// logical dimension with its physical stride, elements of `es` bytes moved
+// as one word.
+template <size_t kBytes>
+void RelayoutLoop(const Type& type, const std::vector<int64_t>& strides, const uint8_t* src,
+                  uint8_t* dst, bool to_physical) {
+  const int64_t rank = type.rank();
+  const int64_t inner = type.dim(rank - 1);
+  const int64_t step = strides[static_cast<size_t>(rank - 1)];
+  const int64_t outer = inner ? type.num_elements() / inner : 0;
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  int64_t base = 0;  // physical offset of the current row's first element
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t logical = o * inner;
+    for (int64_t k = 0; k < inner; ++k) {
+      const int64_t p = base + k * step;
+      if (to_physical) {
+        std::memcpy(dst + static_cast<size_t>(p) * kBytes, src + static_cast<size_t>(logical + k) * kBytes, kBytes);
+      } else {
+        std::memcpy(dst + static_cast<size_t>(logical + k) * kBytes, src + static_cast<size_t>(p) * kBytes, kBytes);
+      }
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      if (++idx[ud] < type.dim(d)) {
+        base += strides[ud];
+        break;
+      }
+      base -= strides[ud] * (idx[ud] - 1);
+      idx[ud] = 0;
+    }
+  }
+}
+
+// The same when the physically fastest dimension `fast` is not the logical
+// innermost one (column-major matrices): the two are walked in 32 x 32
+// tiles so that neither side strides through memory a row at a time.
+template <size_t kBytes>
+void RelayoutTiled(const Type& type, const std::vector<int64_t>& pstrides, int64_t fast,
+                   const uint8_t* src, uint8_t* dst, bool to_physical) {
+  constexpr int64_t kTile = 32;
+  const int64_t rank = type.rank();
+  const int64_t a = rank - 1;  // logically contiguous
+  std::vector<int64_t> lstrides(static_cast<size_t>(rank), 1);
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    lstrides[static_cast<size_t>(d)] = lstrides[static_cast<size_t>(d + 1)] * type.dim(d + 1);
+  }
+  std::vector<int64_t> others;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != a && d != fast) {
+      others.push_back(d);
+      count *= type.dim(d);
+    }
+  }
+  const int64_t na = type.dim(a), nb = type.dim(fast);
+  const int64_t lb = lstrides[static_cast<size_t>(fast)], pa = pstrides[static_cast<size_t>(a)];
+  std::vector<int64_t> idx(others.size(), 0);
+  int64_t lbase = 0, pbase = 0;
+  for (int64_t c = 0; c < count; ++c) {
+    for (int64_t i0 = 0; i0 < na; i0 += kTile) {
+      const int64_t i1 = std::min(na, i0 + kTile);
+      for (int64_t j0 = 0; j0 < nb; j0 += kTile) {
+        const int64_t j1 = std::min(nb, j0 + kTile);
+        const size_t pstep = static_cast<size_t>(pa) * kBytes;
+        for (int64_t j = j0; j < j1; ++j) {
+          const uint8_t* l = (to_physical ? src : dst) + static_cast<size_t>(lbase + j * lb + i0) * kBytes;
+          const uint8_t* p = (to_physical ? dst : src) + static_cast<size_t>(pbase + i0 * pa + j) * kBytes;
+          if (to_physical) {
+            uint8_t* d = const_cast<uint8_t*>(p);
+            for (int64_t i = i0; i < i1; ++i, l += kBytes, d += pstep) std::memcpy(d, l, kBytes);
+          } else {
+            uint8_t* d = const_cast<uint8_t*>(l);
+            for (int64_t i = i0; i < i1; ++i, d += kBytes, p += pstep) std::memcpy(d, p, kBytes);
+          }
+        }
+      }
+    }
+    for (size_t k = others.size(); k-- > 0;) {
+      const int64_t d = others[k];
+      const size_t ud = static_cast<size_t>(d);
+      if (++idx[k] < type.dim(d)) {
+        lbase += lstrides[ud];
+        pbase += pstrides[ud];
+        break;
+      }
+      lbase -= lstrides[ud] * (idx[k] - 1);
+      pbase -= pstrides[ud] * (idx[k] - 1);
+      idx[k] = 0;
+    }
+  }
+}
+
+void Relayout(const Type& type, const std::vector<int64_t>& m2m, const uint8_t* src, uint8_t* dst,
+              bool to_physical) {
+  const size_t es = static_cast<size_t>(ir::StorageBytes(type.dtype()));
+  const int64_t n = type.num_elements();
+  if (n == 0) return;
+  bool row_major = true;
+  for (size_t k = 0; k < m2m.size(); ++k) {
+    row_major &= m2m[k] == static_cast<int64_t>(m2m.size() - 1 - k);
+  }
+  if (row_major || type.rank() == 0) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * es);
+    return;
+  }
+  const std::vector<int64_t> strides = PhysicalStrides(type, m2m);
+  const int64_t fast = m2m.empty() ? 0 : m2m[0];
+  if (fast != type.rank() - 1) {
+    switch (es) {
+      case 1: return RelayoutTiled<1>(type, strides, fast, src, dst, to_physical);
+      case 2: return RelayoutTiled<2>(type, strides, fast, src, dst, to_physical);
+      case 4: return RelayoutTiled<4>(type, strides, fast, src, dst, to_physical);
+      case 8: return RelayoutTiled<8>(type, strides, fast, src, dst, to_physical);
+      case 16: return RelayoutTiled<16>(type, strides, fast, src, dst, to_physical);
+      default: break;
+    }
+  }
+  switch (es) {
+    case 1: return RelayoutLoop<1>(type, strides, src, dst, to_physical);
+    case 2: return RelayoutLoop<2>(type, strides, src, dst, to_physical);
+    case 4: return RelayoutLoop<4>(type, strides, src, dst, to_physical);
+    case 8: return RelayoutLoop<8>(type, strides, src, dst, to_physical);
+    case 16: return RelayoutLoop<16>(type, strides, src, dst, to_physical);
+    default:
+      ForEachElement(type, m2m, [&](int64_t l, int64_t p) {
+        if (to_physical) {
+          std::memcpy(dst + static_cast<size_t>(p) * es, src + static_cast<size_t>(l) * es, es);
+        } else {
+          std::memcpy(dst + static_cast<size_t>(l) * es, src + static_cast<size_t>(p) * es, es);
+        }
+      });
+  }
+}
+
 Buffer ToPhysical(const Literal& lit, std::vector<int64_t> m2m) {
   Buffer b{lit.type(), std::move(m2m), {}};
-  const size_t es = static_cast<size_t>(ir::StorageBytes(lit.dtype()));
   b.bytes.resize(lit.bytes().size());
-  const uint8_t* src = lit.bytes().data();
-  uint8_t* dst = b.bytes.data();
-  ForEachElement(b.type, b.minor_to_major, [&](int64_t l, int64_t p) {
-    std::memcpy(dst + static_cast<size_t>(p) * es, src + static_cast<size_t>(l) * es, es);
-  });
+  Relayout(b.type, b.minor_to_major, lit.bytes().data(), b.bytes.data(), /*to_physical=*/true);
   return b;
 }
 
 StatusOr<Literal> ToLogical(const Buffer& b) {
-  JITD_ASSIGN_OR_RETURN(Literal lit, Literal::Create(b.type));
-  const size_t es = static_cast<size_t>(ir::StorageBytes(b.type.dtype()));
-  const uint8_t* src = b.bytes.data();
-  uint8_t* dst = lit.mutable_bytes().data();
-  ForEachElement(b.type, b.minor_to_major, [&](int64_t l, int64_t p) {
-    std::memcpy(dst + static_cast<size_t>(l) * es, src + static_cast<size_t>(p) * es, es);
-  });
-  return lit;
+  std::vector<uint8_t> bytes(b.bytes.size());
+  Relayout(b.type, b.minor_to_major, b.bytes.data(), bytes.data(), /*to_physical=*/false);
+  return Literal::FromBytes(b.type, std::move(bytes));
 }
 
 // Starts result `out` with the value of operand `in` (same type; the
 // results jaxlib's kernels compute in place), in `out`'s own layout.
-void Seed(Buffer& out, const Buffer& in) {
+// The kernels seed each result from an operand they do not read again, so
+// with one layout the operand's bytes move over (XLA's in-place alias).
+void Seed(Buffer& out, Buffer& in) {
   if (out.minor_to_major == in.minor_to_major) {
-    out.bytes = in.bytes;
+    out.bytes = std::move(in.bytes);
+    in.bytes.clear();
     return;
   }
   const size_t es = static_cast<size_t>(ir::StorageBytes(in.type.dtype()));

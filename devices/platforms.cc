@@ -48,6 +48,7 @@ DeviceAvailability Probe(const std::string& name) {
     d.pinned_bytes = stats.pinned_bytes;
     d.registered_bytes = stats.registered_bytes;
   }
+  if (probe.available) d.libraries = cuda::CudaLibrariesLine();
 #else
   d.reason = "this build has no cuda device (cuda.h was not found when it was built)";
 #endif
@@ -145,6 +146,7 @@ std::string DevicesJson() {
           << ",\"context_resets\":" << d.context_resets << ",\"pinned_bytes\":" << d.pinned_bytes
           << ",\"registered_bytes\":" << d.registered_bytes;
     }
+    if (!d.libraries.empty()) out << ",\"libraries\":" << JsonString(d.libraries);
     out << "}";
     first = false;
   }

@@ -37,6 +37,9 @@ struct DeviceAvailability {
   // attach plus the staging pool (under one cap).
   uint64_t pinned_bytes = 0;
   uint64_t registered_bytes = 0;
+  // cuda, when available: the CUDA libraries its ops call, or why not
+  // ("cuBLASLt 130000 (...); cuFFT ...; cuDNN absent: ...").
+  std::string libraries;
 };
 
 // Every device this build has, in DeviceNames() order (probes once).

@@ -87,6 +87,8 @@ void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
                 << Bytes(d, "registered_bytes") << " client segments)";
           }
         }
+        // The CUDA libraries its ops call, or why not (own kernels then).
+        if (d.get_child_optional("libraries")) out << "\n  libraries:    " << Field(d, "libraries");
       } else {
         out << ": unavailable (" << Field(d, "reason") << ")";
       }

@@ -664,6 +664,12 @@ std::unique_ptr<CudaDevice> CudaDevice::CreateForRuntime(CudaRuntime* runtime, c
   return device;
 }
 
+std::string CudaLibrariesLine() {
+  const CudaDeviceSettings settings = GetCudaDeviceSettings();
+  if (!settings.use_libraries) return "CUDA libraries off (--cuda-no-libraries): jitd's own kernels for every op";
+  return SharedCudaLibraries().Describe() + (settings.exact_f32 ? "; f32 matmuls exact (--cuda-exact-f32)" : "");
+}
+
 std::string CudaDevice::libraries() const {
   const CudaDeviceSettings settings = GetCudaDeviceSettings();
   if (!settings.use_libraries) return "CUDA libraries off (--cuda-no-libraries): jitd's own kernels for every op";

@@ -52,6 +52,11 @@ struct CudaDeviceSettings {
 void SetCudaDeviceSettings(const CudaDeviceSettings& settings);
 CudaDeviceSettings GetCudaDeviceSettings();
 
+// The process's CUDA libraries as `jitd stats` shows them, the settings
+// included ("cuBLASLt 130000 (...); cuFFT ...; cuDNN absent: ..., convolutions
+// use jitd's own kernels"). Loads them on first use.
+std::string CudaLibrariesLine();
+
 // Compiles with the cuda compiler (cuda_compiler.h: a CudaProgram of NVPTX
 // kernels, assembled to a cubin for this GPU's sm, or PTX for the driver's
 // JIT when no assembler is found) and runs the program on the runtime:

@@ -63,10 +63,6 @@ def dense(arr, et):
     return "dense<%s>" % rec(arr)
 
 
-def ttype(shape, et):
-    return "tensor<%s>" % "".join("%dx" % d for d in shape) + et if shape else "tensor<%s>" % et
-
-
 def ttype2(shape, et):
     if not shape:
         return "tensor<%s>" % et
@@ -340,7 +336,7 @@ def geqrf_orgqr(letter, et, np_t, tol, rng, legacy=False):
                     legacy=("lapack_%sgeqrf" % letter, [BATCH, m, n, 64],
                             [(ttype2([BATCH], "i32"), [0]), (ttype2([64], et), [0])], None)
                     if legacy else None)
-    p.exported_body[-1] = p.exported_body[-1].replace("%cc:", "%qr:").replace("mhlo.backend_config = {}, ", "mhlo.backend_config = {}, ")
+    p.exported_body[-1] = p.exported_body[-1].replace("%cc:", "%qr:")
     qr_h, qr_tau = "%qr#0", "%qr#1"
     r2 = custom_call(p, "lapack_%s%s_ffi" % (letter, orgqr), [qr_h, qr_tau], [t, tt],
                      [matrix_layout(3), [1, 0]], [t], [matrix_layout(3)], [], aliases=[(0, 0)],

@@ -88,7 +88,9 @@ struct CudaDevice::Shared {
     lt_handle = nullptr;
     if (cublasStatus_t st = lt.cublasLtCreate(&lt_handle); st != CUBLAS_STATUS_SUCCESS) {
       lt_handle = nullptr;
-      return Internal("cuBLASLt: cublasLtCreate failed (status " + std::to_string(static_cast<int>(st)) + ")");
+      // NOT_INITIALIZED: the library found no usable CUDA driver / device
+      // of its own (it loads libcuda.so.1 itself).
+      return Internal("cuBLASLt: cublasLtCreate failed: " + CublasStatusText(st));
     }
     lt_generation = runtime->generation();
     return lt_handle;

@@ -127,6 +127,10 @@ Status CufftFailed(const std::string& call, cufftResult r) {
 
 }  // namespace
 
+std::string CublasStatusText(cublasStatus_t s) {
+  return std::string(CublasStatusName(s)) + " (" + std::to_string(static_cast<int>(s)) + ")";
+}
+
 std::vector<std::string> CublasLtSonames() { return {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}; }
 std::vector<std::string> CufftSonames() { return {"libcufft.so.12", "libcufft.so.11", "libcufft.so"}; }
 std::vector<std::string> CudnnSonames() { return {"libcudnn.so.9", "libcudnn.so"}; }

@@ -139,6 +139,9 @@ std::vector<std::string> CublasLtSonames();
 std::vector<std::string> CufftSonames();
 std::vector<std::string> CudnnSonames();
 
+// "CUBLAS_STATUS_NOT_INITIALIZED (1)" and the like, for messages.
+std::string CublasStatusText(cublasStatus_t status);
+
 // The cudaDataType_t / cublasComputeType_t of a plan's types.
 cudaDataType_t ToCudaDataType(LibType t);
 cublasComputeType_t ToCublasComputeType(LibCompute c);

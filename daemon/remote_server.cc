@@ -244,12 +244,14 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     if (pending_) --server_->pending_handshakes;
     session_.reset();
     mapping_.reset();
+    // Released before the counter drops: sessions_open == 0 means every
+    // session is gone and uncounted.
+    if (reserved_) server_->admission.release(identity_);
     if (admitted_) {
       server_->counters.sessions_open.fetch_sub(1, std::memory_order_relaxed);
       server_->Log(1, "session %llu closed (%s from %s)", static_cast<unsigned long long>(id_),
                    identity_.c_str(), peer_.c_str());
     }
-    if (reserved_) server_->admission.release(identity_);
   }
 
   void Start() {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,60 +26,14 @@ namespace {
 namespace fs = std::filesystem;
 namespace ssl = boost::asio::ssl;
 using testing::RemoteTestClient;
+using testing::Scratch;
+using testing::kAliceToken;
+using testing::kBobToken;
 
-constexpr char kAliceToken[] = "alice-0123456789abcdef0123456789";
-constexpr char kBobToken[] = "bob-fedcba9876543210fedcba987654";
 
 std::span<const uint8_t> Bytes(const void* data, size_t n) {
   return {static_cast<const uint8_t*>(data), n};
 }
-
-// A scratch directory with a token file (mode 600) and, when the openssl
-// command exists, a throwaway CA, server and client certificates.
-class Scratch {
- public:
-  Scratch() {
-    char pattern[] = "/tmp/jitd-remote-test-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    std::ofstream(dir_ / "tokens") << "# test tokens\nalice " << kAliceToken << "\n\nbob "
-                                   << kBobToken << "\n";
-    ::chmod((dir_ / "tokens").c_str(), 0600);
-  }
-  ~Scratch() { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  // ca, server (CN=localhost, SAN localhost + 127.0.0.1), alice (signed by
-  // ca), rogue-ca and mallory (signed by rogue-ca). False when openssl is
-  // missing or fails.
-  bool MakeCertificates() {
-    if (std::system("command -v openssl >/dev/null 2>&1") != 0) return false;
-    const std::string d = dir_.string();
-    std::ofstream(dir_ / "server.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-    std::ofstream(dir_ / "client.ext") << "extendedKeyUsage=clientAuth\n";
-    auto run = [&](const std::string& command) {
-      return std::system(("cd '" + d + "' && " + command + " >/dev/null 2>&1").c_str()) == 0;
-    };
-    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    auto ca = [&](const std::string& name, const std::string& cn) {
-      return run("openssl req -x509 " + key + " -keyout " + name + ".key -out " + name +
-                 ".pem -days 2 -subj '/CN=" + cn + "'");
-    };
-    auto leaf = [&](const std::string& name, const std::string& cn, const std::string& issuer,
-                    const std::string& ext) {
-      return run("openssl req " + key + " -keyout " + name + ".key -out " + name +
-                 ".csr -subj '/CN=" + cn + "'") &&
-             run("openssl x509 -req -in " + name + ".csr -CA " + issuer + ".pem -CAkey " +
-                 issuer + ".key -CAcreateserial -days 2 -out " + name + ".pem -extfile " + ext);
-    };
-    return ca("ca", "jitd test CA") && ca("rogue-ca", "rogue CA") &&
-           leaf("server", "localhost", "ca", "server.ext") &&
-           leaf("alice", "alice", "ca", "client.ext") &&
-           leaf("mallory", "mallory", "rogue-ca", "client.ext");
-  }
-
- private:
-  fs::path dir_;
-};
 
 // Counts sessions per identity like the Server does.
 struct CountingAdmission {
@@ -414,6 +369,33 @@ TEST_F(RemoteServerTest, ClientKilledMidTransferIsReclaimed) {
     const InstanceStats s = instance_->stats();
     return s.sessions_opened == clients_before + 1 && s.sessions_closed == s.sessions_opened;
   }));
+}
+
+TEST_F(RemoteServerTest, RandomStreamsNeverHurtTheServer) {
+  StartPlain();
+  std::mt19937 rng(11);
+  for (int round = 0; round < 60; ++round) {
+    auto client = Connect();
+    if (round % 2 == 0) ASSERT_TRUE(client->Hello(kAliceToken).ok());
+    // Valid headers of random kinds and lengths, random payloads.
+    std::vector<uint8_t> junk;
+    for (int f = 0; f < 4; ++f) {
+      const uint32_t length = rng() % 64;
+      auto header = ipc::EncodeFrameHeader(static_cast<ipc::FrameKind>(1 + rng() % 8), length);
+      if (rng() % 4 == 0) header[rng() % 8] = static_cast<uint8_t>(rng());
+      junk.insert(junk.end(), header.begin(), header.end());
+      for (uint32_t i = 0; i < length; ++i) junk.push_back(static_cast<uint8_t>(rng()));
+    }
+    (void)client->WriteRaw(junk);
+    if (rng() % 2) client->Abort();
+  }
+  // Still serving, and nothing held.
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kBobToken).ok());
+  RunSoftmax(*client);
+  client.reset();
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; }));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
 }
 
 TEST_F(RemoteServerTest, SessionLimitPerIdentity) {

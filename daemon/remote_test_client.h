@@ -6,8 +6,14 @@
 #ifndef JITD_DAEMON_REMOTE_TEST_CLIENT_H_
 #define JITD_DAEMON_REMOTE_TEST_CLIENT_H_
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,6 +28,56 @@
 #include "ipc/stream_frame.h"
 
 namespace jitd::daemon::testing {
+
+inline constexpr char kAliceToken[] = "alice-0123456789abcdef0123456789";
+inline constexpr char kBobToken[] = "bob-fedcba9876543210fedcba987654";
+
+// A scratch directory with a token file (mode 600) and, when the openssl
+// command exists, a throwaway CA, server and client certificates.
+class Scratch {
+ public:
+  Scratch() {
+    char pattern[] = "/tmp/jitd-remote-test-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    std::ofstream(dir_ / "tokens") << "# test tokens\nalice " << kAliceToken << "\n\nbob "
+                                   << kBobToken << "\n";
+    ::chmod((dir_ / "tokens").c_str(), 0600);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // ca, server (CN=localhost, SAN localhost + 127.0.0.1), alice (signed by
+  // ca), rogue-ca and mallory (signed by rogue-ca). False when openssl is
+  // missing or fails.
+  bool MakeCertificates() {
+    if (std::system("command -v openssl >/dev/null 2>&1") != 0) return false;
+    const std::string d = dir_.string();
+    std::ofstream(dir_ / "server.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+    std::ofstream(dir_ / "client.ext") << "extendedKeyUsage=clientAuth\n";
+    auto run = [&](const std::string& command) {
+      return std::system(("cd '" + d + "' && " + command + " >/dev/null 2>&1").c_str()) == 0;
+    };
+    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    auto ca = [&](const std::string& name, const std::string& cn) {
+      return run("openssl req -x509 " + key + " -keyout " + name + ".key -out " + name +
+                 ".pem -days 2 -subj '/CN=" + cn + "'");
+    };
+    auto leaf = [&](const std::string& name, const std::string& cn, const std::string& issuer,
+                    const std::string& ext) {
+      return run("openssl req " + key + " -keyout " + name + ".key -out " + name +
+                 ".csr -subj '/CN=" + cn + "'") &&
+             run("openssl x509 -req -in " + name + ".csr -CA " + issuer + ".pem -CAkey " +
+                 issuer + ".key -CAcreateserial -days 2 -out " + name + ".pem -extfile " + ext);
+    };
+    return ca("ca", "jitd test CA") && ca("rogue-ca", "rogue CA") &&
+           leaf("server", "localhost", "ca", "server.ext") &&
+           leaf("alice", "alice", "ca", "client.ext") &&
+           leaf("mallory", "mallory", "rogue-ca", "client.ext");
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
 
 class RemoteTestClient {
  public:

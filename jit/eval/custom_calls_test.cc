@@ -71,6 +71,15 @@ func.func @main() -> (tensor<2x2xf64>, tensor<i32>) {
   EXPECT_EQ(Doubles((*r)[0].literal()), (std::vector<double>{2.0, 99.0, 1.0, 2.0}));
 }
 
+TEST(CustomCallsTest, BackendConfigDictionaryWithoutMhloPrefix) {
+  // StableHLO's own `backend_config` takes a dictionary for api_version 4.
+  std::string text = Cholesky("[0, 1]", 'L', "[[4.0, 99.0], [2.0, 5.0]]");
+  text.replace(text.find("mhlo.backend_config"), 19, "api_version = 4 : i32, backend_config");
+  auto r = EvalText(text);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Doubles((*r)[0].literal()), (std::vector<double>{2.0, 99.0, 1.0, 2.0}));
+}
+
 TEST(CustomCallsTest, UnknownTargetIsRefusedByName) {
   const std::string text = R"(
 func.func @main() -> tensor<2xf32> {

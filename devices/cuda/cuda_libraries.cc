@@ -52,7 +52,13 @@ void* OpenLibrary(const CudaLibrarySearch& search, const std::vector<std::string
   std::vector<std::string> folders = search.env_folders;
   const size_t loader_at = folders.size();
   folders.insert(folders.end(), search.folders.begin(), search.folders.end());
-  for (const std::string& root : PythonRoots(search)) folders.push_back(root + "/nvidia/" + wheel + "/lib");
+  // pip's NVIDIA wheels: nvidia/<library>/lib, and CUDA 13's shared
+  // nvidia/cu13/lib (cu12 likewise).
+  for (const std::string& root : PythonRoots(search)) {
+    for (const std::string& sub : {wheel, std::string("cu13"), std::string("cu12")}) {
+      folders.push_back(root + "/nvidia/" + sub + "/lib");
+    }
+  }
   std::string searched, refused;
   for (const std::string& soname : sonames) {
     for (size_t f = 0; f <= folders.size(); ++f) {
@@ -82,7 +88,7 @@ void* OpenLibrary(const CudaLibrarySearch& search, const std::vector<std::string
   searched = "$JITD_CUDA_LIBS";
   if (search.use_loader_path) searched += ", the loader's path";
   for (const std::string& f : search.folders) searched += ", " + f;
-  searched += ", pip nvidia/" + wheel + "/lib folders";
+  searched += ", pip nvidia/" + wheel + "/lib and nvidia/cu13/lib folders";
   std::string names;
   for (const std::string& s : sonames) names += (names.empty() ? "" : " / ") + s;
   state.reason = names + " not found (searched " + searched + ")" + refused;

@@ -4,8 +4,9 @@
 // so one binary runs where they are and where they are not. Each library
 // is looked for in, in order: $JITD_CUDA_LIBS (folders, ':'-separated), the
 // dynamic loader's own search, the CUDA toolkit's folders and the folders
-// of pip-installed NVIDIA wheels (nvidia/cublas/lib, nvidia/cufft/lib in
-// python's site-packages). An absence is reported by name
+// of pip-installed NVIDIA wheels (nvidia/cublas/lib, nvidia/cufft/lib,
+// nvidia/cudnn/lib, or CUDA 13's nvidia/cu13/lib, in python's
+// site-packages). An absence is reported by name
 // ("libcublasLt.so.13 not found (searched ...)"), and the cuda device then
 // compiles those ops to its own kernels (CudaLibraryAvailability).
 //

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -233,6 +234,24 @@ TEST(CudaLibrariesTest, AFileThatWillNotLoadIsNamed) {
       << libs->cufft_state().reason;
   std::remove((dir + "/libcufft.so.12").c_str());
   ::rmdir(dir.c_str());
+}
+
+TEST(CudaLibrariesTest, PipWheelFoldersAreSearched) {
+  const std::string real = "/usr/local/cuda/lib64/libcufft.so.12";
+  struct stat st;
+  if (::stat(real.c_str(), &st) != 0) GTEST_SKIP() << "no CUDA toolkit cuFFT at " << real;
+  // site-packages/nvidia/cu13/lib/libcufft.so.12, as CUDA 13's wheels lay it out.
+  const std::string root = ::testing::TempDir() + "/jitd_site_" + std::to_string(::getpid());
+  const std::string lib = root + "/nvidia/cu13/lib";
+  for (const std::string& d : {root, root + "/nvidia", root + "/nvidia/cu13", lib}) ::mkdir(d.c_str(), 0700);
+  ASSERT_EQ(::symlink(real.c_str(), (lib + "/libcufft.so.12").c_str()), 0);
+  CudaLibrarySearch search = NowhereSearch();
+  search.python_roots = {root};
+  auto libs = CudaLibraries::Load(search);
+  EXPECT_NE(libs->cufft(), nullptr) << libs->cufft_state().reason;
+  EXPECT_EQ(libs->cufft_state().path, lib + "/libcufft.so.12");
+  std::remove((lib + "/libcufft.so.12").c_str());
+  for (const std::string& d : {lib, root + "/nvidia/cu13", root + "/nvidia", root}) ::rmdir(d.c_str());
 }
 
 TEST(CudaLibrariesTest, TheToolkitsCufftLoads) {

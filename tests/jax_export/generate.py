@@ -12,7 +12,12 @@ numpy (numpy.linalg: cholesky, qr, eigh, svd, eig, solve) or, for gehrd /
 sytrd, which numpy lacks, against the same LAPACK routine called through
 ctypes; factorizations whose factors are not unique (eigenvectors, Schur
 vectors, U / V^T) are checked by rebuilding the input from them inside the
-program. Run with the system python (numpy): /usr/bin/python3 generate.py
+program. Also: the same calls in jaxlib's legacy (pre-FFI) form
+(*_legacy.mlir), whole jnp.linalg.cholesky / det lowerings, and jnp.fft
+through the old `ducc_fft` target (descriptors made by flatc).
+
+Run with the system python (numpy; flatc and OpenBLAS's libopenblas.so on
+the machine, as scripts/setup.sh installs them): /usr/bin/python3 generate.py
 """
 import ctypes
 import ctypes.util

@@ -396,6 +396,83 @@ TEST(RefineShapesTest, PassesRefuseDynamicModulesUntilRefined) {
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
+// spec.md's "Dynamism" section and its dynamic-argument example: valid
+// programs whose deferred shape constraints are checked once the shapes are
+// known (at refinement, for jitd: a mismatch is refused, never undefined).
+TEST(RefineShapesTest, SpecDynamismExamples) {
+  {
+    // spec.md "Shape mismatches for binary elementwise operations" / the
+    // example of dynamic arguments: equal at run time, or invalid.
+    auto m = Parse(R"(
+func.func @foo(%arg0: tensor<?xi32>, %arg1: tensor<?xi32>) -> tensor<?xi32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<?xi32>
+    return %0 : tensor<?xi32>
+}
+)");
+    ASSERT_TRUE(m);
+    const Type same[2] = {Type::Tensor(DType::kS32, {3}), Type::Tensor(DType::kS32, {3})};
+    ASSERT_TRUE(RefineShapes(*m, same).ok());
+    auto out = testing::Evaluate(*m, {Tensor(same[0], {1, 2, 3}), Tensor(same[1], {10, 20, 30})});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].literal().GetInt(2), 33);
+    auto again = Parse(R"(
+func.func @foo(%arg0: tensor<?xi32>, %arg1: tensor<?xi32>) -> tensor<?xi32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<?xi32>
+    return %0 : tensor<?xi32>
+}
+)");
+    ASSERT_TRUE(again);
+    const Type differ[2] = {Type::Tensor(DType::kS32, {3}), Type::Tensor(DType::kS32, {4})};
+    Status s = RefineShapes(*again, differ);
+    EXPECT_NE(s.message().find("does not verify"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("stablehlo.add"), std::string::npos) << s.ToString();
+  }
+  {
+    // "Shape mismatches for unary elementwise operations": a static result
+    // of a `?` operand.
+    constexpr std::string_view kAbs = R"(
+func.func @foo(%arg0: tensor<?xf64>) {
+  %0 = stablehlo.abs %arg0 : (tensor<?xf64>) -> tensor<2xf64>
+  return
+}
+)";
+    auto m = Parse(kAbs);
+    ASSERT_TRUE(m);
+    const Type two = Type::Tensor(DType::kF64, {2});
+    EXPECT_TRUE(RefineShapes(*m, {&two, 1}).ok());
+    auto bad = Parse(kAbs);
+    ASSERT_TRUE(bad);
+    const Type three = Type::Tensor(DType::kF64, {3});
+    Status s = RefineShapes(*bad, {&three, 1});
+    EXPECT_NE(s.message().find("stablehlo.abs"), std::string::npos) << s.ToString();
+  }
+  {
+    // The binary example with a dynamic result.
+    auto m = Parse(R"(
+func.func @foo(%arg0: tensor<?xf64>, %arg1: tensor<?xf64>) {
+  %0 = stablehlo.add %arg0, %arg0 : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+  return
+}
+)");
+    ASSERT_TRUE(m);
+    const Type args[2] = {Type::Tensor(DType::kF64, {5}), Type::Tensor(DType::kF64, {1})};
+    EXPECT_TRUE(RefineShapes(*m, args).ok());
+  }
+  {
+    // "Ops that take their output shape as an operand": a shape operand
+    // from the data, a static result: valid, checked when it runs.
+    auto m = Parse(R"(
+func.func @foo(%arg0: tensor<2xi32>) {
+  %0 = stablehlo.dynamic_iota %arg0, dim = 0 : (tensor<2xi32>) -> tensor<3x4xi64>
+  return
+}
+)");
+    ASSERT_TRUE(m);
+    const Type arg = Type::Tensor(DType::kS32, {2});
+    EXPECT_TRUE(RefineShapes(*m, {&arg, 1}).ok());
+  }
+}
+
 TEST(RefineShapesTest, ParseArgumentTypes) {
   auto types = ParseArgumentTypes("tensor<8x4xf32>, tensor<i32>;tensor<2xcomplex<f64>>");
   ASSERT_TRUE(types.ok()) << types.status().ToString();

@@ -60,6 +60,24 @@ func.func private @reshape_pad_slice_gather(%x: tensor<?x?xi32>) -> (tensor<?x?x
   return %reshaped, %padded, %sliced, %gathered : tensor<?x?xi32>, tensor<?x?xi32>, tensor<?x?xi32>, tensor<?x?xi32>
 }
 
+// shape_poly.md's `jnp.concatenate([x, x], axis=1)` for x: i32[a, b], whose
+// result is i32[a, 2*b], then a reshape to (a*b, 2) whose shape is
+// computed as jax computes one: products and a floor division (divide of
+// non-negative sizes), folded at refinement.
+func.func private @concat_reshape(%x: tensor<?x?xi32>) -> (tensor<?x?xi32>, tensor<?x2xi32>) {
+  %c = stablehlo.concatenate %x, %x, dim = 1 : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi32>
+  %a = stablehlo.get_dimension_size %c, dim = 0 : (tensor<?x?xi32>) -> tensor<i32>
+  %b2 = stablehlo.get_dimension_size %c, dim = 1 : (tensor<?x?xi32>) -> tensor<i32>
+  %n = stablehlo.multiply %a, %b2 : tensor<i32>
+  %two = stablehlo.constant dense<2> : tensor<i32>
+  %rows = stablehlo.divide %n, %two : tensor<i32>
+  %r = stablehlo.reshape %rows : (tensor<i32>) -> tensor<1xi32>
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %shape = stablehlo.concatenate %r, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %y = stablehlo.dynamic_reshape %c, %shape : (tensor<?x?xi32>, tensor<2xi32>) -> tensor<?x2xi32>
+  return %c, %y : tensor<?x?xi32>, tensor<?x2xi32>
+}
+
 // A bounded dimension, and a loop carrying a `?` value.
 func.func private @bounded_loop(%x: tensor<?x2xf32, #stablehlo.bounds<4, ?>>) -> tensor<?x2xf32, #stablehlo.bounds<4, ?>> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -106,6 +124,12 @@ func.func @main() {
   check.expect_eq_const %g2, dense<[[1, 2], [5, 6]]> : tensor<2x2xi32>
   %g3 = stablehlo.convert %g#3 : (tensor<?x?xi32>) -> tensor<2x2xi32>
   check.expect_eq_const %g3, dense<[[5, 6], [1, 2]]> : tensor<2x2xi32>
+
+  %cr:2 = call @concat_reshape(%md) : (tensor<?x?xi32>) -> (tensor<?x?xi32>, tensor<?x2xi32>)
+  %cr0 = stablehlo.convert %cr#0 : (tensor<?x?xi32>) -> tensor<3x4xi32>
+  check.expect_eq_const %cr0, dense<[[1, 2, 1, 2], [3, 4, 3, 4], [5, 6, 5, 6]]> : tensor<3x4xi32>
+  %cr1 = stablehlo.convert %cr#1 : (tensor<?x2xi32>) -> tensor<6x2xi32>
+  check.expect_eq_const %cr1, dense<[[1, 2], [1, 2], [3, 4], [3, 4], [5, 6], [5, 6]]> : tensor<6x2xi32>
 
   %f = stablehlo.constant dense<[[1.000000e+00, -1.000000e+00], [5.000000e-01, 0.000000e+00]]> : tensor<2x2xf32>
   %fd = stablehlo.convert %f : (tensor<2x2xf32>) -> tensor<?x2xf32, #stablehlo.bounds<4, ?>>

@@ -1,5 +1,6 @@
 #include "devices/cuda/cuda_device.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -308,7 +309,9 @@ class CudaProgramExecutable final : public Executable {
         program_(std::move(program)),
         module_(std::move(module)),
         function_of_step_(std::move(function_of_step)),
-        library_steps_(std::move(library_steps)) {
+        library_steps_(std::move(library_steps)),
+        workspace_needed_(new std::atomic<int64_t>[library_steps_.size() + 1]) {
+    for (size_t i = 0; i <= library_steps_.size(); ++i) workspace_needed_[i].store(-1);
     for (const LibraryStep& l : library_steps_) {
       if (l.fft && !fft_plans_ && shared_->Libraries().cufft()) {
         fft_plans_ = std::make_unique<CufftPlanCache>(*shared_->Libraries().cufft());
@@ -592,30 +595,55 @@ class CudaProgramExecutable final : public Executable {
     if (library.matmul) {
       const CublasLtSymbols* lt = shared_->Libraries().cublaslt();
       if (!lt) return Internal("cuda: cuBLASLt went away after the program was loaded");
+      // The workspace the heuristic's algorithm asks for (asked once per
+      // step), allocated for the call alone.
+      int64_t needed = workspace_needed_[s].load(std::memory_order_relaxed);
+      if (needed < 0) {
+        uint64_t asked = 0;
+        JITD_RETURN_IF_ERROR(rt.WithStream(stream, [&](CUstream handle) -> Status {
+          JITD_ASSIGN_OR_RETURN(cublasLtHandle_t lt_handle, shared_->LtHandle(*lt));
+          return RunCublasLtMatmul(*lt, lt_handle, *library.matmul, 0, 0, 0, 0, handle, &asked);
+        }));
+        needed = static_cast<int64_t>(asked);
+        workspace_needed_[s].store(needed, std::memory_order_relaxed);
+      }
+      CublasLtMatmulPlan plan = *library.matmul;
+      plan.workspace_bytes = needed;
       std::unique_ptr<CudaAllocation> workspace;
-      if (library.matmul->workspace_bytes > 0) {
-        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(library.matmul->workspace_bytes),
-                                                     stream));
+      if (needed > 0) {
+        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(needed), stream));
       }
       const CUdeviceptr work = workspace ? workspace->pointer() : 0;
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
         JITD_ASSIGN_OR_RETURN(cublasLtHandle_t lt_handle, shared_->LtHandle(*lt));
-        return RunCublasLtMatmul(*lt, lt_handle, *library.matmul, at(0), at(1), at(2), work, handle);
+        return RunCublasLtMatmul(*lt, lt_handle, plan, at(0), at(1), at(2), work, handle);
       });
     }
     if (library.conv) {
       const CudnnSymbols* dnn = shared_->Libraries().cudnn();
       if (!dnn) return Internal("cuda: cuDNN went away after the program was loaded");
+      int64_t needed = workspace_needed_[s].load(std::memory_order_relaxed);
+      if (needed < 0) {
+        uint64_t asked = 0;
+        JITD_RETURN_IF_ERROR(rt.WithStream(stream, [&](CUstream handle) -> Status {
+          std::lock_guard<std::mutex> lock(shared_->dnn_mu);
+          JITD_ASSIGN_OR_RETURN(cudnnHandle_t dnn_handle, shared_->DnnHandleLocked(*dnn));
+          return RunCudnnConvolution(*dnn, dnn_handle, *library.conv, 0, 0, 0, 0, handle, &asked);
+        }));
+        needed = static_cast<int64_t>(asked);
+        workspace_needed_[s].store(needed, std::memory_order_relaxed);
+      }
+      CudnnConvPlan plan = *library.conv;
+      plan.workspace_bytes = needed;
       std::unique_ptr<CudaAllocation> workspace;
-      if (library.conv->workspace_bytes > 0) {
-        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(library.conv->workspace_bytes),
-                                                     stream));
+      if (needed > 0) {
+        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(needed), stream));
       }
       const CUdeviceptr work = workspace ? workspace->pointer() : 0;
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
         std::lock_guard<std::mutex> lock(shared_->dnn_mu);
         JITD_ASSIGN_OR_RETURN(cudnnHandle_t dnn_handle, shared_->DnnHandleLocked(*dnn));
-        return RunCudnnConvolution(*dnn, dnn_handle, *library.conv, at(0), at(1), at(2), work, handle);
+        return RunCudnnConvolution(*dnn, dnn_handle, plan, at(0), at(1), at(2), work, handle);
       });
     }
     if (library.fft) {
@@ -633,6 +661,9 @@ class CudaProgramExecutable final : public Executable {
   std::vector<size_t> function_of_step_;  // index into module_'s functions
   std::vector<LibraryStep> library_steps_;  // per step; set for library calls
   std::unique_ptr<CufftPlanCache> fft_plans_;
+  // Per step: the workspace bytes its library call's algorithm asks for
+  // (-1 until asked; the library is asked once).
+  std::unique_ptr<std::atomic<int64_t>[]> workspace_needed_;
   mutable std::mutex constants_mu_;
   mutable std::vector<std::unique_ptr<CudaAllocation>> constants_;
 };

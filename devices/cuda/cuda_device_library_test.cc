@@ -8,6 +8,7 @@
 // lacks is refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -82,6 +83,13 @@ TEST(CudaDeviceLibraries, DotGeneralRunsAsOneCublasLtMatmul) {
   EXPECT_EQ(call.compute, CUBLAS_COMPUTE_32F);  // HIGHEST
   EXPECT_NE(call.stream, nullptr);
   EXPECT_NE(call.workspace, nullptr);  // from the pool, for the call
+  EXPECT_EQ(call.workspace_bytes, 4096u);  // just what the heuristic's algorithm asked for
+  auto heuristics = [] {
+    return std::count(FakeLibraries().calls.begin(), FakeLibraries().calls.end(), "cublasLtMatmulAlgoGetHeuristic");
+  };
+  EXPECT_EQ(heuristics(), 2);  // asked for the workspace once, then the call
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(heuristics(), 3);
   EXPECT_TRUE(f.fake.launched().empty());  // no kernel at all
   std::vector<float> got((*out)[0].literal().bytes().size() / 4);
   std::memcpy(got.data(), (*out)[0].literal().bytes().data(), got.size() * 4);

@@ -251,7 +251,7 @@ cublasComputeType_t ToCublasComputeType(LibCompute c) {
 
 Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
                          CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
-                         CUstream stream) {
+                         CUstream stream, uint64_t* workspace_needed) {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
@@ -346,6 +346,10 @@ Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, con
     std::memcpy(alpha, &one, sizeof one);
   }
   const uint64_t use_workspace = std::min<uint64_t>(heuristic.workspaceSize, workspace_bytes);
+  if (workspace_needed) {
+    *workspace_needed = use_workspace;
+    return Status::Ok();
+  }
   if (cublasStatus_t s = lt.cublasLtMatmul(handle, desc, alpha, reinterpret_cast<const void*>(rhs), a,
                                            reinterpret_cast<const void*>(lhs), b, beta,
                                            reinterpret_cast<const void*>(result), c, reinterpret_cast<void*>(result),
@@ -373,7 +377,8 @@ std::vector<int> Ints(const std::vector<int64_t>& v) { return std::vector<int>(v
 }  // namespace
 
 Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
-                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream) {
+                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream,
+                           uint64_t* workspace_needed) {
   cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
   cudnnFilterDescriptor_t w_desc = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
@@ -441,6 +446,10 @@ Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const 
             CUDNN_STATUS_SUCCESS ||
         bytes > limit) {
       continue;
+    }
+    if (workspace_needed) {
+      *workspace_needed = bytes;
+      return Status::Ok();
     }
     alignas(8) unsigned char alpha[8] = {}, beta[8] = {};
     if (plan.compute == LibType::kF64) {

@@ -152,19 +152,23 @@ cublasComputeType_t ToCublasComputeType(LibCompute c);
 // workspace, which `workspace` (plan.workspace_bytes, may be 0 when that
 // is) holds. Every descriptor is destroyed before it returns. INTERNAL
 // naming the call and the cuBLASLt status on failure; NOT_FOUND when the
-// heuristic has no algorithm.
+// heuristic has no algorithm. With `workspace_needed`: only the heuristic,
+// the workspace bytes its algorithm asks for stored there, nothing run (a
+// caller asks once, then allocates just that).
 Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
                          CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
-                         CUstream stream);
+                         CUstream stream, uint64_t* workspace_needed = nullptr);
 
 // One forward convolution on `stream` (cudnnSetStream on `handle` first:
 // the caller serializes users of one handle): descriptors from the plan,
 // the first algorithm cudnnGetConvolutionForwardAlgorithm_v7 ranks that
 // succeeds within the plan's workspace, y = conv(x, w) (alpha 1, beta 0).
 // Every descriptor is destroyed before it returns; INTERNAL naming the call
-// and cuDNN's message on failure; NOT_FOUND when no algorithm fits.
+// and cuDNN's message on failure; NOT_FOUND when no algorithm fits. With
+// `workspace_needed`: only the choice, its workspace bytes stored there.
 Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
-                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream);
+                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream,
+                           uint64_t* workspace_needed = nullptr);
 
 // cuFFT plans by CudaLibraryCall, made on first use (cufftCreate +
 // cufftMakePlanMany64, cuFFT's own work area) and destroyed with the cache.

@@ -297,6 +297,9 @@ class Instance {
   FeedRegistry& feeds() { return feeds_; }
   // Whether `uid` is trusted with everything: -1 (in-process), root, or the
   // daemon's own uid (they can read the daemon's memory anyway).
+  // The device `name` (made on first use), for sessions' device-resident
+  // buffers. NOT_FOUND when this daemon lacks it.
+  StatusOr<const devices::Device*> DeviceNamed(const std::string& name) { return GetDevice(name); }
   bool TrustedUid(int64_t uid) const {
     return uid < 0 || uid == 0 || uid == static_cast<int64_t>(daemon_uid_);
   }

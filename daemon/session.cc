@@ -265,6 +265,9 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
       if (!type.ok()) {
         return Reply(id, InvalidArgument("CreateBuffer: " + type.status().message()));
       }
+      if (create->device() != nullptr && create->device()->size() > 0) {
+        return HandleCreateDeviceBuffer(id, create, std::move(type).value());  // session_device.cc
+      }
       if (create->data() == nullptr) {
         return Reply(id, InvalidArgument("CreateBuffer: data (a heap range) is missing"));
       }
@@ -312,7 +315,11 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
                                   " in this session"));
       }
       buffer_bytes_ -= it->second.ref.length;
+      const bool on_device = it->second.device != nullptr;
       buffers_.erase(it);
+      if (on_device) {  // its device memory went back to this client's account
+        counters_->device_bytes.store(device_memory_->bytes_in_use(), std::memory_order_relaxed);
+      }
       PublishCounts();
       return Reply(id, Status::Ok());
     }
@@ -357,6 +364,9 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
 
     case wire::Request_ReadDumpRequest:
       return HandleReadDump(id, request->request_as_ReadDumpRequest());
+
+    case wire::Request_CopyBufferRequest:
+      return HandleCopyBuffer(id, request->request_as_CopyBufferRequest());  // session_device.cc
 
     default:
       return Reply(id, InvalidArgument("unknown request type " +
@@ -556,6 +566,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                               " in this session"));
   }
   const CompiledProgram& program = *exe_it->second;
+  if (NamesDeviceBuffers(execute)) {
+    return HandleExecuteOnDevice(id, execute, program, start);  // session_device.cc
+  }
   if (program.grid.num_processes() > 1 || execute->processes() > 1) {
     return HandleExecuteReplicated(id, execute, program, start);  // session_replicated.cc
   }

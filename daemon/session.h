@@ -139,7 +139,9 @@ class Session {
  private:
   struct Buffer {
     ir::Type type;
-    ipc::RingHeapRef ref;
+    ipc::RingHeapRef ref;  // {0, 0} for a device-resident one
+    // Set: a device-resident buffer (CreateBufferRequest.device).
+    std::shared_ptr<devices::DeviceBuffer> device;
   };
 
   Session(Instance* instance, uint64_t id, SessionOptions options,
@@ -161,6 +163,15 @@ class Session {
                                                    const wire::ExecuteRequest* execute,
                                                    const CompiledProgram& program,
                                                    std::chrono::steady_clock::time_point start);
+  // Device-resident buffers (session_device.cc): CreateBuffer with a
+  // device, CopyBuffer, and an execute naming any of them.
+  std::span<const uint8_t> HandleCreateDeviceBuffer(uint64_t id, const wire::CreateBufferRequest* create,
+                                                    ir::Type type);
+  std::span<const uint8_t> HandleCopyBuffer(uint64_t id, const wire::CopyBufferRequest* copy);
+  bool NamesDeviceBuffers(const wire::ExecuteRequest* execute) const;
+  std::span<const uint8_t> HandleExecuteOnDevice(uint64_t id, const wire::ExecuteRequest* execute,
+                                                 const CompiledProgram& program,
+                                                 std::chrono::steady_clock::time_point start);
   void PublishCounts();
   // The names of the programs held (ClientCounters::SetPrograms); after
   // every change to executables_.

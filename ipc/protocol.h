@@ -31,7 +31,8 @@ namespace jitd::ipc {
 // 7: replicated execution: CompileOptions.num_replicas / num_partitions /
 //    device_assignment, CompileReply.num_replicas / num_partitions,
 //    ExecuteRequest.processes; feed replicas other than 0.
-inline constexpr uint32_t kProtocolVersion = 7;
+// 8: device-resident buffers: CreateBufferRequest.device, CopyBufferRequest.
+inline constexpr uint32_t kProtocolVersion = 8;
 
 // Verifier limits: a message is small; anything deeper or larger is hostile.
 inline constexpr size_t kMaxMessageBytes = size_t{1} << 20;

@@ -382,6 +382,49 @@ StatusOr<Buffer> Client::AllocateBuffer(const TensorShape& shape) {
   return Buffer{created->buffer(), shape, *span};
 }
 
+StatusOr<uint64_t> Client::CreateDeviceBuffer(const std::string& device, const TensorShape& shape,
+                                              const Buffer* initial) {
+  if (device.empty()) return InvalidArgument("CreateDeviceBuffer: name a device (\"cuda\")");
+  JITD_ASSIGN_OR_RETURN(uint64_t bytes, ByteSize(shape));
+  std::lock_guard<std::mutex> lock(mu_);
+  wire::HeapRef data(0, 0);
+  if (initial != nullptr) {
+    auto it = buffer_blocks_.find(initial->handle);
+    if (it == buffer_blocks_.end() || it->second.length != bytes) {
+      return InvalidArgument("CreateDeviceBuffer: the initial buffer is not a shared-memory buffer of " +
+                             std::to_string(bytes) + " bytes of this client");
+    }
+    data = wire::HeapRef(it->second.offset, it->second.length);
+  }
+  flatbuffers::FlatBufferBuilder fbb(256);
+  auto shape_offset = ToWire(fbb, shape);
+  auto device_offset = fbb.CreateString(device);
+  auto body = wire::CreateCreateBufferRequest(fbb, shape_offset, &data, device_offset);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CreateBufferRequest,
+                                                        body.Union()));
+  JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
+  const wire::CreateBufferReply* created = reply.message->body_as_CreateBufferReply();
+  if (created == nullptr) return Internal("CreateBuffer: the daemon's reply has no CreateBufferReply");
+  return created->buffer();
+}
+
+Status Client::CopyBuffer(uint64_t device_buffer, const Buffer& host, bool to_device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buffer_blocks_.find(host.handle);
+  if (it == buffer_blocks_.end()) {
+    return InvalidArgument("CopyBuffer: buffer " + std::to_string(host.handle) +
+                           " is not a shared-memory buffer of this client");
+  }
+  flatbuffers::FlatBufferBuilder fbb(128);
+  wire::HeapRef data(it->second.offset, it->second.length);
+  auto body = wire::CreateCopyBufferRequest(fbb, device_buffer, &data, to_device);
+  const uint64_t id = next_id_++;
+  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_CopyBufferRequest,
+                                                        body.Union()));
+  return CallLocked(request, id).status();
+}
+
 Status Client::DestroyBuffer(uint64_t buffer) {
   std::lock_guard<std::mutex> lock(mu_);
   flatbuffers::FlatBufferBuilder fbb(128);

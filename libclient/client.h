@@ -194,6 +194,17 @@ class Client {
   StatusOr<Buffer> AllocateBuffer(const TensorShape& shape);
   // Unregisters and frees a buffer.
   Status DestroyBuffer(uint64_t buffer);
+  // A device-resident buffer of `shape` on `device` ("cuda"), allocated by
+  // the daemon there (counted on jitd serve --max-device-bytes) and filled
+  // from `initial` (a shared-memory buffer of the same shape) when given.
+  // Executes take its handle as an argument or result and keep its bytes
+  // on the device. DestroyBuffer releases it. Protocol 8.
+  StatusOr<uint64_t> CreateDeviceBuffer(const std::string& device, const TensorShape& shape,
+                                        const Buffer* initial = nullptr);
+  // Copies between device-resident buffer `device_buffer` and `host` (a
+  // shared-memory buffer of its size): to_device = host's bytes into it,
+  // else its bytes into host. Returns once the copy is done.
+  Status CopyBuffer(uint64_t device_buffer, const Buffer& host, bool to_device);
 
   // Sends `program_text` (StableHLO) and gets an executable handle: compiled
   // now, or found in the daemon's cache.

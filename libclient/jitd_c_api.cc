@@ -42,6 +42,7 @@ struct jitd_client {
 struct jitd_buffer {
   std::shared_ptr<jitd::client::Client> client;  // keeps the connection alive
   jitd::client::Buffer buffer;
+  std::string device = {};  // set: device-resident (buffer.data empty)
 };
 
 struct jitd_executable {
@@ -424,6 +425,61 @@ jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype, con
       throw;
     }
     return Status::Ok();
+  });
+}
+
+jitd_status_t* jitd_buffer_create_on_device(jitd_client_t* client, const char* device,
+                                            jitd_dtype_t dtype, const int64_t* dims, size_t rank,
+                                            const jitd_buffer_t* initial_or_null,
+                                            jitd_buffer_t** out_buffer) {
+  if (client == nullptr) return Invalid("jitd_buffer_create_on_device: client is NULL");
+  if (out_buffer == nullptr) return Invalid("jitd_buffer_create_on_device: out_buffer is NULL");
+  if (device == nullptr || *device == '\0') {
+    return Invalid("jitd_buffer_create_on_device: name a device (\"cuda\")");
+  }
+  return Guard([&]() -> Status {
+    JITD_ASSIGN_OR_RETURN(jitd::client::TensorShape shape,
+                          MakeShape("jitd_buffer_create_on_device", dtype, dims, rank));
+    const jitd::client::Buffer* initial = nullptr;
+    if (initial_or_null != nullptr) {
+      if (initial_or_null->client != client->client || !initial_or_null->device.empty() ||
+          initial_or_null->buffer.shape != shape) {
+        return jitd::InvalidArgument(
+            "jitd_buffer_create_on_device: the initial buffer must be a shared-memory buffer of " +
+            shape.ToString() + " of the same client");
+      }
+      initial = &initial_or_null->buffer;
+    }
+    JITD_ASSIGN_OR_RETURN(uint64_t handle, client->client->CreateDeviceBuffer(device, shape, initial));
+    try {
+      *out_buffer = new jitd_buffer{client->client, jitd::client::Buffer{handle, shape, {}}, device};
+    } catch (...) {
+      (void)client->client->DestroyBuffer(handle);
+      throw;
+    }
+    return Status::Ok();
+  });
+}
+
+const char* jitd_buffer_device(const jitd_buffer_t* buffer) {
+  return buffer == nullptr ? "" : buffer->device.c_str();
+}
+
+jitd_status_t* jitd_buffer_copy(jitd_buffer_t* dst, const jitd_buffer_t* src) {
+  if (dst == nullptr || src == nullptr) return Invalid("jitd_buffer_copy: a buffer is NULL");
+  return Guard([&]() -> Status {
+    if (dst->client != src->client) return jitd::InvalidArgument("jitd_buffer_copy: the buffers belong to two clients");
+    if (dst->buffer.shape != src->buffer.shape) {
+      return jitd::InvalidArgument("jitd_buffer_copy: " + src->buffer.shape.ToString() + " into " +
+                                   dst->buffer.shape.ToString());
+    }
+    if (dst->device.empty() == src->device.empty()) {
+      return jitd::InvalidArgument(
+          "jitd_buffer_copy: one buffer must be device-resident and the other in shared memory");
+    }
+    const bool to_device = !dst->device.empty();
+    return to_device ? dst->client->CopyBuffer(dst->buffer.handle, src->buffer, true)
+                     : dst->client->CopyBuffer(src->buffer.handle, dst->buffer, false);
   });
 }
 

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 10
+#define JITD_API_VERSION 11
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -212,6 +212,26 @@ JITD_API void* jitd_buffer_data(jitd_buffer_t* buffer);
 JITD_API size_t jitd_buffer_size_bytes(const jitd_buffer_t* buffer);
 /* Frees the buffer here and in the daemon; NULL is a no-op. */
 JITD_API void jitd_buffer_destroy(jitd_buffer_t* buffer);
+
+/* Device-resident buffers (API version 11). A buffer of `dtype` / `dims` on
+ * `device` ("cuda"), allocated there by the daemon (counted on jitd serve
+ * --max-device-bytes) and filled from `initial_or_null` (a shared-memory
+ * buffer of the same shape and client) when given. Executes take it as an
+ * argument or result like any buffer and keep its bytes on the device;
+ * jitd_buffer_data is NULL and jitd_buffer_size_bytes 0 for it (its bytes
+ * are not in shared memory: jitd_buffer_copy moves them). Destroy with
+ * jitd_buffer_destroy. NOT_FOUND when the daemon has no such device. */
+JITD_API jitd_status_t* jitd_buffer_create_on_device(jitd_client_t* client, const char* device,
+                                                     jitd_dtype_t dtype, const int64_t* dims,
+                                                     size_t rank, const jitd_buffer_t* initial_or_null,
+                                                     jitd_buffer_t** out_buffer);
+/* The device a buffer lives on ("cuda"), or "" for one in shared memory
+ * (and for NULL). Valid while the buffer lives. */
+JITD_API const char* jitd_buffer_device(const jitd_buffer_t* buffer);
+/* Copies all of `src` into `dst`: one of them device-resident, the other
+ * in shared memory, of the same shape and client. Returns once the copy is
+ * done. */
+JITD_API jitd_status_t* jitd_buffer_copy(jitd_buffer_t* dst, const jitd_buffer_t* src);
 
 /* ---- Executables -------------------------------------------------------- */
 

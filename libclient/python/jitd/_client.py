@@ -683,6 +683,13 @@ class LocalBuffer(object):
     (read-only; it keeps the buffer alive). delete() marks the buffer unusable;
     its memory goes back to the daemon and the heap when the object and all
     its views are garbage-collected (so a view never dangles).
+
+    LocalBuffer.from_pyval(ndarray, device="cuda") makes a device-resident
+    buffer instead: its bytes live in the GPU's memory (counted on the
+    daemon's --max-device-bytes), executes read it and write it in place
+    (ExecuteWithBuffers(args, results=[...])), to_py() and copy_from()
+    copy through shared memory, view() is refused. device() says where a
+    buffer lives ("" = shared memory).
     """
 
     def __init__(self, client, handle, shape, conn, generation):
@@ -693,8 +700,10 @@ class LocalBuffer(object):
         self._conn = conn  # the connection (daemon) that holds it
         self._generation = generation
 
+    _device = ""
+
     @staticmethod
-    def from_pyval(pyval, client=None):
+    def from_pyval(pyval, client=None, device=None):
         client = client or get_client()
         if isinstance(pyval, (tuple, list)):
             raise JitdNotImplementedError(
@@ -703,7 +712,48 @@ class LocalBuffer(object):
         a = np.asarray(pyval)
         buf = LocalBuffer._create(client, Shape(a.dtype, a.shape))
         buf._writable_view()[...] = a
+        if device:
+            return LocalBuffer._on_device(client, buf, device)
         return buf
+
+    @staticmethod
+    def _on_device(client, staging, device):
+        """A device-resident buffer on `device` filled from `staging` (a
+        shared-memory LocalBuffer of the same client and shape)."""
+        if not _lib.has("jitd_buffer_create_on_device"):
+            raise JitdError(StatusCode.UNIMPLEMENTED,
+                            "device-resident buffers need C API 11; the loaded %s lacks them"
+                            % _lib.library_path())
+        shape = staging._shape
+        dims, n = _lib.int64_array(shape.dimensions())
+        handle = ctypes.c_void_p()
+        with client._lock:
+            staging._current_conn()
+            _lib.check(_lib.fn("jitd_buffer_create_on_device")(
+                staging._conn.drain(), device.encode(), to_jitd_dtype(shape.element_type()), dims, n,
+                staging._handle, ctypes.byref(handle)))
+        buf = LocalBuffer(client, handle, shape, staging._conn, staging._generation)
+        buf._device = device
+        return buf
+
+    def device(self):
+        """Where the buffer's bytes live: "" (shared memory) or a device ("cuda")."""
+        return self._device
+
+    def copy_from(self, pyval):
+        """Copies an array of the buffer's shape into it."""
+        self._check_alive()
+        a = np.asarray(pyval, dtype=self._shape.element_type())
+        if self._device:
+            staging = LocalBuffer.from_pyval(a.reshape(self._shape.dimensions()), client=self._client)
+            with self._client._lock:
+                _lib.check(_lib.fn("jitd_buffer_copy")(self._handle, staging._handle))
+            return
+        self._writable_view()[...] = a
+
+    def _current_conn(self):
+        if self._generation is not None and self._generation != self._client._generation:
+            raise _lost_buffer_error("LocalBuffer", self)
 
     from_py = from_pyval  # xla_client's older name
 
@@ -727,6 +777,10 @@ class LocalBuffer(object):
 
     def _writable_view(self):
         self._check_alive()
+        if self._device:
+            raise JitdError(StatusCode.FAILED_PRECONDITION,
+                            "the LocalBuffer is on %s, not in shared memory: to_py() copies it out"
+                            % self._device)
         dtype = self._shape.element_type()
         dims = self._shape.dimensions()
         size = _lib.fn("jitd_buffer_size_bytes")(self._handle)
@@ -746,6 +800,12 @@ class LocalBuffer(object):
     def to_py(self):
         """A copy of the contents as an ndarray of the buffer's exact shape
         (a 0-d array for a scalar)."""
+        if self._device:
+            self._check_alive()
+            staging = LocalBuffer._create(self._client, self._shape, self._conn, self._generation)
+            with self._client._lock:
+                _lib.check(_lib.fn("jitd_buffer_copy")(staging._handle, self._handle))
+            return staging.to_py()
         return np.array(self._writable_view(), copy=True)
 
     def shape(self):
@@ -769,6 +829,8 @@ class LocalBuffer(object):
             self._handle = None
 
     def __repr__(self):
+        if self._device:
+            return "jitd.LocalBuffer(%s, device=%r)" % (self._shape, self._device)
         return "jitd.LocalBuffer(%s)" % self._shape
 
 
@@ -1230,14 +1292,49 @@ class LocalExecutable(object):
         return self._pack([r.to_py() for r in self._run(list(arguments), None)])
 
     def ExecuteWithBuffers(self, arguments=(), deadline_ms=None, resource_fill=None,
-                           resource_seed=None):
+                           resource_seed=None, results=None):
         """Runs on LocalBuffers; returns LocalBuffers (a tuple of them for a
-        tuple root). The keywords are Execute's."""
+        tuple root). The keywords are Execute's. `results` (a list of
+        LocalBuffers of the result shapes, shared-memory or device-resident)
+        receives the results in place and is returned."""
         resource = _resource_options(resource_fill, resource_seed)
         for i, b in enumerate(arguments):
             if not isinstance(b, LocalBuffer):
                 raise TypeError("ExecuteWithBuffers: argument %d is not a LocalBuffer" % i)
+        if results is not None:
+            return self._pack(self._run_into(list(arguments), list(results), deadline_ms, resource))
         return self._pack(self._run(list(arguments), deadline_ms, resource))
+
+    def _run_into(self, arguments, results, deadline_ms, resource):
+        """Execute into the caller's result LocalBuffers (no reconnect: the
+        buffers belong to this connection)."""
+        if resource is not None:
+            raise JitdError(StatusCode.UNIMPLEMENTED,
+                            "ExecuteWithBuffers: results=... with resource_fill/resource_seed")
+        if len(results) != len(self.result_shapes):
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "ExecuteWithBuffers: %d result buffers for %d results"
+                            % (len(results), len(self.result_shapes)))
+        for i, b in enumerate(list(arguments) + list(results)):
+            if not isinstance(b, LocalBuffer):
+                raise TypeError("ExecuteWithBuffers: buffer %d is not a LocalBuffer" % i)
+            b._check_alive()
+        self._current()
+        args = (ctypes.c_void_p * max(1, len(arguments)))(*[b._handle for b in arguments])
+        outs = (ctypes.c_void_p * max(1, len(results)))(*[r._handle for r in results])
+        timing = _lib.ExecuteTiming()
+        timing.struct_size = ctypes.sizeof(_lib.ExecuteTiming)
+        with self._client._lock:
+            self._conn.drain()
+            if deadline_ms is None:
+                status = _lib.fn("jitd_executable_execute")(
+                    self._handle, args, len(arguments), outs, len(results), ctypes.byref(timing))
+            else:
+                status = _lib.fn("jitd_executable_execute_with_deadline")(
+                    self._handle, args, len(arguments), outs, len(results),
+                    int(deadline_ms * 1000), ctypes.byref(timing))
+        _lib.check(status)
+        return results
 
     ExecuteWithLocalBuffers = ExecuteWithBuffers
 

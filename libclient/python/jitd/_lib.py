@@ -144,6 +144,10 @@ _CORE = {
     "jitd_buffer_data": (P, [P]),
     "jitd_buffer_size_bytes": (SZ, [P]),
     "jitd_buffer_destroy": (None, [P]),
+    # Device-resident buffers (C API version 11).
+    "jitd_buffer_create_on_device": (P, [P, S, I, I64P, SZ, P, PP]),
+    "jitd_buffer_device": (S, [P]),
+    "jitd_buffer_copy": (P, [P, P]),
     "jitd_client_compile": (P, [P, S, SZ, ctypes.POINTER(CompileOptions), PP]),
     "jitd_executable_cache_hit": (I, [P]),
     "jitd_executable_num_arguments": (SZ, [P]),

@@ -100,6 +100,16 @@ expect_grep "warm restart: loaded" "$tmp/stats" 'compiles: +0 \(0 failed\), 1 lo
 expect_grep "default segments stage" "$tmp/stats" "device: +cuda: .* of host memory pinned \(0 B client segments\)"
 stop_daemon
 
+# A cap raised past it ($JITD_CUDA_MAX_PINNED_BYTES) pins default segments;
+# a bad value makes cuda unavailable, saying why.
+start_daemon JITD_CUDA_MAX_PINNED_BYTES=$((4 << 30))
+run_and_stats "raised pinned cap"
+expect_grep "raised cap pins" "$tmp/stats" "device: +cuda: .* of host memory pinned \(1\.[0-9]+ GiB client segments\)"
+stop_daemon
+JITD_CUDA_DRIVER="$fake" JITD_CUDA_MAX_PINNED_BYTES=lots "$jitd" run --in-process --device=cuda --random-inputs \
+  "$tmp/add.mlir" >"$tmp/out" 2>"$tmp/err" && fail "bad pinned cap: jitd run succeeded"
+expect_grep "bad pinned cap" "$tmp/err" "JITD_CUDA_MAX_PINNED_BYTES='lots': expected a number of bytes"
+
 # Another GPU (sm_89): the key names the target, so it misses and compiles.
 start_daemon JITD_FAKE_CUDA_SM=89
 run_and_stats "another sm"

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -226,7 +227,20 @@ CudaProbe Probe() {
   probe.driver_path = (*driver)->path();
   // Both live until exit: the device and its clients may run to the end.
   CudaDriverLibrary* library = driver->release();
-  StatusOr<std::unique_ptr<CudaRuntime>> runtime = CudaRuntime::Open(library->symbols());
+  CudaRuntimeOptions options;
+  // The cap on pinned host memory (client segments registered at attach +
+  // the staging pool): $JITD_CUDA_MAX_PINNED_BYTES, default 1 GiB.
+  if (const char* cap = std::getenv("JITD_CUDA_MAX_PINNED_BYTES"); cap && *cap) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long bytes = std::strtoull(cap, &end, 10);
+    if (errno != 0 || end == cap || *end != '\0' || cap[0] == '-') {
+      probe.reason = std::string("JITD_CUDA_MAX_PINNED_BYTES='") + cap + "': expected a number of bytes";
+      return probe;
+    }
+    options.max_pinned_bytes = bytes;
+  }
+  StatusOr<std::unique_ptr<CudaRuntime>> runtime = CudaRuntime::Open(library->symbols(), options);
   if (!runtime.ok()) {
     probe.reason = runtime.status().message();
     return probe;
@@ -649,7 +663,7 @@ class CudaProgramExecutable final : public Executable {
     if (library.fft) {
       if (!fft_plans_) return Internal("cuda: cuFFT went away after the program was loaded");
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
-        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle);
+        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle, rt.generation());
       });
     }
     return Internal("cuda: step " + std::to_string(s) + " is a library call without a plan");

@@ -663,7 +663,7 @@ class CudaProgramExecutable final : public Executable {
     if (library.fft) {
       if (!fft_plans_) return Internal("cuda: cuFFT went away after the program was loaded");
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
-        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle);
+        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle, rt.generation());
       });
     }
     return Internal("cuda: step " + std::to_string(s) + " is a library call without a plan");

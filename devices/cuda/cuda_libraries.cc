@@ -470,7 +470,7 @@ Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const 
 }
 
 CufftPlanCache::~CufftPlanCache() {
-  for (auto& [key, handle] : plans_) fft_.cufftDestroy(handle);
+  for (auto& [key, made] : plans_) fft_.cufftDestroy(made.handle);
 }
 
 size_t CufftPlanCache::plans() const {
@@ -478,9 +478,14 @@ size_t CufftPlanCache::plans() const {
   return plans_.size();
 }
 
-Status CufftPlanCache::Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+Status CufftPlanCache::Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream,
+                           uint64_t generation) {
   std::lock_guard lock(mu_);
   auto it = plans_.find(key);
+  if (it != plans_.end() && it->second.generation != generation) {
+    plans_.erase(it);  // made in a context that was reset
+    it = plans_.end();
+  }
   if (it == plans_.end()) {
     cufftHandle handle = 0;
     if (cufftResult r = fft_.cufftCreate(&handle); r != CUFFT_SUCCESS) return CufftFailed("cufftCreate", r);
@@ -503,9 +508,9 @@ Status CufftPlanCache::Run(size_t key, const CufftPlan& plan, CUdeviceptr input,
       fft_.cufftDestroy(handle);
       return CufftFailed("cufftMakePlanMany64(" + DescribeFftPlan(plan) + ")", r);
     }
-    it = plans_.emplace(key, handle).first;
+    it = plans_.emplace(key, Made{handle, generation}).first;
   }
-  const cufftHandle handle = it->second;
+  const cufftHandle handle = it->second.handle;
   if (cufftResult r = fft_.cufftSetStream(handle, stream); r != CUFFT_SUCCESS) return CufftFailed("cufftSetStream", r);
   const int direction = plan.inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
   void* in = reinterpret_cast<void*>(input);

@@ -180,13 +180,21 @@ class CufftPlanCache {
   CufftPlanCache& operator=(const CufftPlanCache&) = delete;
   // Runs `plan` (keyed by `key`, one per step) from `input` to `output` on
   // `stream`. The input must be a scratch copy when plan.copy_input.
-  Status Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream);
+  // `generation`: the context's (CudaRuntime::generation); a plan made in
+  // an earlier context is dropped (not destroyed: its context is gone) and
+  // made again.
+  Status Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream,
+             uint64_t generation = 0);
   size_t plans() const;
 
  private:
   const CufftSymbols& fft_;
   mutable std::mutex mu_;
-  std::map<size_t, cufftHandle> plans_;
+  struct Made {
+    cufftHandle handle = 0;
+    uint64_t generation = 0;
+  };
+  std::map<size_t, Made> plans_;
 };
 
 }  // namespace jitd::devices::cuda

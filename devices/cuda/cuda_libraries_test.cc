@@ -155,6 +155,11 @@ TEST(CudaLibrariesTest, FftPlansAreMadeOncePerStep) {
     EXPECT_EQ(FakeLibraries().fft_execs.back().kind, "Z2Z");
     EXPECT_EQ(FakeLibraries().fft_execs.back().direction, CUFFT_FORWARD);
     EXPECT_EQ(cache.plans(), 2u);
+    // After a context reset (a new generation) the plan is made again.
+    ASSERT_TRUE(cache.Run(5, forward, 0x100, 0x200, stream_a, /*generation=*/1).ok());
+    EXPECT_EQ(FakeLibraries().fft_plans.size(), 3u);
+    EXPECT_EQ(cache.plans(), 2u);
+    FakeLibraries().live_objects -= 1;  // the dropped plan is not destroyed (its context is gone)
   }
   EXPECT_EQ(FakeLibraries().live_objects, 0);  // the cache destroyed its plans
 

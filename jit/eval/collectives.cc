@@ -1078,7 +1078,9 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> ChannelPairs(OpContext& ctx) 
 StatusOr<CollectiveExchange*> ChannelExchange(OpContext& ctx, int64_t other) {
   const ProcessContext* p = ctx.options().process;
   if (!p || !p->exchange) {
-    return ctx.Error("talks to process " + std::to_string(other) +
+    return ctx.Error((other == kAnyProcess ? std::string("talks to other processes over channel ") +
+                                                 std::to_string(ChannelId(ctx))
+                                           : "talks to process " + std::to_string(other)) +
                      " but the program runs as one process (1 replica x 1 partition)");
   }
   return p->exchange.get();

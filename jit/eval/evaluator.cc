@@ -287,9 +287,20 @@ class Evaluator {
       if (op.code() == OpCode::kReturn || op.code() == OpCode::kFuncReturn) {
         std::vector<RuntimeValue> out;
         out.reserve(op.num_operands());
-        for (const ir::Value* v : op.operands()) {
+        const auto operands = op.operands();
+        for (size_t k = 0; k < operands.size(); ++k) {
+          const ir::Value* v = operands[k];
           JITD_ASSIGN_OR_RETURN(const RuntimeValue* rv, Get(op, v));
-          out.push_back(*rv);
+          // A value of this block dies with it (a loop body defines it anew
+          // each iteration): move it out instead of copying, unless it is
+          // returned twice.
+          const bool local = v->owner_block() == &block ||
+                             (v->defining_op() && v->defining_op()->parent_block() == &block);
+          if (local && std::count(operands.begin(), operands.end(), v) == 1) {
+            out.push_back(std::move(*const_cast<RuntimeValue*>(rv)));
+          } else {
+            out.push_back(*rv);
+          }
         }
         return out;
       }

@@ -661,7 +661,12 @@ void Instance::AppendClientsJson(std::ostringstream& out,
     out << (i ? "," : "") << "{\"session\":" << c.session_id
         << ",\"pid\":" << c.pid.load(std::memory_order_relaxed)
         << ",\"uid\":" << c.uid.load(std::memory_order_relaxed) << ",\"name\":\""
-        << JsonEscape(c.name()) << "\",\"requests\":" << c.requests.load(std::memory_order_relaxed)
+        << JsonEscape(c.name()) << "\"";
+    if (const std::string remote = c.remote_identity(); !remote.empty()) {
+      out << ",\"remote\":\"" << JsonEscape(remote) << "\",\"address\":\""
+          << JsonEscape(c.remote_address()) << "\"";
+    }
+    out << ",\"requests\":" << c.requests.load(std::memory_order_relaxed)
         << ",\"compiles\":" << c.compiles.load(std::memory_order_relaxed)
         << ",\"executes\":" << c.executes.load(std::memory_order_relaxed)
         << ",\"errors\":" << c.errors.load(std::memory_order_relaxed)
@@ -695,6 +700,15 @@ InstanceStats Instance::stats() const {
   s.executes = executes_;
   s.execute_errors = execute_errors_;
   return s;
+}
+
+void Instance::SetStatsSection(const std::string& name, std::function<std::string()> json) {
+  std::lock_guard<std::mutex> lock(sections_mu_);
+  if (json) {
+    stats_sections_[name] = std::move(json);
+  } else {
+    stats_sections_.erase(name);
+  }
 }
 
 std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const {
@@ -771,6 +785,12 @@ std::string Instance::StatsJson(bool list_keys, const StatsViewer& viewer) const
     AppendClientsJson(out, clients);
   }
   out << ",\"feed_clients\":" << feeds_.clients();
+  {
+    std::lock_guard<std::mutex> lock(sections_mu_);
+    for (const auto& [name, json] : stats_sections_) {
+      out << ",\"" << JsonEscape(name) << "\":" << json();
+    }
+  }
   if (list_keys) {
     out << ",\"keys\":[";
     const std::vector<cache::MemoryCacheEntryInfo> entries = memory_cache_.Entries();

@@ -283,6 +283,10 @@ class Instance {
   // uid's sessions and, with `list_keys`, viewer.own_keys, "view":"uid"
   // (one uid learns nothing of another's clients or programs).
   std::string StatsJson(bool list_keys, const StatsViewer& viewer = {}) const;
+  // Adds "name": json() to the full view of StatsJson ("view":"all"; e.g.
+  // the remote listener's counters, daemon/server.cc); an empty `json`
+  // removes it. Thread-safe; `json` must stay callable until removed.
+  void SetStatsSection(const std::string& name, std::function<std::string()> json);
   InstanceStats stats() const;
 
   // Counters the sessions bump.
@@ -370,6 +374,8 @@ class Instance {
   LatencyHistogram compile_latency_;   // device compiles (from text or disk)
   LatencyHistogram execute_latency_;   // Execute requests, daemon side
   mutable std::mutex clients_mu_;
+  mutable std::mutex sections_mu_;
+  std::map<std::string, std::function<std::string()>> stats_sections_;  // sections_mu_
   std::map<uint64_t, std::shared_ptr<ClientCounters>> clients_;
   // Compile threads (started on first use) and their queue.
   std::mutex compile_mu_;

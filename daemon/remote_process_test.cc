@@ -209,6 +209,25 @@ TEST_F(RemoteProcessTest, TlsClientRunsAProgramAndStrangersAreRefused) {
   EXPECT_FALSE(plain.Hello(kAliceToken).ok());
   // Alice is still served.
   EXPECT_EQ(SessionsListed(alice), 1);
+  // The daemon's owner sees the remote identity, its address and the
+  // listener's counters in `jitd stats`.
+  const std::string stats_json = scratch_.Path("stats.json");
+  const std::string stats_text = scratch_.Path("stats.txt");
+  const std::string stats = std::string(JITD_BINARY) + " stats --socket " +
+                            scratch_.Path("jitd.sock");
+  ASSERT_EQ(std::system((stats + " --json > " + stats_json).c_str()), 0);
+  ASSERT_EQ(std::system((stats + " > " + stats_text).c_str()), 0);
+  const std::string json = ReadFile(stats_json);
+  EXPECT_NE(json.find("\"remote\":\"cert:alice\",\"address\":\"127.0.0.1:"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"remote\":{\"listen\":[\"tcp://127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"refused\":3"), std::string::npos) << json;
+  const std::string summary = ReadFile(stats_text);
+  EXPECT_NE(summary.find("remote client cert:alice from 127.0.0.1:"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("(TLS), 1 sessions open"), std::string::npos) << summary;
   const std::string log = daemon.log();
   EXPECT_NE(log.find("session 1 opened for cert:alice"), std::string::npos) << log;
   EXPECT_NE(log.find("sha256="), std::string::npos) << log;

@@ -465,6 +465,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
       StatusOr<std::unique_ptr<ipc::Segment>> mapping = Status::Ok();
       if (session.ok()) {
         (*session)->SetPeer(/*pid=*/-1, RemoteUid(self->identity_));
+        (*session)->SetRemotePeer(self->identity_, self->peer_);
         // The bridge's own view of the segment, for the heap's bytes.
         mapping = ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
       }

@@ -93,6 +93,10 @@ Status CheckPeer(const PeerPolicy& policy, uid_t uid, gid_t gid, std::span<const
 struct Server::Impl {
   Impl(Instance* instance, ServerOptions options)
       : instance(instance), options(std::move(options)), acceptor(io) {}
+  // A Create that failed after CreateRemote: the stats section goes too.
+  ~Impl() {
+    if (remote) instance->SetStatsSection("remote", nullptr);
+  }
 
   void Log(int level, const char* format, ...) __attribute__((format(printf, 3, 4))) {
     if (level > options.log_level) return;
@@ -189,6 +193,7 @@ struct Server::Impl {
     JITD_ASSIGN_OR_RETURN(remote,
                           RemoteServer::Create(instance, options.session, options.remote,
                                                std::move(admission)));
+    instance->SetStatsSection("remote", [r = remote.get()] { return r->StatsJson(); });
     return Status::Ok();
   }
 
@@ -296,6 +301,7 @@ struct Server::Impl {
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() {
+  if (impl_->remote) impl_->instance->SetStatsSection("remote", nullptr);
   impl_->remote.reset();
   impl_->dispatcher.reset();
   if (impl_->bound) ::unlink(impl_->options.socket_path.c_str());

@@ -91,6 +91,10 @@ Session::~Session() {
   instance_->CountSessionClosed();
 }
 
+void Session::SetRemotePeer(const std::string& identity, const std::string& address) {
+  counters_->SetRemote(identity, address);
+}
+
 void Session::SetPeer(int64_t pid, int64_t uid) {
   // All connections of one process share one turn at the execute gate.
   if (pid > 0) fair_key_ = static_cast<uint64_t>(pid);

@@ -124,6 +124,9 @@ class Session {
   // Records who the client is (for stats, logs and limits); call before the
   // first request is served.
   void SetPeer(int64_t pid, int64_t uid);
+  // A remote client's identity and address (daemon/remote_server.h), for
+  // stats; after SetPeer, before the first request.
+  void SetRemotePeer(const std::string& identity, const std::string& address);
   int64_t peer_uid() const { return peer_uid_; }
 
   // Handles one request message (a private copy) and returns the encoded

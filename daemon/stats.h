@@ -91,6 +91,22 @@ struct ClientCounters {
     return programs_;
   }
 
+  // A remote client (daemon/remote_server.h): its identity ("token:NAME",
+  // "cert:CN") and address ("HOST:PORT"); both empty for local clients.
+  void SetRemote(std::string identity, std::string address) {
+    std::lock_guard<std::mutex> lock(name_mu_);
+    remote_identity_ = std::move(identity);
+    remote_address_ = std::move(address);
+  }
+  std::string remote_identity() const {
+    std::lock_guard<std::mutex> lock(name_mu_);
+    return remote_identity_;
+  }
+  std::string remote_address() const {
+    std::lock_guard<std::mutex> lock(name_mu_);
+    return remote_address_;
+  }
+
   void SetName(std::string name) {
     std::lock_guard<std::mutex> lock(name_mu_);
     name_ = std::move(name);
@@ -101,9 +117,10 @@ struct ClientCounters {
   }
 
  private:
-  mutable std::mutex name_mu_;  // guards name_ and programs_
+  mutable std::mutex name_mu_;  // guards name_, programs_ and remote_*
   std::string name_;
   std::vector<std::string> programs_;
+  std::string remote_identity_, remote_address_;
 };
 
 }  // namespace jitd::daemon

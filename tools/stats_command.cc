@@ -140,6 +140,20 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
     out << "  sessions:     " << Field(s, "sessions_active") << " active (this one included), "
         << Field(s, "sessions_opened") << " opened since start\n";
     AppendDaemonWide(s, out);
+    // The TCP listener (daemon/remote_server.h), when the daemon has one.
+    if (const boost::optional<const ptree&> r = s.get_child_optional("remote"); r && !r->empty()) {
+      std::string listen;
+      if (const auto addresses = r->get_child_optional("listen")) {
+        for (const auto& [unused, a] : *addresses) {
+          listen += (listen.empty() ? "" : " ") + a.get_value<std::string>();
+        }
+      }
+      out << "  remote:       " << listen << (Field(*r, "tls") == "true" ? " (TLS)" : " (PLAINTEXT)")
+          << ", " << Field(*r, "sessions_open") << " sessions open, "
+          << Field(*r, "sessions_opened") << " opened, " << Field(*r, "refused") << " refused, "
+          << Field(*r, "handshake_timeouts") << " handshake timeouts, "
+          << Field(*r, "malformed_frames") << " malformed frames\n";
+    }
   }
   const boost::optional<const ptree&> clients = s.get_child_optional("clients");
   if (clients) {
@@ -163,6 +177,9 @@ std::string Summary(const ptree& s, const std::string& socket_path) {
                     Bytes(c, "device_peak_bytes").c_str(),
                     DurationField(c, "device_micros").c_str());
       out << line;
+      if (const std::string remote = c.get<std::string>("remote", ""); !remote.empty()) {
+        out << "             remote client " << remote << " from " << Field(c, "address") << "\n";
+      }
     }
   }
   const boost::optional<const ptree&> keys = s.get_child_optional("keys");

@@ -90,7 +90,8 @@ StatusOr<CudnnConvPlan> PlanCudnnConvolution(const ir::Op& op, bool exact_f32) {
   }
   switch (in.dtype()) {
     case DType::kF16:
-      plan.type = LibType::kF16;
+    case DType::kBF16:
+      plan.type = in.dtype() == DType::kF16 ? LibType::kF16 : LibType::kBF16;
       plan.compute = LibType::kF32;
       plan.math = ConvMath::kTensorOp;
       break;
@@ -103,7 +104,7 @@ StatusOr<CudnnConvPlan> PlanCudnnConvolution(const ir::Op& op, bool exact_f32) {
       plan.math = ConvMath::kFma;
       break;
     default:
-      return NotPlanned(std::string(ir::DTypeName(in.dtype())) + " elements (f16, f32 and f64 only)");
+      return NotPlanned(std::string(ir::DTypeName(in.dtype())) + " elements (f16, bf16, f32 and f64 only)");
   }
   // Attributes cuDNN's forward convolution does not have.
   if (op.GetInt("batch_group_count").value_or(1) != 1) return NotPlanned("batch_group_count > 1");
@@ -243,7 +244,7 @@ StatusOr<CudnnConvPlan> DecodeConvPlan(std::span<const int64_t> e) {
   const auto n = static_cast<size_t>(nb);
   if (e.size() != 8 + 5 * n + 3 * (n - 2)) return bad("wrong length for rank " + std::to_string(nb));
   CudnnConvPlan p;
-  auto type_ok = [](int64_t t) { return t == 0 || t == 2 || t == 3; };  // f16, f32, f64
+  auto type_ok = [](int64_t t) { return t >= 0 && t <= 3; };  // f16, bf16, f32, f64
   if (!type_ok(e[1]) || !type_ok(e[2]) || e[3] < 0 || e[3] > 2 || e[4] < 1 || (e[5] != 0 && e[5] != 1) || e[6] < 0) {
     return bad("a type, math mode, group count or flag out of range");
   }

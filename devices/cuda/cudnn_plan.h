@@ -21,12 +21,12 @@
 //
 // Not planned (the caller keeps jit's own kernel): batch_group_count > 1,
 // lhs_dilation (transposed convolutions), window_reversal, padding that is
-// negative or differs low / high, element types other than f16 / f32 / f64
-// or mixed, empty tensors, extents or strides past int32.
+// negative or differs low / high, element types other than f16 / bf16 /
+// f32 / f64 or mixed, empty tensors, extents or strides past int32.
 //
 // Precision: f32 may use TF32 (CUDNN_DEFAULT_MATH) for DEFAULT / HIGH,
-// CUDNN_FMA_MATH (exact) for HIGHEST or `--cuda-exact-f32`; f16 computes
-// in f32 with tensor cores allowed; f64 in f64.
+// CUDNN_FMA_MATH (exact) for HIGHEST or `--cuda-exact-f32`; f16 and bf16
+// compute in f32 with tensor cores allowed; f64 in f64.
 #ifndef JITD_DEVICES_CUDA_CUDNN_PLAN_H_
 #define JITD_DEVICES_CUDA_CUDNN_PLAN_H_
 

@@ -108,6 +108,14 @@ TEST(CudnnPlanTest, EncodedPlanRoundTripsAndIsChecked) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->math, ConvMath::kTensorOp);
   EXPECT_EQ(plan->compute, LibType::kF32);
+  auto bf16 = PlanOf(std::string("dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} ") + kGroups,
+                     "(tensor<1x2x4x4xbf16>, tensor<3x2x1x1xbf16>) -> tensor<1x3x4x4xbf16>");
+  ASSERT_TRUE(bf16.ok()) << bf16.status().message();
+  EXPECT_EQ(bf16->type, LibType::kBF16);
+  EXPECT_EQ(bf16->compute, LibType::kF32);
+  auto bf16_back = DecodeConvPlan(EncodeConvPlan(*bf16));
+  ASSERT_TRUE(bf16_back.ok()) << bf16_back.status().message();
+  EXPECT_EQ(*bf16_back, *bf16);
   const std::vector<int64_t> encoded = EncodeConvPlan(*plan);
   auto back = DecodeConvPlan(encoded);
   ASSERT_TRUE(back.ok()) << back.status().message();

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "ipc/fd_passing.h"
+#include "libclient/remote_link.h"
 
 namespace jitd::client {
 namespace {
@@ -167,6 +168,7 @@ Status CheckDaemonPeer(int fd, const std::string& socket_path, const ClientOptio
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path,
                                                   ClientOptions options) {
+  if (IsRemoteAddress(socket_path)) return ConnectRemote(socket_path, std::move(options));
   sockaddr_un addr{};
   if (socket_path.empty() || socket_path.size() >= sizeof(addr.sun_path)) {
     return InvalidArgument("socket path '" + socket_path + "' is empty or too long");
@@ -230,26 +232,29 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& socket_path
         (void)!::send(socket, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
       },
       client.get());
+  JITD_RETURN_IF_ERROR(client->SayHello());
+  return client;
+}
+
+Status Client::SayHello() {
   flatbuffers::FlatBufferBuilder fbb(256);
-  auto name = fbb.CreateString(client->options_.client_name);
+  auto name = fbb.CreateString(options_.client_name);
   auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, name);
-  std::lock_guard<std::mutex> lock(client->mu_);
-  const uint64_t id = client->next_id_++;
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t id = next_id_++;
   auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_Hello, body.Union()));
-  JITD_ASSIGN_OR_RETURN(Reply reply, client->CallLocked(request, id));
+  JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
   const wire::HelloReply* hello_reply = reply.message->body_as_HelloReply();
   if (hello_reply == nullptr) return Internal("Hello: the daemon's reply has no HelloReply");
-  client->daemon_protocol_version_ = hello_reply->protocol_version();
-  if (hello_reply->daemon_version()) client->daemon_version_ = hello_reply->daemon_version()->str();
+  daemon_protocol_version_ = hello_reply->protocol_version();
+  if (hello_reply->daemon_version()) daemon_version_ = hello_reply->daemon_version()->str();
   if (hello_reply->devices()) {
     for (const flatbuffers::String* device : *hello_reply->devices()) {
-      if (device != nullptr) client->daemon_devices_.push_back(device->str());
+      if (device != nullptr) daemon_devices_.push_back(device->str());
     }
   }
-  if (hello_reply->default_device()) {
-    client->daemon_default_device_ = hello_reply->default_device()->str();
-  }
-  return client;
+  if (hello_reply->default_device()) daemon_default_device_ = hello_reply->default_device()->str();
+  return Status::Ok();
 }
 
 Status Client::Gone(const std::string& what) const {
@@ -268,6 +273,7 @@ bool Client::DaemonGone() const {
 
 StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uint64_t id,
                                            std::chrono::milliseconds extra_wait) {
+  if (remote_ != nullptr) [[unlikely]] return CallRemoteLocked(request, id, extra_wait);
   // The hot path is one push and one pop: whether the daemon is still there
   // is asked (a poll() on the socket) only while waiting goes slowly.
   const Clock::time_point deadline = Clock::now() + options_.timeout + extra_wait;

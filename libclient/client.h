@@ -86,6 +86,20 @@ struct ClientOptions {
   // PERMISSION_DENIED naming the daemon's uid and pid (an impostor may be
   // listening where this client looks, see docs/SECURITY.md).
   std::vector<uint32_t> trusted_daemon_uids;
+
+  // Remote daemons: Connect("tcp://HOST:PORT") (docs/REMOTE.md, USING.md;
+  // libclient/remote_link.h). TLS 1.3: the daemon's certificate must chain
+  // to tls_ca_file (empty: $JITD_TLS_CA, else the system's CAs) and name the
+  // host; tls_cert_file + tls_key_file present a client certificate (mutual
+  // TLS; empty: $JITD_TLS_CERT / $JITD_TLS_KEY); token_file holds a bearer
+  // token, "TOKEN" or a "NAME TOKEN" line (empty: $JITD_TOKEN_FILE).
+  // insecure_loopback: plaintext TCP, loopback addresses only, for a daemon
+  // run with --insecure-loopback (tests; $JITD_INSECURE_LOOPBACK=1).
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string token_file;
+  bool insecure_loopback = false;
 };
 
 // Options of one Execute. Plain value.
@@ -179,11 +193,18 @@ struct Timing {
   uint64_t profile_omitted = 0;
 };
 
+class RemoteLink;  // remote_link.h
+
 class Client {
  public:
   // Connects to the daemon at `socket_path` (see DefaultSocketPath in
   // daemon/server.h for the usual place), attaches to the segment it sends
   // and exchanges Hello. UNAVAILABLE when no daemon answers.
+  //
+  // "tcp://HOST:PORT" connects to a remote daemon instead (TLS options in
+  // ClientOptions; remote_link.h): the same API, with Buffer::data a private
+  // mirror that Execute sends (arguments) and refreshes (results), and
+  // feeds, compiles and dumps moving their bytes over the connection.
   static StatusOr<std::unique_ptr<Client>> Connect(const std::string& socket_path,
                                                    ClientOptions options = {});
   ~Client();
@@ -283,6 +304,10 @@ class Client {
   const std::vector<std::string>& daemon_devices() const { return daemon_devices_; }
   const std::string& daemon_default_device() const { return daemon_default_device_; }
   uint64_t segment_bytes() const { return segment_->size(); }
+  // A remote client (tcp://): true, and the identity the daemon gave it
+  // ("token:NAME", a certificate's CN); "" for a local one.
+  bool remote() const { return remote_ != nullptr; }
+  const std::string& remote_identity() const;
 
  private:
   // A verified reply; it points into reply_.bytes and is valid until the
@@ -312,6 +337,14 @@ class Client {
                                  std::span<const ipc::RingHeapRef> result_blocks,
                                  const ExecuteOptions& options,
                                  std::vector<uint64_t>* out_handles);
+  // Connect's Hello exchange, local or remote.
+  Status SayHello();
+  // Connect for "tcp://" addresses; CallLocked through the remote link
+  // (both in remote_link.cc).
+  static StatusOr<std::unique_ptr<Client>> ConnectRemote(const std::string& address,
+                                                         ClientOptions options);
+  StatusOr<Reply> CallRemoteLocked(std::span<const uint8_t> request, uint64_t id,
+                                   std::chrono::milliseconds extra_wait);
   Status Gone(const std::string& what) const;
   bool DaemonGone() const;
 
@@ -333,6 +366,8 @@ class Client {
   ipc::RingMessage reply_;
   // The adaptive reply spin (see ClientOptions::reply_spin).
   std::chrono::nanoseconds spin_{0};
+  // Set for a remote client (segment_ is then its private mirror).
+  std::unique_ptr<RemoteLink> remote_;
 };
 
 }  // namespace jitd::client

@@ -570,11 +570,12 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                               " in this session"));
   }
   const CompiledProgram& program = *exe_it->second;
-  if (NamesDeviceBuffers(execute)) {
-    return HandleExecuteOnDevice(id, execute, program, start);  // session_device.cc
-  }
+  // Replicated first: it refuses device-resident buffers by name.
   if (program.grid.num_processes() > 1 || execute->processes() > 1) {
     return HandleExecuteReplicated(id, execute, program, start);  // session_replicated.cc
+  }
+  if (NamesDeviceBuffers(execute)) {
+    return HandleExecuteOnDevice(id, execute, program, start);  // session_device.cc
   }
   const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
   const size_t num_results = execute->results() ? execute->results()->size() : 0;

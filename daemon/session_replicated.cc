@@ -119,6 +119,13 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
     return "process " + std::to_string(flat / per) + (argument ? " argument " : " result ") +
            std::to_string(flat % per);
   };
+  // Device-resident buffers (session_device.cc) are not taken here: every
+  // process reads and writes host memory.
+  auto DeviceResident = [&where](bool argument, size_t flat) {
+    return "Execute: the buffer of " + where(argument, flat) +
+           " is device-resident; a replicated execute takes shared-memory buffers (copy it "
+           "to one first: CopyBuffer)";
+  };
   // Output ranges, each checked against the heap and its result's type.
   std::vector<ipc::RingHeapRef> outputs(num_outputs);
   uint64_t new_bytes = 0;
@@ -144,6 +151,9 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
       if (it == buffers_.end()) {
         return Reply(id, NotFound("Execute: the buffer of " + where(false, i) +
                                   " is not a buffer of this session"));
+      }
+      if (it->second.device != nullptr) {
+        return Reply(id, InvalidArgument(DeviceResident(false, i)));
       }
       if (!(it->second.type == type)) {
         return Reply(id, InvalidArgument("Execute: " + where(false, i) + " is " + type.ToString() +
@@ -182,6 +192,7 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
       return Reply(id, NotFound("Execute: the buffer of " + where(true, i) +
                                 " is not a buffer of this session"));
     }
+    if (it->second.device != nullptr) return Reply(id, InvalidArgument(DeviceResident(true, i)));
     if (!(it->second.type == type)) {
       return Reply(id, InvalidArgument("Execute: " + where(true, i) + " must be " +
                                        type.ToString() + ", its buffer is " +

@@ -137,3 +137,18 @@ def test_unknown_device_is_not_found(daemon):
     with pytest.raises(jitd.JitdError) as e:
         jitd.LocalBuffer.from_pyval(np.zeros(4, np.float32), client=c, device="tpu")
     assert e.value.code == jitd.StatusCode.NOT_FOUND, e.value.message
+
+
+def test_a_replicated_execute_refuses_device_buffers_by_name(daemon):
+    # Every process of a replicated execute reads and writes host memory.
+    c = jitd.Client("cuda", socket_path=daemon)
+    options = jitd.CompileOptions()
+    options.replica_count = 2
+    exe = c.compile_stablehlo(PASS, compile_options=options)
+    assert exe.replica_count == 2
+    x = np.arange(64, dtype=np.float32)
+    dx = jitd.LocalBuffer.from_pyval(x, client=c, device="cuda")
+    with pytest.raises(jitd.JitdError) as e:
+        exe.ExecuteWithBuffersPerReplica([[x, x], [dx, x]])
+    assert e.value.code == jitd.StatusCode.INVALID_ARGUMENT, e.value.message
+    assert "process 1 argument 0 is device-resident" in e.value.message

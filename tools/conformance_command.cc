@@ -132,7 +132,8 @@ int RunCudaCompileOnly(const ConformanceArgs& args, const std::vector<std::strin
   options.assembler = assembler->get();
   // Library calls planned as on a GPU machine that has cuBLASLt, cuFFT and cuDNN
   // (the libraries are not needed to plan them).
-  options.use_cublaslt = options.use_cufft = options.use_cudnn = true;
+  // --cuda-no-libraries: jit's own kernels for every op (their fallback path).
+  options.use_cublaslt = options.use_cufft = options.use_cudnn = !args.cuda_no_libraries;
   options.pipeline = args.pipeline.empty() ? kCompileOnlyPipeline : args.pipeline == "none" ? "" : args.pipeline;
   if (auto v = devices::cuda::ChoosePtxVersion(options.sm, (*assembler)->toolchain().max_ptx_version); !v.ok()) {
     std::fprintf(stderr, "jitd conformance: --cuda-arch: %s\n", v.status().message().c_str());
@@ -259,6 +260,8 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
                "generation. A case passes when it compiles; refusals name the op");
   cmd->add_option("--cuda-arch", args.cuda_arch, "GPU architecture of --compile-only (sm_NN)")
       ->capture_default_str();
+  cmd->add_flag("--cuda-no-libraries", args.cuda_no_libraries,
+                "--compile-only: no cuBLASLt / cuFFT / cuDNN calls, jit's own kernels for every op");
   cmd->add_option("--ptx-assembler", args.ptx_assembler,
                   "PTX -> cubin: auto (nvJitLink, else ptxas), nvjitlink or ptxas")
       ->check(CLI::IsMember({"auto", "nvjitlink", "ptxas"}))

@@ -20,6 +20,7 @@ struct ConformanceArgs {
   bool compile_only = false;           // --compile-only (--device=cuda): compile to a cubin, run nothing
   std::string cuda_arch = "sm_90";     // --cuda-arch
   std::string ptx_assembler = "auto";  // --ptx-assembler=auto|nvjitlink|ptxas
+  bool cuda_no_libraries = false;      // --cuda-no-libraries: jit's own kernels only
   std::vector<std::string> paths;
 };
 

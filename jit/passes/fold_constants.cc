@@ -68,6 +68,16 @@ bool Foldable(const Op& op, int64_t max_bytes) {
     case OpCode::kAfterAll:
     case OpCode::kCreateToken:
     case OpCode::kGetDimensionSize:  // static shapes: fine, but left to codegen
+    // Collectives: their values depend on the other processes of the
+    // execution, which a compile-time evaluation (one process) lacks.
+    case OpCode::kAllReduce:
+    case OpCode::kAllGather:
+    case OpCode::kAllToAll:
+    case OpCode::kReduceScatter:
+    case OpCode::kCollectivePermute:
+    case OpCode::kCollectiveBroadcast:
+    case OpCode::kCollectiveReduce:
+    case OpCode::kCrossReplicaSum:
       return false;
     case OpCode::kBroadcastInDim:
     case OpCode::kBroadcast:

@@ -221,3 +221,22 @@ func.func @main() {
   check.expect_eq_const %o#1, dense<[8, 12]> : tensor<2xi64>
   return
 }
+
+// -----
+// A constant operand: folding at compile time (one process) would give the
+// one-process value; it must run as every process.
+func.func @process() -> tensor<2xi64> {
+  %c = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  %r = "stablehlo.all_reduce"(%c) ({
+    ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+      %s = stablehlo.add %a, %b : tensor<i64>
+      stablehlo.return %s : tensor<i64>
+  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>} : (tensor<2xi64>) -> tensor<2xi64>
+  return %r : tensor<2xi64>
+}
+func.func @main() {
+  %o:2 = "interpreter.run_parallel"() {programs = [[@process, @process]]} : () -> (tensor<2xi64>, tensor<2xi64>)
+  check.expect_eq_const %o#0, dense<[2, 4]> : tensor<2xi64>
+  check.expect_eq_const %o#1, dense<[2, 4]> : tensor<2xi64>
+  return
+}

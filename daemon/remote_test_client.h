@@ -213,6 +213,7 @@ class RemoteTestClient {
     fbb.Finish(remote::CreateHeapRequest(fbb, ++next_id_, remote::HeapOp_ReadRequest, op.Union()),
                remote::HeapRequestIdentifier());
     std::vector<uint8_t> out;
+    out.reserve(length);
     JITD_RETURN_IF_ERROR(Heap(fbb, &out).status());
     return out;
   }

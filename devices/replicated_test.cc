@@ -195,6 +195,38 @@ func.func @main() -> tensor<2xf32> {
   for (int r = 0; r < 2; ++r) EXPECT_EQ((*out)[r][0].literal(), F32s({2}, {20, 10}));
 }
 
+std::string AllReduceWithGroups(std::string_view groups) {
+  return std::string(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %s = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %t = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+  }) {replica_groups = dense<)") + std::string(groups) + R"(> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+  return %s : tensor<2xf32>
+})";
+}
+
+TEST_P(ReplicatedTest, DisagreeingGroupsFailAtOnce) {
+  // Three programs (MPMD) whose groups disagree: process 0 waits for 1, 1
+  // for 2, 2 for 0. Every process ends with INVALID_ARGUMENT long before
+  // the deadline. (-1 pads the group of one.)
+  auto a = Compile(GetParam(), AllReduceWithGroups("[[0, 1], [2, -1]]"));
+  auto b = Compile(GetParam(), AllReduceWithGroups("[[1, 2], [0, -1]]"));
+  auto c = Compile(GetParam(), AllReduceWithGroups("[[2, 0], [1, -1]]"));
+  ASSERT_TRUE(a && b && c);
+  const Executable* programs[] = {a.get(), b.get(), c.get()};
+  auto args = PerProcess(3, [](int64_t i) { return F32s({2}, {1, 2}); });
+  const auto start = Clock::now();
+  auto out = ExecuteProcesses(programs, Grid(3, 1), args, WithDeadline(std::chrono::seconds(30)));
+  ASSERT_FALSE(out.ok());
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("groups disagree"), std::string::npos) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("'stablehlo.all_reduce' at 3:3"), std::string::npos)
+      << out.status().ToString();
+}
+
 TEST(ModuleProcessGridTest, ReadsAndChecksTheAttributes) {
   auto plain = frontend::ParseModule("func.func @main() { return }");
   ASSERT_TRUE(plain.ok());

@@ -349,6 +349,24 @@ TEST_F(RemoteServerTest, SlowClientIsDroppedAndBlocksNobody) {
   EXPECT_TRUE(WaitFor([&] { return server_->stats().handshake_timeouts == 2; }));
 }
 
+TEST_F(RemoteServerTest, FrameThatStallsAfterHelloIsDropped) {
+  RemoteOptions options;
+  options.frame_timeout = std::chrono::milliseconds(300);
+  StartPlain(options);
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  // Idle between frames is fine...
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  ASSERT_TRUE(client->Allocate(64).ok());
+  // ...a frame that starts and never ends is not.
+  const auto header = ipc::EncodeFrameHeader(ipc::FrameKind::kRequest, 100);
+  ASSERT_TRUE(client->WriteRaw(header));
+  ASSERT_TRUE(client->WriteRaw(std::vector<uint8_t>(10, 0)));
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().frame_timeouts == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; }));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+}
+
 TEST_F(RemoteServerTest, ClientKilledMidTransferIsReclaimed) {
   StartPlain();
   const size_t clients_before = instance_->stats().sessions_opened;

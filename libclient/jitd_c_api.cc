@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "libclient/c_api_internal.h"
 #include "libclient/client.h"
+#include "libclient/remote_link.h"
 #include "jitd/jitd_builder.h"
 #include "libclient/launcher.h"
 
@@ -372,8 +373,19 @@ jitd_status_t* jitd_client_connect(const jitd_client_options_t* options,
           options->trust_daemon_uid != 0) {
         client_options.trusted_daemon_uids.push_back(options->trust_daemon_uid);
       }
+      if (options->struct_size >= JITD_STRUCT_SIZE(jitd_client_options_t, insecure_loopback)) {
+        auto copy = [](const char* from, std::string* to) {
+          if (from != nullptr) *to = from;
+        };
+        copy(options->tls_ca_file, &client_options.tls_ca_file);
+        copy(options->tls_cert_file, &client_options.tls_cert_file);
+        copy(options->tls_key_file, &client_options.tls_key_file);
+        copy(options->token_file, &client_options.token_file);
+        client_options.insecure_loopback = options->insecure_loopback != 0;
+      }
     }
     if (socket_path.empty()) socket_path = DefaultSocketPath();
+    if (jitd::client::IsRemoteAddress(socket_path)) launch.start = false;  // not ours to start
     JITD_ASSIGN_OR_RETURN(std::unique_ptr<Client> client,
                           jitd::client::ConnectOrStart(socket_path, client_options, launch));
     *out_client = new jitd_client{std::shared_ptr<Client>(std::move(client))};
@@ -407,6 +419,10 @@ const char* jitd_client_device_name(const jitd_client_t* client, size_t index) {
 
 const char* jitd_client_default_device(const jitd_client_t* client) {
   return client == nullptr ? "" : client->client->daemon_default_device().c_str();
+}
+
+const char* jitd_client_remote_identity(const jitd_client_t* client) {
+  return client == nullptr ? "" : client->client->remote_identity().c_str();
 }
 
 jitd_status_t* jitd_buffer_create(jitd_client_t* client, jitd_dtype_t dtype, const int64_t* dims,

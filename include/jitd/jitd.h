@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 11
+#define JITD_API_VERSION 12
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -131,6 +131,24 @@ typedef struct jitd_client_options_t {
    * PERMISSION_DENIED naming its uid (another user may have put an impostor
    * where this client looks). */
   uint32_t trust_daemon_uid;
+  /* (Version 12.) Remote daemons: socket_path (or $JITD_SOCKET)
+   * "tcp://HOST:PORT" ("tcp://[::1]:PORT" for IPv6) connects over TLS 1.3 to
+   * a daemon run with `jitd serve --listen` (docs/USING.md, "Remote
+   * clients"); start_daemon_if_missing is then ignored. Buffers are a local
+   * copy that each execute sends (arguments) and refreshes (results).
+   * tls_ca_file: PEM CA(s) the daemon's certificate must chain to (NULL/"" =
+   * $JITD_TLS_CA, else the system's CAs); the certificate must name the host.
+   * tls_cert_file + tls_key_file: a client certificate (mutual TLS; NULL/"" =
+   * $JITD_TLS_CERT / $JITD_TLS_KEY). token_file: a file holding a bearer
+   * token, "TOKEN" or "NAME TOKEN" (NULL/"" = $JITD_TOKEN_FILE).
+   * insecure_loopback nonzero: plaintext TCP to a loopback address, for a
+   * daemon run with --insecure-loopback (tests). A wrong CA, certificate or
+   * token is PERMISSION_DENIED saying which. */
+  const char* tls_ca_file;
+  const char* tls_cert_file;
+  const char* tls_key_file;
+  const char* token_file;
+  int insecure_loopback;
 } jitd_client_options_t;
 #define JITD_CLIENT_OPTIONS_STRUCT_SIZE \
   JITD_STRUCT_SIZE(jitd_client_options_t, timeout_ms)
@@ -158,6 +176,10 @@ JITD_API jitd_status_t* jitd_client_stats_json(jitd_client_t* client, int includ
 JITD_API size_t jitd_client_num_devices(const jitd_client_t* client);
 JITD_API const char* jitd_client_device_name(const jitd_client_t* client, size_t index);
 JITD_API const char* jitd_client_default_device(const jitd_client_t* client);
+/* (Version 12.) For a client of a remote daemon (tcp://), the identity the
+ * daemon gave it ("cert:CN" or "token:NAME"); "" for a local client or
+ * NULL. Borrowed; lives as long as the client. */
+JITD_API const char* jitd_client_remote_identity(const jitd_client_t* client);
 
 /* ---- Buffers ------------------------------------------------------------ */
 

@@ -25,6 +25,7 @@ from ._builder import (Computation, ComputationBuilder, FftType, GatherDimension
                        LocalComputation, Op, PaddingType, PrimitiveType,
                        ScatterDimensionNumbers)
 from ._lib import library_path
+from ._remote import XrtBackend, get_backend, remote_identity
 
 __version__ = "0.1.0"
 
@@ -36,4 +37,5 @@ __all__ = [
     "ScatterDimensionNumbers", "Shape", "StatusCode", "available_platforms",
     "compile_stablehlo", "fast_path_status", "get_client",
     "library_path", "transfer_from_outfeed", "transfer_to_infeed",
+    "XrtBackend", "get_backend", "remote_identity",
 ]

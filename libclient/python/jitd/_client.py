@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from . import _fastpath, _lib
+from . import _fastpath, _lib, _remote
 from ._status import JitdError, StatusCode
 from ._types import Shape, from_jitd_dtype, shape_of_executable, to_jitd_dtype
 
@@ -71,13 +71,13 @@ class _Connection(object):
     (`drain`), or freed by the daemon when the connection closes.
     """
 
-    def __init__(self, socket_path, timeout_ms, autostart=True):
+    def __init__(self, socket_path, timeout_ms, autostart=True, remote=None):
         opts = _lib.ClientOptions()
-        opts.struct_size = ctypes.sizeof(_lib.ClientOptions)
         opts.socket_path = socket_path.encode() if socket_path else None
         # libjitd starts a daemon when none answers, unless $JITD_NO_AUTOSTART.
         opts.start_daemon_if_missing = 1 if autostart else 0
         opts.timeout_ms = int(timeout_ms or 0)
+        opts.struct_size = _remote.fill_options(opts, remote)
         handle = ctypes.c_void_p()
         _lib.check(_lib.fn("jitd_client_connect")(ctypes.byref(opts), ctypes.byref(handle)))
         self.handle = handle
@@ -283,7 +283,7 @@ class Client(object):
     """
 
     def __init__(self, platform="interpreter", socket_path=None, timeout_ms=0,
-                 fallback=(), autostart=True):
+                 fallback=(), autostart=True, **remote):
         """Connects and checks that the daemon has the platform's device; if
         it has not, tries the platforms in `fallback` in order with a
         warning each, and raises JitdError(NOT_FOUND) naming the daemon's
@@ -297,7 +297,9 @@ class Client(object):
         self.socket_path = socket_path
         self._timeout_ms = timeout_ms
         self._autostart = autostart
-        self._conn = _Connection(socket_path, timeout_ms, autostart)
+        # tcp://HOST:PORT (here or in $JITD_SOCKET): TLS options (_remote.py).
+        self._remote = _remote.check_options(remote)
+        self._conn = _Connection(socket_path, timeout_ms, autostart, self._remote)
         # Reconnecting (after the daemon went away) replaces _conn under this
         # lock and counts up _generation; executables and buffers remember
         # the generation they were made in.
@@ -359,6 +361,10 @@ class Client(object):
         """The second connection, for infeed/outfeed transfers."""
         with self._feed_lock:
             if self._feed_conn is None:
+                if _remote.targets_remote(self.socket_path):
+                    # A remote daemon keys feed queues by connection, not by
+                    # process: feeds share the main connection.
+                    return self._conn
                 self._feed_conn = _Connection(self.socket_path, self._timeout_ms,
                                               self._autostart)
             return self._feed_conn
@@ -372,7 +378,8 @@ class Client(object):
         Executables recompile on their next use; buffers are lost."""
         with self._lock:
             if self._conn is stale:
-                conn = _Connection(self.socket_path, self._timeout_ms, self._autostart)
+                conn = _Connection(self.socket_path, self._timeout_ms, self._autostart,
+                                   self._remote)
                 self._listed = _daemon_devices(conn)
                 self._conn = conn
                 self._generation += 1
@@ -545,7 +552,7 @@ _clients = {}
 _clients_lock = threading.Lock()
 
 
-def get_client(platform=None, socket_path=None):
+def get_client(platform=None, socket_path=None, **remote):
     """The memoized Client for `platform` ('cpu', 'cuda' or 'interpreter').
     It starts a daemon when none runs (unless $JITD_NO_AUTOSTART) and
     reconnects by itself after the daemon went away (see the module comment).
@@ -554,9 +561,15 @@ def get_client(platform=None, socket_path=None):
     at each fallback. 'cpu' falls back to 'interpreter' with a warning when
     the daemon has no cpu device; 'cuda' and 'interpreter' never fall back.
     The daemon is found at `socket_path`, or $JITD_SOCKET, or its default
-    place.
+    place. A remote daemon: `socket_path` (or $JITD_SOCKET, or `platform`
+    itself) "tcp://HOST:PORT", with TLS keywords tls_ca_file, tls_cert_file,
+    tls_key_file, token_file, insecure_loopback (defaults: $JITD_TLS_CA,
+    $JITD_TLS_CERT, $JITD_TLS_KEY, $JITD_TOKEN_FILE).
     """
-    key = (platform, socket_path)
+    if _remote.is_remote(platform) and socket_path is None:
+        platform, socket_path = None, platform
+    remote = _remote.check_options(remote)
+    key = (platform, socket_path, tuple(sorted(remote.items())))
     client = _clients.get(key)  # the memoized case, without the lock
     if client is not None:
         return client
@@ -564,11 +577,11 @@ def get_client(platform=None, socket_path=None):
         client = _clients.get(key)
         if client is None:
             if platform is None:
-                client = Client("cuda", socket_path, fallback=("cpu", "interpreter"))
+                client = Client("cuda", socket_path, fallback=("cpu", "interpreter"), **remote)
             elif platform == "cpu":
-                client = Client("cpu", socket_path, fallback=("interpreter",))
+                client = Client("cpu", socket_path, fallback=("interpreter",), **remote)
             else:
-                client = Client(platform, socket_path)
+                client = Client(platform, socket_path, **remote)
             _clients[key] = client
         return client
 

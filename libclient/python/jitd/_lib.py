@@ -45,7 +45,13 @@ EXECUTE_OPTIONS_V5_SIZE = ExecuteOptions.resource_fill.offset
 
 class ClientOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("socket_path", ctypes.c_char_p),
-                ("start_daemon_if_missing", ctypes.c_int), ("timeout_ms", ctypes.c_uint32)]
+                ("start_daemon_if_missing", ctypes.c_int), ("timeout_ms", ctypes.c_uint32),
+                # C API version 7.
+                ("trust_daemon_uid", ctypes.c_uint32),
+                # C API version 12: remote daemons (tcp://HOST:PORT, TLS).
+                ("tls_ca_file", ctypes.c_char_p), ("tls_cert_file", ctypes.c_char_p),
+                ("tls_key_file", ctypes.c_char_p), ("token_file", ctypes.c_char_p),
+                ("insecure_loopback", ctypes.c_int)]
 
 
 class CompileOptions(ctypes.Structure):
@@ -278,6 +284,8 @@ _DEVICES = {
     "jitd_client_num_devices": (SZ, [P]),
     "jitd_client_device_name": (S, [P, SZ]),
     "jitd_client_default_device": (S, [P]),
+    # API version 12: remote daemons.
+    "jitd_client_remote_identity": (S, [P]),
 }
 
 # API version 9: replicated execution (optional: older libraries lack it).

@@ -15,6 +15,7 @@ class StatusCode(enum.IntEnum):
     UNAVAILABLE = 7
     DEADLINE_EXCEEDED = 8
     INTERNAL = 9
+    PERMISSION_DENIED = 10
 
 
 class JitdError(Exception):

@@ -240,3 +240,37 @@ func.func @main() {
   check.expect_eq_const %o#1, dense<[2, 4]> : tensor<2xi64>
   return
 }
+
+// -----
+// An all_reduce in a while loop: each iteration meets its own (3 rounds of
+// x <- x0 + x1), and an all_gather after the loop.
+func.func @loop(%x: tensor<2xi64>) -> (tensor<2xi64>, tensor<4xi64>) {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %three = stablehlo.constant dense<3> : tensor<i64>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i64>, tensor<2xi64>
+    cond {
+      %c = stablehlo.compare LT, %i, %three : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %s = "stablehlo.all_reduce"(%v) ({
+        ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+          %t = stablehlo.add %a, %b : tensor<i64>
+          stablehlo.return %t : tensor<i64>
+      }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+      %j = stablehlo.add %i, %one : tensor<i64>
+      stablehlo.return %j, %s : tensor<i64>, tensor<2xi64>
+    }
+  %g = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[1, 0]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<4xi64>
+  return %r#1, %g : tensor<2xi64>, tensor<4xi64>
+}
+func.func @main() {
+  %a = stablehlo.constant dense<[1, 10]> : tensor<2xi64>
+  %b = stablehlo.constant dense<[2, 20]> : tensor<2xi64>
+  %o:4 = "interpreter.run_parallel"(%a, %b) {programs = [[@loop], [@loop]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<4xi64>, tensor<2xi64>, tensor<4xi64>)
+  check.expect_eq_const %o#0, dense<[12, 120]> : tensor<2xi64>
+  check.expect_eq_const %o#1, dense<[2, 20, 1, 10]> : tensor<4xi64>
+  check.expect_eq_const %o#2, dense<[12, 120]> : tensor<2xi64>
+  check.expect_eq_const %o#3, dense<[2, 20, 1, 10]> : tensor<4xi64>
+  return
+}

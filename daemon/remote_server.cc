@@ -524,6 +524,11 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     if (!verified.ok()) return Malformed(verified.status());
     const remote::HeapRequest* request = *verified;
     const uint64_t id = request->id();
+    // A union type with no table (the Verifier lets a union value be absent).
+    if (request->op() == nullptr) {
+      return Malformed(InvalidArgument("HEAP_REQUEST " + std::to_string(id) +
+                                       " names no operation"));
+    }
     switch (request->op_type()) {
       case remote::HeapOp_AllocateRequest: {
         const uint64_t bytes = request->op_as_AllocateRequest()->bytes();

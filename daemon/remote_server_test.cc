@@ -280,6 +280,17 @@ TEST_F(RemoteServerTest, MalformedFramesCloseWithAnError) {
     bytes.insert(bytes.end(), {1, 2, 3, 4});
     cases.push_back({"stray data", bytes, true, "allocated range"});
   }
+  // A heap request whose union names an operation but holds none.
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(remote::CreateHeapRequest(fbb, 3, remote::HeapOp_AllocateRequest, 0),
+               remote::HeapRequestIdentifier());
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(ipc::AppendFrame(&bytes, ipc::FrameKind::kHeapRequest,
+                                 {fbb.GetBufferPointer(), fbb.GetSize()})
+                    .ok());
+    cases.push_back({"empty heap op", bytes, true, "names no operation"});
+  }
   // A heap request that does not verify.
   cases.push_back({"garbage heap request", {8, 0, 0, 0, 5, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9}, true,
                    "heap request"});

@@ -65,6 +65,7 @@ struct Model {
   }
 
   void Apply(const jitd::remote::HeapRequest& request) {
+    if (request.op() == nullptr) return;  // refused as malformed, as the daemon does
     switch (request.op_type()) {
       case jitd::remote::HeapOp_AllocateRequest: {
         const uint64_t n = request.op_as_AllocateRequest()->bytes();

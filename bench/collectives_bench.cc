@@ -188,6 +188,43 @@ BENCHMARK_CAPTURE(BM_Device, interpreter, "interpreter")->ArgName("op")->DenseRa
 BENCHMARK_CAPTURE(BM_Device, cpu, "cpu")->ArgName("op")->DenseRange(0, 2)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A small all_reduce (f32[4]) end to end: what a replicated execute costs
+// beyond the data (threads, the exchange's meeting).
+void BM_Small(benchmark::State& state, const char* device_name) {
+  auto device = devices::CreateDevice(device_name);
+  auto m = frontend::ParseModule(R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+})");
+  if (!device.ok() || !m.ok()) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  auto exe = devices::CompileProgram(**device, std::shared_ptr<ir::Module>(std::move(m).value()));
+  if (!exe.ok()) {
+    state.SkipWithError(exe.status().message().c_str());
+    return;
+  }
+  std::vector<std::vector<eval::RuntimeValue>> args(2);
+  args[0].push_back(Operand({4}, 1));
+  args[1].push_back(Operand({4}, 2));
+  for (auto _ : state) {
+    auto out = devices::ExecuteReplicated(**exe, TwoReplicas(), args, nullptr);
+    if (!out.ok()) {
+      state.SkipWithError(out.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize((*out)[1][0].literal().bytes().data());
+  }
+}
+BENCHMARK_CAPTURE(BM_Small, interpreter, "interpreter")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Small, cpu, "cpu")->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 }  // namespace
 }  // namespace jitd
 

@@ -54,6 +54,24 @@ constexpr Metric kDaemonMetrics[] = {
      "Corrupt disk cache entries dropped."},
     {"disk_cache.evictions", "disk_cache_evictions_total", "counter",
      "Programs evicted from the disk cache."},
+    // The TCP listener for remote clients (daemon/remote_server.h), when on.
+    {"remote.connections", "remote_connections_total", "counter",
+     "TCP connections accepted from remote clients."},
+    {"remote.sessions_opened", "remote_sessions_opened_total", "counter",
+     "Remote clients admitted (authenticated, within the limits)."},
+    {"remote.sessions_open", "remote_sessions_open", "gauge", "Remote client sessions open now."},
+    {"remote.refused", "remote_refused_total", "counter",
+     "Remote connections refused: TLS or authentication failures, limits."},
+    {"remote.handshake_timeouts", "remote_handshake_timeouts_total", "counter",
+     "Remote connections dropped before their hello."},
+    {"remote.frame_timeouts", "remote_frame_timeouts_total", "counter",
+     "Remote connections dropped for a frame that did not complete in time."},
+    {"remote.malformed_frames", "remote_malformed_frames_total", "counter",
+     "Remote connections closed for a malformed frame."},
+    {"remote.bytes_in", "remote_received_bytes_total", "counter",
+     "Frame bytes received from remote clients."},
+    {"remote.bytes_out", "remote_sent_bytes_total", "counter",
+     "Frame bytes sent to remote clients."},
 };
 
 constexpr Metric kClientMetrics[] = {
@@ -138,8 +156,11 @@ std::string PrometheusText(const ptree& stats) {
         out += name + "{session=\"" + LabelValue(c.get<std::string>("session", "")) +
                "\",pid=\"" + LabelValue(c.get<std::string>("pid", "")) + "\",uid=\"" +
                LabelValue(c.get<std::string>("uid", "")) + "\",name=\"" +
-               LabelValue(c.get<std::string>("name", "")) + "\"} " +
-               Number(*value * m.scale) + "\n";
+               LabelValue(c.get<std::string>("name", "")) + "\"" +
+               (c.get<std::string>("remote", "").empty()
+                    ? std::string()
+                    : ",remote=\"" + LabelValue(c.get<std::string>("remote", "")) + "\"") +
+               "} " + Number(*value * m.scale) + "\n";
       }
     }
   }

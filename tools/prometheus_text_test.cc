@@ -31,6 +31,19 @@ constexpr char kStats[] = R"({"version":"0.1.0","view":"all","compiles":3,"disk_
               "buffer_bytes":0,"execute_micros":1500000}],
   "executables":0,"buffers":0})";
 
+TEST(PrometheusText, RemoteListenerAndRemoteClients) {
+  const std::string text = PrometheusText(Parse(R"({"version":"0.1.0","view":"all",
+    "remote":{"listen":["tcp://127.0.0.1:7070"],"tls":true,"connections":5,"sessions_opened":3,
+              "sessions_open":1,"refused":2,"handshake_timeouts":0,"frame_timeouts":0,
+              "malformed_frames":1,"bytes_in":100,"bytes_out":200},
+    "clients":[{"session":7,"pid":-1,"uid":4611686018427387905,"name":"py",
+                "remote":"cert:alice","address":"10.0.0.9:5000","requests":4}]})"));
+  EXPECT_NE(text.find("jitd_remote_connections_total 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("jitd_remote_sessions_open 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("jitd_remote_malformed_frames_total 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("name=\"py\",remote=\"cert:alice\"} 4\n"), std::string::npos) << text;
+}
+
 TEST(PrometheusText, WritesTheExpositionFormat) {
   const std::string text = PrometheusText(Parse(kStats));
   EXPECT_NE(text.find("# TYPE jitd_compiles_total counter\njitd_compiles_total 3\n"),

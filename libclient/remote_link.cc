@@ -162,7 +162,8 @@ class RemoteStream {
           continue;
         }
         if (error == SSL_ERROR_ZERO_RETURN) {
-          return Unavailable("the jitd daemon at " + where_ + " closed the connection");
+          return Unavailable("the jitd daemon at tcp://" + where_ +
+                             " has gone away (it closed the connection)");
         }
         return TlsFailure("TLS read from " + where_);
       }
@@ -217,7 +218,7 @@ class RemoteStream {
       } else if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         JITD_RETURN_IF_ERROR(Wait(POLLOUT, deadline, "room to send"));
       } else if (sent < 0 && errno != EINTR) {
-        return Unavailable("the connection to the jitd daemon at " + where_ + " broke (" +
+        return Unavailable("the jitd daemon at tcp://" + where_ + " has gone away (" +
                            std::strerror(errno) + ")");
       }
     }
@@ -228,11 +229,12 @@ class RemoteStream {
     for (;;) {
       const ssize_t got = ::recv(fd_.get(), data, n, 0);
       if (got > 0) return static_cast<size_t>(got);
-      if (got == 0) return Unavailable("the jitd daemon at " + where_ + " closed the connection");
+      if (got == 0) return Unavailable("the jitd daemon at tcp://" + where_ +
+                             " has gone away (it closed the connection)");
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         JITD_RETURN_IF_ERROR(Wait(POLLIN, deadline, "reply"));
       } else if (errno != EINTR) {
-        return Unavailable("the connection to the jitd daemon at " + where_ + " broke (" +
+        return Unavailable("the jitd daemon at tcp://" + where_ + " has gone away (" +
                            std::strerror(errno) + ")");
       }
     }
@@ -438,8 +440,10 @@ struct FrameIn {
 }  // namespace
 
 Status RemoteLink::Broken(const std::string& what) {
-  broken_ = Unavailable("the connection to the jitd daemon at " + address_ +
-                        " is no longer usable (" + what + "); reconnect");
+  // "has gone away", as a local client's Client::Gone says: callers (the
+  // Python package) reconnect on it.
+  broken_ = Unavailable("the jitd daemon at " + address_ + " has gone away for this connection (" +
+                        what + "); reconnect");
   return broken_;
 }
 

@@ -119,6 +119,13 @@ class Daemon {
     }
   }
   bool up() const { return pid_ > 0 && PortOpen(port_); }
+  void Kill() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      (void)WaitForExit(pid_, 10s);
+      pid_ = -1;
+    }
+  }
   std::string address() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
   const std::string& socket() const { return socket_; }
 
@@ -426,6 +433,46 @@ TEST_F(RemoteClientTest, EnvironmentSuppliesTheTlsOptions) {
   ::unsetenv("JITD_TOKEN_FILE");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ((*c)->remote_identity(), "token:alice");
+}
+
+// Plaintext on loopback (--insecure-loopback), a call that times out, and
+// a daemon that dies: each later call says the daemon has gone away.
+TEST_F(RemoteClientTest, PlaintextTimeoutsAndADeadDaemon) {
+  Daemon plain(*dir_, "plain", {"--insecure-loopback", "--token-file", Path("tokens")});
+  ASSERT_TRUE(plain.up());
+  ClientOptions options;
+  options.insecure_loopback = true;
+  options.token_file = Path("alice.token");
+  options.timeout = 300ms;
+  StatusOr<std::unique_ptr<Client>> c = Client::Connect(plain.address(), options);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto results = RunProgram(**c, kAddMul, 11);
+  StatusOr<std::unique_ptr<Client>> local = Client::Connect(plain.socket());
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_EQ(results, RunProgram(**local, kAddMul, 11));
+
+  // An execute waiting for an infeed nobody sends outlasts the client's 300 ms.
+  StatusOr<Executable> exe = (*c)->Compile(kFeeds);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  StatusOr<Buffer> x = (*c)->AllocateBuffer(exe->arguments[0]);
+  StatusOr<Buffer> y = (*c)->AllocateBuffer(exe->results[0]);
+  ASSERT_TRUE(x.ok() && y.ok());
+  const uint64_t args[] = {x->handle}, outs[] = {y->handle};
+  StatusOr<Timing> ran = (*c)->Execute(exe->handle, args, outs, std::chrono::microseconds(5'000'000));
+  EXPECT_EQ(ran.status().code(), StatusCode::kDeadlineExceeded) << ran.status().ToString();
+  Status after = (*c)->Stats().status();
+  EXPECT_EQ(after.code(), StatusCode::kUnavailable);
+  EXPECT_NE(after.message().find("has gone away"), std::string::npos) << after.message();
+
+  // A fresh client works; then the daemon dies under it.
+  StatusOr<std::unique_ptr<Client>> d = Client::Connect(plain.address(), options);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_TRUE((*d)->Stats().ok());
+  plain.Kill();
+  Status dead = (*d)->Stats().status();
+  EXPECT_EQ(dead.code(), StatusCode::kUnavailable) << dead.ToString();
+  EXPECT_NE(dead.message().find("has gone away"), std::string::npos) << dead.message();
+  EXPECT_EQ((*d)->Stats().status().code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -827,25 +827,38 @@ class Reader {
 }  // namespace
 
 StatusOr<std::vector<uint8_t>> ModuleToFlatBuffer(const ir::Module& module) {
-  // The format has no field for quantization parameters: refused rather
-  // than written as their storage type (which would change the program).
+  // The format has no field for quantization parameters nor for dynamic
+  // dimensions and their bounds: such programs are refused rather than
+  // written as something else (storage types; a negative dimension the
+  // reader refuses).
+  auto not_carried = [](const ir::Type& t) -> const char* {
+    if (t.is_quantized()) return "quantized element types (!quant.uniform)";
+    if (t.is_dynamic()) return "dynamic dimensions ('?', #stablehlo.bounds)";
+    return nullptr;
+  };
   for (const auto& fn : module.functions()) {
-    auto quantized = [](const std::vector<ir::Type>& types) {
-      for (const ir::Type& t : types) {
-        if (t.is_quantized()) return true;
-      }
-      return false;
-    };
+    const char* what = nullptr;
     std::optional<ir::Location> at;
-    if (quantized(fn->arg_types()) || quantized(fn->result_types())) at = ir::Location{};
+    for (const auto* types : {&fn->arg_types(), &fn->result_types()}) {
+      for (const ir::Type& t : *types) {
+        if (!what) what = not_carried(t);
+      }
+    }
     ir::WalkOps(fn->body(), [&](const ir::Op& op) {
-      if (!at && ir::HasQuantizedTypes(op)) at = op.loc();
+      if (what) return;
+      for (const ir::Value* v : op.operands()) {
+        if (!what) what = not_carried(v->type());
+      }
+      for (size_t i = 0; i < op.num_results(); ++i) {
+        if (!what) what = not_carried(op.result(i)->type());
+      }
+      if (what) at = op.loc();
     });
-    if (at) {
+    if (what) {
       return Unimplemented("flatbuffer module: @" + fn->name() +
-                           (at->line > 0 ? " at " + at->ToString() : std::string()) +
-                           ": quantized element types (!quant.uniform) are not carried by the "
-                           "FlatBuffers module format yet; send the program as text");
+                           (at && at->line > 0 ? " at " + at->ToString() : std::string()) + ": " +
+                           what + " are not carried by the FlatBuffers module format yet; send "
+                           "the program as text");
     }
   }
   Writer writer;

@@ -282,6 +282,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
 
  private:
   using Self = RemoteConnection<Stream>;
+  static constexpr uint32_t kMaxHelloBytes = 16 * 1024;
 
   void SetDeadline(Clock::time_point when) { deadline_ = when; timer_.expires_at(when); }
   void ClearDeadline() { deadline_ = Clock::time_point::max(); }
@@ -370,6 +371,12 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     if (!admitted_ && kind_ != ipc::FrameKind::kHello) {
       return Malformed(InvalidArgument("the first frame must be HELLO, not " +
                                        ipc::FrameKindName(static_cast<uint8_t>(kind_))));
+    }
+    // Before authentication a connection may make the daemon hold little.
+    if (!admitted_ && length_ > kMaxHelloBytes) {
+      return Malformed(InvalidArgument("HELLO frame of " + std::to_string(length_) +
+                                       " bytes exceeds the limit of " +
+                                       std::to_string(kMaxHelloBytes)));
     }
     payload_.resize(length_);
     asio::async_read(stream_, asio::buffer(payload_),

@@ -272,6 +272,7 @@ TEST_F(RemoteServerTest, MalformedFramesCloseWithAnError) {
   cases.push_back({"request first", {0, 0, 0, 0, 3, 0, 0, 0}, false, "first frame must be HELLO"});
   cases.push_back({"garbage hello", {8, 0, 0, 0, 1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}, false,
                    "remote hello"});
+  cases.push_back({"huge hello", {0, 0, 1, 0, 1, 0, 0, 0}, false, "HELLO frame of 65536"});
   cases.push_back({"daemon's kind", {0, 0, 0, 0, 4, 0, 0, 0}, true, "sent by the daemon"});
   // DATA into no allocation.
   {

@@ -569,7 +569,9 @@ def get_client(platform=None, socket_path=None, **remote):
     if _remote.is_remote(platform) and socket_path is None:
         platform, socket_path = None, platform
     remote = _remote.check_options(remote)
-    key = (platform, socket_path, tuple(sorted(remote.items())))
+    key = (platform, socket_path)
+    if remote:
+        key += (tuple(sorted(remote.items())),)
     client = _clients.get(key)  # the memoized case, without the lock
     if client is not None:
         return client

@@ -216,6 +216,121 @@ TEST_F(RemoteServerTest, TokenClientCompilesAndExecutes) {
   EXPECT_EQ(server_->stats().malformed_frames, 0u);
 }
 
+// Compile over the wire: the reply (status checked by the caller).
+std::vector<uint8_t> CompileRemote(RemoteTestClient& client, const std::string& text,
+                                   const std::vector<uint8_t>& fingerprint = {}) {
+  flatbuffers::FlatBufferBuilder fbb;
+  if (!fingerprint.empty()) {
+    auto fp = fbb.CreateVector(fingerprint);
+    wire::CompileRequestBuilder b(fbb);
+    b.add_fingerprint(fp);
+    auto body = b.Finish();
+    return client.Request(fbb, wire::Request_CompileRequest, body.Union()).value();
+  }
+  const uint64_t offset = client.Allocate(text.size()).value();
+  EXPECT_TRUE(client.Write(offset, Bytes(text.data(), text.size())));
+  wire::HeapRef ref(offset, text.size());
+  auto body = wire::CreateCompileRequest(fbb, wire::ProgramFormat_STABLEHLO_TEXT, &ref);
+  auto reply = client.Request(fbb, wire::Request_CompileRequest, body.Union()).value();
+  EXPECT_TRUE(client.Free(offset).ok());
+  return reply;
+}
+
+TEST_F(RemoteServerTest, FeedsAndFingerprintCompilesWorkRemotely) {
+  StartPlain();
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  constexpr char kFeedProgram[] = R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %s = stablehlo.add %x, %v#0 : tensor<2xf32>
+  %done = "stablehlo.outfeed"(%s, %v#1) : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %s : tensor<2xf32>
+}
+)";
+  const std::vector<uint8_t> compiled = CompileRemote(*client, kFeedProgram);
+  const wire::ReplyMessage* reply = *ipc::VerifyReply(compiled);
+  ASSERT_TRUE(ipc::FromWire(reply->status()).ok()) << ipc::FromWire(reply->status()).ToString();
+  const uint64_t executable = reply->body_as_CompileReply()->executable();
+  const std::vector<uint8_t> fingerprint(reply->body_as_CompileReply()->fingerprint()->begin(),
+                                         reply->body_as_CompileReply()->fingerprint()->end());
+  // Argument x = {1, 2}, infeed {10, 20}.
+  auto shape_of = [](flatbuffers::FlatBufferBuilder& fbb) {
+    auto dims = fbb.CreateVector(std::vector<int64_t>{2});
+    return wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
+  };
+  const float x[2] = {1, 2}, fed[2] = {10, 20};
+  const uint64_t x_offset = client->Allocate(8).value();
+  const uint64_t fed_offset = client->Allocate(8).value();
+  const uint64_t out_offset = client->Allocate(8).value();
+  const uint64_t result_offset = client->Allocate(8).value();
+  ASSERT_TRUE(client->Write(x_offset, Bytes(x, 8)));
+  ASSERT_TRUE(client->Write(fed_offset, Bytes(fed, 8)));
+  uint64_t x_buffer = 0;
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto shape = shape_of(fbb);
+    wire::HeapRef ref(x_offset, 8);
+    auto body = wire::CreateCreateBufferRequest(fbb, shape, &ref);
+    auto r = client->Request(fbb, wire::Request_CreateBufferRequest, body.Union());
+    ASSERT_TRUE(r.ok());
+    x_buffer = (*ipc::VerifyReply(*r))->body_as_CreateBufferReply()->buffer();
+  }
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto shape = shape_of(fbb);
+    wire::HeapRef ref(fed_offset, 8);
+    auto body = wire::CreateTransferToInfeedRequest(fbb, 0, 0, shape, &ref);
+    auto r = client->Request(fbb, wire::Request_TransferToInfeedRequest, body.Union());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ipc::FromWire((*ipc::VerifyReply(*r))->status()).ok());
+  }
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto args = fbb.CreateVector(std::vector<uint64_t>{x_buffer});
+    std::vector<wire::HeapRef> refs = {wire::HeapRef(result_offset, 8)};
+    auto result_data = fbb.CreateVectorOfStructs(refs);
+    wire::ExecuteRequestBuilder b(fbb);
+    b.add_executable(executable);
+    b.add_arguments(args);
+    b.add_result_data(result_data);
+    auto body = b.Finish();
+    auto r = client->Request(fbb, wire::Request_ExecuteRequest, body.Union());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ipc::FromWire((*ipc::VerifyReply(*r))->status()).ok())
+        << ipc::FromWire((*ipc::VerifyReply(*r))->status()).ToString();
+  }
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto shape = shape_of(fbb);
+    wire::HeapRef ref(out_offset, 8);
+    auto body = wire::CreateTransferFromOutfeedRequest(fbb, 0, 0, shape, &ref, 1'000'000);
+    auto r = client->Request(fbb, wire::Request_TransferFromOutfeedRequest, body.Union());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ipc::FromWire((*ipc::VerifyReply(*r))->status()).ok())
+        << ipc::FromWire((*ipc::VerifyReply(*r))->status()).ToString();
+  }
+  for (uint64_t offset : {out_offset, result_offset}) {
+    std::vector<uint8_t> bytes = client->Read(offset, 8).value();
+    float values[2];
+    std::memcpy(values, bytes.data(), 8);
+    EXPECT_EQ(values[0], 11.0f);
+    EXPECT_EQ(values[1], 22.0f);
+  }
+  // The same identity on another connection finds the program by its
+  // fingerprint alone; another identity does not (the cache is per identity).
+  auto again = Connect();
+  ASSERT_TRUE(again->Hello(kAliceToken).ok());
+  const std::vector<uint8_t> hit = CompileRemote(*again, "", fingerprint);
+  EXPECT_TRUE(ipc::FromWire((*ipc::VerifyReply(hit))->status()).ok())
+      << ipc::FromWire((*ipc::VerifyReply(hit))->status()).ToString();
+  auto bob = Connect();
+  ASSERT_TRUE(bob->Hello(kBobToken).ok());
+  const std::vector<uint8_t> miss = CompileRemote(*bob, "", fingerprint);
+  EXPECT_EQ(ipc::FromWire((*ipc::VerifyReply(miss))->status()).code(), StatusCode::kNotFound);
+}
+
 TEST_F(RemoteServerTest, TwoIdentitiesAreIsolated) {
   StartPlain();
   auto alice = Connect();

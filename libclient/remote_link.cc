@@ -585,14 +585,20 @@ Status RemoteLink::Call(std::span<const uint8_t> request, std::chrono::milliseco
   std::vector<Transfer> transfers;
   std::vector<std::pair<const wire::HeapRef*, size_t>> refs;  // to rewrite, transfer index
   std::vector<size_t> ins, outs, fresh_indices;
-  auto add_ref = [&](const wire::HeapRef* ref, bool read_by_daemon) {
-    if (ref == nullptr) return;
+  // The transfer's index, or SIZE_MAX when there is nothing to move.
+  auto add_ref = [&](const wire::HeapRef* ref, bool read_by_daemon) -> size_t {
+    if (ref == nullptr) return SIZE_MAX;
+    if (ref->length() == 0) {  // no bytes (an empty tensor, no initial data)
+      *const_cast<wire::HeapRef*>(ref) = wire::HeapRef(0, 0);
+      return SIZE_MAX;
+    }
     Transfer t{ref->offset(), 0, ref->length()};
     const size_t index = transfers.size();
     if (!FindBufferBlock(t.local, t.length, &t.remote)) fresh_indices.push_back(index);
     transfers.push_back(t);
     refs.emplace_back(ref, index);
     (read_by_daemon ? ins : outs).push_back(index);
+    return index;
   };
   auto add_buffer = [&](uint64_t handle, bool read_by_daemon) {
     auto it = buffer_handles_.find(handle);
@@ -601,7 +607,7 @@ Status RemoteLink::Call(std::span<const uint8_t> request, std::chrono::milliseco
     (read_by_daemon ? ins : outs).push_back(transfers.size());
     transfers.push_back(Transfer{it->second, block.remote, block.length});
   };
-  bool register_results = false;
+  std::vector<size_t> result_slots;  // Execute.result_data: transfer per result
   switch (parsed->request_type()) {
     case wire::Request_Hello:
     case wire::Request_ReleaseRequest:
@@ -619,8 +625,9 @@ Status RemoteLink::Call(std::span<const uint8_t> request, std::chrono::milliseco
       for (uint64_t h : ipc::ReadVector(execute->arguments())) add_buffer(h, true);
       for (uint64_t h : ipc::ReadVector(execute->results())) add_buffer(h, false);
       if (execute->result_data() != nullptr) {
-        for (const wire::HeapRef* ref : *execute->result_data()) add_ref(ref, false);
-        register_results = true;
+        for (const wire::HeapRef* ref : *execute->result_data()) {
+          result_slots.push_back(add_ref(ref, false));
+        }
       }
       break;
     }
@@ -633,6 +640,11 @@ Status RemoteLink::Call(std::span<const uint8_t> request, std::chrono::milliseco
     case wire::Request_ReadDumpRequest:
       add_ref(parsed->request_as_ReadDumpRequest()->data(), false);
       break;
+    case wire::Request_CopyBufferRequest: {
+      const wire::CopyBufferRequest* copy = parsed->request_as_CopyBufferRequest();
+      add_ref(copy->data(), copy->to_device());
+      break;
+    }
     default:
       return Unimplemented(std::string("a ") + wire::EnumNameRequest(parsed->request_type()) +
                            " request cannot be sent to a remote daemon yet (" + address_ + ")");
@@ -791,17 +803,18 @@ Status RemoteLink::Call(std::span<const uint8_t> request, std::chrono::milliseco
       buffer_handles_[r->body_as_CreateBufferReply()->buffer()] = t.local;
       kept[fresh_indices[0]] = true;
     }
-    if (register_results && r->body_as_ExecuteReply() != nullptr) {
+    if (!result_slots.empty() && r->body_as_ExecuteReply() != nullptr) {
       const std::vector<uint64_t> handles = ipc::ReadVector(r->body_as_ExecuteReply()->results());
-      for (size_t k = 0; k < handles.size() && k < refs.size(); ++k) {
-        const Transfer& t = transfers[refs[k].second];
-        if (std::find(fresh_indices.begin(), fresh_indices.end(), refs[k].second) ==
-            fresh_indices.end()) {
+      for (size_t k = 0; k < handles.size() && k < result_slots.size(); ++k) {
+        const size_t index = result_slots[k];
+        if (index == SIZE_MAX ||
+            std::find(fresh_indices.begin(), fresh_indices.end(), index) == fresh_indices.end()) {
           continue;
         }
+        const Transfer& t = transfers[index];
         buffer_blocks_[t.local] = Block{t.remote, t.length};
         buffer_handles_[handles[k]] = t.local;
-        kept[refs[k].second] = true;
+        kept[index] = true;
       }
     }
     if (parsed->request_type() == wire::Request_DestroyBufferRequest) {

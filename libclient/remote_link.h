@@ -95,7 +95,7 @@ class RemoteLink {
   // `reply` (8-byte aligned, not yet verified by the caller). A reply that
   // does not come within `timeout` is DEADLINE_EXCEEDED, and the connection
   // is then unusable (UNAVAILABLE afterwards): the stream is out of step.
-  // UNIMPLEMENTED for requests the link cannot carry (CopyBuffer).
+  // UNIMPLEMENTED for requests the link does not know.
   Status Call(std::span<const uint8_t> request, std::chrono::milliseconds timeout,
               std::vector<uint8_t>* reply);
 

@@ -304,6 +304,24 @@ TEST_F(RemoteClientTest, MutualTlsGivesTheSameResultsAsLocal) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(sum[i], a[i] + b[i]);
 }
 
+TEST_F(RemoteClientTest, EmptyTensors) {
+  constexpr char kEmpty[] = R"(
+func.func @main(%a: tensor<0xf32>, %b: tensor<2xf32>) -> (tensor<0xf32>, tensor<2xf32>) {
+  %s = stablehlo.add %a, %a : tensor<0xf32>
+  %t = stablehlo.add %b, %b : tensor<2xf32>
+  return %s, %t : tensor<0xf32>, tensor<2xf32>
+}
+)";
+  StatusOr<std::unique_ptr<Client>> remote = Client::Connect(mtls_->address(), Mtls());
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  StatusOr<std::unique_ptr<Client>> local = Client::Connect(mtls_->socket());
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  const auto remote_results = RunProgram(**remote, kEmpty, 9);
+  ASSERT_EQ(remote_results.size(), 4u);
+  EXPECT_TRUE(remote_results[0].empty());
+  EXPECT_EQ(remote_results, RunProgram(**local, kEmpty, 9));
+}
+
 TEST_F(RemoteClientTest, LargeTensorsTravelInChunks) {
   StatusOr<std::unique_ptr<Client>> remote = Client::Connect(mtls_->address(), Mtls());
   ASSERT_TRUE(remote.ok()) << remote.status().ToString();

@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 
+#include "jit/eval/custom_calls.h"
 #include "jit/eval/internal/kernels.h"
 #include "jit/eval/internal/quantized.h"
 
@@ -632,6 +633,17 @@ Status CheckEvaluable(const ir::Op& op) {
   }
   std::string why;
   switch (c) {
+    case OpCode::kCustomCall: {
+      // A target outside the registry is refused at compile, not when reached.
+      std::string target;
+      if (const ir::Attribute* a = op.attr("call_target_name")) {
+        if (const auto* s = a->get_if<ir::StringAttr>()) target = s->value;
+      }
+      if (Status s = CheckCustomCallTarget(target); !s.ok()) {
+        return Status(s.code(), op.loc().ToString() + ": " + std::string(s.message()));
+      }
+      return Status::Ok();
+    }
     case OpCode::kAsyncStart:
     case OpCode::kAsyncDone:
       why = "asynchronous ops (!stablehlo.future values) are not implemented yet";

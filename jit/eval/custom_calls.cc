@@ -1588,6 +1588,29 @@ std::vector<std::string> RegisteredCustomCalls() {
   return names;
 }
 
+Status CheckCustomCallTarget(std::string_view target_view) {
+  const std::string target(target_view);
+  if (target == "xla_python_cpu_callback" || target == "xla_ffi_python_cpu_callback" ||
+      target == "xla_python_gpu_callback" || target == "xla_ffi_python_gpu_callback") {
+    return Unimplemented("custom_call target '" + target +
+                         "' calls back into the Python process that traced the program "
+                         "(jax.pure_callback, io_callback, jax.debug.print); jitd cannot run it");
+  }
+  if (IsRegisteredCustomCall(target)) return Status::Ok();
+  std::string hint;
+  if (target.rfind("lapack_", 0) == 0 || target.rfind("blas_", 0) == 0) {
+    hint = " (jitd implements jaxlib's typed-FFI LAPACK targets lapack_{s,d,c,z}{potrf,getrf,"
+           "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi and "
+           "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,geev,gees,gehrd,"
+           "sytrd/hetrd}, "
+           "blas_?trsm)";
+  } else if (target == "dynamic_ducc_fft") {
+    hint = " (jaxlib's shape-polymorphic CPU FFT of jax 0.4.13 .. 0.4.2x; jitd reads ducc_fft, "
+           "and current jax lowers jnp.fft to stablehlo.fft)";
+  }
+  return Unimplemented("custom_call target '" + target + "' is not supported" + hint);
+}
+
 StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
                                              std::span<const Literal* const> operands) {
   std::string target;
@@ -1641,28 +1664,9 @@ StatusOr<std::vector<Literal>> RunCustomCall(const ir::Op& op,
     }
     return std::vector<Literal>{*operands[0]};
   }
-  if (target == "xla_python_cpu_callback" || target == "xla_ffi_python_cpu_callback" ||
-      target == "xla_python_gpu_callback" || target == "xla_ffi_python_gpu_callback") {
-    return Unimplemented("custom_call target '" + target +
-                         "' calls back into the Python process that traced the program "
-                         "(jax.pure_callback, io_callback, jax.debug.print); jitd cannot run it");
-  }
+  JITD_RETURN_IF_ERROR(CheckCustomCallTarget(target));
   const auto& registry = Registry();
   auto it = registry.find(target);
-  if (it == registry.end()) {
-    std::string hint;
-    if (target.rfind("lapack_", 0) == 0 || target.rfind("blas_", 0) == 0) {
-      hint = " (jitd implements jaxlib's typed-FFI LAPACK targets lapack_{s,d,c,z}{potrf,getrf,"
-             "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi and "
-             "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,geev,gees,gehrd,"
-             "sytrd/hetrd}, "
-             "blas_?trsm)";
-    } else if (target == "dynamic_ducc_fft") {
-      hint = " (jaxlib's shape-polymorphic CPU FFT of jax 0.4.13 .. 0.4.2x; jitd reads ducc_fft, "
-             "and current jax lowers jnp.fft to stablehlo.fft)";
-    }
-    return Unimplemented("custom_call target '" + target + "' is not supported" + hint);
-  }
   Call call;
   call.target = target;
   call.op = &op;

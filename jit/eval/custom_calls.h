@@ -33,6 +33,11 @@ namespace jitd::eval {
 // True when `target` is a call_target_name the registry implements.
 bool IsRegisteredCustomCall(std::string_view target);
 
+// OK when `target` is one the registry implements; otherwise UNIMPLEMENTED
+// naming it (with what jitd implements instead, for LAPACK-like names, and
+// why for jax's Python callbacks). What compiles check before any run.
+Status CheckCustomCallTarget(std::string_view target);
+
 // Runs the custom_call `op` on its operand values (one tensor literal per
 // operand, in order) and returns one literal per result. Unknown targets are
 // UNIMPLEMENTED, naming the target; a failed @shape_assertion is

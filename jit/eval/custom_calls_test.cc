@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "jit/eval/eval.h"
 #include "jit/eval/testing.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
@@ -95,6 +96,30 @@ func.func @main() -> tensor<2xf32> {
   EXPECT_TRUE(IsRegisteredCustomCall("lapack_zheevd_ffi"));
   EXPECT_TRUE(IsRegisteredCustomCall("lapack_cungqr_ffi"));
   EXPECT_FALSE(IsRegisteredCustomCall("lapack_corgqr_ffi"));  // complex Q is ungqr
+}
+
+// Compiles ask CheckEvaluable of every op (devices/compile.cc): an unknown
+// target is refused there, with its place, before anything runs.
+TEST(CustomCallsTest, UnknownTargetIsRefusedBeforeItRuns) {
+  auto m = frontend::ParseModule(R"(
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @lapack_frobnicate(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = stablehlo.custom_call @lapack_spotrf(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+})");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::vector<Status> checks;
+  ir::WalkOps((*m)->functions()[0]->body(), [&](const ir::Op& op) {
+    if (op.code() == ir::OpCode::kCustomCall) checks.push_back(CheckEvaluable(op));
+  });
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].code(), StatusCode::kUnimplemented);
+  EXPECT_NE(checks[0].message().find("3:"), std::string::npos) << checks[0].ToString();
+  EXPECT_NE(checks[0].message().find("'lapack_frobnicate'"), std::string::npos) << checks[0].ToString();
+  EXPECT_NE(checks[0].message().find("jitd implements"), std::string::npos) << checks[0].ToString();
+  EXPECT_TRUE(checks[1].ok()) << checks[1].ToString();
+  EXPECT_TRUE(CheckCustomCallTarget("Sharding").ok());
+  EXPECT_FALSE(CheckCustomCallTarget("xla_ffi_python_cpu_callback").ok());
 }
 
 TEST(CustomCallsTest, MissingOrBadAttributeNamesIt) {

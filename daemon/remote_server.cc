@@ -1,8 +1,10 @@
 #include "daemon/remote_server.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
@@ -516,14 +518,42 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   void OnRequest() {
     // Session::Handle verifies (ipc::VerifyRequest) and answers every
     // message, well-formed or not, with one ReplyMessage.
+    handling_ = true;
+    WatchHangup();
     server_->Post([self = this->shared_from_this()]() {
       std::vector<uint8_t> reply = self->session_->Handle(self->payload_);
       asio::post(self->server_->io, [self, reply = std::move(reply)]() mutable {
+        self->handling_ = false;
         if (self->closed_) return;
         self->out_ = std::move(reply);
         self->SendFrame(ipc::FrameKind::kReply, self->out_);
       });
     });
+  }
+
+  // While a request runs (an execute waiting on a feed, a long compile), a
+  // client that goes away cancels it at once, as local clients' hang-ups do
+  // (dispatcher.h): the socket turning readable with nothing to read (a
+  // peek finds EOF) or an error closes the connection, which cancels the
+  // session's request. Readable with bytes (a pipelined frame) ends the
+  // watch: the frame is read after the reply.
+  void WatchHangup() {
+    Socket(stream_).async_wait(
+        tcp::socket::wait_read,
+        [self = this->shared_from_this()](const boost::system::error_code& ec) {
+          if (self->closed_ || !self->handling_ || ec == asio::error::operation_aborted) return;
+          uint8_t byte = 0;
+          const ssize_t n = ::recv(Socket(self->stream_).native_handle(), &byte, 1,
+                                   MSG_PEEK | MSG_DONTWAIT);
+          if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ||
+              ec) {
+            self->server_->Log(1, "%s (%s) went away during a request: cancelling it",
+                               self->peer_.c_str(), self->identity_.c_str());
+            self->Close();
+          } else if (n < 0) {
+            self->WatchHangup();  // a spurious wake-up
+          }
+        });
   }
 
   void OnHeapRequest() {
@@ -654,6 +684,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   const std::string peer_;
   bool closed_ = false;
   bool closing_ = false;   // an ERROR frame is on its way out
+  bool handling_ = false;  // a REQUEST is on a worker (Session::Handle)
   bool pending_ = false;   // counted in pending_handshakes
   bool admitted_ = false;  // HELLO_REPLY sent
   bool reserved_ = false;  // counted against the session limits

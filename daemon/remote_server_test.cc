@@ -543,6 +543,57 @@ TEST_F(RemoteServerTest, RandomStreamsNeverHurtTheServer) {
   EXPECT_EQ(admission_.Open("token:alice"), 0);
 }
 
+TEST_F(RemoteServerTest, ClientGoneDuringARequestCancelsIt) {
+  StartPlain();
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  // An execute that waits for an infeed nobody sends (up to 20 s).
+  constexpr char kWaits[] = R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %s = stablehlo.add %x, %v#0 : tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+)";
+  const std::vector<uint8_t> compiled = CompileRemote(*client, kWaits);
+  const wire::ReplyMessage* reply = *ipc::VerifyReply(compiled);
+  ASSERT_TRUE(ipc::FromWire(reply->status()).ok());
+  const uint64_t executable = reply->body_as_CompileReply()->executable();
+  const uint64_t x = client->Allocate(8).value();
+  const uint64_t out = client->Allocate(8).value();
+  flatbuffers::FlatBufferBuilder fbb;
+  auto dims = fbb.CreateVector(std::vector<int64_t>{2});
+  auto shape = wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
+  wire::HeapRef ref(x, 8);
+  auto create = wire::CreateCreateBufferRequest(fbb, shape, &ref);
+  auto created = client->Request(fbb, wire::Request_CreateBufferRequest, create.Union());
+  ASSERT_TRUE(created.ok());
+  const uint64_t buffer = (*ipc::VerifyReply(*created))->body_as_CreateBufferReply()->buffer();
+  flatbuffers::FlatBufferBuilder exec;
+  auto args = exec.CreateVector(std::vector<uint64_t>{buffer});
+  std::vector<wire::HeapRef> refs = {wire::HeapRef(out, 8)};
+  auto result_data = exec.CreateVectorOfStructs(refs);
+  wire::ExecuteRequestBuilder b(exec);
+  b.add_executable(executable);
+  b.add_arguments(args);
+  b.add_result_data(result_data);
+  b.add_deadline_micros(20'000'000);
+  exec.Finish(wire::CreateRequestMessage(exec, 99, wire::Request_ExecuteRequest,
+                                         b.Finish().Union()),
+              wire::RequestMessageIdentifier());
+  ASSERT_TRUE(client->WriteFrame(ipc::FrameKind::kRequest,
+                                 {exec.GetBufferPointer(), exec.GetSize()}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(server_->stats().sessions_open, 1u);  // still waiting
+  const auto start = std::chrono::steady_clock::now();
+  client->Abort();
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; },
+                      std::chrono::seconds(3)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+}
+
 TEST_F(RemoteServerTest, SessionLimitPerIdentity) {
   admission_.limit_per_identity = 1;
   StartPlain();

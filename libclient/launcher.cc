@@ -21,6 +21,7 @@
 #include "base/process.h"
 #include "base/unique_fd.h"
 #include "ipc/fd_passing.h"
+#include "libclient/remote_link.h"
 
 namespace jitd::client {
 namespace {
@@ -241,7 +242,9 @@ StatusOr<std::unique_ptr<Client>> ConnectOrStart(const std::string& socket_path,
                                                  const ClientOptions& options,
                                                  const LaunchOptions& launch) {
   StatusOr<std::unique_ptr<Client>> client = Client::Connect(socket_path, options);
-  if (client.ok() || client.status().code() != StatusCode::kUnavailable || !launch.start) {
+  // A remote daemon (tcp://) is never ours to start.
+  if (client.ok() || client.status().code() != StatusCode::kUnavailable || !launch.start ||
+      IsRemoteAddress(socket_path)) {
     return client;
   }
   if (AutostartDisabled()) {

@@ -493,5 +493,18 @@ TEST_F(RemoteClientTest, PlaintextTimeoutsAndADeadDaemon) {
   EXPECT_EQ((*d)->Stats().status().code(), StatusCode::kUnavailable);
 }
 
+TEST_F(RemoteClientTest, ATlsDaemonDiesUnderAClient) {
+  Daemon dying(*dir_, "dying", {"--tls-cert", Path("server.pem"), "--tls-key", Path("server.key"),
+                                "--token-file", Path("tokens")});
+  ASSERT_TRUE(dying.up());
+  StatusOr<std::unique_ptr<Client>> c = Client::Connect(dying.address(), WithToken("alice.token"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE((*c)->Stats().ok());
+  dying.Kill();
+  Status dead = (*c)->Stats().status();
+  EXPECT_EQ(dead.code(), StatusCode::kUnavailable) << dead.ToString();
+  EXPECT_NE(dead.message().find("has gone away"), std::string::npos) << dead.message();
+}
+
 }  // namespace
 }  // namespace jitd::client

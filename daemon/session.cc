@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "daemon/value_tree.h"
 #include "daemon/wire_types.h"
 #include "devices/platforms.h"
 #include "jit/ir/literal.h"
@@ -506,7 +507,13 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
                                      spec.argument_shapes + ") differ from the program's"));
   }
   std::vector<flatbuffers::Offset<wire::TensorShape>> arguments, results;
-  for (const ir::Type& type : program.argument_types) {
+  // Tuples and tokens travel as their tensor leaves plus a structure
+  // (value_tree.h); plain tensors as before.
+  StatusOr<ValueTree> argument_tree = FlattenTypes(program.argument_types, "argument");
+  if (!argument_tree.ok()) return Reply(id, Unimplemented("Compile: " + argument_tree.status().message()));
+  StatusOr<ValueTree> result_tree = FlattenTypes(program.result_types, "result");
+  if (!result_tree.ok()) return Reply(id, Unimplemented("Compile: " + result_tree.status().message()));
+  for (const ir::Type& type : argument_tree->leaves) {
     StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
     if (!shape.ok()) {
       return Reply(id, Unimplemented("Compile: argument " + std::to_string(arguments.size()) +
@@ -514,7 +521,7 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
     }
     arguments.push_back(*shape);
   }
-  for (const ir::Type& type : program.result_types) {
+  for (const ir::Type& type : result_tree->leaves) {
     StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
     if (!shape.ok()) {
       return Reply(id, Unimplemented("Compile: result " + std::to_string(results.size()) + ": " +
@@ -553,10 +560,14 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
                                       flatbuffers::Offset<wire::DumpInfo>>>();
   // Feeds of this program's device may name each of its processes.
   feeds_->AllowReplicas(program.device, static_cast<uint32_t>(program.grid.num_processes()));
+  auto argument_structure = argument_tree->flat ? flatbuffers::Offset<flatbuffers::String>()
+                                                 : fbb.CreateString(argument_tree->structure);
+  auto result_structure = result_tree->flat ? flatbuffers::Offset<flatbuffers::String>()
+                                             : fbb.CreateString(result_tree->structure);
   auto body = wire::CreateCompileReply(
       fbb, handle, fingerprint, outcome->cache_hit, outcome->compile_micros, argument_vector,
       result_vector, explain, dump_vector, static_cast<uint32_t>(program.grid.num_replicas),
-      static_cast<uint32_t>(program.grid.num_partitions));
+      static_cast<uint32_t>(program.grid.num_partitions), argument_structure, result_structure);
   return Reply(id, Status::Ok(), wire::ReplyBody_CompileReply, body.Union());
 }
 
@@ -577,12 +588,29 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   if (NamesDeviceBuffers(execute)) {
     return HandleExecuteOnDevice(id, execute, program, start);  // session_device.cc
   }
+  // Tuples and tokens (issue 16, item 6): the request names the tensor
+  // leaves' buffers (value_tree.h), and the run takes the literal path,
+  // which rebuilds the trees.
+  std::optional<ValueTree> argument_tree, result_tree;
+  const bool structured = !AllTensors(program.argument_types) || !AllTensors(program.result_types);
+  if (structured) {
+    StatusOr<ValueTree> a = FlattenTypes(program.argument_types, "argument");
+    if (!a.ok()) return Reply(id, Unimplemented("Execute: " + a.status().message()));
+    StatusOr<ValueTree> r = FlattenTypes(program.result_types, "result");
+    if (!r.ok()) return Reply(id, Unimplemented("Execute: " + r.status().message()));
+    argument_tree = std::move(a).value();
+    result_tree = std::move(r).value();
+  }
+  const std::vector<ir::Type>& argument_types =
+      structured ? argument_tree->leaves : program.argument_types;
+  const std::vector<ir::Type>& result_types =
+      structured ? result_tree->leaves : program.result_types;
   const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
   const size_t num_results = execute->results() ? execute->results()->size() : 0;
   const size_t num_result_data = execute->result_data() ? execute->result_data()->size() : 0;
-  if (num_args != program.argument_types.size()) {
+  if (num_args != argument_types.size()) {
     return Reply(id, InvalidArgument("Execute: the program takes " +
-                                     std::to_string(program.argument_types.size()) +
+                                     std::to_string(argument_types.size()) +
                                      " argument(s), the request names " +
                                      std::to_string(num_args)));
   }
@@ -593,9 +621,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     return Reply(id, InvalidArgument("Execute: give results or result_data, not both"));
   }
   const size_t num_outputs = allocate ? num_result_data : num_results;
-  if (num_outputs != program.result_types.size()) {
+  if (num_outputs != result_types.size()) {
     return Reply(id, InvalidArgument("Execute: the program returns " +
-                                     std::to_string(program.result_types.size()) +
+                                     std::to_string(result_types.size()) +
                                      " result(s), the request names " +
                                      std::to_string(num_outputs) + " result buffer(s)"));
   }
@@ -613,11 +641,11 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
       wire::HeapRef ref;
       std::memcpy(&ref, execute->result_data()->Data() + i * sizeof(wire::HeapRef), sizeof(ref));
       outputs[i] = RingHeapRef{ref.offset(), ref.length()};
-      const uint64_t need = static_cast<uint64_t>(program.result_types[i].byte_size());
+      const uint64_t need = static_cast<uint64_t>(result_types[i].byte_size());
       if (outputs[i].length != need) {
         return Reply(id, InvalidArgument("Execute: result_data " + std::to_string(i) + " holds " +
                                          std::to_string(outputs[i].length) + " bytes, result " +
-                                         program.result_types[i].ToString() + " needs " +
+                                         result_types[i].ToString() + " needs " +
                                          std::to_string(need)));
       }
       if (StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(outputs[i]); !bytes.ok()) {
@@ -631,9 +659,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
         return Reply(id, NotFound("Execute: result buffer " + std::to_string(i) +
                                   " is not a buffer of this session"));
       }
-      if (!(it->second.type == program.result_types[i])) {
+      if (!(it->second.type == result_types[i])) {
         return Reply(id, InvalidArgument("Execute: result " + std::to_string(i) + " is " +
-                                         program.result_types[i].ToString() + ", its buffer is " +
+                                         result_types[i].ToString() + ", its buffer is " +
                                          it->second.type.ToString()));
       }
       outputs[i] = it->second.ref;
@@ -666,7 +694,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // memcpy each way and no allocation per call. Private because the client
   // may write its shared memory at any time, and a program must not see its
   // inputs (indices, sort keys) change under it.
-  const bool on_buffers = program.executable->runs_on_buffers();
+  const bool on_buffers = !structured && program.executable->runs_on_buffers();
   // An executable that copies its arguments away before reading them (the
   // cuda device: into GPU memory, from the segment registered at attach)
   // reads and writes the shared memory itself: no private copies.
@@ -681,9 +709,9 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
       return Reply(id, NotFound("Execute: argument " + std::to_string(i) +
                                 " is not a buffer of this session"));
     }
-    if (!(it->second.type == program.argument_types[i])) {
+    if (!(it->second.type == argument_types[i])) {
       return Reply(id, InvalidArgument("Execute: argument " + std::to_string(i) + " must be " +
-                                       program.argument_types[i].ToString() +
+                                       argument_types[i].ToString() +
                                        ", its buffer is " + it->second.type.ToString()));
     }
     if (on_buffers) {
@@ -703,6 +731,15 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     StatusOr<ir::Literal> literal = ir::Literal::FromBytes(it->second.type, std::move(bytes).value());
     if (!literal.ok()) return Reply(id, literal.status());
     args.emplace_back(std::move(literal).value());
+  }
+  if (structured) {
+    std::vector<ir::Literal> leaves;
+    leaves.reserve(args.size());
+    for (eval::RuntimeValue& leaf : args) leaves.push_back(std::move(leaf.literal()));
+    StatusOr<std::vector<eval::RuntimeValue>> values =
+        AssembleValues(program.argument_types, std::move(leaves));
+    if (!values.ok()) return Reply(id, Internal("Execute: arguments: " + values.status().message()));
+    args = std::move(values).value();
   }
   devices::ExecuteOptions options;
   if (execute->resource_seed().has_value()) options.resource_fill_seed = *execute->resource_seed();
@@ -809,18 +846,33 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     }
     if (!out->empty()) std::memcpy(out->data(), scratch_ptrs_[num_args + j], out->size());
   }
-  if (!on_buffers && results->size() != num_outputs) {
-    return Reply(id, Internal("Execute: the program produced " + std::to_string(results->size()) +
-                              " results"));
+  // The results' tensor leaves (the results themselves when all are tensors).
+  std::vector<const ir::Literal*> result_leaves;
+  if (!on_buffers) {
+    if (structured) {
+      if (results->size() != program.result_types.size()) {
+        return Reply(id, Internal("Execute: the program produced " +
+                                  std::to_string(results->size()) + " results"));
+      }
+      result_leaves = ValueLeaves(*results);
+    } else {
+      for (const eval::RuntimeValue& value : *results) {
+        result_leaves.push_back(value.is_tensor() ? &value.literal() : nullptr);
+      }
+    }
+  }
+  if (!on_buffers && result_leaves.size() != num_outputs) {
+    return Reply(id, Internal("Execute: the program produced " +
+                              std::to_string(result_leaves.size()) + " result tensors"));
   }
   for (size_t i = 0; !on_buffers && i < num_outputs; ++i) {
-    const eval::RuntimeValue& value = (*results)[i];
-    if (!value.is_tensor() || !(value.literal().type() == program.result_types[i])) {
+    const ir::Literal* leaf = result_leaves[i];
+    if (leaf == nullptr || !(leaf->type() == result_types[i])) {
       return Reply(id, Internal("Execute: result " + std::to_string(i) + " has type " +
-                                value.type().ToString()));
+                                (leaf ? leaf->type().ToString() : (*results)[i].type().ToString())));
     }
     StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(outputs[i]);
-    std::span<const uint8_t> src = value.literal().bytes();
+    std::span<const uint8_t> src = leaf->bytes();
     if (!out.ok() || out->size() != src.size()) {
       return Reply(id, Internal("Execute: result buffer " + std::to_string(i) +
                                 " is out of the heap"));
@@ -834,7 +886,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     uint64_t handle;
     if (allocate) {
       handle = next_handle_++;
-      buffers_.emplace(handle, Buffer{program.result_types[i], outputs[i]});
+      buffers_.emplace(handle, Buffer{result_types[i], outputs[i]});
       buffer_bytes_ += outputs[i].length;
     } else {
       handle = ipc::ReadVectorElement(*execute->results(), i);

@@ -470,6 +470,8 @@ StatusOr<Executable> Client::CompileLocked(std::span<const uint8_t> request, uin
   // 0 from daemons before protocol 7: one process.
   out.num_replicas = std::max<uint32_t>(compiled->num_replicas(), 1);
   out.num_partitions = std::max<uint32_t>(compiled->num_partitions(), 1);
+  if (compiled->argument_structure()) out.argument_structure = compiled->argument_structure()->str();
+  if (compiled->result_structure()) out.result_structure = compiled->result_structure()->str();
   if (compiled->dumps()) {
     for (const wire::DumpInfo* dump : *compiled->dumps()) {
       out.dumps.emplace_back(dump->name() ? dump->name()->str() : std::string(), dump->bytes());

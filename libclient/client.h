@@ -166,6 +166,13 @@ struct Executable {
   uint32_t num_replicas = 1;
   uint32_t num_partitions = 1;
   uint32_t num_processes() const { return num_replicas * num_partitions; }
+  // Tuples and tokens (issue 16, item 6): `arguments` / `results` hold the
+  // tensor leaves, depth first; these give the trees, one item per
+  // top-level value: 't' a tensor (the next leaf), 'k' a token (no buffer,
+  // no bytes), '(' items ')' a tuple. Empty when every value is a tensor
+  // (then each leaf is one value, as before).
+  std::string argument_structure;
+  std::string result_structure;
 };
 
 // A buffer in the shared heap. `data` is shared memory: the daemon reads it

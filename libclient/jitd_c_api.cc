@@ -583,6 +583,14 @@ jitd_status_t* jitd_executable_result_shape(const jitd_executable_t* executable,
                      out_dims));
 }
 
+const char* jitd_executable_argument_structure(const jitd_executable_t* executable) {
+  return executable == nullptr ? "" : executable->executable.argument_structure.c_str();
+}
+
+const char* jitd_executable_result_structure(const jitd_executable_t* executable) {
+  return executable == nullptr ? "" : executable->executable.result_structure.c_str();
+}
+
 jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
                                           jitd_buffer_t* const* args, size_t num_args,
                                           jitd_buffer_t** results, size_t num_results,

@@ -24,6 +24,7 @@
 #include "base/duration_text.h"
 #include "base/status.h"
 #include "daemon/server.h"
+#include "daemon/value_tree.h"
 #include "daemon/wire_types.h"
 #include "devices/compile.h"
 #include "devices/device.h"
@@ -868,14 +869,14 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
   compile_options.device = args.device;
   compile_options.dump_dir = args.dump_dir;
   compile_options.profile = args.profile;
-  for (size_t i = 0; i < arguments->size(); ++i) {
-    const eval::RuntimeValue& value = (*arguments)[i];
-    if (!value.is_tensor()) {
-      PrintError(ArgLabel(entry, i) + " is a " + value.type().ToString() +
-                 "; only tensors travel to the daemon, run this program with --in-process");
-      return kExitUsageOrIo;
-    }
-    const ir::Type& type = value.literal().type();
+  // Tuples and tokens travel as their tensor leaves (daemon/value_tree.h);
+  // the daemon knows the tree from the program, so only plain tensor
+  // arguments are declared.
+  bool structured_arguments = false;
+  for (const eval::RuntimeValue& value : *arguments) structured_arguments |= !value.is_tensor();
+  const std::vector<const ir::Literal*> argument_leaves = daemon::ValueLeaves(*arguments);
+  for (size_t i = 0; i < arguments->size() && !structured_arguments; ++i) {
+    const ir::Type& type = (*arguments)[i].literal().type();
     compile_options.argument_shapes.push_back(
         client::TensorShape{daemon::ToWireElementType(type.dtype()), type.dims()});
   }
@@ -911,25 +912,28 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
 
   // 3. Arguments into shared memory, result buffers of the result shapes.
   uint64_t argument_bytes = 0;
-  for (const eval::RuntimeValue& value : *arguments) argument_bytes += value.literal().bytes().size();
+  for (const ir::Literal* leaf : argument_leaves) argument_bytes += leaf->bytes().size();
   char upload[96];
-  std::snprintf(upload, sizeof upload, "uploading %zu arguments (%.1f MB)", arguments->size(),
+  std::snprintf(upload, sizeof upload, "uploading %zu arguments (%.1f MB)", argument_leaves.size(),
                 static_cast<double>(argument_bytes) / 1e6);
   progress.Start(upload);
   std::vector<uint64_t> argument_handles;
-  for (size_t i = 0; i < arguments->size(); ++i) {
-    const ir::Literal& literal = (*arguments)[i].literal();
+  auto leaf_label = [&](size_t i) {
+    return structured_arguments ? "argument leaf " + std::to_string(i) : ArgLabel(entry, i);
+  };
+  for (size_t i = 0; i < argument_leaves.size(); ++i) {
+    const ir::Literal& literal = *argument_leaves[i];
     const ir::Type& type = literal.type();
     StatusOr<client::Buffer> buffer = client.AllocateBuffer(
         client::TensorShape{daemon::ToWireElementType(type.dtype()), type.dims()});
     if (!buffer.ok()) {
       progress.Stop();
-      PrintError(ArgLabel(entry, i) + ": " + buffer.status().ToString());
+      PrintError(leaf_label(i) + ": " + buffer.status().ToString());
       return kExitUsageOrIo;
     }
     if (buffer->data.size() != literal.bytes().size()) {
       progress.Stop();
-      PrintError(ArgLabel(entry, i) + ": the daemon's buffer holds " +
+      PrintError(leaf_label(i) + ": the daemon's buffer holds " +
                  std::to_string(buffer->data.size()) + " bytes, the value " +
                  std::to_string(literal.bytes().size()));
       return kExitInternal;
@@ -1014,6 +1018,25 @@ int RunThroughDaemon(const RunArgs& args, const std::string& source_text,
       return kExitInternal;
     }
     results.emplace_back(std::move(literal).value());
+  }
+  if (!executable->result_structure.empty()) {
+    // Tuples and tokens: rebuild the results' trees from their leaves.
+    std::vector<ir::Type> leaf_types;
+    std::vector<ir::Literal> leaves;
+    for (eval::RuntimeValue& leaf : results) {
+      leaf_types.push_back(leaf.literal().type());
+      leaves.push_back(std::move(leaf.literal()));
+    }
+    StatusOr<std::vector<ir::Type>> types =
+        daemon::TypesFromStructure(executable->result_structure, leaf_types);
+    StatusOr<std::vector<eval::RuntimeValue>> values =
+        types.ok() ? daemon::AssembleValues(*types, std::move(leaves))
+                   : StatusOr<std::vector<eval::RuntimeValue>>(types.status());
+    if (!values.ok()) {
+      PrintError("the daemon's results: " + values.status().message());
+      return kExitInternal;
+    }
+    results = std::move(values).value();
   }
 
   // 5. Report.

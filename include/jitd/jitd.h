@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define JITD_API_VERSION 12
+#define JITD_API_VERSION 13
 
 /* Size of `type` up to and including `last_field`: the struct_size a
  * library needs at least. */
@@ -338,6 +338,17 @@ JITD_API jitd_status_t* jitd_executable_result_shape(const jitd_executable_t* ex
                                                      size_t index, jitd_dtype_t* out_dtype,
                                                      size_t* out_rank,
                                                      const int64_t** out_dims);
+/* Tuples and tokens (since version 13). The shapes above are the tensor
+ * leaves of the arguments / results, depth first; a program whose values
+ * hold tuples or tokens takes and returns one buffer per leaf, and these
+ * strings describe the trees, one item per top-level value: 't' a tensor
+ * (the next leaf), 'k' a token (no buffer, no bytes), '(' items ')' a
+ * tuple. E.g. a result tuple<tensor<2xf32>, tuple<tensor<i32>>> is "(t(t))"
+ * over 2 leaves; a result !stablehlo.token is "k" over none. "" when every
+ * value is a plain tensor (each leaf is one value). Borrowed from the
+ * executable; "" for a NULL one. */
+JITD_API const char* jitd_executable_argument_structure(const jitd_executable_t* executable);
+JITD_API const char* jitd_executable_result_structure(const jitd_executable_t* executable);
 
 /* Times the daemon measured for one execute, in microseconds. An output
  * struct: the caller sets struct_size and the library fills the fields that

@@ -887,8 +887,19 @@ class LocalExecutable(object):
         self.result_shapes = [shape_of_executable(handle, i, True)
                               for i in range(L("jitd_executable_num_results")(handle))]
         self.cache_hit = bool(L("jitd_executable_cache_hit")(handle))
+        # Tuples and tokens (C API 13): argument_shapes / result_shapes are
+        # the tensor leaves; the structures rebuild the trees (None: every
+        # value is a tensor, one per leaf).
+        self._argument_tree = self._result_tree = None
+        if _lib.has("jitd_executable_result_structure"):
+            self._argument_tree = _parse_structure(
+                L("jitd_executable_argument_structure")(handle), len(self.argument_shapes))
+            self._result_tree = _parse_structure(
+                L("jitd_executable_result_structure")(handle), len(self.result_shapes))
+        num_values = (len(self.result_shapes) if self._result_tree is None
+                      else len(self._result_tree))
         # None: a tuple exactly when there is not one result.
-        self._result_is_tuple = (len(self.result_shapes) != 1 if result_is_tuple is None
+        self._result_is_tuple = (num_values != 1 if result_is_tuple is None
                                  else result_is_tuple)
         self._profiled = profiled
         self._timing_fast = False
@@ -944,7 +955,9 @@ class LocalExecutable(object):
         """The fast path's object for the current handle (None without
         jitd._fast)."""
         fast = _fastpath.module()
-        if fast is not None and self.num_processes == 1:  # replicated: the ctypes path
+        # Replicated, tuples or tokens: the ctypes path.
+        if fast is not None and self.num_processes == 1 and self._argument_tree is None and \
+                self._result_tree is None:
             self._fast = fast.Executable(self._handle.value, self._conn.handle.value,
                                          self._result_is_tuple, _FAST_KEEP_BYTES)
 
@@ -1127,7 +1140,29 @@ class LocalExecutable(object):
         self.last_profile_omitted = int(L("jitd_executable_profile_omitted")(self._handle))
 
     def _pack(self, values):
+        if self._result_tree is not None:
+            # xla_client's to_py: nested tuples as Python tuples; a token,
+            # which has no Python value there, as None.
+            values = _build_tree(self._result_tree, iter(values))
         return tuple(values) if self._result_is_tuple else values[0]
+
+    def _leaves(self, arguments, what):
+        """The tensor leaves of `arguments` (nested tuples for tuple
+        parameters, None for tokens), depth first; `arguments` itself when
+        every parameter is a tensor."""
+        if self._argument_tree is None:
+            return list(arguments)
+        arguments = list(arguments)
+        if len(arguments) != len(self._argument_tree):
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s: %d argument(s) given, the computation takes %d (%s)"
+                            % (what, len(arguments), len(self._argument_tree),
+                               ", ".join(_tree_text(n, iter(self.argument_shapes))
+                                         for n in self._argument_tree)))
+        leaves = []
+        for i, (node, value) in enumerate(zip(self._argument_tree, arguments)):
+            _flatten_value(node, value, "%s: argument %d" % (what, i), leaves)
+        return leaves
 
     def Execute(self, arguments=(), check_for_deleted_args=True, deadline_ms=None,
                 resource_fill=None, resource_seed=None):
@@ -1146,7 +1181,7 @@ class LocalExecutable(object):
             out = self._execute_fast(fast, arguments, deadline_ms)
             if out is not NotImplemented:
                 return out
-        results = self._run(list(arguments), deadline_ms, resource)
+        results = self._run(self._leaves(arguments, "Execute"), deadline_ms, resource)
         return self._pack([r.to_py() for r in results])
 
     # xla_client's name for Execute on Python values (numpy arrays, scalars).
@@ -1304,7 +1339,8 @@ class LocalExecutable(object):
             out = self._execute_fast(fast, arguments, None)
             if out is not NotImplemented:
                 return out
-        return self._pack([r.to_py() for r in self._run(list(arguments), None)])
+        return self._pack([r.to_py() for r in self._run(self._leaves(arguments, "Execute"),
+                                                         None)])
 
     def ExecuteWithBuffers(self, arguments=(), deadline_ms=None, resource_fill=None,
                            resource_seed=None, results=None):
@@ -1313,6 +1349,7 @@ class LocalExecutable(object):
         LocalBuffers of the result shapes, shared-memory or device-resident)
         receives the results in place and is returned."""
         resource = _resource_options(resource_fill, resource_seed)
+        arguments = self._leaves(arguments, "ExecuteWithBuffers")
         for i, b in enumerate(arguments):
             if not isinstance(b, LocalBuffer):
                 raise TypeError("ExecuteWithBuffers: argument %d is not a LocalBuffer" % i)
@@ -1352,6 +1389,82 @@ class LocalExecutable(object):
         return results
 
     ExecuteWithLocalBuffers = ExecuteWithBuffers
+
+
+def _parse_structure(text, num_leaves):
+    """The C API's structure string ('t' tensor, 'k' token, '(' ... ')'
+    tuple; jitd.h) -> a list of nodes, one per top-level value: "t", "k" or
+    a list of nodes; None for "" (every value a tensor)."""
+    text = (text or b"").decode("ascii")
+    if not text:
+        return None
+    stack = [[]]
+    leaves = 0
+    for c in text:
+        if c in "tk":
+            stack[-1].append(c)
+            leaves += c == "t"
+        elif c == "(":
+            stack.append([])
+        elif c == ")" and len(stack) > 1:
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            raise JitdError(StatusCode.INTERNAL, "malformed value structure %r" % text)
+    if len(stack) != 1 or leaves != num_leaves:
+        raise JitdError(StatusCode.INTERNAL, "value structure %r does not describe %d leaves"
+                        % (text, num_leaves))
+    return stack[0]
+
+
+def _build_tree(nodes, leaves):
+    """Values of `nodes` from the iterator `leaves`: tuples for tuples,
+    None for tokens."""
+    out = []
+    for node in nodes:
+        if node == "t":
+            out.append(next(leaves))
+        elif node == "k":
+            out.append(None)
+        else:
+            out.append(tuple(_build_tree(node, leaves)))
+    return out
+
+
+def _tree_text(node, shapes):
+    """XLA's spelling of a node over the leaf shapes' iterator."""
+    if node == "t":
+        return str(next(shapes))
+    if node == "k":
+        return "token"
+    return "(" + ", ".join(_tree_text(n, shapes) for n in node) + ")"
+
+
+def _flatten_value(node, value, where, leaves):
+    """Appends the tensor leaves of `value` (a tuple/list for a tuple node,
+    None or a token for a token) to `leaves`, checking the tree."""
+    if node == "t":
+        if isinstance(value, tuple) and any(isinstance(v, (tuple, LocalBuffer, np.ndarray))
+                                            for v in value):
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s is a tuple; the computation expects an array there" % where)
+        leaves.append(value)
+    elif node == "k":
+        if value is not None:
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s is a token parameter: pass None (tokens carry no data), got %r"
+                            % (where, type(value).__name__))
+    else:
+        if not isinstance(value, (tuple, list)):
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s must be a tuple of %d element(s), got %s"
+                            % (where, len(node), type(value).__name__))
+        if len(value) != len(node):
+            raise JitdError(StatusCode.INVALID_ARGUMENT,
+                            "%s is a tuple of %d element(s), the computation expects %d"
+                            % (where, len(value), len(node)))
+        for k, (n, v) in enumerate(zip(node, value)):
+            _flatten_value(n, v, "%s.%d" % (where, k), leaves)
 
 
 # resource_fill names -> jitd_resource_fill_t.

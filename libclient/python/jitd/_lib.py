@@ -288,6 +288,12 @@ _DEVICES = {
     "jitd_client_remote_identity": (S, [P]),
 }
 
+# API version 13: tuples and tokens across the wire (optional).
+_STRUCTURES = {
+    "jitd_executable_argument_structure": (S, [P]),
+    "jitd_executable_result_structure": (S, [P]),
+}
+
 # API version 9: replicated execution (optional: older libraries lack it).
 _REPLICAS = {
     "jitd_executable_num_replicas": (SZ, [P]),
@@ -355,6 +361,7 @@ def lib():
             _declare(loaded, _DEVICES)
             _declare(loaded, _EXECUTE_EX)
             _declare(loaded, _REPLICAS)
+            _declare(loaded, _STRUCTURES)
             core_missing = sorted(n for n in _CORE if n in _missing)
             if core_missing:
                 errors.append("%s: not a jitd C API library (lacks %s)"

@@ -122,8 +122,7 @@ StatusOr<RemoteAddress> ParseRemoteAddress(std::string_view address) {
 
 // ---- The byte stream --------------------------------------------------------
 
-// TCP, with TLS when `ssl_` is set (reads from the socket, writes through a
-// memory BIO sent with MSG_NOSIGNAL). Every wait is a
+// TCP, with TLS through memory BIOs when `ssl_` is set. Every wait is a
 // poll() against the caller's deadline.
 class RemoteStream {
  public:
@@ -159,13 +158,10 @@ class RemoteStream {
         const int error = SSL_get_error(ssl_, got);
         if (error == SSL_ERROR_WANT_READ) {
           JITD_RETURN_IF_ERROR(FlushTls(deadline));  // e.g. a key update's answer
-          JITD_RETURN_IF_ERROR(Wait(POLLIN, deadline, "reply"));
+          JITD_RETURN_IF_ERROR(FillTls(deadline));
           continue;
         }
-        if (error == SSL_ERROR_ZERO_RETURN || error == SSL_ERROR_SYSCALL ||
-            (error == SSL_ERROR_SSL &&
-             ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
-          TlsErrors();
+        if (error == SSL_ERROR_ZERO_RETURN) {
           return Unavailable("the jitd daemon at tcp://" + where_ +
                              " has gone away (it closed the connection)");
         }
@@ -254,6 +250,14 @@ class RemoteStream {
     (void)BIO_reset(wbio_);
     return Status::Ok();
   }
+  // Hands TLS what the socket has.
+  Status FillTls(Clock::time_point deadline) {
+    JITD_ASSIGN_OR_RETURN(size_t got, Receive(read_buffer_.data(), read_buffer_.size(), deadline));
+    if (BIO_write(rbio_, read_buffer_.data(), static_cast<int>(got)) != static_cast<int>(got)) {
+      return Internal("TLS: cannot buffer received bytes");
+    }
+    return Status::Ok();
+  }
 
   // A TLS failure: PERMISSION_DENIED when it is about certificates (ours
   // refused, theirs not verified), else UNAVAILABLE.
@@ -282,7 +286,7 @@ class RemoteStream {
   UniqueFd fd_;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
-  BIO* rbio_ = nullptr;  // socket -> TLS
+  BIO* rbio_ = nullptr;  // network -> TLS
   BIO* wbio_ = nullptr;  // TLS -> network
   std::string ca_file_;
   std::vector<uint8_t> read_buffer_ = std::vector<uint8_t>(256 << 10);
@@ -321,17 +325,13 @@ Status RemoteStream::SetUpTls(const RemoteAddress& address, const ClientOptions&
                              TlsErrors());
     }
   }
-  // Records are read straight from the (non-blocking) socket, many per
-  // recv; written into a memory BIO that FlushTls sends with MSG_NOSIGNAL
-  // (a socket BIO's write could raise SIGPIPE in the caller's process).
-  SSL_CTX_set_read_ahead(ctx_, 1);
-  SSL_CTX_set_default_read_buffer_len(ctx_, 256 << 10);
   ssl_ = SSL_new(ctx_);
-  rbio_ = BIO_new_socket(fd_.get(), BIO_NOCLOSE);
+  rbio_ = BIO_new(BIO_s_mem());
   wbio_ = BIO_new(BIO_s_mem());
   if (ssl_ == nullptr || rbio_ == nullptr || wbio_ == nullptr) {
     return Internal("TLS: cannot create the connection: " + TlsErrors());
   }
+  BIO_set_mem_eof_return(rbio_, -1);  // empty = "want more", not EOF
   SSL_set_bio(ssl_, rbio_, wbio_);
   // The certificate must name what we connected to: the IP address or the
   // host name (then also sent as SNI).
@@ -397,7 +397,7 @@ StatusOr<std::unique_ptr<RemoteStream>> RemoteStream::Open(const RemoteAddress& 
     if (SSL_get_error(stream->ssl_, rc) != SSL_ERROR_WANT_READ) {
       return stream->TlsFailure("TLS handshake with tcp://" + where);
     }
-    JITD_RETURN_IF_ERROR(stream->Wait(POLLIN, deadline, "TLS handshake"));
+    JITD_RETURN_IF_ERROR(stream->FillTls(deadline));
   }
   return stream;
 }

@@ -25,9 +25,8 @@
 // every Execute that names it (the link cannot see writes into a span), and
 // every result buffer is read back.
 //
-// Transport: TCP (TCP_NODELAY, non-blocking) with TLS 1.3 through OpenSSL
-// (records read straight from the socket; written into a memory BIO that the
-// link sends itself with send(MSG_NOSIGNAL); poll() deadlines), the
+// Transport: TCP (TCP_NODELAY) with TLS 1.3 through OpenSSL memory BIOs (the
+// link does its own socket I/O: poll() deadlines, send(MSG_NOSIGNAL)), the
 // server certificate verified against ClientOptions::tls_ca_file (or the
 // system's CAs) and the host name or IP address; optionally a client
 // certificate (mutual TLS) and/or a bearer token. Plaintext only on a

@@ -22,6 +22,8 @@
 #include "devices/cuda/cublaslt_plan.h"
 #include "devices/cuda/cudnn_filter_kernel.h"
 #include "devices/cuda/cudnn_plan.h"
+#include "devices/cuda/im2col_kernel.h"
+#include "devices/cuda/im2col_plan.h"
 #include "devices/cuda/cufft_normalize_kernel.h"
 #include "devices/cuda/cufft_plan.h"
 #include "jit/ir/verifier.h"
@@ -723,6 +725,13 @@ class Compiler {
       if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
       library_why = plan.status().message();
     }
+    // cuDNN absent or refusing: im2col + a cuBLASLt matmul (im2col_plan.h).
+    if (options_.use_cublaslt) {
+      StatusOr<Im2colConvPlan> plan = PlanIm2colConvolution(op, options_.exact_f32);
+      if (plan.ok()) return PlanIm2colCall(op, *plan);
+      if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
+      library_why += "; " + plan.status().message();
+    }
     if (!codegen::IsNvptxEmittableConvolution(op)) {
       return Refuse(op, "only integer or real float convolutions with well-formed groups have the exact kernel; " +
                             library_why);
@@ -860,6 +869,63 @@ class Compiler {
     }
     return AddLibraryCall(op, CudaLibraryCall::Library::kCudnn, EncodeConvPlan(plan), {input, filter},
                           DescribeConvPlan(plan));
+  }
+
+  // The im2col fallback (im2col_plan.h): the patch matrix, the filter
+  // permuted to [O, Cg, taps...] when it is not so, one batched cuBLASLt
+  // matmul, the product permuted into the result's layout when it is not so.
+  Status PlanIm2colCall(const Op& op, const Im2colConvPlan& plan) {
+    JITD_ASSIGN_OR_RETURN(int32_t input, Use(op.operand(0), &op));
+    JITD_ASSIGN_OR_RETURN(int32_t filter, Use(op.operand(1), &op));
+    const int32_t patches = NewTemporary(plan.patch_elements * plan.element_bytes);
+    const std::string name = "jitd_im2col" + std::to_string(im2cols_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan grid, EmitIm2colKernel(llvm_module_, name, plan, options_.limits));
+    ++p_.unique_kernels;
+    CudaStep im2col;
+    im2col.launch.function = name;
+    im2col.launch.grid = {static_cast<uint32_t>(grid.grid), 1, 1};
+    im2col.launch.block = {static_cast<uint32_t>(grid.block), 1, 1};
+    im2col.launch.buffers = {input, patches};
+    im2col.description = name + " " + std::to_string(plan.patch_elements) + " patch elements";
+    p_.steps.push_back(std::move(im2col));
+    ++p_.launches;
+    if (!plan.filter_permutation.empty()) {
+      const ir::Type& kernel = op.operand(1)->type();
+      JITD_ASSIGN_OR_RETURN(filter, PermuteIntoScratch(filter, kernel, plan.filter_permutation,
+                                                       "convolution filter to [O, I, taps]"));
+    }
+    position_ = next_position_++;  // the kernels' reads end before the matmul's writes
+    UseBuffer(patches);
+    UseBuffer(filter);
+    const bool permute_after = !plan.output_permutation.empty();
+    const int32_t product = permute_after ? NewTemporary(op.result(0)->type().byte_size())
+                                          : NewBuffer(op.result(0), CudaBuffer::Kind::kTemporary, 0);
+    CudaStep call;
+    call.kind = CudaStep::Kind::kLibraryCall;
+    call.library.library = CudaLibraryCall::Library::kCublasLt;
+    call.library.plan = EncodeMatmulPlan(plan.matmul);
+    call.library.buffers = {patches, filter, product};
+    call.description = "convolution as " + DescribeIm2colPlan(plan);
+    p_.steps.push_back(std::move(call));
+    ++p_.library_calls;
+    if (!permute_after) return Status::Ok();
+    position_ = next_position_++;
+    UseBuffer(product);
+    const int32_t result = NewBuffer(op.result(0), CudaBuffer::Kind::kTemporary, 0);
+    const std::string permute = "jitd_permute" + std::to_string(permutes_++);
+    JITD_ASSIGN_OR_RETURN(codegen::GridPlan pgrid,
+                          EmitPermuteKernel(llvm_module_, permute, plan.element_bytes, plan.gemm_dims,
+                                            plan.output_permutation, options_.limits));
+    ++p_.unique_kernels;
+    CudaStep step;
+    step.launch.function = permute;
+    step.launch.grid = {static_cast<uint32_t>(pgrid.grid), 1, 1};
+    step.launch.block = {static_cast<uint32_t>(pgrid.block), 1, 1};
+    step.launch.buffers = {product, result};
+    step.description = permute + " convolution product into the result's layout";
+    p_.steps.push_back(std::move(step));
+    ++p_.launches;
+    return Status::Ok();
   }
 
   Status PlanCufftCall(const Op& op, const CufftPlan& plan) {
@@ -1004,6 +1070,7 @@ class Compiler {
   int dots_ = 0;
   int select_scatters_ = 0;
   int convs_ = 0;
+  int im2cols_ = 0;
   int choleskys_ = 0;
   int permutes_ = 0;
 };

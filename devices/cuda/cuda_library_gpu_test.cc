@@ -3,7 +3,8 @@
 // Dots against a host reference in double per precision mode (HIGHEST and
 // --cuda-exact-f32 tight, DEFAULT within TF32's error), f64 and bf16 dots;
 // ffts against a direct DFT, and RFFT -> IRFFT over three axes back to the
-// input; a cuDNN convolution against a direct one; the cholesky kernel.
+// input; a cuDNN convolution against a direct one; convolutions cuDNN
+// refuses through im2col + cuBLASLt against jit/eval; the cholesky kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "devices/cuda/cuda_device.h"
+#include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::devices::cuda {
@@ -260,6 +262,78 @@ func.func @main(%x: tensor<2x9x8x4xf32>, %w: tensor<3x3x2x6xf32>) -> tensor<2x5x
       }
     }
   }
+}
+
+// Convolutions cuDNN refuses (lhs dilation, window reversal, negative and
+// asymmetric padding, batch groups) run as im2col + a cuBLASLt matmul
+// (im2col_plan.h): the im2col kernel on the GPU, against jit/eval.
+TEST(CudaLibraryGpu, Im2colConvolutionsMatchTheInterpreter) {
+  std::string why;
+  auto device = DeviceOrSkipReason(&why, "cuBLASLt");
+  if (!device) GTEST_SKIP() << why;
+  const char* programs[] = {
+      R"(func.func @main(%lhs: tensor<1x2x4x3xf32>, %rhs: tensor<3x2x2x2xf32>) -> tensor<1x3x7x3xf32> {
+  %0 = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 2], pad = [[1, 0], [2, 1]], lhs_dilate = [2, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x3xf32>, tensor<3x2x2x2xf32>) -> tensor<1x3x7x3xf32>
+  return %0 : tensor<1x3x7x3xf32>
+})",
+      R"(func.func @main(%lhs: tensor<2x3x9xf32>, %rhs: tensor<2x3x3xf32>) -> tensor<2x2x6xf32> {
+  %0 = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {pad = [[-1, 2]], rhs_dilate = [2], reverse = [true]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x9xf32>, tensor<2x3x3xf32>) -> tensor<2x2x6xf32>
+  return %0 : tensor<2x2x6xf32>
+})",
+      R"(func.func @main(%lhs: tensor<2x7x4xf32>, %rhs: tensor<3x2x6xf32>) -> tensor<6x2x6xf32> {
+  %0 = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, 0, f]x[0, i, o]->[f, b, 0], window = {pad = [[0, 1]], stride = [1]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x7x4xf32>, tensor<3x2x6xf32>) -> tensor<6x2x6xf32>
+  return %0 : tensor<6x2x6xf32>
+})",
+      R"(func.func @main(%lhs: tensor<4x3x5xf64>, %rhs: tensor<4x3x2xf64>) -> tensor<2x4x4xf64> {
+  %0 = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<4x3x5xf64>, tensor<4x3x2xf64>) -> tensor<2x4x4xf64>
+  return %0 : tensor<2x4x4xf64>
+})",
+  };
+  CudaDeviceSettings settings = GetCudaDeviceSettings();
+  settings.exact_f32 = true;
+  SetCudaDeviceSettings(settings);
+  for (const char* text : programs) {
+    SCOPED_TRACE(text);
+    auto module = frontend::ParseModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    std::shared_ptr<const ir::Module> shared(std::move(*module));
+    auto exe = device->Compile(shared);
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    const ir::Function& main = *shared->FindFunction("main");
+    const ir::Op& conv = *main.entry()->ops().front();
+    auto lhs = eval::RandomLiteral(conv.operand(0)->type(), 3);
+    auto rhs = eval::RandomLiteral(conv.operand(1)->type(), 4);
+    ASSERT_TRUE(lhs.ok() && rhs.ok());
+    const ir::Type& out_type = conv.result(0)->type();
+    std::vector<uint8_t> got(static_cast<size_t>(out_type.byte_size()));
+    const void* in[] = {lhs->bytes().data(), rhs->bytes().data()};
+    void* out[] = {got.data()};
+    ASSERT_TRUE((*exe)->Run(in, out, ExecuteOptions{}).ok());
+    std::vector<eval::RuntimeValue> args;
+    args.emplace_back(std::move(*lhs));
+    args.emplace_back(std::move(*rhs));
+    auto want = eval::EvaluateFunction(*shared, main, std::move(args));
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    const auto bytes = (*want)[0].literal().bytes();
+    ASSERT_EQ(bytes.size(), got.size());
+    const bool f64 = out_type.dtype() == ir::DType::kF64;
+    for (int64_t i = 0; i < out_type.num_elements(); ++i) {
+      double w, g;
+      if (f64) {
+        std::memcpy(&w, bytes.data() + 8 * i, 8);
+        std::memcpy(&g, got.data() + 8 * i, 8);
+      } else {
+        float wf, gf;
+        std::memcpy(&wf, bytes.data() + 4 * i, 4);
+        std::memcpy(&gf, got.data() + 4 * i, 4);
+        w = wf;
+        g = gf;
+      }
+      ASSERT_NEAR(g, w, (f64 ? 1e-12 : 1e-5) * (1 + std::fabs(w))) << "element " << i;
+    }
+  }
+  settings.exact_f32 = false;
+  SetCudaDeviceSettings(settings);
 }
 
 // Not a library: cholesky's own kernel, against the factor it must give

@@ -93,15 +93,14 @@ def _xrt_client_class():
                           compile_options=None):
             """Compiles on the daemon at `target` (this backend's own; another
             is INVALID_ARGUMENT) -> LocalExecutable. `computation` is a built
-            jitd.Computation or StableHLO text."""
+            jitd.Computation, StableHLO text, or a portable artifact's bytes."""
             if target is not None and _normalize_target(target) != self.target:
                 raise JitdError(StatusCode.INVALID_ARGUMENT,
                                 "CompileForXrt: target %r is not this backend's %r (use "
                                 "jitd.get_backend('xrt', target=...) for another)"
                                 % (target, self.target))
             if isinstance(computation, (str, bytes)):
-                text = computation.decode() if isinstance(computation, bytes) else computation
-                return self.compile_stablehlo(text, argument_shapes, compile_options)
+                return self.compile_stablehlo(computation, argument_shapes, compile_options)
             return computation.Compile(argument_shapes, compile_options, client=self)
 
         compile = CompileForXrt

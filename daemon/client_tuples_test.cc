@@ -1,0 +1,174 @@
+// Tuples and tokens through a real Server with the C++ client (issue 16,
+// item 6): the compile reply's leaves and structures, executes on leaf
+// buffers (tokens carry none), on both devices.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/server.h"
+#include "libclient/client.h"
+
+namespace jitd::daemon {
+namespace {
+
+// Arguments: a nested tuple and a token; results: a nested tuple holding a
+// token, and the token an outfeed returned.
+constexpr char kProgram[] = R"(
+func.func @main(%p: tuple<tensor<2xf32>, tuple<tensor<i32>>>, %k: !stablehlo.token) -> (tuple<tensor<2xf32>, tuple<tensor<i32>, !stablehlo.token>>, !stablehlo.token) {
+  %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>, tuple<tensor<i32>>>) -> tensor<2xf32>
+  %inner = stablehlo.get_tuple_element %p[1] : (tuple<tensor<2xf32>, tuple<tensor<i32>>>) -> tuple<tensor<i32>>
+  %b = stablehlo.get_tuple_element %inner[0] : (tuple<tensor<i32>>) -> tensor<i32>
+  %n = stablehlo.negate %a : tensor<2xf32>
+  %c = stablehlo.add %b, %b : tensor<i32>
+  %k2 = "stablehlo.outfeed"(%n, %k) {outfeed_config = ""} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  %t1 = stablehlo.tuple %c, %k2 : tuple<tensor<i32>, !stablehlo.token>
+  %t = stablehlo.tuple %n, %t1 : tuple<tensor<2xf32>, tuple<tensor<i32>, !stablehlo.token>>
+  return %t, %k2 : tuple<tensor<2xf32>, tuple<tensor<i32>, !stablehlo.token>>, !stablehlo.token
+}
+)";
+
+class ClientTuplesTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/jitd_client_tuples_test_" + std::to_string(::getpid());
+    std::filesystem::remove_all(dir_);
+    socket_ = dir_ + "/jitd.sock";
+    auto instance = Instance::Create({});
+    ASSERT_TRUE(instance.ok());
+    instance_ = std::move(instance).value();
+    ServerOptions options;
+    options.socket_path = socket_;
+    options.handle_signals = false;
+    options.log_level = 0;
+    options.session.segment_bytes = 4 << 20;
+    auto server = Server::Create(instance_.get(), options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    thread_ = std::thread([this] { EXPECT_TRUE(server_->Run().ok()); });
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+    if (thread_.joinable()) thread_.join();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_, socket_;
+  std::unique_ptr<Instance> instance_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+};
+
+const client::TensorShape kF32x2{wire::ElementType_F32, {2}};
+const client::TensorShape kS32{wire::ElementType_S32, {}};
+
+TEST_P(ClientTuplesTest, LeavesAndStructuresRoundTrip) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  client::CompileOptions options;
+  options.device = GetParam();
+  auto exe = (*client)->Compile(kProgram, options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(exe->argument_structure, "(t(t))k");
+  EXPECT_EQ(exe->result_structure, "(t(tk))k");
+  ASSERT_EQ(exe->arguments.size(), 2u);
+  EXPECT_EQ(exe->arguments[0].ToString(), kF32x2.ToString());
+  EXPECT_EQ(exe->arguments[1].ToString(), kS32.ToString());
+  ASSERT_EQ(exe->results.size(), 2u);
+  EXPECT_EQ(exe->results[0].ToString(), kF32x2.ToString());
+  EXPECT_EQ(exe->results[1].ToString(), kS32.ToString());
+
+  auto a = (*client)->AllocateBuffer(kF32x2);
+  auto b = (*client)->AllocateBuffer(kS32);
+  auto out_a = (*client)->AllocateBuffer(kF32x2);
+  auto out_b = (*client)->AllocateBuffer(kS32);
+  ASSERT_TRUE(a.ok() && b.ok() && out_a.ok() && out_b.ok());
+  const float av[2] = {1.5f, -4.0f};
+  const int32_t bv = 21;
+  std::memcpy(a->data.data(), av, sizeof(av));
+  std::memcpy(b->data.data(), &bv, sizeof(bv));
+  const uint64_t args[] = {a->handle, b->handle};
+  const uint64_t results[] = {out_a->handle, out_b->handle};
+  auto timing = (*client)->Execute(exe->handle, args, results);
+  ASSERT_TRUE(timing.ok()) << timing.status().ToString();
+  float got_a[2];
+  int32_t got_b;
+  std::memcpy(got_a, out_a->data.data(), sizeof(got_a));
+  std::memcpy(&got_b, out_b->data.data(), sizeof(got_b));
+  EXPECT_EQ(got_a[0], -1.5f);
+  EXPECT_EQ(got_a[1], 4.0f);
+  EXPECT_EQ(got_b, 42);
+  float fed[2] = {0, 0};
+  Status outfeed = (*client)->TransferFromOutfeed(
+      GetParam(), kF32x2, std::span<uint8_t>(reinterpret_cast<uint8_t*>(fed), sizeof(fed)),
+      std::chrono::milliseconds(20000));
+  ASSERT_TRUE(outfeed.ok()) << outfeed.ToString();
+  EXPECT_EQ(fed[0], -1.5f);
+  EXPECT_EQ(fed[1], 4.0f);
+
+  // Library-allocated results: one block per leaf.
+  std::vector<client::Buffer> allocated;
+  auto again = (*client)->ExecuteAllocatingResults(exe->handle, args, exe->results, {},
+                                                   &allocated);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_EQ(allocated.size(), 2u);
+  std::memcpy(&got_b, allocated[1].data.data(), sizeof(got_b));
+  EXPECT_EQ(got_b, 42);
+
+  // The leaf count and types are checked like any execute's.
+  const uint64_t one_arg[] = {a->handle};
+  auto short_args = (*client)->Execute(exe->handle, one_arg, results);
+  ASSERT_FALSE(short_args.ok());
+  EXPECT_NE(short_args.status().message().find("takes 2 argument(s), the request names 1"),
+            std::string::npos)
+      << short_args.status().ToString();
+  const uint64_t swapped[] = {b->handle, a->handle};
+  auto wrong = (*client)->Execute(exe->handle, swapped, results);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("argument 0 must be tensor<2xf32>"), std::string::npos)
+      << wrong.status().ToString();
+}
+
+TEST_P(ClientTuplesTest, ATokenRootHasNoResultBuffers) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok());
+  client::CompileOptions options;
+  options.device = GetParam();
+  auto exe = (*client)->Compile(R"(
+func.func @main(%a: tensor<2xf32>) -> !stablehlo.token {
+  %t = stablehlo.create_token : !stablehlo.token
+  %t2 = "stablehlo.outfeed"(%a, %t) {outfeed_config = ""} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %t2 : !stablehlo.token
+}
+)",
+                                options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(exe->argument_structure, "");  // plain tensors: as before
+  EXPECT_EQ(exe->result_structure, "k");
+  EXPECT_TRUE(exe->results.empty());
+  auto a = (*client)->AllocateBuffer(kF32x2);
+  ASSERT_TRUE(a.ok());
+  const float av[2] = {7.0f, 8.0f};
+  std::memcpy(a->data.data(), av, sizeof(av));
+  const uint64_t args[] = {a->handle};
+  auto timing = (*client)->Execute(exe->handle, args, {});
+  ASSERT_TRUE(timing.ok()) << timing.status().ToString();
+  float fed[2] = {0, 0};
+  ASSERT_TRUE((*client)
+                  ->TransferFromOutfeed(GetParam(), kF32x2,
+                                        std::span<uint8_t>(reinterpret_cast<uint8_t*>(fed),
+                                                           sizeof(fed)),
+                                        std::chrono::milliseconds(20000))
+                  .ok());
+  EXPECT_EQ(fed[1], 8.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ClientTuplesTest, ::testing::Values("interpreter", "cpu"));
+
+}  // namespace
+}  // namespace jitd::daemon

@@ -465,6 +465,69 @@ static const char kFeedProgram[] =
     "  return %s : tensor<2xf32>\n"
     "}\n";
 
+/* Tuples and tokens (version 13): a program taking a tuple and returning a
+ * nested tuple and the token of its outfeed runs on one buffer per tensor
+ * leaf; the structures describe the trees. */
+static const char kTupleProgram[] =
+    "func.func @main(%p: tuple<tensor<2xf32>, tensor<i32>>) -> (tuple<tensor<i32>, "
+    "tuple<tensor<2xf32>>>, !stablehlo.token) {\n"
+    "  %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>, tensor<i32>>) -> "
+    "tensor<2xf32>\n"
+    "  %b = stablehlo.get_tuple_element %p[1] : (tuple<tensor<2xf32>, tensor<i32>>) -> "
+    "tensor<i32>\n"
+    "  %d = stablehlo.add %a, %a : tensor<2xf32>\n"
+    "  %t = stablehlo.create_token : !stablehlo.token\n"
+    "  %t2 = \"stablehlo.outfeed\"(%d, %t) {outfeed_config = \"\"} : (tensor<2xf32>, "
+    "!stablehlo.token) -> !stablehlo.token\n"
+    "  %in = stablehlo.tuple %d : tuple<tensor<2xf32>>\n"
+    "  %r = stablehlo.tuple %b, %in : tuple<tensor<i32>, tuple<tensor<2xf32>>>\n"
+    "  return %r, %t2 : tuple<tensor<i32>, tuple<tensor<2xf32>>>, !stablehlo.token\n"
+    "}\n";
+
+static void test_tuples_and_tokens(jitd_client_t* client) {
+  CHECK(strcmp(jitd_executable_argument_structure(NULL), "") == 0);
+  CHECK(strcmp(jitd_executable_result_structure(NULL), "") == 0);
+  jitd_executable_t* exe = NULL;
+  CHECK_OK(jitd_client_compile(client, kTupleProgram, sizeof(kTupleProgram) - 1, NULL, &exe));
+  CHECK(strcmp(jitd_executable_argument_structure(exe), "(tt)") == 0);
+  CHECK(strcmp(jitd_executable_result_structure(exe), "(t(t))k") == 0);
+  CHECK(jitd_executable_num_arguments(exe) == 2);
+  CHECK(jitd_executable_num_results(exe) == 2);
+  jitd_dtype_t dtype = JITD_DTYPE_INVALID;
+  size_t rank = 9;
+  const int64_t* dims = NULL;
+  CHECK_OK(jitd_executable_result_shape(exe, 0, &dtype, &rank, &dims));
+  CHECK(dtype == JITD_DTYPE_S32 && rank == 0);
+  CHECK_OK(jitd_executable_result_shape(exe, 1, &dtype, &rank, &dims));
+  CHECK(dtype == JITD_DTYPE_F32 && rank == 1 && dims[0] == 2);
+
+  const int64_t two[1] = {2};
+  jitd_buffer_t* args[2] = {NULL, NULL};
+  jitd_buffer_t* results[2] = {NULL, NULL};
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, two, 1, &args[0]));
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_S32, NULL, 0, &args[1]));
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_S32, NULL, 0, &results[0]));
+  CHECK_OK(jitd_buffer_create(client, JITD_DTYPE_F32, two, 1, &results[1]));
+  ((float*)jitd_buffer_data(args[0]))[0] = 1.5f;
+  ((float*)jitd_buffer_data(args[0]))[1] = -3.0f;
+  *(int32_t*)jitd_buffer_data(args[1]) = 77;
+  CHECK_OK(jitd_executable_execute(exe, args, 2, results, 2, NULL));
+  CHECK(*(int32_t*)jitd_buffer_data(results[0]) == 77);
+  CHECK(((float*)jitd_buffer_data(results[1]))[0] == 3.0f);
+  CHECK(((float*)jitd_buffer_data(results[1]))[1] == -6.0f);
+  float out[2] = {0, 0};
+  CHECK_OK(jitd_client_transfer_from_outfeed(client, NULL, JITD_DTYPE_F32, two, 1, out, 8,
+                                             20000));
+  CHECK(out[0] == 3.0f && out[1] == -6.0f);
+  /* A leaf short: refused, naming the counts. */
+  CHECK_CODE(jitd_executable_execute(exe, args, 1, results, 2, NULL), JITD_INVALID_ARGUMENT);
+  for (int i = 0; i < 2; ++i) {
+    jitd_buffer_destroy(args[i]);
+    jitd_buffer_destroy(results[i]);
+  }
+  jitd_executable_release(exe);
+}
+
 static void test_infeed_outfeed(jitd_client_t* client) {
   const int64_t dims[1] = {2};
   const float fed[2] = {10, 20};
@@ -658,6 +721,7 @@ int main(int argc, char** argv) {
   test_devices(client);
   test_execute_ex(client);
   test_infeed_outfeed(client);
+  test_tuples_and_tokens(client);
   test_replicated(client);
   {
     char dump_dir[512];

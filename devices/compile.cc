@@ -100,6 +100,14 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     Status unsupported = Status::Ok();
     ir::WalkOps(fn->body(), [&](const ir::Op& op) {
       if (unsupported.ok()) unsupported = device.CheckOp(op);
+      // A device that compiles has no future values: the inline pass runs
+      // async ops synchronously (passes::InlineAsyncOps).
+      if (unsupported.ok() && !device.pipeline().empty() &&
+          (op.code() == ir::OpCode::kAsyncStart || op.code() == ir::OpCode::kAsyncDone)) {
+        unsupported = Unimplemented(op.loc().ToString() + ": '" + std::string(op.name()) +
+                                    "' is run through the 'inline' pass, which pipeline '" +
+                                    pipeline + "' does not have");
+      }
     });
     if (!unsupported.ok()) {
       return Status(unsupported.code(), "device '" + std::string(device.name()) +

@@ -631,7 +631,6 @@ Status CheckEvaluable(const ir::Op& op) {
   if (static_cast<size_t>(c) < internal::kNumOpCodes && (*table)[static_cast<size_t>(c)]) {
     return Status::Ok();
   }
-  std::string why;
   switch (c) {
     case OpCode::kCustomCall: {
       // A target outside the registry is refused at compile, not when reached.
@@ -644,16 +643,11 @@ Status CheckEvaluable(const ir::Op& op) {
       }
       return Status::Ok();
     }
-    case OpCode::kAsyncStart:
-    case OpCode::kAsyncDone:
-      why = "asynchronous ops (!stablehlo.future values) are not implemented yet";
-      break;
     default:
       // Ops with special handling in the evaluator itself (constants, calls,
-      // control flow, tuples, tokens, feeds, custom_call, checks).
+      // control flow, tuples, tokens, futures, feeds, custom_call, checks).
       return Status::Ok();
   }
-  return Unimplemented(op.loc().ToString() + ": '" + std::string(op.name()) + "' is not run: " + why);
 }
 
 }  // namespace jitd::eval

@@ -23,7 +23,9 @@
 
 namespace jitd::eval {
 
-// A value at run time: a tensor (an ir::Literal), a token, or a tuple.
+// A value at run time: a tensor (an ir::Literal), a token, a tuple, or a
+// future (what async_start produces: the values of its body's op, computed
+// when it ran; async_done yields them).
 // Value type; copies are deep. Thread-compatible.
 class RuntimeValue {
  public:
@@ -36,7 +38,18 @@ class RuntimeValue {
     return v;
   }
 
+  static RuntimeValue Future(std::vector<RuntimeValue> values) {
+    RuntimeValue v;
+    v.storage_ = FutureValues{std::move(values)};
+    return v;
+  }
+
   bool is_tensor() const { return std::holds_alternative<ir::Literal>(storage_); }
+  bool is_future() const { return std::holds_alternative<FutureValues>(storage_); }
+  // The values a future holds (only when is_future()).
+  const std::vector<RuntimeValue>& future_values() const {
+    return std::get<FutureValues>(storage_).values;
+  }
   bool is_token() const { return std::holds_alternative<TokenTag>(storage_); }
   bool is_tuple() const { return std::holds_alternative<std::vector<RuntimeValue>>(storage_); }
   const ir::Literal& literal() const { return std::get<ir::Literal>(storage_); }
@@ -49,7 +62,10 @@ class RuntimeValue {
 
  private:
   struct TokenTag {};
-  std::variant<TokenTag, ir::Literal, std::vector<RuntimeValue>> storage_;
+  struct FutureValues {
+    std::vector<RuntimeValue> values;
+  };
+  std::variant<TokenTag, ir::Literal, std::vector<RuntimeValue>, FutureValues> storage_;
 };
 
 // How seeded pseudo-random tensors (RandomLiteral, dense_resource fills)

@@ -27,6 +27,11 @@ using ir::Type;
 ir::Type RuntimeValue::type() const {
   if (is_tensor()) return literal().type();
   if (is_token()) return Type::Token();
+  if (is_future()) {
+    std::vector<Type> types;
+    for (const auto& e : future_values()) types.push_back(e.type());
+    return Type::Future(std::move(types));
+  }
   std::vector<Type> types;
   for (const auto& e : elements()) types.push_back(e.type());
   return Type::Tuple(std::move(types));
@@ -445,6 +450,21 @@ class Evaluator {
         std::vector<RuntimeValue> args;
         for (size_t i = 0; i < ctx.num_operands(); ++i) args.push_back(ctx.value(i));
         return ctx.CallRegion(0, std::move(args));
+      }
+      case OpCode::kAsyncStart: {
+        // Asynchrony is not guaranteed (spec.md): the body's op runs now,
+        // on the values it captures (or on block arguments bound to the
+        // operands), and the future holds its results.
+        std::vector<RuntimeValue> args;
+        if (op.region(0).block(0).num_args() > 0) {
+          for (size_t i = 0; i < ctx.num_operands(); ++i) args.push_back(ctx.value(i));
+        }
+        JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> values, ctx.CallRegion(0, std::move(args)));
+        return std::vector<RuntimeValue>{RuntimeValue::Future(std::move(values))};
+      }
+      case OpCode::kAsyncDone: {
+        if (!ctx.value(0).is_future()) return ctx.Error("waits on a value that is not a future");
+        return ctx.value(0).future_values();
       }
       case OpCode::kOptimizationBarrier: {
         std::vector<RuntimeValue> out;

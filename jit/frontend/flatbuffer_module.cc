@@ -128,6 +128,12 @@ class Writer {
         return fb::CreateTypeDirect(fbb_, fb::TypeKind_TUPLE, fb::ElementType_INVALID, nullptr,
                                     &elements);
       }
+      case ir::Type::Kind::kFuture: {
+        std::vector<flatbuffers::Offset<fb::Type>> elements;
+        for (const ir::Type& t : type.elements()) elements.push_back(WriteType(t));
+        return fb::CreateTypeDirect(fbb_, fb::TypeKind_FUTURE, fb::ElementType_INVALID, nullptr,
+                                    &elements);
+      }
       case ir::Type::Kind::kTensor:
         break;
     }
@@ -490,6 +496,18 @@ class Reader {
           }
         }
         return ir::Type::Tuple(std::move(elements));
+      }
+      case fb::TypeKind_FUTURE: {
+        std::vector<ir::Type> elements;
+        if (t->elements()) {
+          for (const fb::Type* e : *t->elements()) {
+            JITD_ASSIGN_OR_RETURN(ir::Type et, ReadType(e, depth + 1));
+            if (!et.is_tensor()) return Error("a future of " + et.ToString() + " (only tensors)");
+            elements.push_back(std::move(et));
+          }
+        }
+        if (elements.empty()) return Error("a future of no values");
+        return ir::Type::Future(std::move(elements));
       }
       case fb::TypeKind_TENSOR: {
         JITD_ASSIGN_OR_RETURN(ir::DType d, ReadDType(t->element_type()));

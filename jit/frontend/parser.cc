@@ -751,9 +751,21 @@ StatusOr<Type> Parser::ParseType() {
       Advance();
       return Type::Token();
     }
-    if (tok_.text.substr(0, 16) == "stablehlo.future") {
-      return Error("unsupported type " + Describe(tok_) +
-                   " (asynchronous ops are not supported yet)");
+    if (tok_.text == "stablehlo.future") {
+      // spec.md: FutureType ::= 'future' '<' TensorType {',' TensorType} '>'
+      Advance();
+      JITD_RETURN_IF_ERROR(Expect(TokenKind::kLess, "after '!stablehlo.future'"));
+      std::vector<Type> elements;
+      JITD_RETURN_IF_ERROR(ParseCommaSeparated(TokenKind::kGreater, [&]() -> Status {
+        if (!IsKeyword("tensor")) {
+          return ErrorExpected("a tensor type in !stablehlo.future<...>");
+        }
+        JITD_ASSIGN_OR_RETURN(Type t, ParseType());
+        elements.push_back(std::move(t));
+        return Status::Ok();
+      }));
+      if (elements.empty()) return Error("!stablehlo.future<> needs at least one tensor type");
+      return Type::Future(std::move(elements));
     }
     return Error("unsupported type " + Describe(tok_));
   }

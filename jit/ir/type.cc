@@ -111,6 +111,13 @@ Type Type::Tuple(std::vector<Type> elements) {
   return t;
 }
 
+Type Type::Future(std::vector<Type> elements) {
+  Type t;
+  t.kind_ = Kind::kFuture;
+  t.tuple_ = std::make_shared<const std::vector<Type>>(std::move(elements));
+  return t;
+}
+
 StatusOr<Type> Type::CheckedTensor(DType dtype, std::vector<int64_t> dims) {
   if (dims.size() > static_cast<size_t>(kMaxRank)) {
     return InvalidArgument("tensor rank " + std::to_string(dims.size()) +
@@ -177,6 +184,7 @@ bool Type::is_dynamic() const {
     case Kind::kToken:
       return false;
     case Kind::kTuple:
+    case Kind::kFuture:
       for (const Type& e : elements()) {
         if (e.is_dynamic()) return true;
       }
@@ -222,6 +230,7 @@ bool Type::operator==(const Type& other) const {
     case Kind::kToken:
       return true;
     case Kind::kTuple:
+    case Kind::kFuture:
       return elements() == other.elements();
   }
   return false;
@@ -262,8 +271,9 @@ void Type::AppendTo(std::string& out) const {
     case Kind::kToken:
       out += "!stablehlo.token";
       return;
-    case Kind::kTuple: {
-      out += "tuple<";
+    case Kind::kTuple:
+    case Kind::kFuture: {
+      out += kind_ == Kind::kTuple ? "tuple<" : "!stablehlo.future<";
       bool first = true;
       for (const Type& e : elements()) {
         if (!first) out += ", ";

@@ -1,5 +1,6 @@
 // Types of IR values: ranked static tensors (of plain or quantized
-// elements), tokens, and tuples.
+// elements), tokens, tuples, and futures (`!stablehlo.future<T...>`, what
+// async_start produces and async_done waits for).
 //
 // Type is a small immutable value: dimensions are shared between copies, so
 // copying costs a reference count, and scalars allocate nothing. A tensor
@@ -54,7 +55,7 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 class Type {
  public:
-  enum class Kind : uint8_t { kTensor, kToken, kTuple };
+  enum class Kind : uint8_t { kTensor, kToken, kTuple, kFuture };
 
   // A dynamic dimension (`?`) in dims(), or an absent bound in bounds().
   static constexpr int64_t kDynamic = INT64_MIN;
@@ -69,6 +70,9 @@ class Type {
   static Type Quantized(QuantParams params, std::vector<int64_t> dims);
   static Type Token();
   static Type Tuple(std::vector<Type> elements);
+  // `!stablehlo.future<T...>`: the values of an asynchronous op, each a
+  // tensor (spec.md FutureType); elements() lists them.
+  static Type Future(std::vector<Type> elements);
 
   // Checks the shape limits above; an error names the broken rule.
   static StatusOr<Type> CheckedTensor(DType dtype, std::vector<int64_t> dims);
@@ -83,6 +87,7 @@ class Type {
   bool is_tensor() const { return kind_ == Kind::kTensor; }
   bool is_token() const { return kind_ == Kind::kToken; }
   bool is_tuple() const { return kind_ == Kind::kTuple; }
+  bool is_future() const { return kind_ == Kind::kFuture; }
 
   // Tensor accessors (only meaningful when is_tensor()).
   DType dtype() const { return dtype_; }
@@ -113,14 +118,14 @@ class Type {
   // The same shape with quantized elements.
   Type WithQuant(QuantParams params) const;
 
-  // Tuple accessor (only meaningful when is_tuple()).
+  // Tuple / future accessor (only meaningful when is_tuple() or is_future()).
   const std::vector<Type>& elements() const;
 
   bool operator==(const Type& other) const;
   bool operator!=(const Type& other) const { return !(*this == other); }
 
   // MLIR spelling: "tensor<2x3xf32>", "tensor<?x3xf32, #stablehlo.bounds<8, ?>>",
-  // "!stablehlo.token", "tuple<...>".
+  // "!stablehlo.token", "tuple<...>", "!stablehlo.future<tensor<f32>>".
   std::string ToString() const;
   void AppendTo(std::string& out) const;
 

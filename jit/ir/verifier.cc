@@ -101,6 +101,14 @@ std::string Str(const Attribute& a) {
 std::string TypeProblem(const Type& t, int depth = 0, bool allow_dynamic = false) {
   switch (t.kind()) {
     case Type::Kind::kToken: return {};
+    case Type::Kind::kFuture:
+      if (t.elements().empty()) return "!stablehlo.future without element types";
+      for (const Type& e : t.elements()) {
+        if (!e.is_tensor()) return "!stablehlo.future of a non-tensor type " + e.ToString();
+        std::string p = TypeProblem(e, depth + 1, allow_dynamic);
+        if (!p.empty()) return p;
+      }
+      return {};
     case Type::Kind::kTuple:
       if (depth >= 32) return "tuple nesting deeper than 32";
       for (const Type& e : t.elements()) {
@@ -645,8 +653,8 @@ Arity ArityOf(OpCode c) {
     case OpCode::kCollectiveReduce: return {1, 1, kAny};
     case OpCode::kSend:
     case OpCode::kRecv: return {kAny, kAny, 0, false};
-    case OpCode::kAsyncStart:
-    case OpCode::kAsyncDone: return {kAny, kAny, kAny, false};
+    case OpCode::kAsyncStart: return {kAny, 1, 1, false};
+    case OpCode::kAsyncDone: return {1, kAny, 0, false};
     case OpCode::kDynamicBroadcastInDim:
     case OpCode::kDynamicReshape:
     case OpCode::kEinsum:
@@ -2899,8 +2907,136 @@ Status CheckQuantizeOp(const Op& op) {
   return Status::Ok();
 }
 
-Status CheckAsync(const Op& op) {
-  return Fail(op, "requires !stablehlo.future values, which jitd does not support yet");
+// async_start (spec.md): one block holding one op of (C2)'s list and a
+// return; the op takes exactly async_start's operands (C3) — used directly
+// (the spec's form: the region captures them) or through block arguments of
+// their types — and the result is future<T> for the op's result types T (C4).
+Status CheckAsyncStart(const Op& op) {
+  const Type& result = op.result(0)->type();
+  if (!result.is_future()) {
+    return Fail(op, "requires a !stablehlo.future result, got " + Str(result));
+  }
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    const Type& t = TypeOf(op.operand(i));
+    if (!t.is_tensor() || (t.is_quantized() && t.quant()->per_axis())) {
+      return Fail(op, "requires operand #" + Str(static_cast<int64_t>(i)) +
+                          " to be a tensor or per-tensor quantized tensor, got " + Str(t));
+    }
+  }
+  if (op.region(0).num_blocks() != 1) return Fail(op, "requires a body of one block");
+  const Block& body = Body(op, 0);
+  if (body.ops().size() != 2) {
+    return Fail(op, "requires the body to hold a single operation and a return (C1), got " +
+                        Str(static_cast<int64_t>(body.ops().size())) + " ops");
+  }
+  const Op& inner = *body.ops()[0];
+  switch (inner.code()) {
+    case OpCode::kAllReduce:
+    case OpCode::kAllGather:
+    case OpCode::kAllToAll:
+    case OpCode::kCollectivePermute:
+    case OpCode::kReduceScatter:
+    case OpCode::kCollectiveBroadcast:
+    case OpCode::kSlice:
+    case OpCode::kDynamicSlice:
+    case OpCode::kDynamicUpdateSlice: break;
+    default:
+      return Fail(op, "requires the op in its body to be a collective (all_reduce, all_gather, "
+                      "all_to_all, collective_permute, reduce_scatter, collective_broadcast) or "
+                      "a slice (slice, dynamic_slice, dynamic_update_slice) (C2), got '" +
+                          std::string(inner.name()) + "'");
+  }
+  // (C3): the body's op takes async_start's operands, in order.
+  const bool through_args = body.num_args() > 0;
+  if (through_args) JITD_RETURN_IF_ERROR(CheckRegionArgs(op, 0, "body", op.operands()));
+  if (inner.num_operands() != op.num_operands()) {
+    return Fail(op, "requires the op in its body to take the " +
+                        Str(static_cast<int64_t>(op.num_operands())) +
+                        " operands of async_start (C3), it takes " +
+                        Str(static_cast<int64_t>(inner.num_operands())));
+  }
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    const Value* want = through_args ? body.arg(i) : op.operand(i);
+    if (inner.operand(i) != want) {
+      return Fail(op, "requires operand #" + Str(static_cast<int64_t>(i)) +
+                          " of the op in its body to be async_start's operand #" +
+                          Str(static_cast<int64_t>(i)) + (through_args ? " (block argument)" : "") +
+                          " (C3)");
+    }
+  }
+  // The return gives the op's results, which are the future's types (C4).
+  const Op& ret = *body.terminator();
+  if (ret.code() != OpCode::kReturn || ret.num_operands() != inner.num_results()) {
+    return Fail(op, "requires the body to end in a stablehlo.return of its op's results");
+  }
+  for (size_t i = 0; i < ret.num_operands(); ++i) {
+    if (ret.operand(i) != inner.result(i)) {
+      return Fail(op, "requires the body's return to give its op's results in order");
+    }
+  }
+  const auto& elements = result.elements();
+  bool same = elements.size() == inner.num_results();
+  for (size_t i = 0; same && i < elements.size(); ++i) {
+    same = elements[i] == inner.result(i)->type();
+  }
+  if (!same) {
+    std::vector<Type> got;
+    for (size_t i = 0; i < inner.num_results(); ++i) got.push_back(inner.result(i)->type());
+    return Fail(op, "requires its result to be " + Str(Type::Future(std::move(got))) +
+                        " for the types its body's op returns (C4), got " + Str(result));
+  }
+  return Status::Ok();
+}
+
+// async_done: future<T...> in, T... out (C1).
+Status CheckAsyncDone(const Op& op) {
+  const Type& future = TypeOf(op.operand(0));
+  if (!future.is_future()) {
+    return Fail(op, "requires a !stablehlo.future operand, got " + Str(future));
+  }
+  const auto& elements = future.elements();
+  bool same = elements.size() == op.num_results();
+  for (size_t i = 0; same && i < elements.size(); ++i) same = elements[i] == op.result(i)->type();
+  if (!same) {
+    std::vector<Type> results;
+    for (size_t i = 0; i < op.num_results(); ++i) results.push_back(op.result(i)->type());
+    auto list = [](const std::vector<Type>& types) {
+      std::string out = "(";
+      for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + Str(types[i]);
+      return out + ")";
+    };
+    return Fail(op, "requires the results to be the future's types (C1): " + Str(future) +
+                        " gives " + list(elements) + ", got " + list(results));
+  }
+  return Status::Ok();
+}
+
+// Futures are made by async_start and taken by async_done; calls, returns
+// and function signatures pass them on. Any other op with a future operand
+// or result is refused here, naming the value.
+Status CheckFutureUses(const Op& op) {
+  switch (op.code()) {
+    case OpCode::kAsyncStart:
+    case OpCode::kAsyncDone:
+    case OpCode::kFuncCall:
+    case OpCode::kFuncReturn:
+    case OpCode::kReturn: return Status::Ok();
+    default: break;
+  }
+  for (size_t i = 0; i < op.num_operands(); ++i) {
+    if (TypeOf(op.operand(i)).is_future()) {
+      return Fail(op, "takes a future as operand #" + Str(static_cast<int64_t>(i)) + " (" +
+                          Str(TypeOf(op.operand(i))) +
+                          "); only async_done (and calls and returns) take futures");
+    }
+  }
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    if (op.result(i)->type().is_future()) {
+      return Fail(op, "has a future result #" + Str(static_cast<int64_t>(i)) + " (" +
+                          Str(op.result(i)->type()) + "); only async_start makes futures");
+    }
+  }
+  return Status::Ok();
 }
 
 Status CheckEinsum(const Op& op) {
@@ -3386,6 +3522,7 @@ class Verifier {
       return Fail(op, "requires " + std::to_string(arity.regions) + " regions, got " +
                           std::to_string(op.num_regions()));
     }
+    JITD_RETURN_IF_ERROR(CheckFutureUses(op));
     if (arity.tensors_only) {
       for (size_t i = 0; i < op.num_operands(); ++i) {
         if (!IsTensor(op.operand(i))) {
@@ -3487,8 +3624,8 @@ class Verifier {
       case OpCode::kCrossReplicaSum: return CheckSameTypes(op);
       case OpCode::kSend:
       case OpCode::kRecv: return CheckSendRecv(op);
-      case OpCode::kAsyncStart:
-      case OpCode::kAsyncDone: return CheckAsync(op);
+      case OpCode::kAsyncStart: return CheckAsyncStart(op);
+      case OpCode::kAsyncDone: return CheckAsyncDone(op);
       case OpCode::kDynamicBroadcastInDim: return CheckDynamicBroadcastInDim(op);
       case OpCode::kDynamicConv: return CheckDynamicConv(op);
       case OpCode::kDynamicGather: return CheckDynamicGather(op);

@@ -1,5 +1,6 @@
 // inline: replaces every func.call by a copy of its callee's body, then
-// drops the private functions nothing calls any more.
+// drops the private functions nothing calls any more; last, async_start /
+// async_done become the op they wrap (InlineAsyncOps, inline_async.cc).
 //
 // Each function is expanded top-down: a call becomes a copy of its callee's
 // body, and calls met in that body are expanded in turn, with an explicit
@@ -82,7 +83,7 @@ class InlinePass : public Pass {
     }
     RemoveUnreachablePrivateFunctions(module);
     module_ = nullptr;
-    return Status::Ok();
+    return InlineAsyncOps(module);
   }
 
  private:

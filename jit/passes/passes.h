@@ -19,6 +19,13 @@ namespace jitd::passes {
 // entry function and public functions stay.
 std::unique_ptr<Pass> CreateInlinePass();
 
+// inline_async.cc: replaces each stablehlo.async_start by the op of its body
+// and each async_done by that op's results (a synchronous run, which
+// spec.md allows); a future it cannot follow is refused (UNIMPLEMENTED).
+// The inline pass ends with it: after it, no value of the module is a
+// future.
+Status InlineAsyncOps(ir::Module& module);
+
 // chlo_decompose.cc: rewrites the CHLO ops whose StableHLO expansion the
 // evaluator computes bit-identically (see the file for the list).
 std::unique_ptr<Pass> CreateDecomposeChloPass();

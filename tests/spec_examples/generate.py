@@ -11,7 +11,9 @@ without values still runs (its operands are zeros; no checks). An example
 the spec runs on several processes (`// num_replicas: 2`, values given per
 process as `// %x@(0, 0): ...`) becomes a function @process that @main runs
 on every process of the grid through the reference interpreter's
-`interpreter.run_parallel`, checking every process's results.
+`interpreter.run_parallel`, checking every process's results. An example
+without a grid whose replica_groups name several replicas (cross_replica
+mode: no channel_handle) runs on that many replicas.
 
 Deterministic: the same spec.md gives the same files. Run it once, commit
 its output; re-run it only when the spec changes:
@@ -302,9 +304,16 @@ def program(op, line, pre, code, post):
     notes = []
     replicas = int(pre_vals.get("num_replicas", "1"))
     partitions = int(pre_vals.get("num_partitions", "1"))
+    grid_notes = []
+    if "num_replicas" not in pre_vals and "num_partitions" not in pre_vals:
+        derived = derived_replicas(code)
+        if derived > 1:
+            replicas = derived
+            grid_notes.append("the spec gives no process grid: %d replicas, the ids its "
+                              "replica_groups name" % derived)
     if replicas * partitions > 1:
         return parallel_program(op, line, pre_vals, post_vals, post_order, code, types, defined,
-                                replicas, partitions)
+                                replicas, partitions, grid_notes)
     lines = []
     body_text = "\n".join(code)
     uses = sorted(set(re.findall(r"%[A-Za-z_][\w]*", body_text)), key=body_text.find)
@@ -362,8 +371,19 @@ def program(op, line, pre, code, post):
     return text, None
 
 
+def derived_replicas(code):
+    """The replicas an example without a grid needs: for replica_groups in
+    cross_replica mode (no channel_handle: the ids are replica ids, spec.md
+    "Collective ops"), the largest id named plus one; else 1."""
+    text = "\n".join(code)
+    m = re.search(r"replica_groups = dense<(\[[\d\[\], ]*\])>", text)
+    if not m or "channel_handle" in text:
+        return 1
+    return max(int(x) for x in re.findall(r"\d+", m.group(1))) + 1
+
+
 def parallel_program(op, line, pre_vals, post_vals, post_order, code, types, defined,
-                     replicas, partitions):
+                     replicas, partitions, grid_notes=()):
     """An example the spec runs on several processes: the example becomes
     @process, run on every process of the grid by the reference
     interpreter's `interpreter.run_parallel`, with each process's inputs
@@ -385,10 +405,15 @@ def parallel_program(op, line, pre_vals, post_vals, post_order, code, types, def
                re.search(r"(?m)^(?:%\w+(?::\d+)?\s*,\s*)*" + re.escape(n.split("#")[0]) + r"(?::\d+)?\s*(?:,[^=]*)?=",
                          body_text)]
     notes = ["runs on %d x %d processes (interpreter.run_parallel)" % (replicas, partitions)]
+    notes += grid_notes
     lines = ["func.func @process(%s) -> (%s) {" % (
         ", ".join("%s: %s" % (n, t) for n, t in inputs), ", ".join(t for _, t in outputs))]
     lines += ["  " + l for l in code]
-    lines.append("  return %s : %s" % (", ".join(n for n, _ in outputs), ", ".join(t for _, t in outputs)))
+    if outputs:
+        lines.append("  return %s : %s" % (", ".join(n for n, _ in outputs),
+                                           ", ".join(t for _, t in outputs)))
+    else:
+        lines.append("  return")
     lines.append("}")
     lines.append("func.func @main() {")
     args, arg_types, zeros = [], [], False
@@ -411,8 +436,8 @@ def parallel_program(op, line, pre_vals, post_vals, post_order, code, types, def
         notes.append("the spec gives no values for some inputs: zeros")
     n = replicas * partitions * len(outputs)
     programs = "[%s]" % ", ".join("[%s]" % ", ".join(["@process"] * partitions) for _ in range(replicas))
-    lines.append('  %%results:%d = "interpreter.run_parallel"(%s) {programs = %s} : (%s) -> (%s)' % (
-        n, ", ".join(args), programs, ", ".join(arg_types),
+    lines.append('  %s"interpreter.run_parallel"(%s) {programs = %s} : (%s) -> (%s)' % (
+        "%%results:%d = " % n if n else "", ", ".join(args), programs, ", ".join(arg_types),
         ", ".join(t for _ in range(replicas * partitions) for _, t in outputs)))
     checks = 0
     names = [o for o, _ in outputs]

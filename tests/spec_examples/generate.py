@@ -12,8 +12,8 @@ the spec runs on several processes (`// num_replicas: 2`, values given per
 process as `// %x@(0, 0): ...`) becomes a function @process that @main runs
 on every process of the grid through the reference interpreter's
 `interpreter.run_parallel`, checking every process's results. An example
-without a grid whose replica_groups name several replicas (cross_replica
-mode: no channel_handle) runs on that many replicas.
+without a grid whose replica_groups (cross_replica mode: no channel_handle)
+or source_target_pairs name several replicas runs on that many replicas.
 
 Deterministic: the same spec.md gives the same files. Run it once, commit
 its output; re-run it only when the spec changes:
@@ -309,8 +309,8 @@ def program(op, line, pre, code, post):
         derived = derived_replicas(code)
         if derived > 1:
             replicas = derived
-            grid_notes.append("the spec gives no process grid: %d replicas, the ids its "
-                              "replica_groups name" % derived)
+            grid_notes.append("the spec gives no process grid: %d replicas, the ids it "
+                              "names" % derived)
     if replicas * partitions > 1:
         return parallel_program(op, line, pre_vals, post_vals, post_order, code, types, defined,
                                 replicas, partitions, grid_notes)
@@ -372,12 +372,17 @@ def program(op, line, pre, code, post):
 
 
 def derived_replicas(code):
-    """The replicas an example without a grid needs: for replica_groups in
+    """The replicas an example without a grid needs, from the process ids it
+    names (the largest plus one; 1 when it names none): replica_groups in
     cross_replica mode (no channel_handle: the ids are replica ids, spec.md
-    "Collective ops"), the largest id named plus one; else 1."""
+    "Collective ops"), or source_target_pairs (replica ids on a grid of one
+    partition, for collective_permute, send and recv alike)."""
     text = "\n".join(code)
     m = re.search(r"replica_groups = dense<(\[[\d\[\], ]*\])>", text)
-    if not m or "channel_handle" in text:
+    if m and "channel_handle" in text:
+        m = None
+    m = m or re.search(r"source_target_pairs = dense<(\[[\d\[\], ]*\])>", text)
+    if not m:
         return 1
     return max(int(x) for x in re.findall(r"\d+", m.group(1))) + 1
 

@@ -168,6 +168,37 @@ func.func @main(%a: tensor<2xf32>) -> !stablehlo.token {
   EXPECT_EQ(fed[1], 8.0f);
 }
 
+TEST_P(ClientTuplesTest, ReplicatedTupleProgramsAreRefusedByName) {
+  auto client = client::Client::Connect(socket_);
+  ASSERT_TRUE(client.ok());
+  client::CompileOptions options;
+  options.device = GetParam();
+  options.num_replicas = 2;
+  auto exe = (*client)->Compile(R"(
+func.func @main(%p: tuple<tensor<2xf32>>) -> tensor<2xf32> {
+  %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+)",
+                                options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<std::vector<uint64_t>> args(2), results(2);
+  std::vector<client::Buffer> keep;
+  for (int p = 0; p < 2; ++p) {
+    auto x = (*client)->AllocateBuffer(kF32x2);
+    auto out = (*client)->AllocateBuffer(kF32x2);
+    ASSERT_TRUE(x.ok() && out.ok());
+    args[p].push_back(x->handle);
+    results[p].push_back(out->handle);
+  }
+  auto run = (*client)->ExecutePerReplica(exe->handle, 2, args, results);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(run.status().message().find("hold tuples or tokens (arguments \"(t)\""),
+            std::string::npos)
+      << run.status().ToString();
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ClientTuplesTest, ::testing::Values("interpreter", "cpu"));
 
 }  // namespace

@@ -581,13 +581,6 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                               " in this session"));
   }
   const CompiledProgram& program = *exe_it->second;
-  // Replicated first: it refuses device-resident buffers by name.
-  if (program.grid.num_processes() > 1 || execute->processes() > 1) {
-    return HandleExecuteReplicated(id, execute, program, start);  // session_replicated.cc
-  }
-  if (NamesDeviceBuffers(execute)) {
-    return HandleExecuteOnDevice(id, execute, program, start);  // session_device.cc
-  }
   // Tuples and tokens (issue 16, item 6): the request names the tensor
   // leaves' buffers (value_tree.h), and the run takes the literal path,
   // which rebuilds the trees.
@@ -605,6 +598,21 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
       structured ? argument_tree->leaves : program.argument_types;
   const std::vector<ir::Type>& result_types =
       structured ? result_tree->leaves : program.result_types;
+  if (structured && (program.grid.num_processes() > 1 || execute->processes() > 1 ||
+                     NamesDeviceBuffers(execute))) {
+    return Reply(id, Unimplemented(
+                         "Execute: this program's arguments or results hold tuples or tokens "
+                         "(arguments \"" + argument_tree->structure + "\", results \"" +
+                         result_tree->structure + "\"); replicated executes and device-resident "
+                         "buffers take programs of plain tensors only"));
+  }
+  // Replicated first: it refuses device-resident buffers by name.
+  if (program.grid.num_processes() > 1 || execute->processes() > 1) {
+    return HandleExecuteReplicated(id, execute, program, start);  // session_replicated.cc
+  }
+  if (NamesDeviceBuffers(execute)) {
+    return HandleExecuteOnDevice(id, execute, program, start);  // session_device.cc
+  }
   const size_t num_args = execute->arguments() ? execute->arguments()->size() : 0;
   const size_t num_results = execute->results() ? execute->results()->size() : 0;
   const size_t num_result_data = execute->result_data() ? execute->result_data()->size() : 0;

@@ -1232,6 +1232,8 @@ class LocalExecutable(object):
     def _per_replica(self, arguments, deadline_ms, resource_fill, resource_seed, to_py=False):
         """A replicated run (reconnecting once when the daemon went away) ->
         each process's results: LocalBuffers, or ndarrays with `to_py`."""
+        arguments = [self._leaves(mine, "ExecutePerReplica: process %d" % p)
+                     for p, mine in enumerate(arguments)]
         for p, mine in enumerate(arguments):
             if len(mine) != len(self.argument_shapes):
                 raise JitdError(StatusCode.INVALID_ARGUMENT,

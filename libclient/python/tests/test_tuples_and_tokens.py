@@ -172,3 +172,18 @@ class TestBuilder(object):
         b.Mul(a, b.ConvertElementType(n, np.float32))
         exe = b.Build().Compile(client=client)
         assert_strict(exe.ExecuteWithPythonValues([(A, (np.int32(-2),))]), A * -2)
+
+
+def test_replicated_tuple_programs_are_refused_by_name(client):
+    opts = jitd.CompileOptions()
+    opts.replica_count = 2
+    exe = client.compile_stablehlo("""
+func.func @main(%p: tuple<tensor<2xf32>>) -> tensor<2xf32> {
+  %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+""", compile_options=opts)
+    with pytest.raises(jitd.JitdError) as e:
+        exe.ExecutePerReplica([[(A,)], [(A,)]])
+    assert e.value.code == jitd.StatusCode.UNIMPLEMENTED
+    assert "hold tuples or tokens" in str(e.value)

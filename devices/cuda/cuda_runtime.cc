@@ -373,7 +373,17 @@ Status CudaRuntime::WithStream(CudaStream& stream, const std::function<Status(CU
   JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
     result = EnsureStream(stream);
     if (result.ok()) result = body(stream.stream_);
-    return CUDA_SUCCESS;
+    if (result.ok()) return CUDA_SUCCESS;
+    // A library call (cuBLASLt, cuDNN, cuFFT) that failed may have met a
+    // sticky error, or made one (a fault in its kernel): ask the driver.
+    // A sticky error goes through recovery as a faulting kernel's does
+    // (Fail: the context is re-created, work in flight fails, library
+    // handles and plans are made again at their next use, keyed by the
+    // generation); anything else is the body's own failure.
+    const CUresult probe = symbols_.cuCtxSynchronize();
+    if (!IsStickyError(probe)) return CUDA_SUCCESS;
+    what = result.message() + "; the context is broken (cuCtxSynchronize after it)";
+    return probe;
   }));
   return result;
 }

@@ -200,7 +200,10 @@ class CudaRuntime {
   // Runs `body` with the context current on this thread and `stream`
   // ready, passing its handle: for library calls (cuBLASLt, cuFFT) that
   // queue work on the stream themselves. A driver error making the
-  // context current fails as any call does; `body`'s status is returned.
+  // context current fails as any call does; `body`'s status is returned,
+  // unless it failed and the context is then found broken by a sticky
+  // error (cuCtxSynchronize): then recovery runs as for a faulting kernel
+  // and the call fails UNAVAILABLE naming the body's error and the reset.
   Status WithStream(CudaStream& stream, const std::function<Status(CUstream)>& body);
   // Events the pool holds free (for tests and stats).
   size_t free_events() const;

@@ -177,6 +177,7 @@ cublasStatus_t Matmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void* a
   call.workspace_bytes = workspace_bytes;
   call.stream = stream;
   Log().matmuls.push_back(call);
+  if (Log().on_execute) Log().on_execute("cublasLtMatmul");
   if (Log().compute && Log().matmul_status == CUBLAS_STATUS_SUCCESS) {
     if (call.a.type == CUDA_R_32F) {
       Compute<float>(call, call.alpha_f32);
@@ -236,7 +237,8 @@ cufftResult Exec(const char* kind, cufftHandle plan, const void* in, void* out, 
   e.input = in;
   e.output = out;
   e.direction = direction;
-  return CUFFT_SUCCESS;
+  if (Log().on_execute) Log().on_execute(std::string("cufftExec") + kind);
+  return Log().exec_status;
 }
 cufftResult ExecC2C(cufftHandle p, cufftComplex* i, cufftComplex* o, int d) { return Exec("C2C", p, i, o, d); }
 cufftResult ExecZ2Z(cufftHandle p, cufftDoubleComplex* i, cufftDoubleComplex* o, int d) {
@@ -453,6 +455,8 @@ cudnnStatus_t ConvForward(cudnnHandle_t, const void* alpha, const cudnnTensorDes
   call.y_ptr = y;
   call.stream = dnn_stream;
   Log().convs.push_back(call);
+  if (Log().on_execute) Log().on_execute("cudnnConvolutionForward");
+  if (Log().conv_status != CUDNN_STATUS_SUCCESS) return Log().conv_status;
   if (Log().compute) {
     if (call.mode != CUDNN_CROSS_CORRELATION || call.w_format != CUDNN_TENSOR_NCHW) return CUDNN_STATUS_NOT_SUPPORTED;
     if (call.x.type == CUDNN_DATA_FLOAT) {

@@ -11,6 +11,7 @@
 #define JITD_DEVICES_CUDA_FAKE_LIBRARIES_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,14 @@ struct FakeLibraryLog {
   // and an f32 / f64 convolution from its descriptors (NCHW filter,
   // strided tensors, pads, strides, dilations, groups).
   bool compute = false;
+  // What cufftExec* and cudnnConvolutionForward answer (default success).
+  cufftResult exec_status = CUFFT_SUCCESS;
+  cudnnStatus_t conv_status = CUDNN_STATUS_SUCCESS;
+  // Called by each entry that runs work (cublasLtMatmul, cufftExec*,
+  // cudnnConvolutionForward) with its name, before it answers: a test
+  // breaks the fake driver's context here, as a library kernel that faults
+  // would (FakeDriver::InjectStickyError).
+  std::function<void(const std::string&)> on_execute;
 };
 
 // The log the fake tables write (cleared by ResetFakeLibraryLog).

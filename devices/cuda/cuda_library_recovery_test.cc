@@ -1,0 +1,186 @@
+// Library calls that break the context go through the same recovery as a
+// faulting kernel (cuda_runtime.h): over the fake driver and the fake
+// cuBLASLt / cuFFT / cuDNN tables, a library entry that fails after the
+// context was broken under it (FakeLibraryLog::on_execute ->
+// FakeDriver::InjectStickyError, as a fault in the library's kernel would)
+// fails the execution UNAVAILABLE naming the library call and the reset;
+// the context is re-created once, and the next execution works with the
+// library's handle / plan made again in the new context. A library failure
+// that leaves the context healthy is only that call's error, no reset.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "devices/cuda/cuda_device.h"
+#include "devices/cuda/cuda_libraries.h"
+#include "devices/cuda/fake_driver.h"
+#include "devices/cuda/fake_libraries.h"
+#include "jit/frontend/parser.h"
+
+namespace jitd::devices::cuda {
+namespace {
+
+using eval::RuntimeValue;
+
+std::shared_ptr<const ir::Module> Parse(const std::string& text) {
+  auto module = frontend::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
+}
+
+RuntimeValue Filled(ir::DType dtype, const std::vector<int64_t>& dims) {
+  const ir::Type type = ir::Type::Tensor(dtype, dims);
+  std::vector<uint8_t> bytes(static_cast<size_t>(type.byte_size()));
+  for (size_t i = 0; i < bytes.size(); i += 4) {
+    const float v = static_cast<float>(static_cast<int>(i / 4 % 5) - 2);
+    std::memcpy(bytes.data() + i, &v, 4);
+  }
+  auto literal = ir::Literal::FromBytes(type, std::move(bytes));
+  EXPECT_TRUE(literal.ok());
+  return RuntimeValue(std::move(*literal));
+}
+
+struct Fixture {
+  Fixture() {
+    ResetFakeLibraryLog();
+    FakeLibraries().compute = true;
+    libraries = CudaLibraries::ForTables(&FakeCublasLtSymbols(), &FakeCufftSymbols(), &FakeCudnnSymbols());
+    auto opened = CudaRuntime::Open(fake.symbols());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    runtime = std::move(*opened);
+    device = CudaDevice::CreateForRuntime(runtime.get(), libraries.get());
+  }
+  ~Fixture() {
+    FakeLibraries().on_execute = nullptr;
+    device.reset();
+    runtime.reset();
+  }
+  int Calls(const std::string& name) const {
+    return static_cast<int>(std::count(FakeLibraries().calls.begin(), FakeLibraries().calls.end(), name));
+  }
+  // The next library entry that runs work breaks the context first.
+  void BreakOnNextLibraryCall() {
+    FakeLibraries().on_execute = [this](const std::string&) {
+      fake.InjectStickyError(CUDA_ERROR_ILLEGAL_ADDRESS);
+      FakeLibraries().on_execute = nullptr;
+    };
+  }
+  FakeDriver fake;
+  std::unique_ptr<CudaLibraries> libraries;
+  std::unique_ptr<CudaRuntime> runtime;
+  std::unique_ptr<CudaDevice> device;
+};
+
+constexpr char kDot[] = R"(
+func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [HIGHEST, HIGHEST] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+})";
+
+constexpr char kFft[] = R"(
+func.func @main(%x: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %0 = stablehlo.fft %x, type = FFT, length = [8] : (tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %0 : tensor<4x8xcomplex<f32>>
+})";
+
+constexpr char kConv[] = R"(
+func.func @main(%x: tensor<1x2x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
+})";
+
+TEST(CudaLibraryRecovery, MatmulThatBreaksTheContextResetsIt) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kDot), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {2, 3, 4}), Filled(ir::DType::kF32, {2, 4, 5})};
+  auto first = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(f.Calls("cublasLtCreate"), 1);
+
+  f.BreakOnNextLibraryCall();
+  FakeLibraries().matmul_status = CUBLAS_STATUS_EXECUTION_FAILED;
+  auto broken = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kUnavailable) << broken.status().ToString();
+  EXPECT_NE(broken.status().message().find("cublasLtMatmul"), std::string::npos) << broken.status().message();
+  EXPECT_NE(broken.status().message().find("context was reset"), std::string::npos) << broken.status().message();
+  EXPECT_EQ(f.fake.context_resets(), 1);
+  EXPECT_FALSE(f.fake.broken());
+  EXPECT_EQ(f.runtime->stats().context_resets, 1u);
+
+  // The next execution works: a new cuBLASLt handle in the new context,
+  // the same result as before.
+  FakeLibraries().matmul_status = CUBLAS_STATUS_SUCCESS;
+  auto again = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(f.Calls("cublasLtCreate"), 2);
+  const auto want = (*first)[0].literal().bytes();
+  const auto got = (*again)[0].literal().bytes();
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin(), got.end()));
+}
+
+TEST(CudaLibraryRecovery, FailureWithAHealthyContextIsOnlyThatCall) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kDot), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {2, 3, 4}), Filled(ir::DType::kF32, {2, 4, 5})};
+  FakeLibraries().matmul_status = CUBLAS_STATUS_EXECUTION_FAILED;
+  auto failed = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().code(), StatusCode::kUnavailable) << failed.status().ToString();
+  EXPECT_NE(failed.status().message().find("CUBLAS_STATUS_EXECUTION_FAILED"), std::string::npos)
+      << failed.status().message();
+  EXPECT_EQ(f.fake.context_resets(), 0);
+  FakeLibraries().matmul_status = CUBLAS_STATUS_SUCCESS;
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.Calls("cublasLtCreate"), 1);  // the handle was kept
+}
+
+TEST(CudaLibraryRecovery, FftThatBreaksTheContextResetsItAndRemakesThePlan) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kFft), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {Filled(ir::DType::kC64, {4, 8})};
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.Calls("cufftMakePlanMany64"), 1);
+  f.BreakOnNextLibraryCall();
+  FakeLibraries().exec_status = CUFFT_EXEC_FAILED;
+  auto broken = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kUnavailable) << broken.status().ToString();
+  EXPECT_NE(broken.status().message().find("cufftExecC2C"), std::string::npos) << broken.status().message();
+  EXPECT_EQ(f.fake.context_resets(), 1);
+  FakeLibraries().exec_status = CUFFT_SUCCESS;
+  auto again = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(f.Calls("cufftMakePlanMany64"), 2);  // made again in the new context
+}
+
+TEST(CudaLibraryRecovery, ConvolutionThatBreaksTheContextResetsIt) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kConv), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {1, 2, 5, 5}), Filled(ir::DType::kF32, {4, 2, 3, 3})};
+  auto first = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(FakeLibraries().convs.size(), 1u);
+  EXPECT_EQ(f.Calls("cudnnCreate"), 1);
+  f.BreakOnNextLibraryCall();
+  FakeLibraries().conv_status = CUDNN_STATUS_EXECUTION_FAILED;
+  auto broken = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kUnavailable) << broken.status().ToString();
+  EXPECT_EQ(f.fake.context_resets(), 1);
+  FakeLibraries().conv_status = CUDNN_STATUS_SUCCESS;
+  auto again = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(f.Calls("cudnnCreate"), 2);
+  const auto want = (*first)[0].literal().bytes();
+  const auto got = (*again)[0].literal().bytes();
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin(), got.end()));
+}
+
+}  // namespace
+}  // namespace jitd::devices::cuda

@@ -67,6 +67,19 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     end_step("refine-shapes");
   }
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
+  // Futures live inside a program: no caller can pass or take one.
+  if (const ir::Function* entry = module->EntryFunction()) {
+    for (const auto* types : {&entry->arg_types(), &entry->result_types()}) {
+      for (const ir::Type& t : *types) {
+        if (t.is_future()) {
+          return InvalidArgument("@" + entry->name() + " " +
+                                 (types == &entry->arg_types() ? "takes" : "returns") + " a " +
+                                 t.ToString() +
+                                 ": futures exist only inside a program (async_done it first)");
+        }
+      }
+    }
+  }
   end_step("verify");
   const std::string pipeline = EffectivePipeline(device, options);
   std::vector<CompileDump>* dumps = options.dumps;

@@ -662,8 +662,20 @@ class CudaProgramExecutable final : public Executable {
     }
     if (library.fft) {
       if (!fft_plans_) return Internal("cuda: cuFFT went away after the program was loaded");
+      // cuFFT's work area from the pool, counted against the client's
+      // quota, for the call alone (freed in stream order after it).
+      uint64_t work_bytes = 0;
+      JITD_RETURN_IF_ERROR(rt.WithStream(stream, [&](CUstream) -> Status {
+        JITD_ASSIGN_OR_RETURN(work_bytes, fft_plans_->WorkAreaBytes(s, *library.fft, rt.generation()));
+        return Status::Ok();
+      }));
+      std::unique_ptr<CudaAllocation> work;
+      if (work_bytes > 0) {
+        JITD_ASSIGN_OR_RETURN(work, rt.Allocate(account, work_bytes, stream));
+      }
+      const CUdeviceptr area = work ? work->pointer() : 0;
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
-        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle, rt.generation());
+        return fft_plans_->Run(s, *library.fft, at(0), at(1), handle, rt.generation(), area);
       });
     }
     return Internal("cuda: step " + std::to_string(s) + " is a library call without a plan");

@@ -478,39 +478,67 @@ size_t CufftPlanCache::plans() const {
   return plans_.size();
 }
 
-Status CufftPlanCache::Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream,
-                           uint64_t generation) {
-  std::lock_guard lock(mu_);
+StatusOr<CufftPlanCache::Made*> CufftPlanCache::FindOrMakeLocked(size_t key, const CufftPlan& plan,
+                                                                 uint64_t generation) {
   auto it = plans_.find(key);
   if (it != plans_.end() && it->second.generation != generation) {
     plans_.erase(it);  // made in a context that was reset
     it = plans_.end();
   }
-  if (it == plans_.end()) {
-    cufftHandle handle = 0;
-    if (cufftResult r = fft_.cufftCreate(&handle); r != CUFFT_SUCCESS) return CufftFailed("cufftCreate", r);
-    std::vector<long long> n(plan.n.begin(), plan.n.end());
-    cufftType type = CUFFT_C2C;
-    switch (plan.kind) {
-      case FftKind::kC2C: type = CUFFT_C2C; break;
-      case FftKind::kZ2Z: type = CUFFT_Z2Z; break;
-      case FftKind::kR2C: type = CUFFT_R2C; break;
-      case FftKind::kD2Z: type = CUFFT_D2Z; break;
-      case FftKind::kC2R: type = CUFFT_C2R; break;
-      case FftKind::kZ2D: type = CUFFT_Z2D; break;
-    }
-    size_t work = 0;
-    // Packed layouts: no embeds, unit strides, distances the element counts.
-    if (cufftResult r = fft_.cufftMakePlanMany64(handle, static_cast<int>(n.size()), n.data(), nullptr, 1,
-                                                 plan.input_elements, nullptr, 1, plan.output_elements, type,
-                                                 plan.batch, &work);
-        r != CUFFT_SUCCESS) {
-      fft_.cufftDestroy(handle);
-      return CufftFailed("cufftMakePlanMany64(" + DescribeFftPlan(plan) + ")", r);
-    }
-    it = plans_.emplace(key, Made{handle, generation}).first;
+  if (it != plans_.end()) return &it->second;
+  cufftHandle handle = 0;
+  if (cufftResult r = fft_.cufftCreate(&handle); r != CUFFT_SUCCESS) return CufftFailed("cufftCreate", r);
+  // The work area comes from jitd's pool (the client's quota), not cuFFT.
+  if (cufftResult r = fft_.cufftSetAutoAllocation(handle, 0); r != CUFFT_SUCCESS) {
+    fft_.cufftDestroy(handle);
+    return CufftFailed("cufftSetAutoAllocation(0)", r);
   }
-  const cufftHandle handle = it->second.handle;
+  std::vector<long long> n(plan.n.begin(), plan.n.end());
+  cufftType type = CUFFT_C2C;
+  switch (plan.kind) {
+    case FftKind::kC2C: type = CUFFT_C2C; break;
+    case FftKind::kZ2Z: type = CUFFT_Z2Z; break;
+    case FftKind::kR2C: type = CUFFT_R2C; break;
+    case FftKind::kD2Z: type = CUFFT_D2Z; break;
+    case FftKind::kC2R: type = CUFFT_C2R; break;
+    case FftKind::kZ2D: type = CUFFT_Z2D; break;
+  }
+  size_t work = 0;
+  // Packed layouts: no embeds, unit strides, distances the element counts.
+  if (cufftResult r = fft_.cufftMakePlanMany64(handle, static_cast<int>(n.size()), n.data(), nullptr, 1,
+                                               plan.input_elements, nullptr, 1, plan.output_elements, type,
+                                               plan.batch, &work);
+      r != CUFFT_SUCCESS) {
+    fft_.cufftDestroy(handle);
+    return CufftFailed("cufftMakePlanMany64(" + DescribeFftPlan(plan) + ")", r);
+  }
+  if (cufftResult r = fft_.cufftGetSize(handle, &work); r != CUFFT_SUCCESS) {
+    fft_.cufftDestroy(handle);
+    return CufftFailed("cufftGetSize", r);
+  }
+  return &plans_.emplace(key, Made{handle, generation, static_cast<uint64_t>(work)}).first->second;
+}
+
+StatusOr<uint64_t> CufftPlanCache::WorkAreaBytes(size_t key, const CufftPlan& plan, uint64_t generation) {
+  std::lock_guard lock(mu_);
+  JITD_ASSIGN_OR_RETURN(Made * made, FindOrMakeLocked(key, plan, generation));
+  return made->work_bytes;
+}
+
+Status CufftPlanCache::Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream,
+                           uint64_t generation, CUdeviceptr work_area) {
+  std::lock_guard lock(mu_);
+  JITD_ASSIGN_OR_RETURN(Made * made, FindOrMakeLocked(key, plan, generation));
+  if (made->work_bytes > 0) {
+    if (work_area == 0) {
+      return Status(StatusCode::kFailedPrecondition, "cuFFT: " + DescribeFftPlan(plan) + " needs a work area of " +
+                                                         std::to_string(made->work_bytes) + " bytes and was given none");
+    }
+    if (cufftResult r = fft_.cufftSetWorkArea(made->handle, reinterpret_cast<void*>(work_area)); r != CUFFT_SUCCESS) {
+      return CufftFailed("cufftSetWorkArea", r);
+    }
+  }
+  const cufftHandle handle = made->handle;
   if (cufftResult r = fft_.cufftSetStream(handle, stream); r != CUFFT_SUCCESS) return CufftFailed("cufftSetStream", r);
   const int direction = plan.inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
   void* in = reinterpret_cast<void*>(input);

@@ -48,7 +48,8 @@ namespace jitd::devices::cuda {
 
 #define JITD_CUFFT_SYMBOLS(X)                                                                 \
   X(cufftCreate) X(cufftDestroy) X(cufftGetVersion) X(cufftMakePlanMany64) X(cufftSetStream) \
-  X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R) X(cufftExecZ2D)
+  X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R) X(cufftExecZ2D) \
+  X(cufftSetAutoAllocation) X(cufftGetSize) X(cufftSetWorkArea)
 
 #define JITD_CUDNN_SYMBOLS(X)                                                                   \
   X(cudnnCreate) X(cudnnDestroy) X(cudnnGetVersion) X(cudnnSetStream) X(cudnnGetErrorString)     \
@@ -170,21 +171,28 @@ Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const 
                            CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream,
                            uint64_t* workspace_needed = nullptr);
 
-// cuFFT plans by CudaLibraryCall, made on first use (cufftCreate +
-// cufftMakePlanMany64, cuFFT's own work area) and destroyed with the cache.
+// cuFFT plans by CudaLibraryCall, made on first use (cufftCreate,
+// cufftSetAutoAllocation(0), cufftMakePlanMany64) and destroyed with the
+// cache. cuFFT allocates no work area of its own: the caller gives one per
+// run (jitd's pool, counted against the client's device-memory quota),
+// of the bytes WorkAreaBytes reports (cufftGetSize).
 class CufftPlanCache {
  public:
   explicit CufftPlanCache(const CufftSymbols& fft) : fft_(fft) {}
   ~CufftPlanCache();
   CufftPlanCache(const CufftPlanCache&) = delete;
   CufftPlanCache& operator=(const CufftPlanCache&) = delete;
+  // The work area bytes `plan` (keyed by `key`) needs, the plan made first
+  // if it is not (the context must be current).
+  StatusOr<uint64_t> WorkAreaBytes(size_t key, const CufftPlan& plan, uint64_t generation = 0);
   // Runs `plan` (keyed by `key`, one per step) from `input` to `output` on
-  // `stream`. The input must be a scratch copy when plan.copy_input.
-  // `generation`: the context's (CudaRuntime::generation); a plan made in
-  // an earlier context is dropped (not destroyed: its context is gone) and
-  // made again.
+  // `stream`, with `work_area` (WorkAreaBytes bytes; may be 0 only when
+  // that is 0: FAILED_PRECONDITION otherwise). The input must be a scratch
+  // copy when plan.copy_input. `generation`: the context's
+  // (CudaRuntime::generation); a plan made in an earlier context is
+  // dropped (not destroyed: its context is gone) and made again.
   Status Run(size_t key, const CufftPlan& plan, CUdeviceptr input, CUdeviceptr output, CUstream stream,
-             uint64_t generation = 0);
+             uint64_t generation = 0, CUdeviceptr work_area = 0);
   size_t plans() const;
 
  private:
@@ -193,7 +201,10 @@ class CufftPlanCache {
   struct Made {
     cufftHandle handle = 0;
     uint64_t generation = 0;
+    uint64_t work_bytes = 0;
   };
+  // The plan for `key`, made if needed. Holds mu_.
+  StatusOr<Made*> FindOrMakeLocked(size_t key, const CufftPlan& plan, uint64_t generation);
   std::map<size_t, Made> plans_;
 };
 

@@ -131,8 +131,8 @@ TEST(CudaLibrariesTest, FftPlansAreMadeOncePerStep) {
     CufftPlanCache cache(FakeCufftSymbols());
     const auto stream_a = reinterpret_cast<CUstream>(0xa0);
     const auto stream_b = reinterpret_cast<CUstream>(0xb0);
-    ASSERT_TRUE(cache.Run(3, plan, 0x100, 0x200, stream_a).ok());
-    ASSERT_TRUE(cache.Run(3, plan, 0x300, 0x400, stream_b).ok());
+    ASSERT_TRUE(cache.Run(3, plan, 0x100, 0x200, stream_a, 0, /*work_area=*/0x900).ok());
+    ASSERT_TRUE(cache.Run(3, plan, 0x300, 0x400, stream_b, 0, /*work_area=*/0x900).ok());
     EXPECT_EQ(cache.plans(), 1u);
     ASSERT_EQ(FakeLibraries().fft_plans.size(), 1u);
     const FakeFftPlanCall& made = FakeLibraries().fft_plans[0];
@@ -146,17 +146,26 @@ TEST(CudaLibrariesTest, FftPlansAreMadeOncePerStep) {
     EXPECT_EQ(FakeLibraries().fft_execs[1].input, reinterpret_cast<const void*>(0x300));
     EXPECT_EQ(FakeLibraries().fft_execs[1].output, reinterpret_cast<void*>(0x400));
     EXPECT_EQ(FakeLibraries().fft_execs[1].stream, stream_b);  // each run on its own stream
+    // cuFFT allocates nothing itself: the work area is the caller's.
+    EXPECT_FALSE(FakeLibraries().fft_execs[1].auto_allocation);
+    EXPECT_EQ(FakeLibraries().fft_execs[1].work_area, reinterpret_cast<void*>(0x900));
+    auto work = cache.WorkAreaBytes(3, plan);
+    ASSERT_TRUE(work.ok());
+    EXPECT_EQ(*work, 1024u);
+    Status none = cache.Run(3, plan, 0x300, 0x400, stream_b);  // no work area
+    EXPECT_EQ(none.code(), StatusCode::kFailedPrecondition) << none.ToString();
+    EXPECT_NE(none.message().find("1024 bytes"), std::string::npos) << none.message();
     CufftPlan forward;
     forward.kind = FftKind::kZ2Z;
     forward.n = {8};
     forward.batch = 4;
     forward.input_elements = forward.output_elements = 8;
-    ASSERT_TRUE(cache.Run(5, forward, 0x100, 0x200, stream_a).ok());
+    ASSERT_TRUE(cache.Run(5, forward, 0x100, 0x200, stream_a, 0, 0x900).ok());
     EXPECT_EQ(FakeLibraries().fft_execs.back().kind, "Z2Z");
     EXPECT_EQ(FakeLibraries().fft_execs.back().direction, CUFFT_FORWARD);
     EXPECT_EQ(cache.plans(), 2u);
     // After a context reset (a new generation) the plan is made again.
-    ASSERT_TRUE(cache.Run(5, forward, 0x100, 0x200, stream_a, /*generation=*/1).ok());
+    ASSERT_TRUE(cache.Run(5, forward, 0x100, 0x200, stream_a, /*generation=*/1, 0x900).ok());
     EXPECT_EQ(FakeLibraries().fft_plans.size(), 3u);
     EXPECT_EQ(cache.plans(), 2u);
     FakeLibraries().live_objects -= 1;  // the dropped plan is not destroyed (its context is gone)

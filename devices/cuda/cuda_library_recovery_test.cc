@@ -7,6 +7,7 @@
 // the context is re-created once, and the next execution works with the
 // library's handle / plan made again in the new context. A library failure
 // that leaves the context healthy is only that call's error, no reset.
+// And cuFFT's work area: from jitd's pool, on the client's quota.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "devices/cuda/cuda_libraries.h"
 #include "devices/cuda/fake_driver.h"
 #include "devices/cuda/fake_libraries.h"
+#include "devices/memory_account.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::devices::cuda {
@@ -180,6 +182,36 @@ TEST(CudaLibraryRecovery, ConvolutionThatBreaksTheContextResetsIt) {
   const auto want = (*first)[0].literal().bytes();
   const auto got = (*again)[0].literal().bytes();
   EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin(), got.end()));
+}
+
+// cuFFT's work area comes from jitd's pool and counts against the client's
+// quota: cuFFT allocates nothing itself (auto-allocation off), the work
+// area it runs with is a pool allocation for the call, and a quota too
+// small for arguments + arena + work area fails RESOURCE_EXHAUSTED naming
+// the client.
+TEST(CudaLibraryRecovery, FftWorkAreaComesFromThePoolAndTheQuota) {
+  Fixture f;
+  FakeLibraries().fft_work_bytes = 4096;
+  auto exe = f.device->Compile(Parse(kFft), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {Filled(ir::DType::kC64, {4, 8})};
+  ExecuteOptions roomy;
+  roomy.device_memory = std::make_shared<MemoryAccount>("session 1", 1 << 20);
+  ASSERT_TRUE((*exe)->Execute(args, roomy).ok());
+  ASSERT_EQ(FakeLibraries().fft_execs.size(), 1u);
+  EXPECT_FALSE(FakeLibraries().fft_execs[0].auto_allocation);
+  EXPECT_NE(FakeLibraries().fft_execs[0].work_area, nullptr);
+  EXPECT_GE(roomy.device_memory->peak_bytes(), 4096u + 2 * 4 * 8 * 8);  // work area + argument + result
+  EXPECT_EQ(roomy.device_memory->bytes_in_use(), 0u);
+  EXPECT_EQ(f.fake.live_allocations(), 0u);  // the work area went back
+  // A quota with room for the argument and the result but not the work area.
+  ExecuteOptions tight;
+  tight.device_memory = std::make_shared<MemoryAccount>("session 2 (pid 7)", roomy.device_memory->peak_bytes() - 1);
+  auto refused = (*exe)->Execute(args, tight);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("session 2 (pid 7)"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(tight.device_memory->bytes_in_use(), 0u);
 }
 
 }  // namespace

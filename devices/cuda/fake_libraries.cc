@@ -1,6 +1,7 @@
 #include "devices/cuda/fake_libraries.h"
 
 #include <cstring>
+#include <map>
 
 namespace jitd::devices::cuda {
 
@@ -218,7 +219,7 @@ cufftResult FftMakePlan(cufftHandle, int rank, long long* n, long long* inembed,
   call.batch = batch;
   call.type = type;
   Log().fft_plans.push_back(call);
-  *work = 1024;
+  *work = Log().fft_work_bytes;
   return Log().plan_status;
 }
 cufftResult FftSetStream(cufftHandle, cudaStream_t stream) {
@@ -226,6 +227,30 @@ cufftResult FftSetStream(cufftHandle, cudaStream_t stream) {
   FakeFftExec next;
   next.stream = stream;
   Log().fft_execs.push_back(next);  // filled in by the exec that follows
+  return CUFFT_SUCCESS;
+}
+// Per plan handle: auto-allocation and the work area set.
+struct FftPlanState {
+  bool auto_allocation = true;
+  void* work_area = nullptr;
+};
+std::map<cufftHandle, FftPlanState>& FftPlans() {
+  static std::map<cufftHandle, FftPlanState> plans;
+  return plans;
+}
+cufftResult FftSetAutoAllocation(cufftHandle plan, int automatic) {
+  Log().calls.push_back("cufftSetAutoAllocation");
+  FftPlans()[plan].auto_allocation = automatic != 0;
+  return CUFFT_SUCCESS;
+}
+cufftResult FftGetSize(cufftHandle, size_t* work) {
+  Log().calls.push_back("cufftGetSize");
+  *work = Log().fft_work_bytes;
+  return CUFFT_SUCCESS;
+}
+cufftResult FftSetWorkArea(cufftHandle plan, void* area) {
+  Log().calls.push_back("cufftSetWorkArea");
+  FftPlans()[plan].work_area = area;
   return CUFFT_SUCCESS;
 }
 cufftResult Exec(const char* kind, cufftHandle plan, const void* in, void* out, int direction) {
@@ -237,6 +262,10 @@ cufftResult Exec(const char* kind, cufftHandle plan, const void* in, void* out, 
   e.input = in;
   e.output = out;
   e.direction = direction;
+  const FftPlanState state = FftPlans()[plan];
+  e.work_area = state.work_area;
+  e.auto_allocation = state.auto_allocation;
+  if (!state.auto_allocation && !state.work_area && Log().fft_work_bytes > 0) return CUFFT_EXEC_FAILED;
   if (Log().on_execute) Log().on_execute(std::string("cufftExec") + kind);
   return Log().exec_status;
 }
@@ -539,6 +568,9 @@ const CufftSymbols& FakeCufftSymbols() {
     t.cufftExecD2Z = ExecD2Z;
     t.cufftExecC2R = ExecC2R;
     t.cufftExecZ2D = ExecZ2D;
+    t.cufftSetAutoAllocation = FftSetAutoAllocation;
+    t.cufftGetSize = FftGetSize;
+    t.cufftSetWorkArea = FftSetWorkArea;
     return t;
   }();
   return table;

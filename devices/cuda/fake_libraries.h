@@ -56,6 +56,8 @@ struct FakeFftExec {
   void* output = nullptr;
   int direction = 0;  // C2C / Z2Z only
   cudaStream_t stream = nullptr;
+  void* work_area = nullptr;     // cufftSetWorkArea's, null when none was set
+  bool auto_allocation = true;   // cufftSetAutoAllocation's
 };
 
 struct FakeTensorDesc {
@@ -95,6 +97,10 @@ struct FakeLibraryLog {
   int heuristic_results = 1;
   size_t heuristic_workspace = 4096;
   cufftResult plan_status = CUFFT_SUCCESS;
+  // The work area every plan asks for (cufftMakePlanMany64 / cufftGetSize).
+  // An exec of a plan with auto-allocation off and no work area set fails
+  // (CUFFT_EXEC_FAILED), as it cannot run.
+  size_t fft_work_bytes = 1024;
   // When set, a real-f32 / f64 matmul is computed on the host from its
   // descriptors (the pointers must then be host memory, as the fake
   // driver's device memory is): D = op(A) op(B), column-major, batched;

@@ -352,6 +352,30 @@ grep -q '^cache miss: ' "$tmp/out" &&
 grep -Ev '^(timing|cache miss)' "$tmp/out" >"$tmp/daemon_random.txt"
 grep -v '^timing' "$tmp/random1.txt" | cmp -s - "$tmp/daemon_random.txt" ||
   fail "run via daemon: results differ from --in-process for one seed"
+# Tuples and tokens (issue 16, item 6): a tuple argument, a nested tuple
+# result holding a token, and a token result print the same through the
+# daemon as in process (a daemon of their own: the stats below count the
+# main one's compiles).
+tsock="$tmp/tdaemon/jitd.sock"
+cat >"$tmp/tuples.mlir" <<'MLIR'
+func.func @main(%p: tuple<tensor<2xf32>, tensor<i32>>) -> (tuple<tensor<i32>, tuple<tensor<2xf32>, !stablehlo.token>>, !stablehlo.token) {
+  %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>, tensor<i32>>) -> tensor<2xf32>
+  %b = stablehlo.get_tuple_element %p[1] : (tuple<tensor<2xf32>, tensor<i32>>) -> tensor<i32>
+  %k = stablehlo.create_token : !stablehlo.token
+  %n = stablehlo.negate %a : tensor<2xf32>
+  %in = stablehlo.tuple %n, %k : tuple<tensor<2xf32>, !stablehlo.token>
+  %r = stablehlo.tuple %b, %in : tuple<tensor<i32>, tuple<tensor<2xf32>, !stablehlo.token>>
+  return %r, %k : tuple<tensor<i32>, tuple<tensor<2xf32>, !stablehlo.token>>, !stablehlo.token
+}
+MLIR
+expect_exit 0 "run tuples in process" "$jitd" run --in-process --random-inputs --seed=5 "$tmp/tuples.mlir"
+grep -v '^timing' "$tmp/out" >"$tmp/tuples_in.txt"
+expect_exit 0 "run tuples via daemon" "$jitd" run --socket "$tsock" --random-inputs --seed=5 "$tmp/tuples.mlir"
+expect_grep "run tuples via daemon" "$tmp/out" '^result 0\.1\.1: !stablehlo\.token$'
+expect_grep "run tuples via daemon" "$tmp/out" '^result 1: !stablehlo\.token$'
+grep -Ev '^(timing|cache miss)' "$tmp/out" | cmp -s - "$tmp/tuples_in.txt" ||
+  fail "run tuples via daemon: output differs from --in-process"
+"$jitd" stop --socket "$tsock" >/dev/null 2>&1 || fail "run tuples via daemon: jitd stop failed"
 # The same program respelled (a comment, other value names) is a hit; a
 # changed op is a miss explained against it (issue 15, item 5).
 { echo "// respelled"; sed 's/%0/%sum/g; s/%1/%square/g' "$tmp/args.mlir"; } >"$tmp/args_respelled.mlir"

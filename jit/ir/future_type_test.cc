@@ -94,6 +94,30 @@ TEST(FutureTypeTest, BlockArgumentFormVerifies) {
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
+TEST(FutureTypeTest, QuantizedOperandsPerTensorOnly) {
+  // (I1): tensors or per-tensor quantized tensors.
+  const std::string body = R"(
+  %f = "stablehlo.async_start"(%a) ({
+    %s = "stablehlo.slice"(%a) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 1, 2>,
+                                strides = array<i64: 1, 1>} : (tensor<2x2xQ>) -> tensor<1x2xQ>
+    "stablehlo.return"(%s) : (tensor<1x2xQ>) -> ()
+  }) : (tensor<2x2xQ>) -> !stablehlo.future<tensor<1x2xQ>>
+  return
+}
+)";
+  auto with = [&](std::string_view q) {
+    std::string text = "func.func @main(%a: tensor<2x2xQ>) {" + body;
+    for (size_t at; (at = text.find('Q')) != std::string::npos;) text.replace(at, 1, q);
+    return text;
+  };
+  Status per_tensor = ParseAndVerify(with("!quant.uniform<i8:f32, 0.5:3>"));
+  EXPECT_TRUE(per_tensor.ok()) << per_tensor.ToString();
+  Status per_axis = ParseAndVerify(with("!quant.uniform<i8:f32:1, {0.5:3,0.25:1}>"));
+  ASSERT_FALSE(per_axis.ok());
+  EXPECT_NE(per_axis.message().find("per-tensor quantized"), std::string::npos)
+      << per_axis.ToString();
+}
+
 // Each case: a program and a piece of the message that refuses it.
 TEST(FutureTypeTest, VerifierRefusesBrokenRules) {
   struct Case {

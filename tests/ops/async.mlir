@@ -1,7 +1,8 @@
 // async_start / async_done (!stablehlo.future values): spec.md's all_gather
 // example with values, on 4 replicas; futures of several values; a future
 // awaited twice and inside a region; async ops in a loop; every op (C2)
-// allows in the body: collectives on several processes, slices on one.
+// allows in the body: collectives on several processes, slices on one; a
+// per-tensor quantized future.
 
 // spec.md's example shape, smaller: groups {0, 2} and {1, 3} of 4 replicas.
 func.func @gather(%arg0: tensor<2x2xf32>) -> tensor<2x4xf32> {
@@ -121,5 +122,22 @@ func.func @main() {
   check.expect_eq_const %r, dense<[2.0, 4.0]> : tensor<2xf32>
   check.expect_eq_const %ds, dense<[4.0, 5.0]> : tensor<2xf32>
   check.expect_eq_const %w#1, dense<[-1.0, -1.0, -1.0, 4.0, 5.0]> : tensor<5xf32>
+  return
+}
+
+// -----
+// A future of a per-tensor quantized value (I1): the slice keeps storage
+// values and parameters.
+func.func @main() {
+  %c = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %a = stablehlo.uniform_quantize %c : (tensor<2x2xf32>) -> tensor<2x2x!quant.uniform<i8:f32, 0.5:3>>
+  %f = "stablehlo.async_start"(%a) ({
+    %s = "stablehlo.slice"(%a) {start_indices = array<i64: 1, 0>, limit_indices = array<i64: 2, 2>,
+                                strides = array<i64: 1, 1>} : (tensor<2x2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<1x2x!quant.uniform<i8:f32, 0.5:3>>
+    "stablehlo.return"(%s) : (tensor<1x2x!quant.uniform<i8:f32, 0.5:3>>) -> ()
+  }) : (tensor<2x2x!quant.uniform<i8:f32, 0.5:3>>) -> !stablehlo.future<tensor<1x2x!quant.uniform<i8:f32, 0.5:3>>>
+  %d = "stablehlo.async_done"(%f) : (!stablehlo.future<tensor<1x2x!quant.uniform<i8:f32, 0.5:3>>>) -> tensor<1x2x!quant.uniform<i8:f32, 0.5:3>>
+  %r = stablehlo.uniform_dequantize %d : (tensor<1x2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<1x2xf32>
+  check.expect_eq_const %r, dense<[[3.0, 4.0]]> : tensor<1x2xf32>
   return
 }

@@ -187,3 +187,29 @@ func.func @main(%p: tuple<tensor<2xf32>>) -> tensor<2xf32> {
         exe.ExecutePerReplica([[(A,)], [(A,)]])
     assert e.value.code == jitd.StatusCode.UNIMPLEMENTED
     assert "hold tuples or tokens" in str(e.value)
+
+
+@requires_builder
+@pytest.mark.filterwarnings("ignore:No GPU found")  # the default client, as the seeds use it
+def test_seed_pattern_with_module_level_calls(daemon):
+    # As the seeds' xla_client tests spell it: Build().Compile() on the
+    # default client, Execute in a thread, the module-level
+    # transfer_to_infeed / transfer_from_outfeed; the root is the outfeed's
+    # token, which Execute returns as None.
+    to_round_trip = np.array([1, 2, 3, 4], np.int32)
+    c = jitd.ComputationBuilder("infeed_then_outfeed")
+    x_and_token = c.InfeedWithToken(c.CreateToken(), jitd.Shape.from_pyval(to_round_trip[0]))
+    x = c.GetTupleElement(x_and_token, 0)
+    token = c.GetTupleElement(x_and_token, 1)
+    c.OutfeedWithToken(x, token)
+    compiled_c = c.Build().Compile()
+    for want in to_round_trip:
+        returned = []
+        execution = threading.Thread(target=lambda: returned.append(compiled_c.Execute([])))
+        execution.start()
+        jitd.transfer_to_infeed(want)
+        got = jitd.transfer_from_outfeed(jitd.Shape.from_pyval(to_round_trip[0]), timeout_ms=20000)
+        execution.join(30)
+        assert not execution.is_alive()
+        assert returned == [None]
+        assert_strict(got, want)

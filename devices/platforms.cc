@@ -49,6 +49,7 @@ DeviceAvailability Probe(const std::string& name) {
     d.registered_bytes = stats.registered_bytes;
   }
   if (probe.available) d.libraries = cuda::CudaLibrariesLine();
+  if (probe.available) d.ptx_assembly = cuda::CudaPtxAssemblyLine();
 #else
   d.reason = "this build has no cuda device (cuda.h was not found when it was built)";
 #endif
@@ -147,6 +148,7 @@ std::string DevicesJson() {
           << ",\"registered_bytes\":" << d.registered_bytes;
     }
     if (!d.libraries.empty()) out << ",\"libraries\":" << JsonString(d.libraries);
+    if (!d.ptx_assembly.empty()) out << ",\"ptx_assembly\":" << JsonString(d.ptx_assembly);
     out << "}";
     first = false;
   }

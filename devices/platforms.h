@@ -40,6 +40,9 @@ struct DeviceAvailability {
   // cuda, when available: the CUDA libraries its ops call, or why not
   // ("cuBLASLt 130000 (...); cuFFT ...; cuDNN absent: ...").
   std::string libraries;
+  // cuda, when available: how PTX becomes a cubin (nvJitLink, ptxas, or
+  // the driver's JIT and why).
+  std::string ptx_assembly;
 };
 
 // Every device this build has, in DeviceNames() order (probes once).

@@ -89,6 +89,7 @@ void AppendDaemonWide(const ptree& s, std::ostringstream& out) {
         }
         // The CUDA libraries its ops call, or why not (own kernels then).
         if (d.get_child_optional("libraries")) out << "\n  libraries:    " << Field(d, "libraries");
+        if (d.get_child_optional("ptx_assembly")) out << "\n  ptx:          " << Field(d, "ptx_assembly");
       } else {
         out << ": unavailable (" << Field(d, "reason") << ")";
       }

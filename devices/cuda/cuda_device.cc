@@ -180,8 +180,18 @@ struct CudaDevice::Shared {
       } else {
         assembler_missing = created.status().message();
       }
+      // Said once per device, where the daemon logs: which path PTX takes.
+      std::fprintf(stderr, "jitd: cuda: PTX -> cubin: %s\n",
+                   DescribePtxAssembly(assembler.get(), assembler_missing).c_str());
     }
     return assembler.get();
+  }
+  static std::string DescribePtxAssembly(const PtxCompiler* assembler, const std::string& missing) {
+    if (assembler) {
+      const PtxToolchain& t = assembler->toolchain();
+      return t.Describe() + (t.assembler == "nvjitlink" ? " (in process)" : " (subprocess)");
+    }
+    return "the driver's JIT (cuModuleLoadData of the PTX): " + missing;
   }
 };
 
@@ -727,6 +737,23 @@ std::string CudaLibrariesLine() {
   const CudaDeviceSettings settings = GetCudaDeviceSettings();
   if (!settings.use_libraries) return "CUDA libraries off (--cuda-no-libraries): jitd's own kernels for every op";
   return SharedCudaLibraries().Describe() + (settings.exact_f32 ? "; f32 matmuls exact (--cuda-exact-f32)" : "");
+}
+
+std::string CudaPtxAssemblyLine() {
+  static const std::string line = [] {
+    PtxCompilerOptions options;
+    if (const char* which = std::getenv("JITD_PTX_ASSEMBLER"); which && *which) options.assembler = which;
+    StatusOr<std::unique_ptr<PtxCompiler>> created = PtxCompiler::Create(options);
+    return CudaDevice::Shared::DescribePtxAssembly(created.ok() ? created->get() : nullptr,
+                                                   created.ok() ? std::string() : created.status().message());
+  }();
+  return line;
+}
+
+std::string CudaDevice::ptx_assembly() const {
+  const PtxCompiler* assembler = shared_->Assembler();
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return Shared::DescribePtxAssembly(assembler, shared_->assembler_missing);
 }
 
 std::string CudaDevice::libraries() const {

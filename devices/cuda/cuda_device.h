@@ -57,6 +57,12 @@ CudaDeviceSettings GetCudaDeviceSettings();
 // use jitd's own kernels"). Loads them on first use.
 std::string CudaLibrariesLine();
 
+// How PTX becomes a cubin in this process, as `jitd stats` shows it: "nvjitlink
+// 13.0 (in process)", "ptxas 13.0 /usr/local/cuda/bin/ptxas (subprocess)",
+// or "the driver's JIT (cuModuleLoadData of the PTX): no PTX assembler:
+// <why>". $JITD_PTX_ASSEMBLER / $JITD_PTXAS as the device reads them.
+std::string CudaPtxAssemblyLine();
+
 // Compiles with the cuda compiler (cuda_compiler.h: a CudaProgram of NVPTX
 // kernels, assembled to a cubin for this GPU's sm, or PTX for the driver's
 // JIT when no assembler is found) and runs the program on the runtime:
@@ -80,6 +86,8 @@ class CudaDevice final : public Device {
                                                       const CudaLibraries* libraries = nullptr);
   // "cuBLASLt 130000 (...); cuFFT absent: ..., ffts use jitd's own kernels".
   std::string libraries() const;
+  // This device's PTX -> cubin path, as CudaPtxAssemblyLine says it.
+  std::string ptx_assembly() const;
   ~CudaDevice() override;
 
   std::string_view name() const override { return "cuda"; }

@@ -1,5 +1,7 @@
 #include "devices/cuda/cuda_libraries.h"
 
+#include "devices/cuda/cuda_symbols.h"
+
 #include <dlfcn.h>
 #include <glob.h>
 #include <sys/stat.h>
@@ -179,26 +181,26 @@ std::unique_ptr<CudaLibraries> CudaLibraries::Load(const CudaLibrarySearch& sear
 }
 
 std::unique_ptr<CudaLibraries> CudaLibraries::ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft,
-                                                        const CudnnSymbols* cudnn) {
+                                                        const CudnnSymbols* cudnn, const std::string& path) {
   std::unique_ptr<CudaLibraries> libs(new CudaLibraries());
   if (cudnn) {
     libs->cudnn_ = cudnn;
     libs->cudnn_state_.loaded = true;
-    libs->cudnn_state_.path = "(table)";
+    libs->cudnn_state_.path = path;
   } else {
     libs->cudnn_state_.reason = "no table given";
   }
   if (cublaslt) {
     libs->cublaslt_ = cublaslt;
     libs->cublaslt_state_.loaded = true;
-    libs->cublaslt_state_.path = "(table)";
+    libs->cublaslt_state_.path = path;
   } else {
     libs->cublaslt_state_.reason = "no table given";
   }
   if (cufft) {
     libs->cufft_ = cufft;
     libs->cufft_state_.loaded = true;
-    libs->cufft_state_.path = "(table)";
+    libs->cufft_state_.path = path;
   } else {
     libs->cufft_state_.reason = "no table given";
   }
@@ -216,6 +218,22 @@ std::string CudaLibraries::Describe() const {
 
 const CudaLibraries& SharedCudaLibraries() {
   static const CudaLibraries* libs = [] {
+    // Under jitd's fake driver (a libcuda.so.1 of its tests) real libraries
+    // cannot work (they find no GPU through it): the fake's own library
+    // tables, which compute f32 / f64 matmuls and convolutions on its
+    // host-memory "device" pointers, serve instead.
+    using FakeTables = int (*)(const void**, const void**, const void**);
+    if (auto fake = reinterpret_cast<FakeTables>(FindInLoadedCudaDriver("jitd_fake_cuda_libraries"))) {
+      const void* lt = nullptr;
+      const void* fft = nullptr;
+      const void* dnn = nullptr;
+      if (fake(&lt, &fft, &dnn) == 1) {
+        auto tables = CudaLibraries::ForTables(static_cast<const CublasLtSymbols*>(lt),
+                                               static_cast<const CufftSymbols*>(fft),
+                                               static_cast<const CudnnSymbols*>(dnn), "the fake driver's tables");
+        return static_cast<const CudaLibraries*>(tables.release());
+      }
+    }
     CudaLibrarySearch search;
     if (const char* env = std::getenv("JITD_CUDA_LIBS"); env && *env) {
       std::stringstream in(env);
@@ -223,7 +241,7 @@ const CudaLibraries& SharedCudaLibraries() {
         if (!folder.empty()) search.env_folders.push_back(folder);
       }
     }
-    return CudaLibraries::Load(search).release();
+    return static_cast<const CudaLibraries*>(CudaLibraries::Load(search).release());
   }();
   return *libs;
 }

@@ -100,9 +100,11 @@ class CudaLibraries {
   // Loads the libraries (each independently; a missing one is only
   // reported in its state).
   static std::unique_ptr<CudaLibraries> Load(const CudaLibrarySearch& search);
-  // Over tables the caller owns (tests: fakes); null: absent.
+  // Over tables the caller owns (tests: fakes); null: absent. `path` is
+  // what Describe names as where they came from.
   static std::unique_ptr<CudaLibraries> ForTables(const CublasLtSymbols* cublaslt, const CufftSymbols* cufft,
-                                                  const CudnnSymbols* cudnn = nullptr);
+                                                  const CudnnSymbols* cudnn = nullptr,
+                                                  const std::string& path = "(table)");
 
   const CublasLtSymbols* cublaslt() const { return cublaslt_state_.loaded ? cublaslt_ : nullptr; }
   const CufftSymbols* cufft() const { return cufft_state_.loaded ? cufft_ : nullptr; }

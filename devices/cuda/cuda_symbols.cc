@@ -3,12 +3,16 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 
 namespace jitd::devices::cuda {
 namespace {
 
 constexpr const char* kLibrary = "libcuda.so.1";
+
+// The handle of the driver LoadCudaDriver last loaded (null once closed).
+std::atomic<void*> g_loaded_driver{nullptr};
 
 bool IsFile(const std::string& path) {
   struct stat st;
@@ -30,7 +34,11 @@ std::vector<std::string> CudaSymbolNames() {
 }
 
 CudaDriverLibrary::~CudaDriverLibrary() {
-  if (handle_) ::dlclose(handle_);
+  if (handle_) {
+    void* expected = handle_;
+    g_loaded_driver.compare_exchange_strong(expected, nullptr);
+    ::dlclose(handle_);
+  }
 }
 
 StatusOr<std::unique_ptr<CudaDriverLibrary>> LoadCudaDriver(const CudaDriverSearch& search) {
@@ -76,6 +84,7 @@ StatusOr<std::unique_ptr<CudaDriverLibrary>> LoadCudaDriver(const CudaDriverSear
   std::unique_ptr<CudaDriverLibrary> library(new CudaDriverLibrary());
   library->handle_ = handle;
   library->path_ = path;
+  g_loaded_driver.store(handle);
 
   using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult*);
@@ -121,6 +130,11 @@ StatusOr<std::unique_ptr<CudaDriverLibrary>> LoadCudaDriver(const CudaDriverSear
     return Status(StatusCode::kFailedPrecondition, message);
   }
   return library;
+}
+
+void* FindInLoadedCudaDriver(const char* symbol) {
+  void* handle = g_loaded_driver.load();
+  return handle ? ::dlsym(handle, symbol) : nullptr;
 }
 
 StatusOr<std::unique_ptr<CudaDriverLibrary>> LoadCudaDriver() {

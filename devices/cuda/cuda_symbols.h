@@ -91,6 +91,11 @@ StatusOr<std::unique_ptr<CudaDriverLibrary>> LoadCudaDriver(const CudaDriverSear
 // With the default search and $JITD_CUDA_DRIVER.
 StatusOr<std::unique_ptr<CudaDriverLibrary>> LoadCudaDriver();
 
+// `symbol` looked up (dlsym) in the driver LoadCudaDriver last loaded in
+// this process and that is still loaded, or null. The CUDA libraries ask
+// it whether the driver is jitd's fake (its `jitd_fake_cuda_libraries`).
+void* FindInLoadedCudaDriver(const char* symbol);
+
 }  // namespace jitd::devices::cuda
 
 #endif  // JITD_DEVICES_CUDA_CUDA_SYMBOLS_H_

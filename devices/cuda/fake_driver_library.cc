@@ -3,14 +3,19 @@
 // (JITD_CUDA_DRIVER=<its folder>) and run its cuda device end to end
 // without a GPU: LoadCudaDriver dlopens it, finds cuGetProcAddress_v2 and
 // resolves every symbol to the fake's functions. Kernels do nothing here
-// (no test installs any), so results are not computed: what this checks
-// is everything around them. $JITD_FAKE_CUDA_SM ("100") sets the GPU's
+// (no test installs any), so their results are not computed: what this
+// checks is everything around them. Library calls are: the process takes
+// this library's fake cuBLASLt / cuFFT / cuDNN tables
+// (jitd_fake_cuda_libraries, asked by SharedCudaLibraries) instead of the
+// real libraries, which find no GPU through a fake driver; they compute
+// f32 / f64 matmuls and convolutions on the fake's host-memory "device". $JITD_FAKE_CUDA_SM ("100") sets the GPU's
 // compute capability (default 90). Built into its own folder, never beside
 // jitd's libraries, so nothing finds it by accident.
 #include <cstdlib>
 #include <cstring>
 
 #include "devices/cuda/fake_driver.h"
+#include "devices/cuda/fake_libraries.h"
 
 namespace {
 
@@ -46,4 +51,15 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
 #undef JITD_FAKE_LOOKUP
   if (status) *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+// The fake library tables, computing (see the top of this file). 1: given.
+extern "C" __attribute__((visibility("default"))) int jitd_fake_cuda_libraries(const void** cublaslt,
+                                                                              const void** cufft,
+                                                                              const void** cudnn) {
+  jitd::devices::cuda::FakeLibraries().compute = true;
+  *cublaslt = &jitd::devices::cuda::FakeCublasLtSymbols();
+  *cufft = &jitd::devices::cuda::FakeCufftSymbols();
+  *cudnn = &jitd::devices::cuda::FakeCudnnSymbols();
+  return 1;
 }

@@ -134,6 +134,9 @@ int RunCudaCompileOnly(const ConformanceArgs& args, const std::vector<std::strin
   // (the libraries are not needed to plan them).
   // --cuda-no-libraries: jit's own kernels for every op (their fallback path).
   options.use_cublaslt = options.use_cufft = options.use_cudnn = !args.cuda_no_libraries;
+  // --cuda-no-cudnn: the plan of a machine without cuDNN (convolutions
+  // through im2col + cuBLASLt, else jit's own kernel).
+  if (args.cuda_no_cudnn) options.use_cudnn = false;
   options.pipeline = args.pipeline.empty() ? kCompileOnlyPipeline : args.pipeline == "none" ? "" : args.pipeline;
   if (auto v = devices::cuda::ChoosePtxVersion(options.sm, (*assembler)->toolchain().max_ptx_version); !v.ok()) {
     std::fprintf(stderr, "jitd conformance: --cuda-arch: %s\n", v.status().message().c_str());
@@ -262,6 +265,9 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
       ->capture_default_str();
   cmd->add_flag("--cuda-no-libraries", args.cuda_no_libraries,
                 "--compile-only: no cuBLASLt / cuFFT / cuDNN calls, jit's own kernels for every op");
+  cmd->add_flag("--cuda-no-cudnn", args.cuda_no_cudnn,
+                "--compile-only: no cuDNN calls (convolutions through im2col + cuBLASLt, as on a machine "
+                "without cuDNN)");
   cmd->add_option("--ptx-assembler", args.ptx_assembler,
                   "PTX -> cubin: auto (nvJitLink, else ptxas), nvjitlink or ptxas")
       ->check(CLI::IsMember({"auto", "nvjitlink", "ptxas"}))

@@ -21,6 +21,7 @@ struct ConformanceArgs {
   std::string cuda_arch = "sm_90";     // --cuda-arch
   std::string ptx_assembler = "auto";  // --ptx-assembler=auto|nvjitlink|ptxas
   bool cuda_no_libraries = false;      // --cuda-no-libraries: jit's own kernels only
+  bool cuda_no_cudnn = false;          // --cuda-no-cudnn: convolutions as without cuDNN (im2col + cuBLASLt)
   std::vector<std::string> paths;
 };
 

@@ -5,7 +5,8 @@
 // benchmarks — this is what planning a call costs (and saves) at compile.
 //
 //   cuda_library_compile/dot/{cublaslt,own_kernel}    f32 [8,256,512] x [8,512,384]
-//   cuda_library_compile/conv/{cudnn,own_kernel}      NHWC 8x56x56x64, HWIO 3x3x64x64
+//   cuda_library_compile/conv/{cudnn,im2col,own_kernel}  NHWC 8x56x56x64, HWIO 3x3x64x64
+//                                                     (im2col: cuDNN off, im2col kernel + cuBLASLt)
 //   cuda_library_compile/irfft3/cufft                 IRFFT over [15,16,32] (no own kernel)
 //
 // Run: build/bin/jitd_cuda_library_compile_bench --benchmark_repetitions=5
@@ -48,7 +49,7 @@ const devices::cuda::PtxCompiler* Assembler() {
   return compiler;
 }
 
-void Compile(benchmark::State& state, const char* text, bool libraries) {
+void Compile(benchmark::State& state, const char* text, bool libraries, bool cudnn = true) {
   auto module = frontend::ParseModule(text);
   if (!module.ok()) {
     state.SkipWithError(module.status().message().c_str());
@@ -63,6 +64,7 @@ void Compile(benchmark::State& state, const char* text, bool libraries) {
   options.assembler = assembler;
   options.pipeline = "inline,decompose-chlo,cse,dce";
   options.use_cublaslt = options.use_cufft = options.use_cudnn = libraries;
+  options.use_cudnn = libraries && cudnn;
   int64_t calls = 0, launches = 0;
   for (auto _ : state) {
     auto program = devices::cuda::CompileCuda(**module, options);
@@ -81,6 +83,7 @@ void Compile(benchmark::State& state, const char* text, bool libraries) {
 BENCHMARK_CAPTURE(Compile, dot/cublaslt, kDot, true)->Name("cuda_library_compile/dot/cublaslt")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Compile, dot/own_kernel, kDot, false)->Name("cuda_library_compile/dot/own_kernel")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Compile, conv/cudnn, kConv, true)->Name("cuda_library_compile/conv/cudnn")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(Compile, conv/im2col, kConv, true, false)->Name("cuda_library_compile/conv/im2col")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Compile, conv/own_kernel, kConv, false)->Name("cuda_library_compile/conv/own_kernel")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(Compile, irfft3/cufft, kIrfft3, true)->Name("cuda_library_compile/irfft3/cufft")->Unit(benchmark::kMillisecond);
 

@@ -20,9 +20,14 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
   return s;
 }
 
-bool IsIdentity(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] != static_cast<int64_t>(i)) return false;
+// Whether permuting a tensor of `dims` by `perm` keeps its bytes in place:
+// the dimensions of extent above 1 stay in order (unit ones move freely).
+bool KeepsLayout(const std::vector<int64_t>& perm, const std::vector<int64_t>& dims) {
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (dims[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
   }
   return true;
 }
@@ -134,7 +139,7 @@ StatusOr<Im2colConvPlan> PlanIm2colConvolution(const ir::Op& op, bool exact_f32)
   // The filter as [O, Cg, taps...].
   std::vector<int64_t> fperm = {dn->kernel_output_feature_dimension, dn->kernel_input_feature_dimension};
   for (int64_t d : dn->kernel_spatial_dimensions) fperm.push_back(d);
-  if (!IsIdentity(fperm)) plan.filter_permutation = fperm;
+  if (!KeepsLayout(fperm, kernel.dims())) plan.filter_permutation = fperm;
 
   // T = [G, N', S'..., O/G] into the result's layout.
   plan.gemm_dims = {plan.groups, plan.batch};
@@ -154,7 +159,7 @@ StatusOr<Im2colConvPlan> PlanIm2colConvolution(const ir::Op& op, bool exact_f32)
     }
   }
   if (operm.size() != plan.gemm_dims.size()) return InvalidArgument(where + ": output dimension numbers");
-  if (!IsIdentity(operm)) plan.output_permutation = operm;
+  if (!KeepsLayout(operm, plan.gemm_dims)) plan.output_permutation = operm;
 
   MatmulProblem problem;
   problem.lhs_type = problem.rhs_type = problem.result_type = in.dtype();

@@ -19,7 +19,8 @@
 //      T[g] = P[g] * W[g]^T, T of [G, R, O/G] = [G, N', S'..., O/G].
 //   4. T permuted into the result's layout (the feature dimension is
 //      (g, o) in that order) unless it already is (one group, the result's
-//      feature dimension innermost and its batch dimension outermost).
+//      feature dimension innermost and its batch dimension outermost; unit
+//      dimensions do not count).
 //
 // Bound: the patch matrix is at most kIm2colMaxBytes (256 MiB); a larger
 // one is not planned (NOT_FOUND) and the compiler keeps its direct kernel
@@ -60,7 +61,8 @@ struct Im2colConvPlan {
   int64_t rows = 0;                // R
   int64_t depth = 0;               // K
   int64_t patch_elements = 0;      // G x R x K
-  // The filter's dimensions in [O, Cg, taps...] order (empty: it is so).
+  // The filter's dimensions in [O, Cg, taps...] order (empty: it is so, up
+  // to dimensions of extent 1).
   std::vector<int64_t> filter_permutation;
   // T's dimensions [G, N', S'..., O/G] and, per result-layout dimension
   // (feature split into g, o), the T dimension it is (empty: identity).

@@ -47,6 +47,8 @@ struct CudaDevice::Shared {
   std::mutex lt_mu;
   cublasLtHandle_t lt_handle = nullptr;
   uint64_t lt_generation = 0;
+  // Handles dropped after a failed call, with their generations.
+  std::vector<std::pair<cublasLtHandle_t, uint64_t>> retired_lt_handles;
   // One cuDNN handle, likewise; a call holds dnn_mu from cudnnSetStream to
   // its convolution (the handle is bound to one stream at a time).
   std::mutex dnn_mu;
@@ -63,6 +65,22 @@ struct CudaDevice::Shared {
     }
     dnn_generation = runtime->generation();
     return dnn_handle;
+  }
+
+  // Destroys the cuDNN handle (when it is of this context) so that the
+  // next call makes a new one. The caller holds dnn_mu.
+  void DropDnnHandleLocked(const CudnnSymbols& dnn) {
+    if (dnn_handle && dnn_generation == runtime->generation()) dnn.cudnnDestroy(dnn_handle);
+    dnn_handle = nullptr;
+  }
+  // The same for the cuBLASLt handle `used` (unless another call made a
+  // new one meanwhile); other sessions' calls may still be using it (they
+  // hold no lock), so it is retired, destroyed with the device.
+  void DropLtHandle(cublasLtHandle_t used) {
+    std::lock_guard<std::mutex> lock(lt_mu);
+    if (lt_handle != used || !lt_handle) return;
+    retired_lt_handles.push_back({lt_handle, lt_generation});
+    lt_handle = nullptr;
   }
 
   const CudaLibraries& Libraries() const {
@@ -100,6 +118,10 @@ struct CudaDevice::Shared {
   ~Shared() {
     if (lt_handle && lt_generation == runtime->generation()) {
       if (const CublasLtSymbols* lt = Libraries().cublaslt()) lt->cublasLtDestroy(lt_handle);
+    }
+    for (const auto& [handle, generation] : retired_lt_handles) {
+      if (generation != runtime->generation()) continue;  // its context is gone
+      if (const CublasLtSymbols* lt = Libraries().cublaslt()) lt->cublasLtDestroy(handle);
     }
     if (dnn_handle && dnn_generation == runtime->generation()) {
       if (const CudnnSymbols* dnn = Libraries().cudnn()) dnn->cudnnDestroy(dnn_handle);
@@ -640,7 +662,10 @@ class CudaProgramExecutable final : public Executable {
       const CUdeviceptr work = workspace ? workspace->pointer() : 0;
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
         JITD_ASSIGN_OR_RETURN(cublasLtHandle_t lt_handle, shared_->LtHandle(*lt));
-        return RunCublasLtMatmul(*lt, lt_handle, plan, at(0), at(1), at(2), work, handle);
+        Status ran = RunCublasLtMatmul(*lt, lt_handle, plan, at(0), at(1), at(2), work, handle);
+        // A failed call leaves its handle suspect: made again next time.
+        if (!ran.ok()) shared_->DropLtHandle(lt_handle);
+        return ran;
       });
     }
     if (library.conv) {
@@ -667,7 +692,10 @@ class CudaProgramExecutable final : public Executable {
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
         std::lock_guard<std::mutex> lock(shared_->dnn_mu);
         JITD_ASSIGN_OR_RETURN(cudnnHandle_t dnn_handle, shared_->DnnHandleLocked(*dnn));
-        return RunCudnnConvolution(*dnn, dnn_handle, plan, at(0), at(1), at(2), work, handle);
+        Status ran = RunCudnnConvolution(*dnn, dnn_handle, plan, at(0), at(1), at(2), work, handle);
+        // A failed call leaves its handle suspect: made again next time.
+        if (!ran.ok()) shared_->DropDnnHandleLocked(*dnn);
+        return ran;
       });
     }
     if (library.fft) {

@@ -6,7 +6,8 @@
 // fails the execution UNAVAILABLE naming the library call and the reset;
 // the context is re-created once, and the next execution works with the
 // library's handle / plan made again in the new context. A library failure
-// that leaves the context healthy is only that call's error, no reset.
+// that leaves the context healthy is only that call's error, no reset (its
+// cuBLASLt / cuDNN handle is made again for the next call).
 // And cuFFT's work area: from jitd's pool, on the client's quota.
 #include <gtest/gtest.h>
 
@@ -135,9 +136,28 @@ TEST(CudaLibraryRecovery, FailureWithAHealthyContextIsOnlyThatCall) {
   EXPECT_NE(failed.status().message().find("CUBLAS_STATUS_EXECUTION_FAILED"), std::string::npos)
       << failed.status().message();
   EXPECT_EQ(f.fake.context_resets(), 0);
+  // The handle the failed call used is suspect: the next call makes another.
   FakeLibraries().matmul_status = CUBLAS_STATUS_SUCCESS;
   ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
-  EXPECT_EQ(f.Calls("cublasLtCreate"), 1);  // the handle was kept
+  EXPECT_EQ(f.Calls("cublasLtCreate"), 2);
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.Calls("cublasLtCreate"), 2);  // and keeps it while calls succeed
+}
+
+TEST(CudaLibraryRecovery, FailedConvolutionRemakesTheCudnnHandle) {
+  Fixture f;
+  auto exe = f.device->Compile(Parse(kConv), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {1, 2, 5, 5}), Filled(ir::DType::kF32, {4, 2, 3, 3})};
+  FakeLibraries().conv_status = CUDNN_STATUS_EXECUTION_FAILED;
+  auto failed = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().code(), StatusCode::kUnavailable) << failed.status().ToString();
+  EXPECT_EQ(f.fake.context_resets(), 0);
+  EXPECT_EQ(f.Calls("cudnnDestroy"), 1);  // the suspect handle went
+  FakeLibraries().conv_status = CUDNN_STATUS_SUCCESS;
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
+  EXPECT_EQ(f.Calls("cudnnCreate"), 2);
 }
 
 TEST(CudaLibraryRecovery, FftThatBreaksTheContextResetsItAndRemakesThePlan) {

@@ -113,12 +113,14 @@ class FeedQueues {
   uint64_t bytes_ = 0;  // in all queues_
 };
 
-// Who a client is, for its feeds: a process (uid and pid), or one session
-// when the pid is unknown. Plain value.
+// Who a client is, for its feeds: a process (uid and pid), a remote
+// client's process (its identity's uid and the number it picked), or one
+// session when neither is known. Plain value.
 struct FeedOwner {
   int64_t uid = -1;
   int64_t pid = 0;       // > 0: the client's process
-  uint64_t session = 0;  // the session, when pid <= 0
+  uint64_t session = 0;  // the session, when pid <= 0 and remote_process == 0
+  uint64_t remote_process = 0;  // a remote client process's number (RemoteHello)
 
   // The owner of a session's feeds.
   static FeedOwner Of(uint64_t session_id, int64_t pid, int64_t uid) {

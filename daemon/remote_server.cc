@@ -438,6 +438,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     if (version == 0) {
       return Refuse(InvalidArgument("HELLO: protocol_version 0 is not a version"));
     }
+    client_process_ = (*hello)->client_process();
     client_name_ = (*hello)->client_name() ? Printable((*hello)->client_name()->string_view())
                                            : std::string();
     if (client_name_.size() > 128) client_name_.resize(128);
@@ -475,6 +476,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
       if (session.ok()) {
         (*session)->SetPeer(/*pid=*/-1, RemoteUid(self->identity_));
         (*session)->SetRemotePeer(self->identity_, self->peer_);
+        (*session)->SetRemoteProcess(self->client_process_);
         // The bridge's own view of the segment, for the heap's bytes.
         mapping = ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
       }
@@ -689,6 +691,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   bool admitted_ = false;  // HELLO_REPLY sent
   bool reserved_ = false;  // counted against the session limits
   std::string identity_, client_name_, cert_cn_, cert_sha256_;
+  uint64_t client_process_ = 0;  // RemoteHello.client_process
   uint64_t id_ = 0;
   std::unique_ptr<Session> session_;
   std::unique_ptr<ipc::Segment> mapping_;

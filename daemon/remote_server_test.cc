@@ -331,6 +331,93 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   EXPECT_EQ(ipc::FromWire((*ipc::VerifyReply(miss))->status()).code(), StatusCode::kNotFound);
 }
 
+// The connections of one remote client process (the hello's client_process
+// number, same identity) share feed queues, as a local process's do: one
+// connection feeds while another executes. Another number, or another
+// identity with the same number, sees none of them.
+TEST_F(RemoteServerTest, OneRemoteProcessSharesItsFeedsAcrossConnections) {
+  StartPlain();
+  constexpr uint64_t kProcess = 0x1234'5678'9abcULL;
+  auto runner = Connect();
+  auto feeder = Connect();
+  auto stranger = Connect();
+  auto bob = Connect();
+  ASSERT_TRUE(runner->Hello(kAliceToken, "runner", kProcess).ok());
+  ASSERT_TRUE(feeder->Hello(kAliceToken, "feeder", kProcess).ok());
+  ASSERT_TRUE(stranger->Hello(kAliceToken, "stranger", kProcess + 1).ok());
+  ASSERT_TRUE(bob->Hello(kBobToken, "bob", kProcess).ok());
+  constexpr char kFeedProgram[] = R"(
+func.func @main() -> tensor<2xf32> {
+  %t = stablehlo.create_token : !stablehlo.token
+  %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+  %s = stablehlo.add %v#0, %v#0 : tensor<2xf32>
+  %done = "stablehlo.outfeed"(%s, %v#1) : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  return %s : tensor<2xf32>
+}
+)";
+  const std::vector<uint8_t> compiled = CompileRemote(*runner, kFeedProgram);
+  const wire::ReplyMessage* reply = *ipc::VerifyReply(compiled);
+  ASSERT_TRUE(ipc::FromWire(reply->status()).ok()) << ipc::FromWire(reply->status()).ToString();
+  const uint64_t executable = reply->body_as_CompileReply()->executable();
+  auto shape_of = [](flatbuffers::FlatBufferBuilder& fbb) {
+    auto dims = fbb.CreateVector(std::vector<int64_t>{2});
+    return wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
+  };
+  // The feeder's infeed is the runner's.
+  const float fed[2] = {3, 4};
+  const uint64_t fed_offset = feeder->Allocate(8).value();
+  ASSERT_TRUE(feeder->Write(fed_offset, Bytes(fed, 8)));
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto shape = shape_of(fbb);
+    wire::HeapRef ref(fed_offset, 8);
+    auto body = wire::CreateTransferToInfeedRequest(fbb, 0, 0, shape, &ref);
+    auto r = feeder->Request(fbb, wire::Request_TransferToInfeedRequest, body.Union());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ipc::FromWire((*ipc::VerifyReply(*r))->status()).ok());
+  }
+  {
+    const uint64_t result_offset = runner->Allocate(8).value();
+    flatbuffers::FlatBufferBuilder fbb;
+    auto args = fbb.CreateVector(std::vector<uint64_t>{});
+    std::vector<wire::HeapRef> refs = {wire::HeapRef(result_offset, 8)};
+    auto result_data = fbb.CreateVectorOfStructs(refs);
+    wire::ExecuteRequestBuilder b(fbb);
+    b.add_executable(executable);
+    b.add_arguments(args);
+    b.add_result_data(result_data);
+    b.add_deadline_micros(5'000'000);
+    auto body = b.Finish();
+    auto r = runner->Request(fbb, wire::Request_ExecuteRequest, body.Union());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ipc::FromWire((*ipc::VerifyReply(*r))->status()).ok())
+        << ipc::FromWire((*ipc::VerifyReply(*r))->status()).ToString();
+  }
+  // Its outfeed: not the stranger's nor bob's (they time out), the feeder's.
+  auto take_outfeed = [&](RemoteTestClient& client, int64_t timeout_micros) {
+    const uint64_t out_offset = client.Allocate(8).value();
+    flatbuffers::FlatBufferBuilder fbb;
+    auto shape = shape_of(fbb);
+    wire::HeapRef ref(out_offset, 8);
+    auto body = wire::CreateTransferFromOutfeedRequest(fbb, 0, 0, shape, &ref, timeout_micros);
+    auto r = client.Request(fbb, wire::Request_TransferFromOutfeedRequest, body.Union());
+    EXPECT_TRUE(r.ok());
+    const Status status = ipc::FromWire((*ipc::VerifyReply(*r))->status());
+    std::vector<float> values;
+    if (status.ok()) {
+      std::vector<uint8_t> bytes = client.Read(out_offset, 8).value();
+      values.resize(2);
+      std::memcpy(values.data(), bytes.data(), 8);
+    }
+    return std::make_pair(status, values);
+  };
+  EXPECT_EQ(take_outfeed(*stranger, 100'000).first.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(take_outfeed(*bob, 100'000).first.code(), StatusCode::kDeadlineExceeded);
+  auto [status, values] = take_outfeed(*feeder, 1'000'000);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(values, (std::vector<float>{6, 8}));
+}
+
 TEST_F(RemoteServerTest, TwoIdentitiesAreIsolated) {
   StartPlain();
   auto alice = Connect();

@@ -140,11 +140,12 @@ class RemoteTestClient {
   }
 
   // HELLO -> HELLO_REPLY: OK with the identity, or the ERROR frame's status.
-  StatusOr<std::string> Hello(const std::string& token, const std::string& name = "test") {
+  StatusOr<std::string> Hello(const std::string& token, const std::string& name = "test",
+                              uint64_t client_process = 0) {
     flatbuffers::FlatBufferBuilder fbb;
     auto n = fbb.CreateString(name);
     auto t = token.empty() ? 0 : fbb.CreateString(token);
-    fbb.Finish(remote::CreateRemoteHello(fbb, ipc::kRemoteProtocolVersion, n, t),
+    fbb.Finish(remote::CreateRemoteHello(fbb, ipc::kRemoteProtocolVersion, n, t, client_process),
                remote::HeapRequestIdentifier());
     if (!WriteFrame(ipc::FrameKind::kHello, {fbb.GetBufferPointer(), fbb.GetSize()})) {
       return Status(StatusCode::kUnavailable, "cannot send the hello");

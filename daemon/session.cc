@@ -96,6 +96,14 @@ void Session::SetRemotePeer(const std::string& identity, const std::string& addr
   counters_->SetRemote(identity, address);
 }
 
+void Session::SetRemoteProcess(uint64_t process) {
+  if (process == 0) return;
+  // One turn at the execute gate for the process's connections: a key no
+  // local pid (< 2^63) or lone session (id | 2^63, ids far below 2^62) has.
+  fair_key_ = process | (uint64_t{3} << 62);
+  feeds_ = instance_->feeds().Acquire(FeedOwner{peer_uid_, 0, 0, process});
+}
+
 void Session::SetPeer(int64_t pid, int64_t uid) {
   // All connections of one process share one turn at the execute gate.
   if (pid > 0) fair_key_ = static_cast<uint64_t>(pid);

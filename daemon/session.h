@@ -127,6 +127,11 @@ class Session {
   // A remote client's identity and address (daemon/remote_server.h), for
   // stats; after SetPeer, before the first request.
   void SetRemotePeer(const std::string& identity, const std::string& address);
+  // A remote client's process number (RemoteHello.client_process; 0 =
+  // none): its connections share feed queues and a turn at the execute
+  // gate, like one local process's. After SetPeer (whose uid, the remote
+  // identity's, keys them too), before the first request.
+  void SetRemoteProcess(uint64_t process);
   int64_t peer_uid() const { return peer_uid_; }
 
   // Handles one request message (a private copy) and returns the encoded

@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <random>
 #include <sstream>
 
 #include "base/unique_fd.h"
@@ -66,6 +68,25 @@ StatusOr<std::string> ReadToken(const std::string& path) {
     return last;
   }
   return InvalidArgument("token file '" + path + "' holds no token");
+}
+
+// This process's number for RemoteHello.client_process: random, picked
+// once per process (again in a forked child, which is another client), so
+// that the daemon gives all of this process's connections one set of feed
+// queues, as it does a local process's.
+uint64_t ClientProcessNumber() {
+  static std::mutex mu;
+  static pid_t owner = 0;
+  static uint64_t number = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (owner != ::getpid() || number == 0) {
+    std::random_device random;
+    do {
+      number = (uint64_t{random()} << 32 | random()) & ~(uint64_t{3} << 62);
+    } while (number == 0);
+    owner = ::getpid();
+  }
+  return number;
 }
 
 }  // namespace
@@ -455,7 +476,8 @@ Status RemoteLink::Hello(const ClientOptions& options, Clock::time_point deadlin
   flatbuffers::FlatBufferBuilder fbb(256);
   auto name = fbb.CreateString(options.client_name);
   auto token_offset = token.empty() ? 0 : fbb.CreateString(token);
-  fbb.Finish(remote::CreateRemoteHello(fbb, ipc::kRemoteProtocolVersion, name, token_offset),
+  fbb.Finish(remote::CreateRemoteHello(fbb, ipc::kRemoteProtocolVersion, name, token_offset,
+                                       ClientProcessNumber()),
              remote::HeapRequestIdentifier());  // the file's identifier, "JTR1"
   out_.clear();
   AppendFrameTo(&out_, ipc::FrameKind::kHello, {fbb.GetBufferPointer(), fbb.GetSize()});

@@ -361,12 +361,11 @@ class Client(object):
         """The second connection, for infeed/outfeed transfers."""
         with self._feed_lock:
             if self._feed_conn is None:
-                if _remote.targets_remote(self.socket_path):
-                    # A remote daemon keys feed queues by connection, not by
-                    # process: feeds share the main connection.
-                    return self._conn
+                # A remote daemon, like a local one, gives this process's
+                # connections one set of feed queues (the hello's
+                # client_process number).
                 self._feed_conn = _Connection(self.socket_path, self._timeout_ms,
-                                              self._autostart)
+                                              self._autostart, self._remote)
             return self._feed_conn
 
     # -- the daemon's life ----------------------------------------------------

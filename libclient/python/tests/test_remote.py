@@ -188,6 +188,33 @@ func.func @main(%x: tensor<8388608xf32>) -> tensor<8388608xf32> {
     assert_strict(exe.Execute([x]), -x)
 
 
+def test_feed_from_another_thread_while_an_execute_waits(daemons):
+    # The seeds' pattern, remotely: Execute blocks in the daemon on its
+    # infeed while another thread of this process feeds it (over the feed
+    # connection: the daemon shares one process's feed queues across its
+    # connections by the hello's client_process number).
+    import threading
+    d, _, token = daemons
+    remote = jitd.get_client(token.address, **_token(d))
+    exe = jitd.compile_stablehlo(FEEDS, client=remote)
+    got = {}
+
+    def run():
+        got["result"] = exe.Execute([np.array([1, 2, 3], np.int32)])
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    time.sleep(0.2)  # the execute is now waiting on its infeed
+    assert runner.is_alive()
+    remote.transfer_to_infeed(np.array([5, 6, 7], np.int32))
+    runner.join(30)
+    assert not runner.is_alive()
+    assert_strict(got["result"], np.array([6, 8, 10], np.int32))
+    from jitd import Shape
+    assert_strict(remote.transfer_from_outfeed(Shape(np.dtype(np.int32), (3,))),
+                  np.array([6, 8, 10], np.int32))
+
+
 @requires_builder
 def test_xrt_backend_spelling(daemons):
     d, mtls, _ = daemons

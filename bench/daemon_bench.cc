@@ -6,6 +6,10 @@
 //   execute/idle       the same with a 200 µs pause between calls (not timed),
 //                      so the daemon's session thread is asleep each time
 //       both: manual time, Time = mean round trip; counters p50_us, p99_us
+//   execute/cpu_tuple/{0,1}
+//                      a tiny cpu program returning two tensors (0) or a
+//                      tuple of them (1), back to back; p50_us, p99_us,
+//                      device_p50_us
 //   compile_cache/<program>
 //                      per round: a cold compile of a fresh copy of the
 //                      program (made unique by a constant: the tiny program
@@ -38,7 +42,8 @@
 // The daemon runs with --no-disk-cache (cold compiles really compile) and is
 // SIGTERMed (then SIGKILLed) at exit; it also dies with this process
 // (PR_SET_PDEATHSIG). Paths come from compile definitions: JITD_BINARY (the
-// jitd executable) and JITD_SHARED_DIR (models). Reproduce: see BENCHMARKS.md.
+// jitd executable; the environment's JITD_DAEMON_BENCH_BINARY, when set,
+// names another) and JITD_SHARED_DIR (models). Reproduce: see BENCHMARKS.md.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -108,7 +113,11 @@ struct Daemon {
       // scheduler then weighs it apart from the clients' session.
       ::setsid();
       const std::string socket_flag = "--socket=" + socket;
-      ::execl(JITD_BINARY, JITD_BINARY, "serve", socket_flag.c_str(), "--no-disk-cache",
+      // JITD_DAEMON_BENCH_BINARY: another jitd to serve (an older build,
+      // to compare side by side).
+      const char* binary = std::getenv("JITD_DAEMON_BENCH_BINARY");
+      if (binary == nullptr || *binary == '\0') binary = JITD_BINARY;
+      ::execl(binary, binary, "serve", socket_flag.c_str(), "--no-disk-cache",
               "--log-level=error", static_cast<char*>(nullptr));
       std::_Exit(127);
     }
@@ -266,6 +275,60 @@ void BM_ExecuteLarge(benchmark::State& state) {
 }
 BENCHMARK(BM_ExecuteLarge)->Name("execute/cpu_add_f32")->Arg(1 << 10)->Arg(1 << 16)
     ->Arg(1 << 20)->Arg(1 << 22)->UseManualTime()->Iterations(60);
+
+// A tiny program whose result is a tuple (state.range(0) = 1) against its
+// twin returning the same two tensors plainly (0), on the cpu device, back
+// to back: what a tuple in the signature costs a round trip (issue 16: such
+// programs ran on the daemon's literal path before the flatten-signature
+// pass). Counters: p50_us, p99_us of the round trip, device_p50_us.
+void BM_ExecuteTuple(benchmark::State& state) {
+  const bool tuple = state.range(0) == 1;
+  const std::string text =
+      std::string("func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> ") +
+      (tuple ? "tuple<tensor<4xf32>, tensor<4xf32>>" : "(tensor<4xf32>, tensor<4xf32>)") +
+      " {\n"
+      "  %0 = stablehlo.add %a, %b : tensor<4xf32>\n"
+      "  %1 = stablehlo.multiply %a, %b : tensor<4xf32>\n" +
+      (tuple ? "  %t = stablehlo.tuple %0, %1 : tuple<tensor<4xf32>, tensor<4xf32>>\n"
+               "  return %t : tuple<tensor<4xf32>, tensor<4xf32>>\n"
+             : "  return %0, %1 : tensor<4xf32>, tensor<4xf32>\n") +
+      "}\n";
+  std::unique_ptr<Client> c = Connect();
+  client::CompileOptions options;
+  options.device = "cpu";
+  StatusOr<client::Executable> e = c->Compile(text, options);
+  if (!e.ok()) Die("compile: " + e.status().ToString());
+  if (tuple != !e->result_structure.empty()) Die("unexpected result structure '" + e->result_structure + "'");
+  client::TensorShape shape{wire::ElementType_F32, {4}};
+  std::vector<uint64_t> args, results;
+  for (int i = 0; i < 4; ++i) {
+    StatusOr<client::Buffer> b = c->AllocateBuffer(shape);
+    if (!b.ok()) Die("buffer: " + b.status().ToString());
+    float values[4] = {1, 2, 3, 4};
+    std::memcpy(b->data.data(), values, sizeof(values));
+    (i < 2 ? args : results).push_back(b->handle);
+  }
+  for (int i = 0; i < 200; ++i) {  // warm up
+    if (StatusOr<client::Timing> t = c->Execute(e->handle, args, results); !t.ok()) {
+      Die("execute: " + t.status().ToString());
+    }
+  }
+  std::vector<double> micros, device_micros;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    StatusOr<client::Timing> t = c->Execute(e->handle, args, results);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    if (!t.ok()) Die("execute: " + t.status().ToString());
+    micros.push_back(us);
+    device_micros.push_back(static_cast<double>(t->execute_micros));
+    state.SetIterationTime(us * 1e-6);
+  }
+  state.counters["p50_us"] = Percentile(micros, 0.50);
+  state.counters["p99_us"] = Percentile(micros, 0.99);
+  state.counters["device_p50_us"] = Percentile(device_micros, 0.50);
+}
+BENCHMARK(BM_ExecuteTuple)->Name("execute/cpu_tuple")->Arg(0)->Arg(1)->UseManualTime()
+    ->Iterations(5000);
 
 // state.range(0): 0 = tiny program, 1 = pt_bert.mlir; state.range(1):
 // 0 = the interpreter (compile = parse + verify), 1 = the CPU JIT (compile =

@@ -12,7 +12,9 @@
 
 #include "base/duration_text.h"
 #include "daemon/program_key.h"
+#include "daemon/value_tree.h"
 #include "devices/compile.h"
+#include "jit/passes/flatten_signature.h"
 #include "jit/passes/refine_shapes.h"
 #include "devices/platforms.h"
 #include "jit/ir/module.h"
@@ -71,6 +73,44 @@ std::string Envelope(std::string_view text, std::string_view blob) {
   out.append(text);
   out.append(blob);
   return out;
+}
+
+// A device blob of a program with tuples or tokens in its signature carries
+// its structure strings in front (the blob's executable has the flattened
+// signature): magic, then each string as u64 length + bytes. Blobs of other
+// programs are the device's bytes alone.
+constexpr std::string_view kStructureMagic = "JITDSIG1";
+
+std::string WithStructures(std::string_view arguments, std::string_view results,
+                           std::string_view blob) {
+  std::string out(kStructureMagic);
+  for (std::string_view s : {arguments, results}) {
+    const uint64_t n = s.size();
+    out.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    out.append(s);
+  }
+  out.append(blob);
+  return out;
+}
+
+// Takes the structures off the front of `blob` (left as it is, structures
+// empty, when it has none); false for a truncated header.
+bool TakeStructures(std::string_view* blob, std::string* arguments, std::string* results) {
+  arguments->clear();
+  results->clear();
+  if (blob->substr(0, kStructureMagic.size()) != kStructureMagic) return true;
+  std::string_view rest = blob->substr(kStructureMagic.size());
+  for (std::string* s : {arguments, results}) {
+    uint64_t n = 0;
+    if (rest.size() < sizeof(n)) return false;
+    std::memcpy(&n, rest.data(), sizeof(n));
+    rest.remove_prefix(sizeof(n));
+    if (rest.size() < n) return false;
+    s->assign(rest.substr(0, n));
+    rest.remove_prefix(n);
+  }
+  *blob = rest;
+  return true;
 }
 
 // Splits a payload into program text and device blob (empty when none).
@@ -337,11 +377,19 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   const Clock::time_point start = Clock::now();
   std::unique_ptr<devices::Executable> executable;
   std::string module_name;
+  std::string argument_structure, result_structure;
+  auto tensors_only = [](const devices::Executable& e) {
+    return passes::AllTensorTypes(e.argument_types()) && passes::AllTensorTypes(e.result_types());
+  };
   if (!blob.empty()) {
     // A cached executable: no code generation. Any failure (other CPU
-    // features, a corrupt blob) falls back to compiling the program.
-    StatusOr<std::unique_ptr<devices::Executable>> loaded = device->Deserialize(blob);
-    if (loaded.ok()) executable = std::move(loaded).value();
+    // features, a corrupt blob, a signature that is not flat) falls back
+    // to compiling the program.
+    std::string_view device_blob = blob;
+    if (TakeStructures(&device_blob, &argument_structure, &result_structure)) {
+      StatusOr<std::unique_ptr<devices::Executable>> loaded = device->Deserialize(device_blob);
+      if (loaded.ok() && tensors_only(**loaded)) executable = std::move(loaded).value();
+    }
   }
   if (!executable) {
     StatusOr<std::unique_ptr<ir::Module>> module =
@@ -350,8 +398,24 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
             : ParseProgram(text, build_options.flatbuffer_module);
     if (!module.ok()) return module.status();
     module_name = (*module)->name();
+    // Tuples and tokens in the entry's signature: compiled flattened into
+    // their tensor leaves, so that the executable runs on buffers like any
+    // other (issue 16); the structures say how the leaves make the trees.
+    // A type that cannot cross the wire (a future) is CompileProgram's to
+    // refuse.
+    argument_structure.clear();
+    result_structure.clear();
+    if (const ir::Function* entry = (*module)->EntryFunction()) {
+      StatusOr<ValueTree> arguments = FlattenTypes(entry->arg_types(), "argument");
+      StatusOr<ValueTree> results = FlattenTypes(entry->result_types(), "result");
+      if (arguments.ok() && results.ok() && !(arguments->flat && results->flat)) {
+        argument_structure = arguments->flat ? "" : std::move(arguments->structure);
+        result_structure = results->flat ? "" : std::move(results->structure);
+      }
+    }
     devices::ProgramCompileOptions compile_options;
     compile_options.dumps = build_options.dumps;
+    compile_options.flatten_signature = true;
     // A program with dynamic shapes compiles for the argument shapes the
     // client declared (part of the cache key: one entry per concrete shape).
     if (!parts.argument_shapes.empty() && passes::HasDynamicShapes(**module)) {
@@ -362,8 +426,16 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
                           devices::CompileProgram(*device, std::move(module).value(), compile_options));
     if (serialized) {
       StatusOr<std::string> bytes = device->Serialize(*executable);
-      if (bytes.ok()) *serialized = std::move(bytes).value();
+      if (bytes.ok()) {
+        *serialized = argument_structure.empty() && result_structure.empty()
+                          ? std::move(bytes).value()
+                          : WithStructures(argument_structure, result_structure, *bytes);
+      }
     }
+  }
+  if (!tensors_only(*executable)) {
+    return Internal("the executable of @" + module_name +
+                    " takes or returns values that are not tensors after flatten-signature");
   }
   auto program = std::make_shared<CompiledProgram>();
   program->fingerprint = fingerprint;
@@ -371,6 +443,8 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
   program->device = device_name;
   program->argument_types = executable->argument_types();
   program->result_types = executable->result_types();
+  program->argument_structure = std::move(argument_structure);
+  program->result_structure = std::move(result_structure);
   program->executable = std::move(executable);
   program->program_text = std::move(text);
   program->profile = build_options.profile;

@@ -131,8 +131,16 @@ struct CompiledProgram {
   uint64_t build_micros = 0;
   std::string program_text;  // the disk cache stores it (plus the device's blob, if any)
   std::shared_ptr<const devices::Executable> executable;
+  // The executable's signature: tensors only. A program whose entry takes
+  // or returns tuples or tokens is compiled with its signature flattened
+  // into their tensor leaves (jit/passes/flatten_signature.h), and its
+  // trees are described by the structures below (daemon/value_tree.h).
   std::vector<ir::Type> argument_types;
   std::vector<ir::Type> result_types;
+  // The trees' structure strings ("t(tk)"), "" for a signature of tensors
+  // only (as CompileReply.argument_structure / result_structure).
+  std::string argument_structure;
+  std::string result_structure;
   // Compiled with CompileSpec::profile: every execute reports its profile.
   bool profile = false;
   // The program's module name (`module @jit_fn`), "" when it has none.

@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "daemon/value_tree.h"
 #include "daemon/wire_types.h"
 #include "devices/platforms.h"
 #include "jit/ir/literal.h"
@@ -516,12 +515,9 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
   }
   std::vector<flatbuffers::Offset<wire::TensorShape>> arguments, results;
   // Tuples and tokens travel as their tensor leaves plus a structure
-  // (value_tree.h); plain tensors as before.
-  StatusOr<ValueTree> argument_tree = FlattenTypes(program.argument_types, "argument");
-  if (!argument_tree.ok()) return Reply(id, Unimplemented("Compile: " + argument_tree.status().message()));
-  StatusOr<ValueTree> result_tree = FlattenTypes(program.result_types, "result");
-  if (!result_tree.ok()) return Reply(id, Unimplemented("Compile: " + result_tree.status().message()));
-  for (const ir::Type& type : argument_tree->leaves) {
+  // (value_tree.h): the executable's signature is the leaves already
+  // (Instance::Build flattens it), the structures come with the program.
+  for (const ir::Type& type : program.argument_types) {
     StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
     if (!shape.ok()) {
       return Reply(id, Unimplemented("Compile: argument " + std::to_string(arguments.size()) +
@@ -529,7 +525,7 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
     }
     arguments.push_back(*shape);
   }
-  for (const ir::Type& type : result_tree->leaves) {
+  for (const ir::Type& type : program.result_types) {
     StatusOr<flatbuffers::Offset<wire::TensorShape>> shape = ToWireShape(fbb, type);
     if (!shape.ok()) {
       return Reply(id, Unimplemented("Compile: result " + std::to_string(results.size()) + ": " +
@@ -568,10 +564,12 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
                                       flatbuffers::Offset<wire::DumpInfo>>>();
   // Feeds of this program's device may name each of its processes.
   feeds_->AllowReplicas(program.device, static_cast<uint32_t>(program.grid.num_processes()));
-  auto argument_structure = argument_tree->flat ? flatbuffers::Offset<flatbuffers::String>()
-                                                 : fbb.CreateString(argument_tree->structure);
-  auto result_structure = result_tree->flat ? flatbuffers::Offset<flatbuffers::String>()
-                                             : fbb.CreateString(result_tree->structure);
+  auto argument_structure = program.argument_structure.empty()
+                                ? flatbuffers::Offset<flatbuffers::String>()
+                                : fbb.CreateString(program.argument_structure);
+  auto result_structure = program.result_structure.empty()
+                              ? flatbuffers::Offset<flatbuffers::String>()
+                              : fbb.CreateString(program.result_structure);
   auto body = wire::CreateCompileReply(
       fbb, handle, fingerprint, outcome->cache_hit, outcome->compile_micros, argument_vector,
       result_vector, explain, dump_vector, static_cast<uint32_t>(program.grid.num_replicas),
@@ -590,30 +588,11 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   }
   const CompiledProgram& program = *exe_it->second;
   // Tuples and tokens (issue 16, item 6): the request names the tensor
-  // leaves' buffers (value_tree.h), and the run takes the literal path,
-  // which rebuilds the trees.
-  std::optional<ValueTree> argument_tree, result_tree;
-  const bool structured = !AllTensors(program.argument_types) || !AllTensors(program.result_types);
-  if (structured) {
-    StatusOr<ValueTree> a = FlattenTypes(program.argument_types, "argument");
-    if (!a.ok()) return Reply(id, Unimplemented("Execute: " + a.status().message()));
-    StatusOr<ValueTree> r = FlattenTypes(program.result_types, "result");
-    if (!r.ok()) return Reply(id, Unimplemented("Execute: " + r.status().message()));
-    argument_tree = std::move(a).value();
-    result_tree = std::move(r).value();
-  }
-  const std::vector<ir::Type>& argument_types =
-      structured ? argument_tree->leaves : program.argument_types;
-  const std::vector<ir::Type>& result_types =
-      structured ? result_tree->leaves : program.result_types;
-  if (structured && (program.grid.num_processes() > 1 || execute->processes() > 1 ||
-                     NamesDeviceBuffers(execute))) {
-    return Reply(id, Unimplemented(
-                         "Execute: this program's arguments or results hold tuples or tokens "
-                         "(arguments \"" + argument_tree->structure + "\", results \"" +
-                         result_tree->structure + "\"); replicated executes and device-resident "
-                         "buffers take programs of plain tensors only"));
-  }
+  // leaves' buffers (value_tree.h), which are the executable's arguments
+  // and results (its signature was flattened at compile time), so such a
+  // program runs as any other.
+  const std::vector<ir::Type>& argument_types = program.argument_types;
+  const std::vector<ir::Type>& result_types = program.result_types;
   // Replicated first: it refuses device-resident buffers by name.
   if (program.grid.num_processes() > 1 || execute->processes() > 1) {
     return HandleExecuteReplicated(id, execute, program, start);  // session_replicated.cc
@@ -710,7 +689,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // memcpy each way and no allocation per call. Private because the client
   // may write its shared memory at any time, and a program must not see its
   // inputs (indices, sort keys) change under it.
-  const bool on_buffers = !structured && program.executable->runs_on_buffers();
+  const bool on_buffers = program.executable->runs_on_buffers();
   // An executable that copies its arguments away before reading them (the
   // cuda device: into GPU memory, from the segment registered at attach)
   // reads and writes the shared memory itself: no private copies.
@@ -747,15 +726,6 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     StatusOr<ir::Literal> literal = ir::Literal::FromBytes(it->second.type, std::move(bytes).value());
     if (!literal.ok()) return Reply(id, literal.status());
     args.emplace_back(std::move(literal).value());
-  }
-  if (structured) {
-    std::vector<ir::Literal> leaves;
-    leaves.reserve(args.size());
-    for (eval::RuntimeValue& leaf : args) leaves.push_back(std::move(leaf.literal()));
-    StatusOr<std::vector<eval::RuntimeValue>> values =
-        AssembleValues(program.argument_types, std::move(leaves));
-    if (!values.ok()) return Reply(id, Internal("Execute: arguments: " + values.status().message()));
-    args = std::move(values).value();
   }
   devices::ExecuteOptions options;
   if (execute->resource_seed().has_value()) options.resource_fill_seed = *execute->resource_seed();
@@ -862,19 +832,10 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     }
     if (!out->empty()) std::memcpy(out->data(), scratch_ptrs_[num_args + j], out->size());
   }
-  // The results' tensor leaves (the results themselves when all are tensors).
   std::vector<const ir::Literal*> result_leaves;
   if (!on_buffers) {
-    if (structured) {
-      if (results->size() != program.result_types.size()) {
-        return Reply(id, Internal("Execute: the program produced " +
-                                  std::to_string(results->size()) + " results"));
-      }
-      result_leaves = ValueLeaves(*results);
-    } else {
-      for (const eval::RuntimeValue& value : *results) {
-        result_leaves.push_back(value.is_tensor() ? &value.literal() : nullptr);
-      }
+    for (const eval::RuntimeValue& value : *results) {
+      result_leaves.push_back(value.is_tensor() ? &value.literal() : nullptr);
     }
   }
   if (!on_buffers && result_leaves.size() != num_outputs) {

@@ -5,6 +5,7 @@
 
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/flatten_signature.h"
 #include "jit/passes/pass_manager.h"
 #include "jit/passes/refine_shapes.h"
 
@@ -81,6 +82,14 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     }
   }
   end_step("verify");
+  if (options.flatten_signature) {
+    if (const ir::Function* entry = module->EntryFunction();
+        entry && !(passes::AllTensorTypes(entry->arg_types()) &&
+                   passes::AllTensorTypes(entry->result_types()))) {
+      JITD_RETURN_IF_ERROR(passes::FlattenEntrySignature(*module));
+      end_step("flatten-signature");
+    }
+  }
   const std::string pipeline = EffectivePipeline(device, options);
   std::vector<CompileDump>* dumps = options.dumps;
   if (pipeline.empty()) {

@@ -3,7 +3,8 @@
 // jit/passes pipeline (Device::pipeline, or one the caller names), then the
 // device's code generation — collecting the compile's dumps on request.
 //
-// Dumps, in order: "000-input.mlir" (the program as given), one
+// Dumps, in order: "000-input.mlir" (the program as given; with a flattened
+// signature when ProgramCompileOptions::flatten_signature asks), one
 // "NNN-<pass>.mlir" per pass (the program after pass NNN; none when no
 // pipeline runs), "optimized.mlir" (what the device compiles), then the
 // device's own (the cpu device: "kernels.txt", "buffers.txt", "llvm.ll", "llvm.opt.ll",
@@ -48,6 +49,11 @@ struct ProgramCompileOptions {
   // step "refine-shapes"); a static program must declare exactly these.
   // Empty = the program's own (a dynamic program is then refused).
   std::vector<ir::Type> argument_types;
+  // Rewrite the entry function to take and return tensors only (jit/passes/
+  // flatten_signature.h, step "flatten-signature", after verify and before
+  // the pipeline): what callers that pass raw buffers (the daemon) need
+  // when the signature holds tuples or tokens. No-op for tensor signatures.
+  bool flatten_signature = false;
 };
 
 // `module` is rewritten in place by the passes (the executable keeps it).

@@ -174,19 +174,29 @@ class TestBuilder(object):
         assert_strict(exe.ExecuteWithPythonValues([(A, (np.int32(-2),))]), A * -2)
 
 
-def test_replicated_tuple_programs_are_refused_by_name(client):
+def test_replicated_tuple_programs_run(client):
+    # The signature is flattened at compile time (issue 16): a replicated
+    # program with tuples and tokens runs like any other.
     opts = jitd.CompileOptions()
     opts.replica_count = 2
     exe = client.compile_stablehlo("""
-func.func @main(%p: tuple<tensor<2xf32>>) -> tensor<2xf32> {
+func.func @main(%p: tuple<tensor<2xf32>>, %k: !stablehlo.token) -> (tuple<tensor<2xf32>>, !stablehlo.token) {
   %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>>) -> tensor<2xf32>
-  return %a : tensor<2xf32>
+  %r = stablehlo.replica_id : tensor<ui32>
+  %f = stablehlo.convert %r : (tensor<ui32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<2xf32>
+  %s = stablehlo.add %a, %b : tensor<2xf32>
+  %t = stablehlo.tuple %s : tuple<tensor<2xf32>>
+  return %t, %k : tuple<tensor<2xf32>>, !stablehlo.token
 }
 """, compile_options=opts)
-    with pytest.raises(jitd.JitdError) as e:
-        exe.ExecutePerReplica([[(A,)], [(A,)]])
-    assert e.value.code == jitd.StatusCode.UNIMPLEMENTED
-    assert "hold tuples or tokens" in str(e.value)
+    got = exe.ExecutePerReplica([[(A,), None], [(A,), None]])
+    assert len(got) == 2
+    for r in range(2):
+        assert isinstance(got[r], tuple) and len(got[r]) == 2
+        assert isinstance(got[r][0], tuple) and len(got[r][0]) == 1
+        assert_strict(got[r][0][0], A + np.float32(r))
+        assert got[r][1] is None
 
 
 @requires_builder

@@ -93,6 +93,8 @@ std::string Printable(std::string_view text) {
 }  // namespace
 
 struct RemoteServer::Impl {
+  using Strand = asio::strand<asio::io_context::executor_type>;
+
   Impl(Instance* instance, SessionOptions session, RemoteOptions options,
        RemoteAdmission admission)
       : instance(instance),
@@ -148,7 +150,7 @@ struct RemoteServer::Impl {
                                ? asio::ip::make_address("127.0.0.1", ec)
                                : asio::ip::make_address(address.host, ec);
     if (ec) return InvalidArgument("--listen " + address.ToString() + ": " + ec.message());
-    auto acceptor = std::make_unique<tcp::acceptor>(io);
+    auto acceptor = std::make_unique<tcp::acceptor>(accept_strand);
     tcp::endpoint endpoint(ip, address.port);
     acceptor->open(endpoint.protocol(), ec);
     if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -167,24 +169,26 @@ struct RemoteServer::Impl {
 
   void Accept(tcp::acceptor* acceptor);
   template <class Stream>
-  void Launch(tcp::socket socket, std::string peer);
+  void Launch(tcp::socket socket, std::string peer, Strand strand);
 
-  // Work off the IO thread, counted so that Stop can wait for it.
-  void Post(std::function<void()> work) {
-    {
-      std::lock_guard<std::mutex> lock(inflight_mu);
-      ++inflight;
-    }
-    auto wrapped = [this, work = std::move(work)]() {
-      work();
-      std::lock_guard<std::mutex> lock(inflight_mu);
-      if (--inflight == 0) inflight_cv.notify_all();
-    };
-    if (admission.post) {
-      admission.post(std::move(wrapped));
-    } else {
-      asio::post(*pool, std::move(wrapped));
-    }
+  // Threads (see remote_server.h): `options.io_threads` run `io` for the
+  // server's life; a request runs on the thread that read it. While every
+  // running thread is inside a blocking request for `stall`, the monitor
+  // starts a spare (at most `max_threads`), which exits after
+  // `spare_idle` without work while another thread is free.
+  void StartThreads();
+  void RunSpare();
+  void Monitor();
+  void StopThreads();
+  // Brackets work that may block (a request, a session's set-up).
+  void BeginBlocking() {
+    std::lock_guard<std::mutex> lock(threads_mu);
+    ++busy;
+    if (busy >= running) threads_cv.notify_all();
+  }
+  void EndBlocking() {
+    std::lock_guard<std::mutex> lock(threads_mu);
+    if (--busy == 0) threads_cv.notify_all();
   }
 
   Instance* instance;
@@ -195,23 +199,30 @@ struct RemoteServer::Impl {
   ssl::context tls;
   bool use_tls = true;
   asio::io_context io;
+  // The acceptors and `connections` are touched on this strand only.
+  Strand accept_strand{asio::make_strand(io)};
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<ListenAddress> bound_addresses;
-  std::unique_ptr<asio::thread_pool> pool;
-  std::thread io_thread;
-  bool started = false, stopped = false;
+  bool started = false;
+  std::atomic<bool> stopped{false};
   std::atomic<uint64_t> pending_handshakes{0};
 
-  // Every live connection, to close them at Stop (IO thread only).
+  // Every live connection, to close them at Stop (accept_strand only).
   struct ConnectionBase {
     virtual ~ConnectionBase() = default;
-    virtual void Close() = 0;
+    // Closes the connection on its own strand; `done` runs after.
+    virtual void CloseThen(std::function<void()> done) = 0;
   };
   std::list<std::weak_ptr<ConnectionBase>> connections;
 
-  std::mutex inflight_mu;
-  std::condition_variable inflight_cv;
-  uint64_t inflight = 0;
+  std::mutex threads_mu;  // below
+  std::condition_variable threads_cv;
+  std::vector<std::thread> threads;  // joined at Stop
+  int running = 0;                   // threads in `io`
+  int busy = 0;                      // of them inside blocking work
+  uint64_t spares_started = 0;
+  bool stopping_threads = false;
+  std::thread monitor;
 
   struct Counters {
     std::atomic<uint64_t> connections{0}, sessions_opened{0}, sessions_open{0}, refused{0},
@@ -238,9 +249,13 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   using Impl = RemoteServer::Impl;
 
   template <class... Args>
-  RemoteConnection(Impl* server, std::string peer, Args&&... args)
-      : server_(server), stream_(std::forward<Args>(args)...), timer_(server->io),
-        peer_(std::move(peer)) {}
+  RemoteConnection(Impl* server, std::string peer, Impl::Strand strand, Args&&... args)
+      : server_(server),
+        stream_(std::forward<Args>(args)...),
+        timer_(strand),
+        peer_(std::move(peer)),
+        fd_(Socket(stream_).native_handle()),
+        strand_(strand) {}
 
   ~RemoteConnection() override {
     if (pending_) --server_->pending_handshakes;
@@ -272,7 +287,17 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     }
   }
 
-  void Close() override {
+  // From any thread: a request in progress is cancelled at once (the strand
+  // is busy with it), the rest happens on the strand.
+  void CloseThen(std::function<void()> done) override {
+    if (handling_ && session_) session_->Cancel();
+    asio::post(strand_, [self = this->shared_from_this(), done = std::move(done)] {
+      self->Close();
+      done();
+    });
+  }
+
+  void Close() {
     if (closed_) return;
     closed_ = true;
     boost::system::error_code ignored;
@@ -468,29 +493,26 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     if (Status room = server_->admission.reserve(identity_); !room.ok()) return Refuse(room);
     reserved_ = true;
     id_ = server_->admission.next_session_id();
-    // Creating the session maps a segment: off the IO thread.
-    server_->Post([self = this->shared_from_this()]() {
-      StatusOr<std::unique_ptr<Session>> session =
-          Session::Create(self->server_->instance, self->id_, self->server_->session_options);
-      StatusOr<std::unique_ptr<ipc::Segment>> mapping = Status::Ok();
-      if (session.ok()) {
-        (*session)->SetPeer(/*pid=*/-1, RemoteUid(self->identity_));
-        (*session)->SetRemotePeer(self->identity_, self->peer_);
-        (*session)->SetRemoteProcess(self->client_process_);
-        // The bridge's own view of the segment, for the heap's bytes.
-        mapping = ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
-      }
-      asio::post(self->server_->io, [self, session = std::move(session),
-                                     mapping = std::move(mapping)]() mutable {
-        if (self->closed_) return;
-        if (!session.ok()) return self->Refuse(session.status());
-        if (!mapping.ok()) return self->Refuse(mapping.status());
-        self->session_ = std::move(session).value();
-        self->mapping_ = std::move(mapping).value();
-        self->heap_.emplace(self->mapping_->heap_size());
-        self->Admitted();
-      });
-    });
+    // Creating the session maps a segment: blocking work, on this thread.
+    server_->BeginBlocking();
+    StatusOr<std::unique_ptr<Session>> session =
+        Session::Create(server_->instance, id_, server_->session_options);
+    StatusOr<std::unique_ptr<ipc::Segment>> mapping = Status::Ok();
+    if (session.ok()) {
+      (*session)->SetPeer(/*pid=*/-1, RemoteUid(identity_));
+      (*session)->SetRemotePeer(identity_, peer_);
+      (*session)->SetRemoteProcess(client_process_);
+      // The bridge's own view of the segment, for the heap's bytes.
+      mapping = ipc::Segment::Attach(UniqueFd(::dup((*session)->segment_fd())));
+    }
+    server_->EndBlocking();
+    if (closed_) return;
+    if (!session.ok()) return Refuse(session.status());
+    if (!mapping.ok()) return Refuse(mapping.status());
+    session_ = std::move(session).value();
+    mapping_ = std::move(mapping).value();
+    heap_.emplace(mapping_->heap_size());
+    Admitted();
   }
 
   void Admitted() {
@@ -519,43 +541,71 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
 
   void OnRequest() {
     // Session::Handle verifies (ipc::VerifyRequest) and answers every
-    // message, well-formed or not, with one ReplyMessage.
-    handling_ = true;
-    WatchHangup();
-    server_->Post([self = this->shared_from_this()]() {
-      std::vector<uint8_t> reply = self->session_->Handle(self->payload_);
-      asio::post(self->server_->io, [self, reply = std::move(reply)]() mutable {
-        self->handling_ = false;
-        if (self->closed_) return;
-        self->out_ = std::move(reply);
-        self->SendFrame(ipc::FrameKind::kReply, self->out_);
-      });
-    });
+    // message, well-formed or not, with one ReplyMessage. It runs here, on
+    // the thread that read the frame (no hand-off: a tiny execute costs one
+    // wake-up each way); the monitor adds a thread when it blocks long.
+    handling_.store(true);
+    StartHangupWatch();
+    server_->BeginBlocking();
+    std::vector<uint8_t> reply = session_->Handle(payload_);
+    server_->EndBlocking();
+    handling_.store(false);
+    if (closed_) return;
+    out_ = std::move(reply);
+    SendFrame(ipc::FrameKind::kReply, out_);
   }
 
   // While a request runs (an execute waiting on a feed, a long compile), a
   // client that goes away cancels it at once, as local clients' hang-ups do
   // (dispatcher.h): the socket turning readable with nothing to read (a
-  // peek finds EOF) or an error closes the connection, which cancels the
-  // session's request. Readable with bytes (a pipelined frame) ends the
-  // watch: the frame is read after the reply.
-  void WatchHangup() {
-    Socket(stream_).async_wait(
-        tcp::socket::wait_read,
-        [self = this->shared_from_this()](const boost::system::error_code& ec) {
-          if (self->closed_ || !self->handling_ || ec == asio::error::operation_aborted) return;
-          uint8_t byte = 0;
-          const ssize_t n = ::recv(Socket(self->stream_).native_handle(), &byte, 1,
-                                   MSG_PEEK | MSG_DONTWAIT);
-          if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ||
-              ec) {
-            self->server_->Log(1, "%s (%s) went away during a request: cancelling it",
-                               self->peer_.c_str(), self->identity_.c_str());
-            self->Close();
-          } else if (n < 0) {
-            self->WatchHangup();  // a spurious wake-up
-          }
-        });
+  // peek finds EOF) or an error cancels the session's request and closes
+  // the connection. Readable with bytes (a pipelined frame) ends the watch:
+  // the frame is read after the reply. The connection's strand is busy
+  // with the request meanwhile, so the watch runs off it, on a descriptor
+  // of its own (a dup of the socket's): one wait at a time (`watching_`),
+  // re-armed by its own handler, touching only atomics, that descriptor
+  // and Session::Cancel (any thread). Close's shutdown ends a pending wait.
+  void StartHangupWatch() {
+    if (!watching_.exchange(true)) WaitForHangup();
+  }
+
+  void WaitForHangup() {
+    if (!hangup_) {
+      const int fd = ::dup(fd_);
+      if (fd < 0) {
+        watching_ = false;
+        return;  // no watch: a hang-up is then seen after the request
+      }
+      hangup_.emplace(server_->io, fd);
+    }
+    hangup_->async_wait(asio::posix::descriptor_base::wait_read,
+                        [self = this->shared_from_this()](const boost::system::error_code& ec) {
+                          self->OnHangupWait(ec);
+                        });
+  }
+
+  void OnHangupWait(const boost::system::error_code& ec) {
+    if (ec == asio::error::operation_aborted) {
+      watching_ = false;
+      return;
+    }
+    if (!closed_ && handling_) {
+      uint8_t byte = 0;
+      const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || ec) {
+        server_->Log(1, "%s (%s) went away during a request: cancelling it", peer_.c_str(),
+                     identity_.c_str());
+        if (session_) session_->Cancel();
+        watching_ = false;
+        asio::post(strand_, [self = this->shared_from_this()] { self->Close(); });
+        return;
+      }
+      if (n < 0) return WaitForHangup();  // a spurious wake-up: still watching
+    }
+    // Bytes to read, or no request in progress: the watch ends, unless a
+    // request began meanwhile (its StartHangupWatch saw `watching_` set).
+    watching_ = false;
+    if (!closed_ && handling_ && !watching_.exchange(true)) WaitForHangup();
   }
 
   void OnHeapRequest() {
@@ -684,9 +734,15 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   asio::steady_timer timer_;
   Clock::time_point deadline_ = Clock::time_point::max();
   const std::string peer_;
-  bool closed_ = false;
-  bool closing_ = false;   // an ERROR frame is on its way out
-  bool handling_ = false;  // a REQUEST is on a worker (Session::Handle)
+  const int fd_;  // the socket's descriptor (read by the hang-up watch)
+  const Impl::Strand strand_;  // the socket's and timer's executor: every handler but the hang-up watch
+  std::atomic<bool> closed_{false};
+  bool closing_ = false;                // an ERROR frame is on its way out
+  std::atomic<bool> handling_{false};  // a REQUEST is in Session::Handle
+  std::atomic<bool> watching_{false};  // a hang-up wait is pending (see StartHangupWatch)
+  // The hang-up watch's descriptor: touched only by the one pending wait's
+  // chain (and destroyed with the connection).
+  std::optional<asio::posix::stream_descriptor> hangup_;
   bool pending_ = false;   // counted in pending_handshakes
   bool admitted_ = false;  // HELLO_REPLY sent
   bool reserved_ = false;  // counted against the session limits
@@ -709,8 +765,10 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
 };
 
 void RemoteServer::Impl::Accept(tcp::acceptor* acceptor) {
-  acceptor->async_accept([this, acceptor](const boost::system::error_code& ec,
-                                          tcp::socket socket) {
+  // Each connection's socket runs its handlers on a strand of its own.
+  Strand strand = asio::make_strand(io);
+  acceptor->async_accept(strand, [this, acceptor, strand](const boost::system::error_code& ec,
+                                                          tcp::socket socket) {
     if (stopped) return;
     if (ec) {
       if (ec != asio::error::operation_aborted) {
@@ -736,9 +794,9 @@ void RemoteServer::Impl::Accept(tcp::acceptor* acceptor) {
     } else {
       socket.set_option(tcp::no_delay(true), ignored);
       if (use_tls) {
-        Launch<ssl::stream<tcp::socket>>(std::move(socket), std::move(peer));
+        Launch<ssl::stream<tcp::socket>>(std::move(socket), std::move(peer), strand);
       } else {
-        Launch<tcp::socket>(std::move(socket), std::move(peer));
+        Launch<tcp::socket>(std::move(socket), std::move(peer), strand);
       }
     }
     Accept(acceptor);
@@ -746,19 +804,84 @@ void RemoteServer::Impl::Accept(tcp::acceptor* acceptor) {
 }
 
 template <class Stream>
-void RemoteServer::Impl::Launch(tcp::socket socket, std::string peer) {
+void RemoteServer::Impl::Launch(tcp::socket socket, std::string peer, Strand strand) {
   std::shared_ptr<RemoteConnection<Stream>> connection;
   if constexpr (std::is_same_v<Stream, ssl::stream<tcp::socket>>) {
-    connection = std::make_shared<RemoteConnection<Stream>>(this, std::move(peer),
+    connection = std::make_shared<RemoteConnection<Stream>>(this, std::move(peer), strand,
                                                             std::move(socket), tls);
   } else {
-    connection = std::make_shared<RemoteConnection<Stream>>(this, std::move(peer),
+    connection = std::make_shared<RemoteConnection<Stream>>(this, std::move(peer), strand,
                                                             std::move(socket));
   }
   // Forget connections that are gone, then remember this one.
   connections.remove_if([](const std::weak_ptr<ConnectionBase>& c) { return c.expired(); });
   connections.push_back(connection);
-  connection->Start();
+  asio::dispatch(strand, [connection] { connection->Start(); });
+}
+
+void RemoteServer::Impl::StartThreads() {
+  std::lock_guard<std::mutex> lock(threads_mu);
+  for (int i = 0; i < std::max(1, options.io_threads); ++i) {
+    ++running;
+    threads.emplace_back([this] {
+      auto guard = asio::make_work_guard(io);
+      io.run();
+      std::lock_guard<std::mutex> lock(threads_mu);
+      --running;
+    });
+  }
+  monitor = std::thread([this] { Monitor(); });
+}
+
+void RemoteServer::Impl::Monitor() {
+  std::unique_lock<std::mutex> lock(threads_mu);
+  while (!stopping_threads) {
+    // Asleep until every thread is inside blocking work...
+    threads_cv.wait(lock, [this] { return stopping_threads || (running > 0 && busy >= running); });
+    if (stopping_threads) break;
+    // ...and still is after `stall`.
+    if (threads_cv.wait_for(lock, options.stall, [this] {
+          return stopping_threads || busy < running;
+        })) {
+      continue;
+    }
+    const int cap = options.max_threads > 0 ? options.max_threads : std::max(1, options.io_threads);
+    if (running >= cap) {
+      // At the cap: new frames wait for a thread (logged once per stall).
+      Log(1, "all %d remote threads are inside requests; new frames wait", running);
+      threads_cv.wait(lock, [this] { return stopping_threads || busy < running; });
+      continue;
+    }
+    ++running;
+    ++spares_started;
+    threads.emplace_back([this] { RunSpare(); });
+  }
+}
+
+void RemoteServer::Impl::RunSpare() {
+  for (;;) {
+    const size_t handled = io.run_one_for(options.spare_idle);
+    std::lock_guard<std::mutex> lock(threads_mu);
+    if (stopping_threads || io.stopped() || (handled == 0 && running - busy > 1)) {
+      --running;
+      return;
+    }
+  }
+}
+
+void RemoteServer::Impl::StopThreads() {
+  {
+    std::lock_guard<std::mutex> lock(threads_mu);
+    stopping_threads = true;
+    threads_cv.notify_all();
+  }
+  if (monitor.joinable()) monitor.join();
+  io.stop();
+  // The monitor is gone: `threads` no longer grows.
+  for (std::thread& t : threads) {
+    if (t.joinable()) t.join();
+  }
+  threads.clear();
 }
 
 RemoteServer::RemoteServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -785,9 +908,6 @@ StatusOr<std::unique_ptr<RemoteServer>> RemoteServer::Create(Instance* instance,
     JITD_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(text));
     JITD_RETURN_IF_ERROR(impl->Bind(address));
   }
-  if (!impl->admission.post) {
-    impl->pool = std::make_unique<asio::thread_pool>(std::max(1, options.worker_threads));
-  }
   return std::unique_ptr<RemoteServer>(new RemoteServer(std::move(impl)));
 }
 
@@ -806,10 +926,7 @@ void RemoteServer::Start() {
                                                 : "TLS 1.3, client certificates"))
                           : "PLAINTEXT on loopback, bearer tokens");
   }
-  impl.io_thread = std::thread([&impl] {
-    auto guard = asio::make_work_guard(impl.io);
-    impl.io.run();
-  });
+  impl.StartThreads();
 }
 
 void RemoteServer::Stop() {
@@ -819,26 +936,38 @@ void RemoteServer::Stop() {
     impl.stopped = true;
     return;
   }
-  // On the IO thread: stop accepting, close every connection (which cancels
-  // its request in progress).
-  std::promise<void> closed;
-  asio::post(impl.io, [&impl, &closed] {
+  // Stop accepting, close every connection (which cancels its request in
+  // progress) and wait until each has closed on its strand.
+  struct Pending {
+    std::mutex mu;
+    std::condition_variable cv;
+    uint64_t count = 1;  // the accept strand's own turn
+  };
+  auto pending = std::make_shared<Pending>();
+  auto one_done = [pending] {
+    std::lock_guard<std::mutex> lock(pending->mu);
+    if (--pending->count == 0) pending->cv.notify_all();
+  };
+  asio::post(impl.accept_strand, [&impl, pending, one_done] {
     impl.stopped = true;
     boost::system::error_code ignored;
     for (auto& acceptor : impl.acceptors) acceptor->close(ignored);
     for (auto& weak : impl.connections) {
-      if (auto connection = weak.lock()) connection->Close();
+      if (auto connection = weak.lock()) {
+        {
+          std::lock_guard<std::mutex> lock(pending->mu);
+          ++pending->count;
+        }
+        connection->CloseThen(one_done);
+      }
     }
-    closed.set_value();
+    one_done();
   });
-  closed.get_future().wait();
   {
-    std::unique_lock<std::mutex> lock(impl.inflight_mu);
-    impl.inflight_cv.wait(lock, [&impl] { return impl.inflight == 0; });
+    std::unique_lock<std::mutex> lock(pending->mu);
+    pending->cv.wait(lock, [&pending] { return pending->count == 0; });
   }
-  impl.io.stop();
-  if (impl.io_thread.joinable()) impl.io_thread.join();
-  if (impl.pool) impl.pool->join();
+  impl.StopThreads();
   // Handlers still queued hold connections; destroying them here (not in
   // the io_context's destructor, after other members went) frees sessions
   // while the Instance and the admission callbacks are alive.
@@ -859,6 +988,9 @@ RemoteStats RemoteServer::stats() const {
   s.malformed_frames = c.malformed_frames.load(std::memory_order_relaxed);
   s.bytes_in = c.bytes_in.load(std::memory_order_relaxed);
   s.bytes_out = c.bytes_out.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(impl_->threads_mu);
+  s.threads = static_cast<uint64_t>(impl_->running);
+  s.spares_started = impl_->spares_started;
   return s;
 }
 
@@ -877,7 +1009,8 @@ std::string RemoteServer::StatsJson() const {
       << ",\"handshake_timeouts\":" << s.handshake_timeouts
       << ",\"frame_timeouts\":" << s.frame_timeouts
       << ",\"malformed_frames\":" << s.malformed_frames << ",\"bytes_in\":" << s.bytes_in
-      << ",\"bytes_out\":" << s.bytes_out << "}";
+      << ",\"bytes_out\":" << s.bytes_out << ",\"threads\":" << s.threads
+      << ",\"spares_started\":" << s.spares_started << "}";
   return out.str();
 }
 

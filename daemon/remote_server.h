@@ -12,11 +12,15 @@
 // directly (DATA frames are read straight into the heap and written from
 // it: no second copy in the daemon).
 //
-// Threads: one IO thread runs every socket, timer and TLS record; requests
-// (Session::Handle: compiles, executes, feeds, which may block) run on the
-// `post` executor of RemoteAdmission (the Server's dispatcher workers) or
-// on a pool of the RemoteServer's own. A connection's frames are handled one
-// at a time, in order.
+// Threads: `io_threads` threads run every socket, timer and TLS record, and
+// each connection's handlers run on a strand of its own, so its frames are
+// handled one at a time, in order. A request (Session::Handle: compiles,
+// executes, feeds, which may block) runs on the thread that read its frame
+// and that thread writes the reply: a tiny execute costs one wake-up each
+// way, no hand-off between threads. While every thread has been inside a
+// request for `stall`, a monitor starts a spare (up to `max_threads`), so a
+// new connection or another client's frame is never stuck behind long
+// requests; a spare exits after `spare_idle` without work.
 //
 // Hostility: a connection must complete TLS and send its HELLO within
 // `handshake_timeout` (a silent client, or one sending a byte at a time, is
@@ -60,7 +64,10 @@ struct RemoteOptions {
   std::chrono::milliseconds handshake_timeout{5'000};
   std::chrono::milliseconds frame_timeout{30'000};
   uint64_t max_pending_handshakes = 64;
-  int worker_threads = 2;  // own pool, used when RemoteAdmission::post is empty
+  int io_threads = 2;                     // threads that always run connections
+  int max_threads = 256;                  // spares included (0 = io_threads)
+  std::chrono::milliseconds stall{5};     // all busy this long: start a spare
+  std::chrono::milliseconds spare_idle{1'000};
   int log_level = 1;
 };
 
@@ -78,8 +85,6 @@ struct RemoteAdmission {
   std::function<void(const std::string& identity)> release;
   // A fresh session id (shared with the Unix-socket sessions).
   std::function<uint64_t()> next_session_id;
-  // Runs work off the IO thread; empty = the RemoteServer's own pool.
-  std::function<void(std::function<void()>)> post;
 };
 
 // Counters since start. Plain value.
@@ -92,6 +97,8 @@ struct RemoteStats {
   uint64_t frame_timeouts = 0;      // a frame that did not complete in time
   uint64_t malformed_frames = 0;    // protocol errors (connection closed)
   uint64_t bytes_in = 0, bytes_out = 0;  // frame bytes (after TLS)
+  uint64_t threads = 0;                  // running connections' handlers now
+  uint64_t spares_started = 0;           // by the monitor, since start
 };
 
 template <class Stream>

@@ -630,11 +630,9 @@ TEST_F(RemoteServerTest, RandomStreamsNeverHurtTheServer) {
   EXPECT_EQ(admission_.Open("token:alice"), 0);
 }
 
-TEST_F(RemoteServerTest, ClientGoneDuringARequestCancelsIt) {
-  StartPlain();
-  auto client = Connect();
-  ASSERT_TRUE(client->Hello(kAliceToken).ok());
-  // An execute that waits for an infeed nobody sends (up to 20 s).
+// Sends an execute that waits for an infeed nobody sends (up to 20 s) and
+// returns without waiting for its reply.
+void SendExecuteThatWaits(RemoteTestClient& client) {
   constexpr char kWaits[] = R"(
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %t = stablehlo.create_token : !stablehlo.token
@@ -643,18 +641,18 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %s : tensor<2xf32>
 }
 )";
-  const std::vector<uint8_t> compiled = CompileRemote(*client, kWaits);
+  const std::vector<uint8_t> compiled = CompileRemote(client, kWaits);
   const wire::ReplyMessage* reply = *ipc::VerifyReply(compiled);
   ASSERT_TRUE(ipc::FromWire(reply->status()).ok());
   const uint64_t executable = reply->body_as_CompileReply()->executable();
-  const uint64_t x = client->Allocate(8).value();
-  const uint64_t out = client->Allocate(8).value();
+  const uint64_t x = client.Allocate(8).value();
+  const uint64_t out = client.Allocate(8).value();
   flatbuffers::FlatBufferBuilder fbb;
   auto dims = fbb.CreateVector(std::vector<int64_t>{2});
   auto shape = wire::CreateTensorShape(fbb, wire::ElementType_F32, dims);
   wire::HeapRef ref(x, 8);
   auto create = wire::CreateCreateBufferRequest(fbb, shape, &ref);
-  auto created = client->Request(fbb, wire::Request_CreateBufferRequest, create.Union());
+  auto created = client.Request(fbb, wire::Request_CreateBufferRequest, create.Union());
   ASSERT_TRUE(created.ok());
   const uint64_t buffer = (*ipc::VerifyReply(*created))->body_as_CreateBufferReply()->buffer();
   flatbuffers::FlatBufferBuilder exec;
@@ -669,8 +667,15 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   exec.Finish(wire::CreateRequestMessage(exec, 99, wire::Request_ExecuteRequest,
                                          b.Finish().Union()),
               wire::RequestMessageIdentifier());
-  ASSERT_TRUE(client->WriteFrame(ipc::FrameKind::kRequest,
-                                 {exec.GetBufferPointer(), exec.GetSize()}));
+  ASSERT_TRUE(client.WriteFrame(ipc::FrameKind::kRequest,
+                                {exec.GetBufferPointer(), exec.GetSize()}));
+}
+
+TEST_F(RemoteServerTest, ClientGoneDuringARequestCancelsIt) {
+  StartPlain();
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  SendExecuteThatWaits(*client);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   ASSERT_EQ(server_->stats().sessions_open, 1u);  // still waiting
   const auto start = std::chrono::steady_clock::now();
@@ -679,6 +684,36 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
                       std::chrono::seconds(3)));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   EXPECT_EQ(admission_.Open("token:alice"), 0);
+}
+
+// A request runs on the thread that read it; when it blocks every thread,
+// the monitor starts a spare, so other clients (new and old) are served;
+// the spare goes once it has idled.
+TEST_F(RemoteServerTest, RequestsBlockingEveryThreadStartASpare) {
+  RemoteOptions options;
+  options.io_threads = 1;
+  options.stall = std::chrono::milliseconds(5);
+  options.spare_idle = std::chrono::milliseconds(100);
+  StartPlain(options);
+  EXPECT_EQ(server_->stats().threads, 1u);
+  auto waiting = Connect();
+  ASSERT_TRUE(waiting->Hello(kAliceToken).ok());
+  SendExecuteThatWaits(*waiting);
+  // The one thread is inside that execute now; a new client is served.
+  const auto start = std::chrono::steady_clock::now();
+  auto other = Connect();
+  ASSERT_TRUE(other->Hello(kBobToken).ok());
+  RunSoftmax(*other);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_GE(server_->stats().spares_started, 1u);
+  EXPECT_GE(server_->stats().threads, 2u);
+  // The waiting client goes: its execute is cancelled, and the spare exits.
+  waiting->Abort();
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 1; },
+                      std::chrono::seconds(3)));
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().threads == 1; }, std::chrono::seconds(3)))
+      << server_->stats().threads;
+  RunSoftmax(*other);
 }
 
 TEST_F(RemoteServerTest, SessionLimitPerIdentity) {

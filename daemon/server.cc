@@ -180,8 +180,8 @@ struct Server::Impl {
     if (it != sessions_by_identity.end() && --it->second == 0) sessions_by_identity.erase(it);
   }
 
-  // The remote listener, when options.remote names addresses; after the
-  // dispatcher exists (it runs the remote sessions' requests).
+  // The remote listener, when options.remote names addresses (it runs its
+  // sessions' requests on threads of its own).
   Status CreateRemote() {
     if (options.remote.listen.empty()) return Status::Ok();
     options.remote.log_level = options.log_level;
@@ -189,7 +189,6 @@ struct Server::Impl {
     admission.reserve = [this](const std::string& identity) { return ReserveIdentity(identity); };
     admission.release = [this](const std::string& identity) { ReleaseIdentity(identity); };
     admission.next_session_id = [this] { return next_session_id++; };
-    admission.post = [this](std::function<void()> work) { dispatcher->Post(std::move(work)); };
     JITD_ASSIGN_OR_RETURN(remote,
                           RemoteServer::Create(instance, options.session, options.remote,
                                                std::move(admission)));

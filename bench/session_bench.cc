@@ -9,6 +9,10 @@
 //                       ready literals (what the device costs)
 //   protocol/verify     ipc::VerifyRequest of that ExecuteRequest
 //   protocol/build      building the ExecuteRequest (the client's part)
+//   device/cpu_tuple/flat:{0,1}
+//                       a cpu program with tuples in and out: the work
+//                       around the device on the old literal path (0) and
+//                       on the buffer path of its flattened signature (1)
 //
 // Reproduce: see BENCHMARKS.md.
 #include <benchmark/benchmark.h>
@@ -20,6 +24,9 @@
 #include "base/unique_fd.h"
 #include "daemon/instance.h"
 #include "daemon/session.h"
+#include "daemon/value_tree.h"
+#include "devices/compile.h"
+#include "jit/frontend/parser.h"
 #include "ipc/protocol.h"
 
 namespace jitd::daemon {
@@ -119,6 +126,72 @@ void BM_DeviceExecute(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DeviceExecute)->Name("device/execute");
+
+// A tiny cpu program with tuples in and out (two f32[4] leaves each way):
+// the daemon's per-call work around the device on each path (issue 16).
+//   literal  what HandleExecute did for such programs before the
+//            flatten-signature pass: each leaf copied out of the heap into a
+//            literal, the trees rebuilt (AssembleValues), Executable::Execute
+//            on the program as written, the result leaves (ValueLeaves)
+//            copied back
+//   buffers  what it does now: the flattened program's Executable::Run on
+//            private copies of the leaves, results copied back
+constexpr char kTuple[] = R"(func.func public @main(%p: tuple<tensor<4xf32>, tensor<4xf32>>) -> tuple<tensor<4xf32>, tensor<4xf32>> {
+  %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<4xf32>, tensor<4xf32>>) -> tensor<4xf32>
+  %b = stablehlo.get_tuple_element %p[1] : (tuple<tensor<4xf32>, tensor<4xf32>>) -> tensor<4xf32>
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  %1 = stablehlo.multiply %a, %b : tensor<4xf32>
+  %t = stablehlo.tuple %0, %1 : tuple<tensor<4xf32>, tensor<4xf32>>
+  return %t : tuple<tensor<4xf32>, tensor<4xf32>>
+}
+)";
+
+void BM_CpuTuple(benchmark::State& state) {
+  const bool flat = state.range(0) == 1;
+  auto device = devices::CreateDevice("cpu");
+  auto module = frontend::ParseModule(kTuple);
+  if (!device.ok() || !module.ok()) std::abort();
+  devices::ProgramCompileOptions options;
+  options.flatten_signature = flat;
+  auto exe = devices::CompileProgram(**device, std::move(module).value(), options);
+  if (!exe.ok()) std::abort();
+  const devices::Executable& e = **exe;
+  if (flat != e.runs_on_buffers()) std::abort();
+  const ir::Type leaf = ir::Type::Tensor(ir::DType::kF32, {4});
+  // The client's heap: two argument leaves, two result leaves.
+  std::vector<std::vector<uint8_t>> heap(4, std::vector<uint8_t>(16));
+  for (int i = 0; i < 2; ++i) {
+    const float values[4] = {1, 2, 3, static_cast<float>(i)};
+    std::memcpy(heap[i].data(), values, 16);
+  }
+  std::vector<std::vector<uint8_t>> scratch(4, std::vector<uint8_t>(16));
+  devices::ExecuteOptions run_options;
+  for (auto _ : state) {
+    if (flat) {
+      for (int i = 0; i < 2; ++i) std::memcpy(scratch[i].data(), heap[i].data(), 16);
+      const void* in[] = {scratch[0].data(), scratch[1].data()};
+      void* out[] = {scratch[2].data(), scratch[3].data()};
+      if (!e.Run(in, out, run_options).ok()) std::abort();
+      for (int j = 0; j < 2; ++j) std::memcpy(heap[2 + j].data(), scratch[2 + j].data(), 16);
+    } else {
+      std::vector<ir::Literal> leaves;
+      for (int i = 0; i < 2; ++i) leaves.push_back(std::move(ir::Literal::FromBytes(leaf, heap[i])).value());
+      auto args = AssembleValues(e.argument_types(), std::move(leaves));
+      if (!args.ok()) std::abort();
+      auto results = e.Execute(*args, run_options);
+      if (!results.ok()) std::abort();
+      std::vector<const ir::Literal*> out = ValueLeaves(*results);
+      for (size_t j = 0; j < out.size(); ++j) {
+        std::memcpy(heap[2 + j].data(), out[j]->bytes().data(), 16);
+      }
+    }
+    benchmark::DoNotOptimize(heap[2].data());
+  }
+  float check[4];
+  std::memcpy(check, heap[3].data(), 16);
+  if (check[3] != 0.0f || check[0] != 1.0f) std::abort();  // a * b
+}
+BENCHMARK(BM_CpuTuple)->Name("device/cpu_tuple")->ArgName("flat")->Arg(0)->Arg(1);
 
 void BM_Verify(benchmark::State& state) {
   Setup setup;

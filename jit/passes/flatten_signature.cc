@@ -58,23 +58,51 @@ void Unpack(Value* value, ir::Location loc, std::vector<std::unique_ptr<Op>>& op
   }
 }
 
-// Whether some call (func.call, a composite's decomposition) in `module`
-// targets `name`; sets `where` to the caller and place.
-bool IsCalled(const ir::Module& module, const std::string& name, std::string& where) {
+// The attribute naming the function `op` calls (func.call's callee, a
+// composite's decomposition), or null for other ops.
+const char* CalleeAttribute(const Op& op) {
+  if (op.code() == OpCode::kFuncCall) return "callee";
+  if (op.code() == OpCode::kComposite) return "decomposition";
+  return nullptr;
+}
+
+// Retargets every call of `from` in `module` to `to`; returns how many.
+int RetargetCalls(ir::Module& module, const std::string& from, const std::string& to) {
+  int count = 0;
   for (const auto& fn : module.functions()) {
-    bool found = false;
-    ir::WalkOps(static_cast<const ir::Region&>(fn->body()), [&](const Op& op) {
-      if (found || (op.code() != OpCode::kFuncCall && op.code() != OpCode::kComposite)) return;
-      const ir::Attribute* a = op.attr(op.code() == OpCode::kComposite ? "decomposition" : "callee");
+    ir::WalkOps(fn->body(), [&](Op& op) {
+      const char* attr = CalleeAttribute(op);
+      const ir::Attribute* a = attr ? op.attr(attr) : nullptr;
       const auto* ref = a ? a->get_if<ir::SymbolRefAttr>() : nullptr;
-      if (ref && ref->name == name) {
-        found = true;
-        where = "@" + fn->name() + " at " + op.loc().ToString();
+      if (ref && ref->name == from) {
+        op.attrs().Set(attr, ir::SymbolRefAttr{to});
+        ++count;
       }
     });
-    if (found) return true;
   }
-  return false;
+  return count;
+}
+
+// A private copy of `fn` named `name` (signature, attributes, body).
+std::unique_ptr<Function> CloneFunction(const Function& fn, const std::string& name) {
+  auto copy = std::make_unique<Function>(name, fn.loc());
+  copy->set_visibility("private");
+  copy->arg_types() = fn.arg_types();
+  copy->result_types() = fn.result_types();
+  copy->arg_attrs() = fn.arg_attrs();
+  copy->result_attrs() = fn.result_attrs();
+  copy->attrs() = fn.attrs();
+  copy->body().add_block();
+  Block& block = *copy->entry();
+  ir::ValueMap map;
+  for (size_t i = 0; i < fn.entry()->num_args(); ++i) {
+    const Value* arg = fn.entry()->arg(i);
+    Value* new_arg = block.add_arg(arg->type());
+    new_arg->set_name(arg->name());
+    map[arg] = new_arg;
+  }
+  for (const auto& op : fn.entry()->ops()) block.add_op(ir::CloneOp(*op, map));
+  return copy;
 }
 
 }  // namespace
@@ -111,9 +139,14 @@ Status FlattenEntrySignature(ir::Module& module) {
       }
     }
   }
-  if (std::string caller; IsCalled(module, name, caller)) {
-    return InvalidArgument("flatten-signature: @" + name + " (tuples or tokens in its signature) is called by " +
-                           caller + "; the entry function of a flattened program must not be called");
+  // Callers inside the module keep the old signature: they call a private
+  // copy of the entry as it was (the inline pass usually inlines it).
+  std::string copy_name = name + "_structured";
+  for (int n = 1; module.FindFunction(copy_name) != nullptr; ++n) {
+    copy_name = name + "_structured_" + std::to_string(n);
+  }
+  if (RetargetCalls(module, name, copy_name) > 0) {
+    JITD_RETURN_IF_ERROR(module.AddFunction(CloneFunction(*old_fn, copy_name)).status());
   }
 
   auto fn = std::make_unique<Function>(name, old_fn->loc());

@@ -16,9 +16,10 @@
 //    side effect kept by HasSideEffects).
 // Other functions keep their signatures. The rewritten entry is a new
 // function of the same name, visibility and attributes, appended to the
-// module in place of the old one (the function order changes). An entry
-// function that something calls is refused (INVALID_ARGUMENT): its callers
-// would need the old signature. A signature of tensors only is left as it is.
+// module in place of the old one (the function order changes). Calls of
+// the entry inside the module (func.call, a composite's decomposition) go
+// to a private copy of it as it was, `@<name>_structured`, which keeps the
+// old signature. A signature of tensors only is left as it is.
 //
 // Not a pipeline pass (it changes what a caller passes): devices::
 // CompileProgram runs it on request (ProgramCompileOptions::flatten_signature).

@@ -57,6 +57,13 @@ StatusOr<std::unique_ptr<CudaAllocation>> CudaAllocator::Allocate(
     }
     return CudaStatus(symbols_, r, "cuMemAllocFromPoolAsync of " + std::to_string(bytes) + " bytes");
   }
+  if (pointer % kCudaAllocationAlignment != 0) {
+    (void)symbols_.cuMemFreeAsync(pointer, stream);
+    account->Release(bytes);
+    return Internal("device memory: cuMemAllocFromPoolAsync of " + std::to_string(bytes) + " bytes gave address " +
+                    std::to_string(pointer) + ", not a multiple of " + std::to_string(kCudaAllocationAlignment) +
+                    " bytes, which jitd's kernels assume");
+  }
   std::unique_ptr<CudaAllocation> buffer(new CudaAllocation());
   buffer->runtime_ = runtime;
   buffer->account_ = std::move(account);

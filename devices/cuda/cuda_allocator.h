@@ -60,6 +60,12 @@ class CudaAllocation {
   CUstream free_stream_ = nullptr;
 };
 
+// Every allocation starts at a multiple of this many bytes, checked as it
+// is made: the kernels declare their pointer parameters 16-byte aligned
+// (codegen::GridLimits::buffer_alignment), arena offsets are multiples of
+// 256, and the pool itself gives cudaMalloc's 256-byte alignment.
+inline constexpr uint64_t kCudaAllocationAlignment = 16;
+
 struct CudaAllocatorOptions {
   // Bytes the pool keeps cached after frees before returning memory to the
   // driver (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD).
@@ -88,8 +94,10 @@ class CudaAllocator {
 
   // `bytes` (> 0) for `account` on `stream`: counted first, then allocated
   // from the pool; RESOURCE_EXHAUSTED naming --max-device-bytes past the
-  // account's limit, or naming the GPU when the pool cannot grow. A failed
-  // driver call leaves its result in *driver_result (else CUDA_SUCCESS).
+  // account's limit, or naming the GPU when the pool cannot grow; INTERNAL
+  // for a pointer not aligned to kCudaAllocationAlignment (freed again). A
+  // failed driver call leaves its result in *driver_result (else
+  // CUDA_SUCCESS).
   StatusOr<std::unique_ptr<CudaAllocation>> Allocate(CudaRuntime* runtime,
                                                  std::shared_ptr<CudaMemoryAccount> account,
                                                  uint64_t bytes, CUstream stream,

@@ -82,6 +82,30 @@ TEST(CudaAllocator, FullGpuIsResourceExhaustedNamingTheGpu) {
   EXPECT_EQ(a->bytes_in_use(), 0u);
 }
 
+TEST(CudaAllocator, AllocationsAlignedLessThanKernelsAssumeAreRefused) {
+  {
+    // One fake driver at a time: it is the process's driver.
+    Fixture aligned;
+    auto a = aligned.runtime->CreateAccount("c", 0);
+    auto ok = aligned.runtime->Allocate(a, 100, *aligned.stream);
+    ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+    EXPECT_EQ((*ok)->pointer() % kCudaAllocationAlignment, 0u);
+  }
+  FakeDriverOptions misaligned;
+  misaligned.allocation_offset = 8;
+  Fixture f({}, misaligned);
+  auto b = f.runtime->CreateAccount("c", 0);
+  auto refused = f.runtime->Allocate(b, 100, *f.stream);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInternal);
+  EXPECT_NE(refused.status().message().find("not a multiple of 16 bytes"), std::string::npos)
+      << refused.status().message();
+  // Freed again, and not counted.
+  EXPECT_EQ(b->bytes_in_use(), 0u);
+  EXPECT_EQ(f.fake.live_allocations(), 0u);
+  EXPECT_EQ(f.fake.context_resets(), 0);
+}
+
 TEST(CudaAllocator, StickyErrorWhileAllocatingResets) {
   Fixture f;
   auto a = f.runtime->CreateAccount("c", 0);

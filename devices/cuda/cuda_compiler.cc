@@ -1158,7 +1158,9 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
          (options.assemble ? "" : " ptx-only") + " pipeline=" + options.pipeline +
          " block=" + std::to_string(l.block_threads) + " warp=" + std::to_string(l.warp_size) +
          " max_blocks=" + std::to_string(l.max_blocks) + " shared=" + std::to_string(l.max_shared_bytes) +
-         " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) + " O3" +
+         " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) +
+         " align=" + std::to_string(l.buffer_alignment) + " vector=" + std::to_string(l.max_vector_width) + "/" +
+         std::to_string(l.vector_min_items) + "/" + std::to_string(l.vector_max_ops) + " O3" +
          (options.use_cublaslt ? " cublaslt" : "") + (options.use_cufft ? " cufft" : "") +
          (options.use_cudnn ? " cudnn" : "") +
          (options.exact_f32 ? " exact-f32" : "");

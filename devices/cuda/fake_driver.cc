@@ -37,9 +37,11 @@ struct FakeDriver::State {
     for (const auto& [p, b] : allocations) n += b;
     return n;
   }
+  // Frees a pool allocation's host memory (options.allocation_offset bytes before it).
+  void FreeDevice(uintptr_t p) const { std::free(reinterpret_cast<char*>(p) - options.allocation_offset); }
   // Frees everything the context held (the reset).
   void DropContext() {
-    for (const auto& [p, b] : allocations) std::free(reinterpret_cast<void*>(p));
+    for (const auto& [p, b] : allocations) FreeDevice(p);
     for (const auto& [p, b] : pinned) std::free(reinterpret_cast<void*>(p));
     allocations.clear();
     pinned.clear();
@@ -380,9 +382,9 @@ CUresult MemAllocFromPoolAsync(CUdeviceptr* p, size_t bytes, CUmemoryPool pool, 
     return CUDA_ERROR_INVALID_HANDLE;
   }
   if (st.DeviceBytes() + bytes > st.options.device_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
-  void* host = std::malloc(bytes);
+  void* host = std::malloc(bytes + st.options.allocation_offset);
   if (!host) return CUDA_ERROR_OUT_OF_MEMORY;
-  *p = reinterpret_cast<CUdeviceptr>(host);
+  *p = reinterpret_cast<CUdeviceptr>(static_cast<char*>(host) + st.options.allocation_offset);
   st.allocations[*p] = bytes;
   return CUDA_SUCCESS;
 }
@@ -391,7 +393,7 @@ CUresult MemFreeAsync(CUdeviceptr p, CUstream s) {
   if (!StreamOk(st, s)) return CUDA_ERROR_INVALID_HANDLE;
   auto it = st.allocations.find(p);
   if (it == st.allocations.end()) return CUDA_ERROR_INVALID_VALUE;
-  std::free(reinterpret_cast<void*>(p));
+  st.FreeDevice(p);
   st.allocations.erase(it);
   return CUDA_SUCCESS;
 }
@@ -514,7 +516,7 @@ FakeDriver::FakeDriver(FakeDriverOptions options) : state_(new State()) {
 }
 
 FakeDriver::~FakeDriver() {
-  for (const auto& [p, b] : state_->allocations) std::free(reinterpret_cast<void*>(p));
+  for (const auto& [p, b] : state_->allocations) state_->FreeDevice(p);
   for (const auto& [p, b] : state_->pinned) std::free(reinterpret_cast<void*>(p));
   if (g_state == state_) g_state = nullptr;
   delete state_;

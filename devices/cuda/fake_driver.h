@@ -43,6 +43,9 @@ struct FakeDriverOptions {
   std::string name = "Fake GPU";
   int sm_major = 9;  // compute capability: sm_90
   int sm_minor = 0;
+  // Bytes past malloc's (16-byte aligned) address that pool allocations
+  // start: a driver aligning less than jitd's kernels assume.
+  uint64_t allocation_offset = 0;
 };
 
 class FakeDriver {

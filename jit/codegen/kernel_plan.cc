@@ -39,6 +39,32 @@ int64_t Blocks(int64_t items, int64_t per_block, int64_t max_blocks) {
   return std::clamp<int64_t>((items + per_block - 1) / per_block, 1, max_blocks);
 }
 
+bool IsPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// The kFlat vector width (kernel_plan.h). Every element the kernel writes
+// sits at the root's linear index (extra outputs included), so the stores
+// of V neighbours are contiguous; inputs read through other index maps
+// (transpose, broadcast, slices) stay correct element by element and just
+// do not merge. The widest element bounds V so that V of them fit in the
+// buffers' guaranteed alignment.
+int64_t FlatVectorWidth(const KernelSpec& spec, int64_t work_items, const GridLimits& limits) {
+  if (work_items < limits.vector_min_items || KernelOps(spec) > static_cast<size_t>(limits.vector_max_ops)) {
+    return 1;
+  }
+  int64_t widest = 1;
+  auto widen = [&](const ir::Value* v) {
+    if (v->type().is_tensor()) widest = std::max<int64_t>(widest, ir::StorageBytes(v->type().dtype()));
+  };
+  for (size_t r = 0; r < spec.root->num_results(); ++r) widen(spec.root->result(r));
+  for (const ir::Value* v : spec.extra_outputs) widen(v);
+  for (const ir::Value* v : spec.inputs) {
+    if (v->type().rank() > 0) widen(v);  // 0-d inputs are read once, before the loops
+  }
+  int64_t width = 1;
+  while (width * 2 <= limits.max_vector_width && width * 2 * widest <= limits.buffer_alignment) width *= 2;
+  return width;
+}
+
 }  // namespace
 
 StatusOr<GridPlan> PlanGridKernel(const KernelSpec& spec, const GridLimits& limits) {
@@ -48,14 +74,21 @@ StatusOr<GridPlan> PlanGridKernel(const KernelSpec& spec, const GridLimits& limi
                            " must be a positive multiple of the warp size " + std::to_string(limits.warp_size) +
                            ", at most warp_size^2 threads, and max_blocks positive");
   }
+  if (!IsPowerOfTwo(limits.buffer_alignment) || !IsPowerOfTwo(limits.max_vector_width)) {
+    return InvalidArgument("grid limits: buffer_alignment " + std::to_string(limits.buffer_alignment) +
+                           " and max_vector_width " + std::to_string(limits.max_vector_width) +
+                           " must be powers of two");
+  }
   if (!spec.root) return InvalidArgument("kernel '" + spec.name + "' has no root op");
   const ir::Op& root = *spec.root;
   GridPlan plan;
   if (root.code() != ir::OpCode::kReduce) {
     plan.kind = GridKind::kFlat;
     plan.work_items = root.result(0)->type().num_elements();
+    plan.vector_width = FlatVectorWidth(spec, plan.work_items, limits);
     plan.block = limits.block_threads;
-    plan.grid = Blocks(plan.work_items, plan.block, limits.max_blocks);
+    const int64_t threads = (plan.work_items + plan.vector_width - 1) / plan.vector_width;
+    plan.grid = Blocks(threads, plan.block, limits.max_blocks);
     return plan;
   }
   const std::vector<int64_t>& in_dims = root.operand(0)->type().dims();

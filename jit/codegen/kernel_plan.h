@@ -4,9 +4,18 @@
 // without) emitting it, and a loader of cached code gets it without
 // emitting anything.
 //
-//   kFlat         elementwise root: a guarded thread per result element,
-//                 grid-stride: element i is computed by the thread whose
-//                 global id is i mod (grid * block).
+//   kFlat         elementwise root, grid-stride over the result elements.
+//                 With vector_width V = 1: element i is computed by the
+//                 thread whose global id is i mod (grid * block). With V > 1
+//                 (FlatVectorEnd): thread t computes the V consecutive
+//                 elements i .. i + V - 1 for i = V * t, V * (t + T), ...
+//                 below FlatVectorEnd (T = grid * block threads), then the
+//                 few elements past it (work_items mod V) one each, element
+//                 FlatVectorEnd + k by thread k. Each element's value does
+//                 not depend on the split; the V neighbours' loads and
+//                 stores fall on consecutive, V-element-aligned addresses,
+//                 which the backend merges into vector accesses (128 bits
+//                 for f32 x 4).
 //   kBlockReduce  a reduce with a known fold (ElementalEmitter::FoldIdentity)
 //                 and a long reduced extent: a block per output (block-
 //                 stride over outputs); thread t folds reduced elements
@@ -39,6 +48,22 @@ struct GridLimits {
   int64_t max_shared_bytes = 48 * 1024;   // static shared memory per block
   // Reductions whose reduced extent is at least this use kBlockReduce.
   int64_t block_reduce_min_extent = 256;
+  // Every buffer the caller passes a kernel starts at a multiple of this
+  // many bytes (a power of two; the kernels' pointer parameters are
+  // declared so). 16 holds on the cuda device: its buffers are memory-pool
+  // allocations and arena offsets in multiples of 256 bytes (and
+  // CudaAllocator checks each allocation). 1: only aligned to the element,
+  // and no kFlat vectorization.
+  int64_t buffer_alignment = 16;
+  // kFlat vectorization: at most this many elements per thread and
+  // iteration (a power of two; the element math is unrolled that often),
+  // only for results of at least vector_min_items elements (smaller ones
+  // keep a thread per element: more threads, and launch latency dominates
+  // anyway) and kernels of at most vector_max_ops ops (KernelOps; the
+  // unrolled body grows with both).
+  int64_t max_vector_width = 4;
+  int64_t vector_min_items = int64_t{1} << 14;
+  int64_t vector_max_ops = 64;
 };
 
 enum class GridKind { kFlat, kBlockReduce, kThreadReduce };
@@ -52,10 +77,24 @@ struct GridPlan {
   int64_t grid = 1;          // blocks (x); at least 1
   int64_t block = 1;         // threads per block (x)
   int64_t shared_bytes = 0;  // static shared memory per block
+  // kFlat: consecutive elements per thread and iteration (a power of two;
+  // vector_width * the widest element's bytes <= GridLimits::
+  // buffer_alignment); 1 for the other kinds.
+  int64_t vector_width = 1;
 };
 
-// The plan of `spec` (its root an elementwise op or a reduce). Errors:
-// INVALID_ARGUMENT for limits that cannot hold a plan.
+// kFlat: where the vector loop's elements end and the scalar tail's begin
+// (work_items rounded down to a multiple of vector_width).
+inline int64_t FlatVectorEnd(const GridPlan& plan) {
+  return plan.work_items - plan.work_items % plan.vector_width;
+}
+
+// The plan of `spec` (its root an elementwise op or a reduce). A kFlat
+// plan's vector_width is the largest power of two up to max_vector_width
+// with vector_width * (the widest element, in bytes, the kernel reads from
+// a buffer or writes) <= buffer_alignment, or 1 below vector_min_items or
+// above vector_max_ops; its grid covers work_items / vector_width threads.
+// Errors: INVALID_ARGUMENT for limits that cannot hold a plan.
 StatusOr<GridPlan> PlanGridKernel(const KernelSpec& spec, const GridLimits& limits);
 
 }  // namespace jitd::codegen

@@ -2,22 +2,29 @@
 // schedules. Indices are i64 throughout (results past 2^31 elements).
 #include "jit/codegen/nvptx/grid_kernel_emitter.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "jit/codegen/elemental_emitter.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CallingConv.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace jitd::codegen {
@@ -52,6 +59,11 @@ class GridEmitter {
     for (unsigned i = 0; i < num_params; ++i) {
       fn_->addParamAttr(i, llvm::Attribute::NoAlias);
       if (i < spec_.inputs.size()) fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
+      // What lets the backend prove a vector access aligned.
+      if (limits_.buffer_alignment > 1) {
+        fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(
+                                 ctx, llvm::Align(static_cast<uint64_t>(limits_.buffer_alignment))));
+      }
     }
     // nvvm.annotations too: the form every NVPTX consumer reads.
     llvm::NamedMDNode* annotations = module_.getOrInsertNamedMetadata("nvvm.annotations");
@@ -81,11 +93,7 @@ class GridEmitter {
 
     switch (plan_.kind) {
       case GridKind::kFlat:
-        Loop(global_id_, b_.getInt64(plan_.work_items), global_threads_, {},
-             [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
-               element_->StoreElement(i);
-               return std::vector<llvm::Value*>{};
-             });
+        EmitFlat();
         break;
       case GridKind::kThreadReduce:
         Loop(global_id_, b_.getInt64(plan_.work_items), global_threads_, {},
@@ -105,6 +113,7 @@ class GridEmitter {
     }
     JITD_RETURN_IF_ERROR(element_->status());
     b_.CreateRetVoid();
+    VectorizeGroup();
     std::string message;
     llvm::raw_string_ostream os(message);
     if (llvm::verifyFunction(*fn_, &os)) {
@@ -223,6 +232,193 @@ class GridEmitter {
     b_.SetInsertPoint(done);
   }
 
+  // kFlat (kernel_plan.h): V consecutive elements per thread and
+  // iteration, the element math unrolled V times, then the scalar tail.
+  // The first index of each group is a multiple of V, so with aligned
+  // buffers the V accesses of an identity-indexed buffer are one aligned
+  // vector; VectorizeGroup makes them one once the function is complete.
+  void EmitFlat() {
+    const int64_t v = plan_.vector_width;
+    auto scalar = [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+      element_->StoreElement(i);
+      return std::vector<llvm::Value*>{};
+    };
+    if (v <= 1) {
+      Loop(global_id_, b_.getInt64(plan_.work_items), global_threads_, {}, scalar);
+      return;
+    }
+    const int64_t vector_end = FlatVectorEnd(plan_);
+    llvm::Value* first = b_.CreateMul(global_id_, b_.getInt64(v), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    llvm::Value* step = b_.CreateMul(global_threads_, b_.getInt64(v), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    Loop(first, b_.getInt64(vector_end), step, {}, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+      group_.entry = b_.GetInsertBlock();
+      for (int64_t k = 0; k < v; ++k) {
+        group_.index.push_back(k == 0 ? i : b_.CreateAdd(i, b_.getInt64(k), "", /*HasNUW=*/true, /*HasNSW=*/true));
+        element_->StoreElement(group_.index.back());
+      }
+      group_.exit = b_.GetInsertBlock();
+      return std::vector<llvm::Value*>{};
+    });
+    if (vector_end < plan_.work_items) {
+      Loop(b_.CreateAdd(b_.getInt64(vector_end), global_id_, "", /*HasNUW=*/true, /*HasNSW=*/true),
+           b_.getInt64(plan_.work_items), global_threads_, {}, scalar);
+    }
+  }
+
+  // The accesses of one buffer at group index + k, k = 0 .. V - 1.
+  struct GroupAccesses {
+    llvm::Argument* buffer = nullptr;
+    llvm::Type* element = nullptr;  // a scalar integer or float type
+    llvm::Value* address = nullptr;  // the buffer as the accesses' GEPs use it
+    std::vector<std::vector<llvm::LoadInst*>> loads;
+    std::vector<std::vector<llvm::StoreInst*>> stores;
+  };
+
+  // After the function is complete: the element emitter's accesses of the
+  // vector loop become vector accesses where that is sound, so that long
+  // element bodies (whose V neighbours' accesses lie far apart or in other
+  // blocks, out of the backend's LoadStoreVectorizer's reach) get them too.
+  //   - Input loads at buffer[index + k] for every k: one aligned vector
+  //     load at the top of the group, each scalar load replaced by its
+  //     lane. Sound: inputs are read-only and alias nothing the kernel
+  //     writes, and the whole vector lies inside the buffer (checked from
+  //     its type), so an element load that ran only on some paths may run
+  //     on all of them.
+  //   - Output stores at buffer[index + k], one per k, each on every path
+  //     through the group (its block dominates the group's end) to a
+  //     buffer the kernel never reads: one aligned vector store at the end.
+  // Other accesses at index (complex elements, groups with a lane
+  // missing) only get their alignment (V elements, up to the buffers'),
+  // which LoadStoreVectorizer needs to merge them itself.
+  void VectorizeGroup() {
+    if (group_.index.empty() || limits_.buffer_alignment <= 1) return;
+    const size_t v = group_.index.size();
+    const llvm::DataLayout& layout = module_.getDataLayout();
+    const uint64_t max_align = static_cast<uint64_t>(limits_.buffer_alignment);
+    // The lane an address is at (GEP of a kernel parameter by index + k).
+    auto lane = [&](llvm::Value* address, llvm::Argument** buffer, llvm::GetElementPtrInst** gep_out) -> int64_t {
+      auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(address);
+      if (!gep || gep->getNumIndices() != 1) return -1;
+      auto* base = llvm::dyn_cast<llvm::Argument>(gep->getPointerOperand()->stripPointerCasts());
+      if (!base || base->getParent() != fn_) return -1;
+      for (size_t k = 0; k < v; ++k) {
+        if (gep->idx_begin()->get() == group_.index[k]) {
+          *buffer = base;
+          *gep_out = gep;
+          return static_cast<int64_t>(k);
+        }
+      }
+      return -1;
+    };
+    auto group_align = [&](llvm::Type* t) -> std::optional<llvm::Align> {
+      const uint64_t bytes = layout.getTypeAllocSize(t).getFixedValue();
+      if (bytes == 0 || !llvm::isPowerOf2_64(bytes)) return std::nullopt;
+      return llvm::Align(std::min<uint64_t>(max_align, bytes * v));
+    };
+    llvm::DominatorTree dominators(*fn_);
+    auto in_group = [&](const llvm::BasicBlock* block) { return dominators.dominates(group_.entry, block); };
+    std::vector<GroupAccesses> groups;  // in order of first access: the same IR every time
+    // What the group's other instructions read or write through pointers:
+    // the buffer when it is one, else nullptr (anything).
+    std::vector<llvm::Value*> read, written;
+    auto object = [&](llvm::Value* pointer) -> llvm::Value* {
+      llvm::Value* o = llvm::getUnderlyingObject(pointer, /*MaxLookup=*/0);
+      return llvm::isa<llvm::Argument, llvm::AllocaInst, llvm::GlobalVariable>(o) ? o : nullptr;
+    };
+    for (llvm::BasicBlock& block : *fn_) {
+      if (!in_group(&block)) continue;
+      for (llvm::Instruction& inst : block) {
+        if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst)) {
+          for (llvm::Value* arg : call->args()) {
+            if (arg->getType()->isPointerTy()) read.push_back(object(arg)), written.push_back(object(arg));
+          }
+          continue;
+        }
+        auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+        auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
+        if (!load && !store) continue;
+        llvm::Value* address = load ? load->getPointerOperand() : store->getPointerOperand();
+        llvm::Argument* buffer = nullptr;
+        llvm::GetElementPtrInst* gep = nullptr;
+        const int64_t k = lane(address, &buffer, &gep);
+        llvm::Type* t = k < 0 ? nullptr : gep->getSourceElementType();
+        const bool simple = k >= 0 && (load ? load->isSimple() && load->getType() == t
+                                            : store->isSimple() && store->getValueOperand()->getType() == t);
+        if (!simple || !(t->isIntegerTy() || t->isFloatingPointTy())) {
+          (load ? read : written).push_back(object(address));
+          // The alignment, for the backend's vectorizer, on the first lane.
+          std::optional<llvm::Align> a = k == 0 ? group_align(t) : std::nullopt;
+          if (a && load && *a > load->getAlign()) load->setAlignment(*a);
+          if (a && store && *a > store->getAlign()) store->setAlignment(*a);
+          continue;
+        }
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const GroupAccesses& g) { return g.buffer == buffer && g.element == t; });
+        if (it == groups.end()) {
+          groups.push_back({buffer, t, gep->getPointerOperand(), std::vector<std::vector<llvm::LoadInst*>>(v),
+                            std::vector<std::vector<llvm::StoreInst*>>(v)});
+          it = groups.end() - 1;
+        }
+        if (it->address != gep->getPointerOperand()) it->address = nullptr;  // mixed bases: leave it
+        if (load) it->loads[static_cast<size_t>(k)].push_back(load);
+        if (store) it->stores[static_cast<size_t>(k)].push_back(store);
+      }
+    }
+    auto touched = [](const std::vector<llvm::Value*>& objects, llvm::Value* buffer) {
+      return std::any_of(objects.begin(), objects.end(), [&](llvm::Value* o) { return !o || o == buffer; });
+    };
+    llvm::Instruction* top = &*group_.entry->getFirstInsertionPt();
+    llvm::Instruction* end = group_.exit->getTerminator();
+    Builder b(module_.getContext());
+    for (GroupAccesses& g : groups) {
+      const uint64_t bytes = layout.getTypeAllocSize(g.element).getFixedValue();
+      std::optional<llvm::Align> align = group_align(g.element);
+      auto* base = llvm::dyn_cast_or_null<llvm::Instruction>(g.address);
+      if (!align || align->value() < bytes * v || !g.address || (base && !dominators.dominates(base, top))) {
+        // No vector: the first lane's alignment at least.
+        for (llvm::LoadInst* load : g.loads[0]) load->setAlignment(std::max(load->getAlign(), align.value_or(load->getAlign())));
+        for (llvm::StoreInst* store : g.stores[0]) store->setAlignment(std::max(store->getAlign(), align.value_or(store->getAlign())));
+        continue;
+      }
+      auto* vector_type = llvm::FixedVectorType::get(g.element, static_cast<unsigned>(v));
+      const size_t param = g.buffer->getArgNo();
+      const bool every_lane_read =
+          std::all_of(g.loads.begin(), g.loads.end(), [](const auto& l) { return !l.empty(); });
+      const bool every_lane_written_once =
+          std::all_of(g.stores.begin(), g.stores.end(), [](const auto& s) { return s.size() == 1; });
+      if (param < spec_.inputs.size() && every_lane_read && spec_.inputs[param]->type().is_tensor() &&
+          spec_.inputs[param]->type().byte_size() >= FlatVectorEnd(plan_) * static_cast<int64_t>(bytes)) {
+        b.SetInsertPoint(top);
+        llvm::Value* vector =
+            b.CreateAlignedLoad(vector_type, b.CreateInBoundsGEP(g.element, g.address, group_.index[0]), *align);
+        for (size_t k = 0; k < v; ++k) {
+          llvm::Value* x = b.CreateExtractElement(vector, b.getInt64(k));
+          for (llvm::LoadInst* load : g.loads[k]) {
+            load->replaceAllUsesWith(x);
+            load->eraseFromParent();
+          }
+        }
+        continue;
+      }
+      bool on_every_path = every_lane_written_once && param >= spec_.inputs.size();
+      for (size_t k = 0; on_every_path && k < v; ++k) {
+        on_every_path = g.loads[k].empty() && dominators.dominates(g.stores[k][0]->getParent(), group_.exit);
+      }
+      if (!on_every_path || touched(read, g.buffer) || touched(written, g.buffer)) {
+        for (llvm::LoadInst* load : g.loads[0]) load->setAlignment(std::max(load->getAlign(), *align));
+        for (llvm::StoreInst* store : g.stores[0]) store->setAlignment(std::max(store->getAlign(), *align));
+        continue;
+      }
+      b.SetInsertPoint(end);
+      llvm::Value* vector = llvm::PoisonValue::get(vector_type);
+      for (size_t k = 0; k < v; ++k) {
+        vector = b.CreateInsertElement(vector, g.stores[k][0]->getValueOperand(), b.getInt64(k));
+      }
+      b.CreateAlignedStore(vector, b.CreateInBoundsGEP(g.element, g.address, group_.index[0]), *align);
+      for (const auto& stores : g.stores) stores[0]->eraseFromParent();
+    }
+  }
+
   void Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
   Status EmitBlockReduce() {
@@ -280,6 +476,13 @@ class GridEmitter {
   llvm::Value* grid_ = nullptr;
   llvm::Value* global_id_ = nullptr;
   llvm::Value* global_threads_ = nullptr;
+  // kFlat with V > 1: the vector loop's body (first and last block) and
+  // its V element indices.
+  struct {
+    llvm::BasicBlock* entry = nullptr;
+    llvm::BasicBlock* exit = nullptr;
+    std::vector<llvm::Value*> index;
+  } group_;
 };
 
 }  // namespace
@@ -290,6 +493,12 @@ Status EmitGridKernel(llvm::Module& module, const KernelSpec& spec, const GridPl
     return InvalidArgument(spec.root->loc().ToString() + ": '" + std::string(spec.root->name()) +
                            "' op roots a kernel of " + std::to_string(n) + " ops, above the limit of " +
                            std::to_string(kMaxKernelOps) + " ops per kernel");
+  }
+  const int64_t v = plan.vector_width;
+  if (v < 1 || (v & (v - 1)) != 0 || (v > 1 && plan.kind != GridKind::kFlat)) {
+    return InvalidArgument("kernel '" + spec.name + "': a " + std::string(GridKindName(plan.kind)) +
+                           " plan with vector width " + std::to_string(v) +
+                           " (a power of two, above 1 only for flat plans)");
   }
   GridEmitter emitter(module, spec, plan, limits);
   Status status = emitter.Emit();

@@ -5,9 +5,13 @@
 //   ptx_kernel void NAME(ptr addrspace(1) noalias in0, ..., out0, ...)
 //
 // inputs in KernelSpec::inputs order, then the root's results, then the
-// extra outputs: every buffer a global-memory pointer, aligned to its
-// element, not aliasing any other (the caller's buffer assignment must not
-// hand one kernel an input and an output that overlap). Launched with
+// extra outputs: every buffer a global-memory pointer, aligned to
+// GridLimits::buffer_alignment bytes (declared `align N` when N > 1; the
+// cuda device's buffers are 256-byte aligned), not aliasing any other (the
+// caller's buffer assignment must not hand one kernel an input and an
+// output that overlap). Flat plans with a vector_width above 1 compute
+// that many neighbouring elements per thread, which the NVPTX backend
+// turns into vector loads and stores (ld.global.v4.f32 ...). Launched with
 // (plan.grid, 1, 1) blocks of (plan.block, 1, 1) threads and
 // plan.shared_bytes of static shared memory (declared in the kernel).
 #ifndef JITD_JIT_CODEGEN_NVPTX_GRID_KERNEL_EMITTER_H_

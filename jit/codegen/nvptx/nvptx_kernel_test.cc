@@ -20,6 +20,7 @@
 #include "jit/passes/fusion.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 namespace jitd::codegen {
@@ -282,6 +283,189 @@ TEST(NvptxKernelTest, SpecialAndComplexFunctionsCompileWithoutHostCalls) {
     EXPECT_EQ(ptx.find(".extern"), std::string::npos) << ptx;
     EXPECT_EQ(ptx.find("jitd_eval_"), std::string::npos) << ptx;
   }
+}
+
+// A two-input elementwise fusion of `n` elements of `t` (x * y + x).
+std::string MultiplyAdd(int64_t n, const std::string& t) {
+  const std::string type = "tensor<" + std::to_string(n) + "x" + t + ">";
+  return "func.func @main(%x: " + type + ", %y: " + type + ") -> " + type + " {\n"
+         "  %0 = stablehlo.multiply %x, %y : " + type + "\n"
+         "  %1 = stablehlo.add %0, %x : " + type + "\n"
+         "  return %1 : " + type + "\n}";
+}
+
+// The PTX lines (trimmed) of `ptx` that contain `what`.
+std::vector<std::string> Lines(const std::string& ptx, const std::string& what) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < ptx.size()) {
+    size_t end = ptx.find('\n', at);
+    if (end == std::string::npos) end = ptx.size();
+    std::string line = ptx.substr(at, end - at);
+    if (line.find(what) != std::string::npos) {
+      line.erase(0, line.find_first_not_of(" \t"));
+      out.push_back(line);
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+TEST(NvptxKernelTest, LargeF32ElementwiseFusionUses128BitLoadsAndStores) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  Fused f = FuseForNvptx(MultiplyAdd(1 << 20, "f32"));
+  ASSERT_EQ(f.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].vector_width, 4);
+  EXPECT_EQ(plans[0].grid, 1024);  // 2^20 / 4 elements per thread / 256 threads
+  // Both inputs read as one v4 each, the result written as one v4; no
+  // element goes through a scalar access (2^20 is a multiple of 4: no tail).
+  EXPECT_EQ(Lines(ptx, "ld.global.nc.v4.f32").size() + Lines(ptx, "ld.global.v4.f32").size(), 2u) << ptx;
+  EXPECT_EQ(Lines(ptx, "st.global.v4.f32").size(), 1u) << ptx;
+  EXPECT_EQ(Lines(ptx, "ld.global.f32").size() + Lines(ptx, "ld.global.nc.f32").size(), 0u) << ptx;
+  EXPECT_EQ(Lines(ptx, "st.global.f32").size(), 0u) << ptx;
+}
+
+TEST(NvptxKernelTest, F64FusionUsesTwoWideAccessesAndATailLoopForTheRest) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  // 2^20 + 1 elements: one element past the vector loop.
+  Fused f = FuseForNvptx(MultiplyAdd((1 << 20) + 1, "f64"));
+  ASSERT_EQ(f.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].vector_width, 2);
+  EXPECT_EQ(FlatVectorEnd(plans[0]), 1 << 20);
+  EXPECT_EQ(Lines(ptx, "ld.global.nc.v2.f64").size() + Lines(ptx, "ld.global.v2.f64").size(), 2u) << ptx;
+  EXPECT_EQ(Lines(ptx, "st.global.v2.f64").size(), 1u) << ptx;
+  // The tail: scalar accesses, one load per input and one store.
+  EXPECT_EQ(Lines(ptx, "ld.global.nc.f64").size() + Lines(ptx, "ld.global.f64").size(), 2u) << ptx;
+  EXPECT_EQ(Lines(ptx, "st.global.f64").size(), 1u) << ptx;
+}
+
+// The LLVM IR of `spec`'s kernel as emitted, before any optimization.
+std::string EmittedIr(KernelSpec spec) {
+  auto machine = CreateNvptxTargetMachine({});
+  EXPECT_TRUE(machine.ok()) << machine.status().message();
+  if (!machine.ok()) return "";
+  llvm::LLVMContext context;
+  llvm::Module module("test", context);
+  PrepareNvptxModule(module, **machine);
+  spec.name = "jitd_k0";
+  auto plan = PlanGridKernel(spec, {});
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  if (!plan.ok()) return "";
+  Status s = EmitGridKernel(module, spec, *plan, {});
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  module.print(os, nullptr);
+  return os.str();
+}
+
+TEST(NvptxKernelTest, LongElementBodiesGetVectorAccessesFromTheEmitter) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  // tanh's element math is long and exp's branches: the neighbours'
+  // accesses are too far apart or in other blocks for the backend to merge
+  // them; the emitter writes the vector accesses itself.
+  for (const char* op : {"tanh", "exponential"}) {
+    SCOPED_TRACE(op);
+    Fused f = FuseForNvptx(std::string(R"(
+func.func @main(%x: tensor<1024x1024xf32>, %b: tensor<1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<1024xf32>) -> tensor<1024x1024xf32>
+  %1 = stablehlo.add %x, %0 : tensor<1024x1024xf32>
+  %2 = stablehlo.)") + op + R"( %1 : tensor<1024x1024xf32>
+  return %2 : tensor<1024x1024xf32>
+})");
+    ASSERT_EQ(f.specs.size(), 1u);
+    const std::string ir = EmittedIr(f.specs[0]);
+    // x; b is read along a row, element by element.
+    const std::vector<std::string> loads = Lines(ir, "load <4 x float>");
+    const std::vector<std::string> stores = Lines(ir, "store <4 x float>");
+    ASSERT_EQ(loads.size(), 1u) << ir;
+    ASSERT_EQ(stores.size(), 1u) << ir;
+    EXPECT_NE(loads[0].find("align 16"), std::string::npos) << loads[0];
+    EXPECT_NE(stores[0].find("align 16"), std::string::npos) << stores[0];
+    std::vector<GridPlan> plans;
+    const std::string ptx = Ptx(f.specs, &plans);
+    ASSERT_FALSE(ptx.empty());
+    EXPECT_EQ(plans[0].vector_width, 4);
+    EXPECT_EQ(Lines(ptx, "ld.global.nc.v4.f32").size(), 1u) << ptx;
+    EXPECT_EQ(Lines(ptx, "st.global.v4.f32").size(), 1u) << ptx;
+    EXPECT_EQ(Lines(ptx, "st.global.f32").size(), 0u) << ptx;
+    // The broadcast row vector: four scalar loads per group.
+    EXPECT_EQ(Lines(ptx, "ld.global.nc.f32").size(), 4u) << ptx;
+  }
+}
+
+TEST(NvptxKernelTest, ExtraOutputsAreWrittenAsVectorsToo) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<1048576xf32>, %y: tensor<1048576xf64>) -> (tensor<1048576xf32>, tensor<1048576xf64>) {
+  %0 = stablehlo.convert %x : (tensor<1048576xf32>) -> tensor<1048576xf64>
+  %1 = stablehlo.add %0, %y : tensor<1048576xf64>
+  %2 = stablehlo.exponential %1 : tensor<1048576xf64>
+  %3 = stablehlo.convert %2 : (tensor<1048576xf64>) -> tensor<1048576xf32>
+  return %3, %1 : tensor<1048576xf32>, tensor<1048576xf64>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  ASSERT_EQ(f.specs[0].extra_outputs.size(), 1u);
+  std::vector<GridPlan> plans;
+  const std::string ptx = Ptx(f.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].vector_width, 2);  // f64: two per 16 bytes
+  EXPECT_EQ(Lines(ptx, "ld.global.nc.v2.f32").size(), 1u) << ptx;
+  EXPECT_EQ(Lines(ptx, "ld.global.nc.v2.f64").size(), 1u) << ptx;
+  EXPECT_EQ(Lines(ptx, "st.global.v2.f32").size(), 1u) << ptx;  // the root's result
+  EXPECT_EQ(Lines(ptx, "st.global.v2.f64").size(), 1u) << ptx;  // the extra output
+}
+
+TEST(NvptxKernelTest, SmallOddAndUnalignedKernelsKeepAThreadPerElement) {
+  if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
+  // Below vector_min_items.
+  Fused small = FuseForNvptx(MultiplyAdd(1000, "f32"));
+  ASSERT_EQ(small.specs.size(), 1u);
+  std::vector<GridPlan> plans;
+  std::string ptx = Ptx(small.specs, &plans);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].vector_width, 1);
+  EXPECT_EQ(Count(ptx, ".v4."), 0u) << ptx;
+  EXPECT_EQ(Count(ptx, ".v2."), 0u) << ptx;
+  // Buffers the caller only aligns to their element: no vectors, no align.
+  Fused large = FuseForNvptx(MultiplyAdd(1 << 20, "f32"));
+  ASSERT_EQ(large.specs.size(), 1u);
+  GridLimits element_aligned;
+  element_aligned.buffer_alignment = 1;
+  plans.clear();
+  ptx = Ptx(large.specs, &plans, element_aligned);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(plans[0].vector_width, 1);
+  EXPECT_EQ(plans[0].grid, 4096);
+  EXPECT_EQ(Count(ptx, ".v4."), 0u) << ptx;
+}
+
+TEST(NvptxKernelTest, EmitterRefusesAVectorWidthThePlanCannotHave) {
+  Fused f = FuseForNvptx(R"(
+func.func @main(%x: tensor<4x4096xf32>) -> tensor<4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x4096xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+})");
+  ASSERT_EQ(f.specs.size(), 1u);
+  auto plan = PlanGridKernel(f.specs[0], {});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->vector_width, 1);  // reductions keep their combine order
+  llvm::LLVMContext context;
+  llvm::Module module("test", context);
+  GridPlan bad = *plan;
+  bad.vector_width = 4;
+  Status s = EmitGridKernel(module, f.specs[0], bad, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("vector width 4"), std::string::npos) << s.message();
+  EXPECT_TRUE(module.empty());
 }
 
 TEST(NvptxKernelTest, PlansRejectLimitsThatCannotHoldABlock) {

@@ -22,6 +22,7 @@
 #include <jitd/jitd.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -353,8 +354,10 @@ static void test_large_tensor(jitd_client_t* client) {
   jitd_executable_release(exe);
 }
 
-/* Another connection finds the program by its fingerprint (no text sent). */
-static void test_compile_by_fingerprint(jitd_client_t* other, const uint8_t fingerprint[16]) {
+/* Another connection finds the program by its fingerprint (no text sent);
+ * it cannot use the first connection's buffers. */
+static void test_compile_by_fingerprint(jitd_client_t* client, jitd_client_t* other,
+                                        const uint8_t fingerprint[16]) {
   jitd_executable_t* exe = NULL;
   uint8_t unknown[16];
   memset(unknown, 0x5C, sizeof(unknown));
@@ -368,6 +371,12 @@ static void test_compile_by_fingerprint(jitd_client_t* other, const uint8_t fing
   const inputs_t in = make_inputs(3);
   fill_arguments(&run, &in);
   execute_and_check(&run, &in, __LINE__);
+  jitd_buffer_t* foreign = NULL;
+  create_buffer(client, exe, 0, 0, &foreign);
+  jitd_buffer_t* mixed[3] = {foreign, run.args[1], run.args[2]};
+  CHECK_STATUS(jitd_executable_execute(exe, mixed, 3, run.results, 3, NULL),
+               JITD_INVALID_ARGUMENT, "");
+  jitd_buffer_destroy(foreign);
   finish_run(&run);
 }
 
@@ -386,12 +395,14 @@ typedef struct blocked_execute_t {
   jitd_buffer_t* x;
   jitd_buffer_t* y;
   jitd_status_t* status;
+  atomic_int done;
 } blocked_execute_t;
 
 static void* execute_on_thread(void* arg) {
   blocked_execute_t* run = (blocked_execute_t*)arg;
   run->status = jitd_executable_execute_with_deadline(run->exe, &run->x, 1, &run->y, 1,
                                                       20u * 1000 * 1000, NULL);
+  atomic_store(&run->done, 1);
   return NULL;
 }
 
@@ -447,11 +458,23 @@ static void test_infeed_outfeed(jitd_client_t* client, jitd_client_t* other) {
   /* The execute waits on `client`; `other` feeds it. */
   xs[0] = 0.5f;
   xs[1] = -0.5f;
-  blocked_execute_t blocked = {exe, x, y, NULL};
+  blocked_execute_t blocked;
+  blocked.exe = exe;
+  blocked.x = x;
+  blocked.y = y;
+  blocked.status = NULL;
+  atomic_init(&blocked.done, 0);
   pthread_t thread;
   CHECK(pthread_create(&thread, NULL, execute_on_thread, &blocked) == 0);
   const struct timespec pause = {0, 200 * 1000 * 1000};
   nanosleep(&pause, NULL);
+  if (atomic_load(&blocked.done)) { /* it cannot finish unfed: it failed */
+    CHECK(pthread_join(thread, NULL) == 0);
+    fprintf(stderr, "%s:%d: the execute waiting for its infeed ended early: code %d (\"%s\")\n",
+            __FILE__, __LINE__, (int)jitd_status_code(blocked.status),
+            jitd_status_message(blocked.status));
+    exit(1);
+  }
   const float late[2] = {100, 200};
   CHECK_OK(jitd_client_transfer_to_infeed(other, NULL, JITD_DTYPE_F32, dims, 1, late, 8));
   CHECK(pthread_join(thread, NULL) == 0);
@@ -491,7 +514,7 @@ static void test_plaintext_with_token(void) {
 
   uint8_t fingerprint[16];
   test_compile_and_execute(client, fingerprint);
-  test_compile_by_fingerprint(other, fingerprint);
+  test_compile_by_fingerprint(client, other, fingerprint);
   test_large_tensor(client);
   test_infeed_outfeed(client, other);
   test_stats(client, "token:alice");
@@ -577,7 +600,7 @@ static void test_plaintext_refusals(void) {
     options = remote_options(bad[i]);
     options.token_file = g_token;
     options.insecure_loopback = 1;
-    jitd_status_t* status = jitd_client_connect(&options, &client);
+    status = jitd_client_connect(&options, &client);
     if (jitd_status_code(status) != JITD_INVALID_ARGUMENT) {
       fprintf(stderr, "%s:%d: connect to '%s': code %d (\"%s\"), expected INVALID_ARGUMENT\n",
               __FILE__, __LINE__, bad[i], (int)jitd_status_code(status),

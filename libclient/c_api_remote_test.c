@@ -648,6 +648,18 @@ static void test_mutual_tls(void) {
     execute_and_check(&run, &in, __LINE__);
   }
   finish_run(&run);
+  /* The cpu device (LLVM-compiled code) gives the same exact results. */
+  jitd_compile_options_t cpu;
+  memset(&cpu, 0, sizeof(cpu));
+  cpu.struct_size = sizeof(cpu);
+  cpu.device = "cpu";
+  jitd_executable_t* exe = NULL;
+  CHECK_OK(jitd_client_compile(client, kProgram, strlen(kProgram), &cpu, &exe));
+  run = prepare_run(client, exe);
+  const inputs_t in = make_inputs(4);
+  fill_arguments(&run, &in);
+  execute_and_check(&run, &in, __LINE__);
+  finish_run(&run);
   test_stats(client, "cert:alice");
   jitd_client_close(client);
 

@@ -10,8 +10,9 @@ packages=(
   llvm-19-dev clang-19 libclang-rt-19-dev libzstd-dev
   # Daemon and wire.
   libboost1.81-dev libflatbuffers-dev flatbuffers-compiler
-  # Remote clients: TLS 1.3 (OpenSSL 3).
-  libssl-dev
+  # Remote clients: TLS 1.3 (OpenSSL 3); the openssl command makes the
+  # remote tests' throwaway certificates (without it their TLS half skips).
+  libssl-dev openssl
   # Tests, benchmarks, command line, logging, hashing.
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
   libspdlog-dev libxxhash-dev

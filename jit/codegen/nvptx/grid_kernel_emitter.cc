@@ -274,6 +274,11 @@ class GridEmitter {
     std::vector<std::vector<llvm::StoreInst*>> stores;
   };
 
+  static void RaiseFirstLaneAlignment(const GroupAccesses& g, llvm::Align align) {
+    for (llvm::LoadInst* load : g.loads[0]) load->setAlignment(std::max(load->getAlign(), align));
+    for (llvm::StoreInst* store : g.stores[0]) store->setAlignment(std::max(store->getAlign(), align));
+  }
+
   // After the function is complete: the element emitter's accesses of the
   // vector loop become vector accesses where that is sound, so that long
   // element bodies (whose V neighbours' accesses lie far apart or in other
@@ -367,8 +372,10 @@ class GridEmitter {
     auto touched = [](const std::vector<llvm::Value*>& objects, llvm::Value* buffer) {
       return std::any_of(objects.begin(), objects.end(), [&](llvm::Value* o) { return !o || o == buffer; });
     };
+    // Replaced accesses are erased at the end (`top` may be one of them).
     llvm::Instruction* top = &*group_.entry->getFirstInsertionPt();
     llvm::Instruction* end = group_.exit->getTerminator();
+    std::vector<llvm::Instruction*> replaced;
     Builder b(module_.getContext());
     for (GroupAccesses& g : groups) {
       const uint64_t bytes = layout.getTypeAllocSize(g.element).getFixedValue();
@@ -376,8 +383,7 @@ class GridEmitter {
       auto* base = llvm::dyn_cast_or_null<llvm::Instruction>(g.address);
       if (!align || align->value() < bytes * v || !g.address || (base && !dominators.dominates(base, top))) {
         // No vector: the first lane's alignment at least.
-        for (llvm::LoadInst* load : g.loads[0]) load->setAlignment(std::max(load->getAlign(), align.value_or(load->getAlign())));
-        for (llvm::StoreInst* store : g.stores[0]) store->setAlignment(std::max(store->getAlign(), align.value_or(store->getAlign())));
+        if (align) RaiseFirstLaneAlignment(g, *align);
         continue;
       }
       auto* vector_type = llvm::FixedVectorType::get(g.element, static_cast<unsigned>(v));
@@ -395,7 +401,7 @@ class GridEmitter {
           llvm::Value* x = b.CreateExtractElement(vector, b.getInt64(k));
           for (llvm::LoadInst* load : g.loads[k]) {
             load->replaceAllUsesWith(x);
-            load->eraseFromParent();
+            replaced.push_back(load);
           }
         }
         continue;
@@ -405,8 +411,7 @@ class GridEmitter {
         on_every_path = g.loads[k].empty() && dominators.dominates(g.stores[k][0]->getParent(), group_.exit);
       }
       if (!on_every_path || touched(read, g.buffer) || touched(written, g.buffer)) {
-        for (llvm::LoadInst* load : g.loads[0]) load->setAlignment(std::max(load->getAlign(), *align));
-        for (llvm::StoreInst* store : g.stores[0]) store->setAlignment(std::max(store->getAlign(), *align));
+        RaiseFirstLaneAlignment(g, *align);
         continue;
       }
       b.SetInsertPoint(end);
@@ -415,8 +420,9 @@ class GridEmitter {
         vector = b.CreateInsertElement(vector, g.stores[k][0]->getValueOperand(), b.getInt64(k));
       }
       b.CreateAlignedStore(vector, b.CreateInBoundsGEP(g.element, g.address, group_.index[0]), *align);
-      for (const auto& stores : g.stores) stores[0]->eraseFromParent();
+      for (const auto& stores : g.stores) replaced.push_back(stores[0]);
     }
+    for (llvm::Instruction* inst : replaced) inst->eraseFromParent();
   }
 
   void Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }

@@ -10,6 +10,12 @@
 //                                      every 10th corpus file that compiles
 //                                      to at least one kernel
 //   cuda_compile/corpus_median/ptx_only   the same, stopping at PTX
+//   cuda_compile/flat_1m/vector_WIDTH/nvjitlink  a 1M-element f32 fusion
+//                                      (tanh, multiply, add of three inputs)
+//                                      with the flat schedule's vector width
+//                                      capped at 1 or left at 4: what the
+//                                      unrolled body costs the compile (the
+//                                      run-time side needs a GPU)
 //
 // Run: build/bin/jitd_cuda_compile_bench --benchmark_repetitions=5
 //      --benchmark_report_aggregates_only=true
@@ -27,6 +33,7 @@
 
 #include "devices/cuda/cuda_compiler.h"
 #include "devices/cuda/ptx_compiler.h"
+#include "jit/codegen/kernel_plan.h"
 #include "jit/frontend/parser.h"
 #include "tools/conformance/checks.h"
 
@@ -64,15 +71,27 @@ std::unique_ptr<ir::Module> Load(const std::string& text) {
   return module;
 }
 
-StatusOr<devices::cuda::CudaProgram> Compile(const ir::Module& module, const devices::cuda::PtxCompiler* assembler) {
+const char* kFlat1M = R"(
+func.func @main(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>, %z: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = stablehlo.tanh %x : tensor<1024x1024xf32>
+  %1 = stablehlo.multiply %0, %y : tensor<1024x1024xf32>
+  %2 = stablehlo.add %1, %z : tensor<1024x1024xf32>
+  return %2 : tensor<1024x1024xf32>
+}
+)";
+
+StatusOr<devices::cuda::CudaProgram> Compile(const ir::Module& module, const devices::cuda::PtxCompiler* assembler,
+                                             int64_t max_vector_width = codegen::GridLimits{}.max_vector_width) {
   devices::cuda::CudaCompileOptions options;
+  options.limits.max_vector_width = max_vector_width;
   options.pipeline = kPipeline;
   options.assembler = assembler;
   options.assemble = assembler != nullptr;
   return devices::cuda::CompileCuda(module, options);
 }
 
-void CompileLoop(benchmark::State& state, const std::string& text, const std::string& assembler_name) {
+void CompileLoop(benchmark::State& state, const std::string& text, const std::string& assembler_name,
+                 int64_t max_vector_width = codegen::GridLimits{}.max_vector_width) {
   const devices::cuda::PtxCompiler* assembler = assembler_name == "ptx_only" ? nullptr : Assembler(assembler_name);
   if (assembler_name != "ptx_only" && !assembler) {
     state.SkipWithError(("no " + assembler_name + " here").c_str());
@@ -84,13 +103,14 @@ void CompileLoop(benchmark::State& state, const std::string& text, const std::st
     return;
   }
   for (auto _ : state) {
-    auto program = Compile(*module, assembler);
+    auto program = Compile(*module, assembler, max_vector_width);
     if (!program.ok()) {
       state.SkipWithError(program.status().message().c_str());
       return;
     }
     benchmark::DoNotOptimize(program->cubin.data());
     state.counters["kernels"] = static_cast<double>(program->unique_kernels);
+    state.counters["cubin_bytes"] = static_cast<double>(program->cubin.size());
   }
 }
 
@@ -131,6 +151,12 @@ void BM_CorpusMedian(benchmark::State& state, const char* assembler) {
   CompileLoop(state, MedianProgram(), assembler);
 }
 
+void BM_Flat1M(benchmark::State& state, int64_t max_vector_width) {
+  CompileLoop(state, kFlat1M, "nvjitlink", max_vector_width);
+}
+
+BENCHMARK_CAPTURE(BM_Flat1M, vector_1, 1)->Name("cuda_compile/flat_1m/vector_1/nvjitlink")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Flat1M, vector_4, 4)->Name("cuda_compile/flat_1m/vector_4/nvjitlink")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Tiny, nvjitlink, "nvjitlink")->Name("cuda_compile/tiny/nvjitlink")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Tiny, ptxas, "ptxas")->Name("cuda_compile/tiny/ptxas")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_CorpusMedian, nvjitlink, "nvjitlink")

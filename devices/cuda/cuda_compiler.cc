@@ -119,7 +119,7 @@ std::string DescribeSpec(const codegen::KernelSpec& spec, const codegen::GridPla
   }
   return std::string(codegen::GridKindName(plan.kind)) + " " + std::to_string(plan.work_items) +
          (plan.kind == codegen::GridKind::kFlat ? " elements" : " outputs x " + std::to_string(plan.extent)) +
-         ": " + ops;
+         (plan.vector_width > 1 ? ", " + std::to_string(plan.vector_width) + " per thread" : "") + ": " + ops;
 }
 
 class Compiler {

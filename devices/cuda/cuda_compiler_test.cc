@@ -96,6 +96,38 @@ TEST(CudaCompilerTest, ProgramHasLaunchesBuffersAndACubin) {
   EXPECT_NE(DescribeCudaProgram(*program).find("0 library calls"), std::string::npos);
 }
 
+TEST(CudaCompilerTest, LargeElementwiseKernelsLaunchAThreadPerVector) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  auto module = Parse(R"(
+func.func @main(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<1024x1024xf32>
+  %1 = stablehlo.add %0, %x : tensor<1024x1024xf32>
+  return %1 : tensor<1024x1024xf32>
+})");
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 1u);
+  // 2^20 elements, 4 per thread, 256 threads per block.
+  EXPECT_EQ(program->steps[0].launch.grid[0], 1024u);
+  EXPECT_EQ(program->steps[0].launch.block[0], 256u);
+  EXPECT_NE(DescribeCudaProgram(*program).find("flat 1048576 elements, 4 per thread: add multiply"),
+            std::string::npos)
+      << DescribeCudaProgram(*program);
+  EXPECT_NE(program->ptx.find("ld.global.nc.v4.f32"), std::string::npos) << program->ptx;
+  EXPECT_NE(program->ptx.find("st.global.v4.f32"), std::string::npos) << program->ptx;
+  // The vector width is part of what a compile's output depends on.
+  CudaCompileOptions scalar = options;
+  scalar.limits.max_vector_width = 1;
+  EXPECT_NE(CudaCompileFingerprint(options), CudaCompileFingerprint(scalar));
+  program = CompileCuda(*module, scalar);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->steps[0].launch.grid[0], 4096u);
+  EXPECT_EQ(program->ptx.find(".v4."), std::string::npos) << program->ptx;
+}
+
 TEST(CudaCompilerTest, OpsWithoutALoweringAreRefusedByName) {
   auto module = Parse(R"(
 func.func @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {

@@ -154,15 +154,10 @@ struct Setup {
     if (!dir.empty()) std::filesystem::remove_all(dir);
   }
 
-  // 0: Unix socket (TLS daemon), 1: TLS, 2: plaintext loopback, 3: TLS
-  // with the client's reply spin off (it sleeps in poll() at once).
+  // 0: Unix socket (TLS daemon), 1: TLS, 2: plaintext loopback.
   std::unique_ptr<Client> Connect(int how) {
     ClientOptions options;
     std::string where = tls.socket;
-    if (how == 3) {
-      options.reply_spin = std::chrono::nanoseconds(0);
-      how = 1;
-    }
     if (how == 1) {
       where = tls.address;
       options.tls_ca_file = dir + "/ca.pem";
@@ -221,7 +216,6 @@ void BM_Tiny(benchmark::State& state) {
 BENCHMARK(BM_Tiny)->Name("execute/tiny/unix")->Arg(0)->UseManualTime()->MinTime(1.0);
 BENCHMARK(BM_Tiny)->Name("execute/tiny/tls")->Arg(1)->UseManualTime()->MinTime(1.0);
 BENCHMARK(BM_Tiny)->Name("execute/tiny/plain")->Arg(2)->UseManualTime()->MinTime(1.0);
-BENCHMARK(BM_Tiny)->Name("execute/tiny/tls_nospin")->Arg(3)->UseManualTime()->MinTime(1.0);
 
 void BM_Copy64MB(benchmark::State& state) {
   std::unique_ptr<Client> c = TheSetup().Connect(static_cast<int>(state.range(0)));

@@ -1,5 +1,6 @@
 #include "daemon/remote_server.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -180,15 +181,19 @@ struct RemoteServer::Impl {
   void RunSpare();
   void Monitor();
   void StopThreads();
-  // Brackets work that may block (a request, a session's set-up).
+  // Brackets work that may block (a request, a session's set-up). Lock-free
+  // on the way of every request: the monitor polls these counters (see
+  // Monitor) and is woken only when it sleeps and work begins.
   void BeginBlocking() {
-    std::lock_guard<std::mutex> lock(threads_mu);
-    ++busy;
-    if (busy >= running) threads_cv.notify_all();
+    busy.fetch_add(1);
+    if (monitor_asleep.load()) {
+      std::lock_guard<std::mutex> lock(threads_mu);
+      threads_cv.notify_all();
+    }
   }
   void EndBlocking() {
-    std::lock_guard<std::mutex> lock(threads_mu);
-    if (--busy == 0) threads_cv.notify_all();
+    finished.fetch_add(1);
+    busy.fetch_sub(1);
   }
 
   Instance* instance;
@@ -218,8 +223,10 @@ struct RemoteServer::Impl {
   std::mutex threads_mu;  // below
   std::condition_variable threads_cv;
   std::vector<std::thread> threads;  // joined at Stop
-  int running = 0;                   // threads in `io`
-  int busy = 0;                      // of them inside blocking work
+  std::atomic<int> running{0};       // threads in `io` (changed under threads_mu)
+  std::atomic<int> busy{0};          // of them inside blocking work
+  std::atomic<uint64_t> finished{0};  // blocking work done, since start
+  std::atomic<bool> monitor_asleep{false};
   uint64_t spares_started = 0;
   bool stopping_threads = false;
   std::thread monitor;
@@ -310,8 +317,16 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
  private:
   using Self = RemoteConnection<Stream>;
   static constexpr uint32_t kMaxHelloBytes = 16 * 1024;
+  static constexpr size_t kQueuedBytes = 256 * 1024;     // most output held back (SendFrame)
+  static constexpr uint64_t kCopiedReadBytes = 64 * 1024;  // reads this small are copied
 
-  void SetDeadline(Clock::time_point when) { deadline_ = when; timer_.expires_at(when); }
+  // The timer is moved only to an earlier time: a later deadline is seen
+  // when the timer fires (WatchDeadline re-arms), so a frame costs no
+  // timer system call.
+  void SetDeadline(Clock::time_point when) {
+    deadline_ = when;
+    if (when < timer_.expiry()) timer_.expires_at(when);
+  }
   void ClearDeadline() { deadline_ = Clock::time_point::max(); }
 
   // One wait at a time; re-armed until the connection closes.
@@ -551,8 +566,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     server_->EndBlocking();
     handling_.store(false);
     if (closed_) return;
-    out_ = std::move(reply);
-    SendFrame(ipc::FrameKind::kReply, out_);
+    SendFrame(ipc::FrameKind::kReply, reply);
   }
 
   // While a request runs (an execute waiting on a feed, a long compile), a
@@ -589,21 +603,38 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
       watching_ = false;
       return;
     }
-    if (!closed_ && handling_) {
-      uint8_t byte = 0;
-      const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || ec) {
-        server_->Log(1, "%s (%s) went away during a request: cancelling it", peer_.c_str(),
-                     identity_.c_str());
-        if (session_) session_->Cancel();
-        watching_ = false;
-        asio::post(strand_, [self = this->shared_from_this()] { self->Close(); });
-        return;
-      }
-      if (n < 0) return WaitForHangup();  // a spurious wake-up: still watching
+    if (closed_ || !handling_) return EndHangupWatch();
+    uint8_t byte = 0;
+    const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || ec) {
+      return CancelForHangup();
     }
-    // Bytes to read, or no request in progress: the watch ends, unless a
-    // request began meanwhile (its StartHangupWatch saw `watching_` set).
+    if (n < 0) return WaitForHangup();  // a spurious wake-up: still watching
+    // Bytes wait behind the request (the client's batch: reads of the
+    // results after the REQUEST), so a hang-up would not make the socket
+    // newly readable: look for the peer's FIN (POLLRDHUP) every 20 ms.
+    pollfd p{fd_, POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+      return CancelForHangup();
+    }
+    if (!hangup_timer_) hangup_timer_.emplace(server_->io);
+    hangup_timer_->expires_after(std::chrono::milliseconds(20));
+    hangup_timer_->async_wait([self = this->shared_from_this()](const boost::system::error_code& e) {
+      self->OnHangupWait(e);
+    });
+  }
+
+  void CancelForHangup() {
+    server_->Log(1, "%s (%s) went away during a request: cancelling it", peer_.c_str(),
+                 identity_.c_str());
+    if (session_) session_->Cancel();
+    watching_ = false;
+    asio::post(strand_, [self = this->shared_from_this()] { self->Close(); });
+  }
+
+  // No request in progress: the watch ends, unless a request began
+  // meanwhile (its StartHangupWatch found `watching_` still set).
+  void EndHangupWatch() {
     watching_ = false;
     if (!closed_ && handling_ && !watching_.exchange(true)) WaitForHangup();
   }
@@ -648,8 +679,10 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     }
   }
 
-  // Streams the read range out, a DATA frame at a time, straight from the
-  // heap; then the HEAP_REPLY.
+  // Sends the read range, a DATA frame at a time, then the HEAP_REPLY. A
+  // small range is copied into the queued output (it leaves with the
+  // REPLY before it, in one write); a large one streams straight from the
+  // heap, after what is queued.
   void SendReadChunk() {
     if (closed_) return;
     if (read_offset_ == read_end_) {
@@ -660,6 +693,15 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     if (!bytes.ok()) return Malformed(bytes.status());
     data_prefix_ = ipc::EncodeDataPrefix(read_offset_, static_cast<uint32_t>(n));
     read_offset_ += n;
+    if (read_length_ <= kCopiedReadBytes) {
+      queued_.insert(queued_.end(), data_prefix_.begin(), data_prefix_.end());
+      queued_.insert(queued_.end(), bytes->begin(), bytes->end());
+      return SendReadChunk();
+    }
+    if (!queued_.empty()) {
+      read_offset_ -= n;  // sent on the next turn, after the queue
+      return Flush([this] { SendReadChunk(); });
+    }
     std::array<asio::const_buffer, 2> buffers{asio::buffer(data_prefix_),
                                               asio::buffer(bytes->data(), bytes->size())};
     asio::async_write(stream_, buffers,
@@ -680,24 +722,46 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     auto reply = remote::CreateHeapReply(fbb, id, static_cast<int32_t>(ipc::ToWire(status.code())),
                                          message, offset, length);
     fbb.Finish(reply, remote::HeapRequestIdentifier());
-    out_.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-    SendFrame(ipc::FrameKind::kHeapReply, out_);
+    SendFrame(ipc::FrameKind::kHeapReply, {fbb.GetBufferPointer(), fbb.GetSize()});
   }
 
-  // Writes one frame whose payload stays alive until the write completes
-  // (out_, or fbb storage copied into out_), then reads the next frame.
+  // Queues one frame, then reads the next frame when the client has already
+  // sent more (a batch: DATA, REQUEST, reads of the results), else writes
+  // what is queued first. So a batch's answers leave in one write (one TLS
+  // record, one wake-up of the client) instead of one per frame. At most
+  // kQueuedBytes wait: a client that sends without reading cannot make the
+  // daemon hold more.
   void SendFrame(ipc::FrameKind kind, std::span<const uint8_t> payload) {
-    if (payload.data() != out_.data()) out_.assign(payload.begin(), payload.end());
-    frame_header_ = ipc::EncodeFrameHeader(kind, static_cast<uint32_t>(out_.size()));
-    std::array<asio::const_buffer, 2> buffers{asio::buffer(frame_header_), asio::buffer(out_)};
-    asio::async_write(stream_, buffers,
-                      [self = this->shared_from_this()](const boost::system::error_code& ec,
-                                                        size_t written) {
+    (void)ipc::AppendFrame(&queued_, kind, payload);  // payloads here are within the limit
+    if (queued_.size() < kQueuedBytes && InputWaiting()) return ReadHeader();
+    Flush([this] { ReadHeader(); });
+  }
+
+  // Whether bytes of the client's next frame are already here (decrypted,
+  // inside TLS, or in the socket): a hint, a miss only costs a write.
+  bool InputWaiting() {
+    boost::system::error_code ec;
+    if (Socket(stream_).available(ec) > 0 && !ec) return true;
+    if constexpr (std::is_same_v<Stream, ssl::stream<tcp::socket>>) {
+      SSL* ssl = stream_.native_handle();
+      return SSL_pending(ssl) > 0 || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0;
+    }
+    return false;
+  }
+
+  // Writes what is queued, then runs `next` (on this strand, with the
+  // connection alive).
+  void Flush(std::function<void()> next) {
+    out_.swap(queued_);
+    queued_.clear();
+    asio::async_write(stream_, asio::buffer(out_),
+                      [self = this->shared_from_this(), next = std::move(next)](
+                          const boost::system::error_code& ec, size_t written) {
                         if (self->closed_) return;
                         if (ec) return self->Close();
                         self->server_->counters.bytes_out.fetch_add(written,
                                                                     std::memory_order_relaxed);
-                        self->ReadHeader();
+                        next();
                       });
   }
 
@@ -716,15 +780,15 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
     SendErrorAndClose(status);
   }
 
-  // Best effort: the write gets at most a second, then the connection closes.
+  // Best effort, after what is queued: the write gets at most a second,
+  // then the connection closes.
   void SendErrorAndClose(const Status& status) {
     closing_ = true;
-    out_ = ipc::EncodeErrorPayload(status);
-    frame_header_ = ipc::EncodeFrameHeader(ipc::FrameKind::kError,
-                                           static_cast<uint32_t>(out_.size()));
+    (void)ipc::AppendFrame(&queued_, ipc::FrameKind::kError, ipc::EncodeErrorPayload(status));
+    out_.swap(queued_);
+    queued_.clear();
     SetDeadline(Clock::now() + std::chrono::seconds(1));
-    std::array<asio::const_buffer, 2> buffers{asio::buffer(frame_header_), asio::buffer(out_)};
-    asio::async_write(stream_, buffers,
+    asio::async_write(stream_, asio::buffer(out_),
                       [self = this->shared_from_this()](const boost::system::error_code&,
                                                         size_t) { self->Close(); });
   }
@@ -743,6 +807,7 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   // The hang-up watch's descriptor: touched only by the one pending wait's
   // chain (and destroyed with the connection).
   std::optional<asio::posix::stream_descriptor> hangup_;
+  std::optional<asio::steady_timer> hangup_timer_;  // the same chain's re-checks
   bool pending_ = false;   // counted in pending_handshakes
   bool admitted_ = false;  // HELLO_REPLY sent
   bool reserved_ = false;  // counted against the session limits
@@ -758,8 +823,8 @@ class RemoteConnection : public RemoteServer::Impl::ConnectionBase,
   uint32_t length_ = 0;
   std::array<uint8_t, ipc::kDataOffsetBytes> data_offset_{};
   std::vector<uint8_t> payload_;  // the frame being handled (8-byte aligned storage)
-  std::vector<uint8_t> out_;      // the frame being written
-  std::array<uint8_t, ipc::kFrameHeaderBytes> frame_header_{};
+  std::vector<uint8_t> queued_;   // frames waiting for the next write (SendFrame)
+  std::vector<uint8_t> out_;      // the frames being written
   std::array<uint8_t, ipc::kFrameHeaderBytes + ipc::kDataOffsetBytes> data_prefix_{};
   uint64_t read_id_ = 0, read_offset_ = 0, read_end_ = 0, read_length_ = 0;
 };
@@ -822,37 +887,45 @@ void RemoteServer::Impl::Launch(tcp::socket socket, std::string peer, Strand str
 void RemoteServer::Impl::StartThreads() {
   std::lock_guard<std::mutex> lock(threads_mu);
   for (int i = 0; i < std::max(1, options.io_threads); ++i) {
-    ++running;
+    running.fetch_add(1);
     threads.emplace_back([this] {
       auto guard = asio::make_work_guard(io);
       io.run();
       std::lock_guard<std::mutex> lock(threads_mu);
-      --running;
+      running.fetch_sub(1);
     });
   }
   monitor = std::thread([this] { Monitor(); });
 }
 
+// While any thread is inside blocking work the monitor looks every
+// `stall`: when every thread is inside it and none finished any since the
+// last look, it starts a spare. With nothing blocking it sleeps until
+// BeginBlocking wakes it.
 void RemoteServer::Impl::Monitor() {
   std::unique_lock<std::mutex> lock(threads_mu);
+  bool logged_cap = false;
   while (!stopping_threads) {
-    // Asleep until every thread is inside blocking work...
-    threads_cv.wait(lock, [this] { return stopping_threads || (running > 0 && busy >= running); });
-    if (stopping_threads) break;
-    // ...and still is after `stall`.
-    if (threads_cv.wait_for(lock, options.stall, [this] {
-          return stopping_threads || busy < running;
-        })) {
+    if (busy.load() == 0) {
+      monitor_asleep.store(true);
+      threads_cv.wait(lock, [this] { return stopping_threads || busy.load() > 0; });
+      monitor_asleep.store(false);
+      continue;
+    }
+    const uint64_t seen = finished.load();
+    if (threads_cv.wait_for(lock, options.stall, [this] { return stopping_threads; })) break;
+    if (busy.load() < running.load() || finished.load() != seen) {
+      logged_cap = false;
       continue;
     }
     const int cap = options.max_threads > 0 ? options.max_threads : std::max(1, options.io_threads);
-    if (running >= cap) {
+    if (running.load() >= cap) {
       // At the cap: new frames wait for a thread (logged once per stall).
-      Log(1, "all %d remote threads are inside requests; new frames wait", running);
-      threads_cv.wait(lock, [this] { return stopping_threads || busy < running; });
+      if (!logged_cap) Log(1, "all %d remote threads are inside requests; new frames wait", cap);
+      logged_cap = true;
       continue;
     }
-    ++running;
+    running.fetch_add(1);
     ++spares_started;
     threads.emplace_back([this] { RunSpare(); });
   }
@@ -862,8 +935,9 @@ void RemoteServer::Impl::RunSpare() {
   for (;;) {
     const size_t handled = io.run_one_for(options.spare_idle);
     std::lock_guard<std::mutex> lock(threads_mu);
-    if (stopping_threads || io.stopped() || (handled == 0 && running - busy > 1)) {
-      --running;
+    if (stopping_threads || io.stopped() ||
+        (handled == 0 && running.load() - busy.load() > 1)) {
+      running.fetch_sub(1);
       return;
     }
   }
@@ -989,7 +1063,7 @@ RemoteStats RemoteServer::stats() const {
   s.bytes_in = c.bytes_in.load(std::memory_order_relaxed);
   s.bytes_out = c.bytes_out.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(impl_->threads_mu);
-  s.threads = static_cast<uint64_t>(impl_->running);
+  s.threads = static_cast<uint64_t>(impl_->running.load());
   s.spares_started = impl_->spares_started;
   return s;
 }

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -255,35 +253,12 @@ class RemoteStream {
       if (got == 0) return Unavailable("the jitd daemon at tcp://" + where_ +
                              " has gone away (it closed the connection)");
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if (!SpinForBytes()) JITD_RETURN_IF_ERROR(Wait(POLLIN, deadline, "reply"));
+        JITD_RETURN_IF_ERROR(Wait(POLLIN, deadline, "reply"));
       } else if (errno != EINTR) {
         return Unavailable("the jitd daemon at tcp://" + where_ + " has gone away (" +
                            std::strerror(errno) + ")");
       }
     }
-  }
-
-  // Before sleeping in poll(), spin up to spin_ for bytes to arrive, as the
-  // local client does for its ring (ClientOptions::reply_spin): a reply
-  // that comes within the spin costs this thread no wake-up from sleep
-  // (~10-20 µs on a VM). Past the first 3 µs each try yields the CPU. The
-  // spin adapts: 1.5x a wait it caught (at least 5 µs), halved after a
-  // wait it missed. True when bytes are there.
-  bool SpinForBytes() {
-    if (reply_spin_.count() == 0) return false;
-    const Clock::time_point start = Clock::now();
-    const Clock::time_point give_up = start + spin_;
-    for (Clock::time_point now = start;; now = Clock::now()) {
-      pollfd p{fd_.get(), POLLIN, 0};
-      if (::poll(&p, 1, 0) > 0) {
-        spin_ = std::clamp<std::chrono::nanoseconds>((now - start) * 3 / 2, kMinSpin, reply_spin_);
-        return true;
-      }
-      if (now >= give_up) break;
-      if (now - start > std::chrono::microseconds(3)) sched_yield();
-    }
-    spin_ = std::max<std::chrono::nanoseconds>(spin_ / 2, std::min(kMinSpin, reply_spin_));
-    return false;
   }
 
   // Sends what TLS has encrypted.
@@ -336,9 +311,6 @@ class RemoteStream {
   BIO* wbio_ = nullptr;  // TLS -> network
   std::string ca_file_;
   std::vector<uint8_t> read_buffer_ = std::vector<uint8_t>(256 << 10);
-  static constexpr std::chrono::nanoseconds kMinSpin = std::chrono::microseconds(5);
-  std::chrono::nanoseconds reply_spin_{0};  // ClientOptions::reply_spin
-  std::chrono::nanoseconds spin_{0};        // the next wait's spin (adaptive)
   size_t read_pos_ = 0, read_end_ = 0;  // plaintext bytes buffered
 };
 
@@ -400,8 +372,6 @@ StatusOr<std::unique_ptr<RemoteStream>> RemoteStream::Open(const RemoteAddress& 
                                                            const ClientOptions& options,
                                                            Clock::time_point deadline) {
   std::unique_ptr<RemoteStream> stream(new RemoteStream(address.ToString()));
-  stream->reply_spin_ = std::max<std::chrono::nanoseconds>(options.reply_spin, {});
-  stream->spin_ = stream->reply_spin_;
   const std::string& where = stream->where_;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

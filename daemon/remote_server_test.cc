@@ -686,6 +686,31 @@ TEST_F(RemoteServerTest, ClientGoneDuringARequestCancelsIt) {
   EXPECT_EQ(admission_.Open("token:alice"), 0);
 }
 
+// The same when frames wait behind the request (libclient sends the reads
+// of an execute's results right after it): the socket was readable all
+// along, so the watch looks for the peer's FIN instead.
+TEST_F(RemoteServerTest, ClientGoneBehindPipelinedFramesCancelsTheRequest) {
+  StartPlain();
+  auto client = Connect();
+  ASSERT_TRUE(client->Hello(kAliceToken).ok());
+  const uint64_t scratch = client->Allocate(64).value();
+  SendExecuteThatWaits(*client);
+  flatbuffers::FlatBufferBuilder fbb;
+  auto op = remote::CreateReadRequest(fbb, scratch, 64);
+  fbb.Finish(remote::CreateHeapRequest(fbb, 7777, remote::HeapOp_ReadRequest, op.Union()),
+             remote::HeapRequestIdentifier());
+  ASSERT_TRUE(client->WriteFrame(ipc::FrameKind::kHeapRequest,
+                                 {fbb.GetBufferPointer(), fbb.GetSize()}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(server_->stats().sessions_open, 1u);  // still waiting
+  const auto start = std::chrono::steady_clock::now();
+  client->ShutdownSend();  // a FIN behind the frames, not a reset
+  EXPECT_TRUE(WaitFor([&] { return server_->stats().sessions_open == 0; },
+                      std::chrono::seconds(3)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(admission_.Open("token:alice"), 0);
+}
+
 // A request runs on the thread that read it; when it blocks every thread,
 // the monitor starts a spare, so other clients (new and old) are served;
 // the spare goes once it has idled.

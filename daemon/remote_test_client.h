@@ -249,6 +249,13 @@ class RemoteTestClient {
   }
 
   // Closes with a TCP reset (SO_LINGER 0): as a killed process's socket.
+  // Half-closes: a FIN, the connection still open for reading.
+  void ShutdownSend() {
+    tcp::socket& s = tls_ ? tls_->next_layer() : *plain_;
+    boost::system::error_code ec;
+    s.shutdown(tcp::socket::shutdown_send, ec);
+  }
+
   void Abort() {
     tcp::socket& s = tls_ ? tls_->next_layer() : *plain_;
     boost::system::error_code ec;

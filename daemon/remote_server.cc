@@ -178,7 +178,7 @@ struct RemoteServer::Impl {
   // starts a spare (at most `max_threads`), which exits after
   // `spare_idle` without work while another thread is free.
   void StartThreads();
-  void RunSpare();
+  void RunSpare(Spare* self);
   void Monitor();
   void StopThreads();
   // Brackets work that may block (a request, a session's set-up). Lock-free
@@ -222,7 +222,13 @@ struct RemoteServer::Impl {
 
   std::mutex threads_mu;  // below
   std::condition_variable threads_cv;
-  std::vector<std::thread> threads;  // joined at Stop
+  std::vector<std::thread> threads;  // the io_threads, joined at Stop
+  // Spares; an exited one is joined by the monitor's next start of one.
+  struct Spare {
+    std::thread thread;
+    bool exited = false;  // under threads_mu
+  };
+  std::list<Spare> spares;
   std::atomic<int> running{0};       // threads in `io` (changed under threads_mu)
   std::atomic<int> busy{0};          // of them inside blocking work
   std::atomic<uint64_t> finished{0};  // blocking work done, since start
@@ -927,17 +933,27 @@ void RemoteServer::Impl::Monitor() {
     }
     running.fetch_add(1);
     ++spares_started;
-    threads.emplace_back([this] { RunSpare(); });
+    for (auto it = spares.begin(); it != spares.end();) {
+      if (!it->exited) {
+        ++it;
+        continue;
+      }
+      it->thread.join();  // it has returned, or is about to
+      it = spares.erase(it);
+    }
+    Spare& spare = spares.emplace_back();
+    spare.thread = std::thread([this, &spare] { RunSpare(&spare); });
   }
 }
 
-void RemoteServer::Impl::RunSpare() {
+void RemoteServer::Impl::RunSpare(Spare* self) {
   for (;;) {
     const size_t handled = io.run_one_for(options.spare_idle);
     std::lock_guard<std::mutex> lock(threads_mu);
     if (stopping_threads || io.stopped() ||
         (handled == 0 && running.load() - busy.load() > 1)) {
       running.fetch_sub(1);
+      self->exited = true;
       return;
     }
   }
@@ -956,6 +972,8 @@ void RemoteServer::Impl::StopThreads() {
     if (t.joinable()) t.join();
   }
   threads.clear();
+  for (Spare& spare : spares) spare.thread.join();
+  spares.clear();
 }
 
 RemoteServer::RemoteServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

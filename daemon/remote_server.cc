@@ -178,6 +178,7 @@ struct RemoteServer::Impl {
   // starts a spare (at most `max_threads`), which exits after
   // `spare_idle` without work while another thread is free.
   void StartThreads();
+  struct Spare;
   void RunSpare(Spare* self);
   void Monitor();
   void StopThreads();

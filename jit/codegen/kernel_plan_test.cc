@@ -10,48 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "jit/codegen/fusion.h"
-#include "jit/codegen/nvptx/nvptx_target_math.h"
-#include "jit/frontend/parser.h"
-#include "jit/passes/fusion.h"
+#include "jit/codegen/nvptx/fuse_for_testing.h"
 
 namespace jitd::codegen {
 namespace {
-
-// The module fused for NVPTX and the specs of its fusion ops (the specs
-// point into the module).
-struct Fused {
-  std::unique_ptr<ir::Module> module;
-  std::vector<KernelSpec> specs;
-};
-
-Fused FuseForNvptx(const std::string& text) {
-  Fused f;
-  auto parsed = frontend::ParseModule(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message() << "\n" << text;
-  if (!parsed.ok()) return f;
-  f.module = std::move(parsed).value();
-  Status fused = passes::FuseModule(*f.module, NvptxFusionPolicy());
-  EXPECT_TRUE(fused.ok()) << fused.message();
-  for (const auto& op : f.module->EntryFunction()->entry()->ops()) {
-    if (op->code() != ir::OpCode::kFusion) continue;
-    std::optional<KernelSpec> spec = KernelSpecOfFusion(*op, NvptxMath());
-    EXPECT_TRUE(spec.has_value()) << "a fusion op NVPTX cannot emit at " << op->loc().ToString();
-    if (spec) f.specs.push_back(*spec);
-  }
-  return f;
-}
-
-std::string Tensor(const std::string& dims, const std::string& t) { return "tensor<" + dims + "x" + t + ">"; }
-
-// x * y + x over `dims` of `t`.
-std::string MultiplyAdd(const std::string& dims, const std::string& t) {
-  const std::string type = Tensor(dims, t);
-  return "func.func @main(%x: " + type + ", %y: " + type + ") -> " + type + " {\n" +
-         "  %0 = stablehlo.multiply %x, %y : " + type + "\n" +
-         "  %1 = stablehlo.add %0, %x : " + type + "\n" +
-         "  return %1 : " + type + "\n}";
-}
 
 // The plan of the only kernel of `text`.
 GridPlan PlanOf(const std::string& text, const GridLimits& limits = {}) {
@@ -132,20 +94,10 @@ TEST(KernelPlanTest, SmallLongAndReducingKernelsStayScalar) {
   no_vectors.max_vector_width = 1;
   EXPECT_EQ(PlanOf(MultiplyAdd("1048576", "f32"), no_vectors).vector_width, 1);
   // Reductions keep their combine order: never vectorized.
-  GridPlan sum = PlanOf(R"(
-func.func @main(%x: tensor<64x65536xf32>) -> tensor<64xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x65536xf32>, tensor<f32>) -> tensor<64xf32>
-  return %0 : tensor<64xf32>
-})");
+  GridPlan sum = PlanOf(RowSums(64, 65536));
   EXPECT_EQ(sum.kind, GridKind::kBlockReduce);
   EXPECT_EQ(sum.vector_width, 1);
-  GridPlan rows = PlanOf(R"(
-func.func @main(%x: tensor<65536x8xf32>) -> tensor<65536xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<65536x8xf32>, tensor<f32>) -> tensor<65536xf32>
-  return %0 : tensor<65536xf32>
-})");
+  GridPlan rows = PlanOf(RowSums(65536, 8));
   EXPECT_EQ(rows.kind, GridKind::kThreadReduce);
   EXPECT_EQ(rows.vector_width, 1);
 }

@@ -19,6 +19,7 @@
 
 #include "jit/codegen/fusion.h"
 #include "jit/codegen/kernel_plan.h"
+#include "jit/codegen/nvptx/fuse_for_testing.h"
 #include "jit/codegen/nvptx/grid_kernel_emitter.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
@@ -40,30 +41,6 @@
 
 namespace jitd::codegen {
 namespace {
-
-struct Fused {
-  std::unique_ptr<ir::Module> module;
-  std::vector<KernelSpec> specs;
-  std::vector<const ir::Op*> fusions;  // the op of each spec
-};
-
-Fused FuseForNvptx(const std::string& text) {
-  Fused f;
-  auto parsed = frontend::ParseModule(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  if (!parsed.ok()) return f;
-  f.module = std::move(parsed).value();
-  Status fused = passes::FuseModule(*f.module, NvptxFusionPolicy());
-  EXPECT_TRUE(fused.ok()) << fused.message();
-  for (const auto& op : f.module->EntryFunction()->entry()->ops()) {
-    if (op->code() != ir::OpCode::kFusion) continue;
-    std::optional<KernelSpec> spec = KernelSpecOfFusion(*op, NvptxMath());
-    EXPECT_TRUE(spec.has_value()) << "a fusion op NVPTX cannot emit at " << op->loc().ToString();
-    if (spec) f.specs.push_back(*spec);
-    if (spec) f.fusions.push_back(op.get());
-  }
-  return f;
-}
 
 // Small blocks and grids, so that a few thousand elements take several
 // grid strides, and vectors from the first element on.
@@ -241,23 +218,13 @@ std::vector<void*> Inputs(const Fused& f, const std::vector<void*>& args) {
   return buffers;
 }
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 const int64_t kSizes[] = {1, 3, 4, 5, 7, 64, 95, 96, 97, 1000, 4099};
 
 TEST(GridKernelOnHost, MultiplyAddIsRightAtEveryElementForEverySize) {
   for (const char* type : {"f32", "f64"}) {
     for (int64_t n : kSizes) {
       SCOPED_TRACE(std::string(type) + " x " + std::to_string(n));
-      const std::string t = "tensor<" + std::to_string(n) + "x" + type + ">";
-      Fused f = FuseForNvptx("func.func @main(%x: " + t + ", %y: " + t + ") -> " + t + " {\n" +
-                             "  %0 = stablehlo.multiply %x, %y : " + t + "\n" +
-                             "  %1 = stablehlo.add %0, %x : " + t + "\n" +
-                             "  return %1 : " + t + "\n}");
+      Fused f = FuseForNvptx(MultiplyAdd(n, type));
       ASSERT_EQ(f.specs.size(), 1u);
       std::unique_ptr<HostKernel> kernel = HostKernel::Create(f.specs[0], SmallGrid());
       ASSERT_NE(kernel, nullptr);

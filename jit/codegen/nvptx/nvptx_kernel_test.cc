@@ -12,6 +12,7 @@
 
 #include "jit/codegen/fusion.h"
 #include "jit/codegen/kernel_plan.h"
+#include "jit/codegen/nvptx/fuse_for_testing.h"
 #include "jit/codegen/nvptx/grid_kernel_emitter.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
@@ -25,29 +26,6 @@
 
 namespace jitd::codegen {
 namespace {
-
-// The module fused for NVPTX, and the kernel of its first jitd.fusion op.
-struct Fused {
-  std::unique_ptr<ir::Module> module;
-  std::vector<KernelSpec> specs;
-};
-
-Fused FuseForNvptx(const std::string& text) {
-  Fused f;
-  auto parsed = frontend::ParseModule(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  if (!parsed.ok()) return f;
-  f.module = std::move(parsed).value();
-  Status fused = passes::FuseModule(*f.module, NvptxFusionPolicy());
-  EXPECT_TRUE(fused.ok()) << fused.message();
-  for (const auto& op : f.module->EntryFunction()->entry()->ops()) {
-    if (op->code() != ir::OpCode::kFusion) continue;
-    std::optional<KernelSpec> spec = KernelSpecOfFusion(*op, NvptxMath());
-    EXPECT_TRUE(spec.has_value()) << "a fusion op NVPTX cannot emit at " << op->loc().ToString();
-    if (spec) f.specs.push_back(*spec);
-  }
-  return f;
-}
 
 // PTX for `specs` (named jitd_k0, jitd_k1, ...), or "" with a test failure.
 std::string Ptx(std::vector<KernelSpec> specs, std::vector<GridPlan>* plans = nullptr,
@@ -77,12 +55,6 @@ std::string Ptx(std::vector<KernelSpec> specs, std::vector<GridPlan>* plans = nu
     EXPECT_FALSE(fn.isDeclaration() && fn.getName().starts_with("__nv_")) << "unresolved " << fn.getName().str();
   }
   return *ptx;
-}
-
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 bool HaveLibdevice() { return FindLibdevice({}).ok(); }
@@ -124,12 +96,7 @@ func.func @main(%x: tensor<1000xf32>, %y: tensor<1000xf32>) -> tensor<1000xf32> 
 
 TEST(NvptxKernelTest, LongSumIsABlockReductionWithAFixedCombineTree) {
   if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
-  Fused f = FuseForNvptx(R"(
-func.func @main(%x: tensor<4x4096xf32>) -> tensor<4xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x4096xf32>, tensor<f32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-})");
+  Fused f = FuseForNvptx(RowSums(4, 4096));
   ASSERT_EQ(f.specs.size(), 1u);
   std::vector<GridPlan> plans;
   const std::string ptx = Ptx(f.specs, &plans);
@@ -182,12 +149,7 @@ func.func @main(%x: tensor<2048xf64>) -> tensor<f64> {
 
 TEST(NvptxKernelTest, ShortAndMultiResultReductionsFoldInOrderOneThreadPerOutput) {
   if (!HaveLibdevice()) GTEST_SKIP() << FindLibdevice({}).status().message();
-  Fused f = FuseForNvptx(R"(
-func.func @main(%x: tensor<3x10xf32>) -> tensor<3xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<3x10xf32>, tensor<f32>) -> tensor<3xf32>
-  return %0 : tensor<3xf32>
-})");
+  Fused f = FuseForNvptx(RowSums(3, 10));
   ASSERT_EQ(f.specs.size(), 1u);
   std::vector<GridPlan> plans;
   const std::string ptx = Ptx(f.specs, &plans);
@@ -283,15 +245,6 @@ TEST(NvptxKernelTest, SpecialAndComplexFunctionsCompileWithoutHostCalls) {
     EXPECT_EQ(ptx.find(".extern"), std::string::npos) << ptx;
     EXPECT_EQ(ptx.find("jitd_eval_"), std::string::npos) << ptx;
   }
-}
-
-// A two-input elementwise fusion of `n` elements of `t` (x * y + x).
-std::string MultiplyAdd(int64_t n, const std::string& t) {
-  const std::string type = "tensor<" + std::to_string(n) + "x" + t + ">";
-  return "func.func @main(%x: " + type + ", %y: " + type + ") -> " + type + " {\n"
-         "  %0 = stablehlo.multiply %x, %y : " + type + "\n"
-         "  %1 = stablehlo.add %0, %x : " + type + "\n"
-         "  return %1 : " + type + "\n}";
 }
 
 // The PTX lines (trimmed) of `ptx` that contain `what`.
@@ -447,12 +400,7 @@ TEST(NvptxKernelTest, SmallOddAndUnalignedKernelsKeepAThreadPerElement) {
 }
 
 TEST(NvptxKernelTest, EmitterRefusesAVectorWidthThePlanCannotHave) {
-  Fused f = FuseForNvptx(R"(
-func.func @main(%x: tensor<4x4096xf32>) -> tensor<4xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x4096xf32>, tensor<f32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-})");
+  Fused f = FuseForNvptx(RowSums(4, 4096));
   ASSERT_EQ(f.specs.size(), 1u);
   auto plan = PlanGridKernel(f.specs[0], {});
   ASSERT_TRUE(plan.ok());

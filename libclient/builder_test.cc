@@ -8,8 +8,6 @@
 // libjitd.so itself links neither.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/process.h"
 #include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
@@ -1133,39 +1132,16 @@ TEST(BuilderTest, HostileArgumentsAreErrorsNotCrashes) {
 
 // ---- Through a real daemon -------------------------------------------------------------------
 
-pid_t Spawn(std::vector<std::string> args) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-bool Accepts(const std::string& path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
-
 class BuilderDaemonTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = "/tmp/jitd_builder_test_" + std::to_string(::getpid());
     std::filesystem::create_directories(dir_ + "/run");
     socket_ = dir_ + "/run/jitd.sock";
-    daemon_ = Spawn({JITD_BINARY, "serve", "--socket", socket_, "--log-level", "error",
-                     "--cache-dir", dir_ + "/cache", "--segment-bytes", "8388608"});
+    daemon_ = jitd::SpawnProcess({JITD_BINARY, "serve", "--socket", socket_, "--log-level", "error",
+                                  "--cache-dir", dir_ + "/cache", "--segment-bytes", "8388608"});
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline && !Accepts(socket_)) {
+    while (std::chrono::steady_clock::now() < deadline && !jitd::UnixSocketAccepts(socket_)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -1183,7 +1159,7 @@ class BuilderDaemonTest : public ::testing::Test {
     std::filesystem::remove_all(dir_, ignored);
   }
   void SetUp() override {
-    ASSERT_TRUE(Accepts(socket_)) << "jitd serve did not come up on " << socket_;
+    ASSERT_TRUE(jitd::UnixSocketAccepts(socket_)) << "jitd serve did not come up on " << socket_;
     jitd_client_options_t options{};
     options.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE;
     options.socket_path = socket_.c_str();

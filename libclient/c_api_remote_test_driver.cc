@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +38,8 @@
 
 namespace {
 
+using jitd::SpawnProcess;
+using jitd::UnixSocketAccepts;
 using jitd::WaitForExit;
 using namespace std::chrono_literals;
 
@@ -49,29 +50,10 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Starts argv[0] with `args`; its stdout and stderr go to `log` (appended).
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-    }
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror("execv");
-    ::_exit(127);
-  }
-  return pid;
-}
-
 // `command` through /bin/sh in `dir`, its output appended to `log`; true
 // when it exits 0 within 30 s.
 bool Shell(const std::string& dir, const std::string& command, const std::string& log) {
-  pid_t pid = Spawn({"/bin/sh", "-c", "cd '" + dir + "' && " + command}, log);
+  pid_t pid = SpawnProcess({"/bin/sh", "-c", "cd '" + dir + "' && " + command}, log);
   if (pid < 0) return false;
   const int status = WaitForExit(pid, 30s);
   return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -96,17 +78,6 @@ bool WriteFile(const std::string& path, const std::string& text, mode_t mode) {
   if (fd < 0) return false;
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   return ::close(fd) == 0 && ok;
-}
-
-bool UnixAccepts(const std::string& socket_path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
 }
 
 // A loopback TCP port bound by this process but not listening: a connect to
@@ -142,7 +113,7 @@ class Daemon {
                                      "--segment-bytes", "33554432",
                                      "--listen",     "tcp://127.0.0.1:0"};
     args.insert(args.end(), remote_flags.begin(), remote_flags.end());
-    pid_ = Spawn(args, log_);
+    pid_ = SpawnProcess(args, log_);
   }
   ~Daemon() { (void)Stop(); }
 
@@ -164,7 +135,7 @@ class Daemon {
         const size_t at = log.find(marker);
         if (at != std::string::npos) port_ = std::atoi(log.c_str() + at + marker.size());
       }
-      if (port_ > 0 && UnixAccepts(socket_)) return true;
+      if (port_ > 0 && UnixSocketAccepts(socket_)) return true;
       std::this_thread::sleep_for(20ms);
     }
     std::fprintf(stderr, "driver: jitd serve (%s) did not come up in 20 s\n", name_.c_str());
@@ -280,15 +251,7 @@ int Run(const std::string& jitd, const std::string& test, const std::string& dir
       }
     }
     ::setenv("JITD_NO_AUTOSTART", "1", 1);
-    pid_t child = ::fork();
-    if (child == 0) {
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      std::perror("execv");
-      ::_exit(127);
-    }
+    const pid_t child = SpawnProcess(args);
     const int status = child < 0 ? -1 : WaitForExit(child, 90s);
     if (status >= 0 && WIFEXITED(status)) {
       code = WEXITSTATUS(status);

@@ -8,14 +8,11 @@
 // and removes the directory. Exits with the test's exit code (1 when
 // something around it failed). No wait here is unbounded.
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -25,33 +22,11 @@
 
 namespace {
 
+using jitd::SpawnProcess;
+using jitd::UnixSocketAccepts;
 using jitd::WaitForExit;
 
 using namespace std::chrono_literals;
-
-pid_t SpawnProcess(std::vector<std::string> args) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror("execv");
-    ::_exit(127);
-  }
-  return pid;
-}
-
-bool Accepts(const std::string& socket_path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
 
 int Run(const std::string& jitd, const std::string& test, const std::string& dir) {
   const std::string socket_path = dir + "/run/jitd.sock";
@@ -71,7 +46,7 @@ int Run(const std::string& jitd, const std::string& test, const std::string& dir
       std::fprintf(stderr, "driver: jitd serve exited at start\n");
       return 1;
     }
-    up = Accepts(socket_path);
+    up = UnixSocketAccepts(socket_path);
     if (!up) std::this_thread::sleep_for(20ms);
   }
   if (!up) {

@@ -30,34 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond)                                                               \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);    \
-      exit(1);                                                                    \
-    }                                                                             \
-  } while (0)
-
-/* `expr` must return a status of `code` (JITD_OK: NULL) whose message, for an
- * error, contains `part` ("" = any non-empty message). Frees the status. */
-#define CHECK_STATUS(expr, code, part) check_status((expr), (code), (part), #expr, __LINE__)
-#define CHECK_OK(expr) CHECK_STATUS(expr, JITD_OK, "")
-
-static void check_status(jitd_status_t* status, jitd_status_code_t code, const char* part,
-                         const char* expr, int line) {
-  const char* message = jitd_status_message(status);
-  if (jitd_status_code(status) != code) {
-    fprintf(stderr, "%s:%d: %s returned code %d (\"%s\"), expected %d\n", __FILE__, line, expr,
-            (int)jitd_status_code(status), message, (int)code);
-    exit(1);
-  }
-  if (status != NULL && (message[0] == '\0' || strstr(message, part) == NULL)) {
-    fprintf(stderr, "%s:%d: %s: the message \"%s\" does not say \"%s\"\n", __FILE__, line, expr,
-            message, part);
-    exit(1);
-  }
-  jitd_status_free(status);
-}
+#include "c_api_test_util.h"
 
 /* The run's arguments (see the top). */
 static const char* g_plain;
@@ -379,16 +352,6 @@ static void test_compile_by_fingerprint(jitd_client_t* client, jitd_client_t* ot
   jitd_buffer_destroy(foreign);
   finish_run(&run);
 }
-
-static const char kFeedProgram[] =
-    "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-    "  %t = stablehlo.create_token : !stablehlo.token\n"
-    "  %v:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)\n"
-    "  %s = stablehlo.add %x, %v#0 : tensor<2xf32>\n"
-    "  %t2 = \"stablehlo.outfeed\"(%s, %v#1) : (tensor<2xf32>, !stablehlo.token) -> "
-    "!stablehlo.token\n"
-    "  return %s : tensor<2xf32>\n"
-    "}\n";
 
 typedef struct blocked_execute_t {
   jitd_executable_t* exe;

@@ -20,34 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_api_test_util.h"
+
 static const char* g_socket;
 static const char* g_autostart_socket;
-
-#define CHECK(cond)                                                  \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                       \
-    }                                                                \
-  } while (0)
-
-/* Checks that `expr` returns a status with `code` (JITD_OK: NULL), frees it. */
-#define CHECK_CODE(expr, code) check_code((expr), (code), #expr, __LINE__)
-#define CHECK_OK(expr) CHECK_CODE(expr, JITD_OK)
-
-static void check_code(jitd_status_t* status, jitd_status_code_t code, const char* expr,
-                       int line) {
-  if (jitd_status_code(status) != code) {
-    fprintf(stderr, "%s:%d: %s returned code %d (%s), expected %d\n", __FILE__, line, expr,
-            (int)jitd_status_code(status), jitd_status_message(status), (int)code);
-    exit(1);
-  }
-  if (status != NULL && jitd_status_message(status)[0] == '\0') {
-    fprintf(stderr, "%s:%d: %s: an error status without a message\n", __FILE__, line, expr);
-    exit(1);
-  }
-  jitd_status_free(status);
-}
 
 static const char kSoftmax[] =
     "func.func public @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {\n"
@@ -453,18 +429,6 @@ static void test_execute_ex(jitd_client_t* client) {
   jitd_executable_release(exe);
 }
 
-/* Infeed and outfeed on one client: feed first, then execute (the execute
- * would otherwise hold the client while it waits), then read the outfeed. */
-static const char kFeedProgram[] =
-    "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-    "  %t = stablehlo.create_token : !stablehlo.token\n"
-    "  %v:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)\n"
-    "  %s = stablehlo.add %x, %v#0 : tensor<2xf32>\n"
-    "  %t2 = \"stablehlo.outfeed\"(%s, %v#1) : (tensor<2xf32>, !stablehlo.token) -> "
-    "!stablehlo.token\n"
-    "  return %s : tensor<2xf32>\n"
-    "}\n";
-
 /* Tuples and tokens (version 13): a program taking a tuple and returning a
  * nested tuple and the token of its outfeed runs on one buffer per tensor
  * leaf; the structures describe the trees. */
@@ -528,6 +492,9 @@ static void test_tuples_and_tokens(jitd_client_t* client) {
   jitd_executable_release(exe);
 }
 
+/* Infeed and outfeed on one client (kFeedProgram): feed first, then execute
+ * (the execute would otherwise hold the client while it waits), then read
+ * the outfeed. */
 static void test_infeed_outfeed(jitd_client_t* client) {
   const int64_t dims[1] = {2};
   const float fed[2] = {10, 20};

@@ -25,6 +25,15 @@ std::unique_ptr<ir::Module> Parse(const std::string& text) {
   return parsed.ok() ? std::move(parsed).value() : nullptr;
 }
 
+// `text` parsed and compiled with `options`. Text that does not parse fails
+// the test, and its parse error is returned.
+StatusOr<CudaProgram> CompileText(const std::string& text, const CudaCompileOptions& options) {
+  auto parsed = frontend::ParseModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return parsed.status();
+  return CompileCuda(**parsed, options);
+}
+
 bool IsElf(const std::string& bytes) { return bytes.size() > 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0; }
 
 // A shared assembler, or null (the test is then skipped).
@@ -56,12 +65,10 @@ TEST(CudaCompilerTest, ProgramHasLaunchesBuffersAndACubin) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(kProgram);
-  ASSERT_NE(module, nullptr);
   CudaCompileOptions options;
   options.assembler = assembler;
   options.pipeline = "inline,cse,dce";
-  auto program = CompileCuda(*module, options);
+  auto program = CompileText(kProgram, options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_EQ(program->sm, "sm_90");
   EXPECT_TRUE(IsElf(program->cubin));
@@ -98,16 +105,15 @@ TEST(CudaCompilerTest, ProgramHasLaunchesBuffersAndACubin) {
 
 TEST(CudaCompilerTest, LargeElementwiseKernelsLaunchAThreadPerVector) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(R"(
+  const std::string text = R"(
 func.func @main(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %0 = stablehlo.multiply %x, %y : tensor<1024x1024xf32>
   %1 = stablehlo.add %0, %x : tensor<1024x1024xf32>
   return %1 : tensor<1024x1024xf32>
-})");
-  ASSERT_NE(module, nullptr);
+})";
   CudaCompileOptions options;
   options.assemble = false;
-  auto program = CompileCuda(*module, options);
+  auto program = CompileText(text, options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   // 2^20 elements, 4 per thread, 256 threads per block.
@@ -122,22 +128,20 @@ func.func @main(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>) -> tensor<
   CudaCompileOptions scalar = options;
   scalar.limits.max_vector_width = 1;
   EXPECT_NE(CudaCompileFingerprint(options), CudaCompileFingerprint(scalar));
-  program = CompileCuda(*module, scalar);
+  program = CompileText(text, scalar);
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_EQ(program->steps[0].launch.grid[0], 4096u);
   EXPECT_EQ(program->ptx.find(".v4."), std::string::npos) << program->ptx;
 }
 
 TEST(CudaCompilerTest, OpsWithoutALoweringAreRefusedByName) {
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileText(R"(
 func.func @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.custom_call @my_op(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assemble = false;
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(program.status().message().find("'stablehlo.custom_call'"), std::string::npos) << program.status().message();
@@ -145,15 +149,13 @@ func.func @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
   // Element math NVPTX lacks (complex cbrt) inside an otherwise fusible
   // chain names that op.
-  module = Parse(R"(
+  options.pipeline = "inline";
+  program = CompileText(R"(
 func.func @main(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
   %0 = stablehlo.add %x, %x : tensor<8xcomplex<f32>>
   %1 = stablehlo.cbrt %0 : tensor<8xcomplex<f32>>
   return %1 : tensor<8xcomplex<f32>>
-})");
-  ASSERT_NE(module, nullptr);
-  options.pipeline = "inline";
-  program = CompileCuda(*module, options);
+})", options);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(program.status().message().find("'stablehlo.cbrt'"), std::string::npos) << program.status().message();
@@ -164,7 +166,9 @@ func.func @main(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
 // jump back; the jumps serialize and bad ones fail validation.
 TEST(CudaCompilerTest, WhileBecomesHostJumpsAroundItsRegionsKernels) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileText(R"(
 func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %zero = stablehlo.constant dense<0> : tensor<i32>
   %r:3 = stablehlo.while(%i = %zero, %x = %a, %y = %b) : tensor<i32>, tensor<4xf32>, tensor<4xf32>
@@ -178,11 +182,7 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: tensor<i32>) -> (tenso
       stablehlo.return %next, %y, %sum : tensor<i32>, tensor<4xf32>, tensor<4xf32>
     }
   return %r#1, %r#2 : tensor<4xf32>, tensor<4xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assemble = false;
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   const std::vector<CudaStep>& steps = program->steps;
   size_t test = steps.size(), back = steps.size();
@@ -226,7 +226,9 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: tensor<i32>) -> (tenso
 
 TEST(CudaCompilerTest, EqualKernelsAreEmittedOnce) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileText(R"(
 func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {
   %0 = stablehlo.sine %x : tensor<100xf32>
   %1 = stablehlo.sort(%0) ({
@@ -238,35 +240,27 @@ func.func @main(%x: tensor<100xf32>) -> tensor<100xf32> {
     stablehlo.return %c : tensor<i1>
   }) {dimension = 0 : i64} : (tensor<100xf32>) -> tensor<100xf32>
   return %1 : tensor<100xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assemble = false;
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_FALSE(program.ok());  // a comparator calling the host's complex cbrt
   EXPECT_NE(program.status().message().find("'stablehlo.sort'"), std::string::npos) << program.status().message();
 
-  module = Parse(R"(
+  program = CompileText(R"(
 func.func @main(%x: tensor<100xf32>, %y: tensor<100xf32>) -> (tensor<100xf32>, tensor<100xf32>) {
   %0 = stablehlo.sine %x : tensor<100xf32>
   %1 = stablehlo.custom_call @foo(%0) {has_side_effect = true} : (tensor<100xf32>) -> tensor<100xf32>
   %2 = stablehlo.sine %y : tensor<100xf32>
   return %0, %2 : tensor<100xf32>, tensor<100xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  program = CompileCuda(*module, options);
+})", options);
   ASSERT_FALSE(program.ok());
   EXPECT_NE(program.status().message().find("'stablehlo.custom_call'"), std::string::npos);
 
-  module = Parse(R"(
+  options.pipeline = "inline";
+  program = CompileText(R"(
 func.func @main(%x: tensor<100xf32>, %y: tensor<100xf32>) -> (tensor<100xf32>, tensor<100xf32>) {
   %0 = stablehlo.sine %x : tensor<100xf32>
   %1 = stablehlo.sine %y : tensor<100xf32>
   return %0, %1 : tensor<100xf32>, tensor<100xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  options.pipeline = "inline";
-  program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_EQ(program->steps.size(), 2u);
   EXPECT_EQ(program->unique_kernels, 1);
@@ -278,7 +272,10 @@ TEST(CudaCompilerTest, ScatterCopiesItsOperandThenAppliesUpdatesOnOneThread) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileText(R"(
 func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) -> tensor<3x4xf32> {
   %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -286,12 +283,7 @@ func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) -
     stablehlo.return %s : tensor<f32>
   }) : (tensor<3x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   if (std::getenv("JITD_TEST_PRINT_PTX")) std::fprintf(stderr, "%s\n", program->ptx.c_str());
   ASSERT_EQ(program->steps.size(), 2u) << DescribeCudaProgram(*program);
@@ -322,7 +314,10 @@ TEST(CudaCompilerTest, ReduceWindowIsAThreadPerOutputFoldingItsPaddedWindow) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileText(R"(
 func.func @main(%x: tensor<8x9xf32>, %init: tensor<f32>) -> tensor<8x9xf32> {
   %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 7], [1, 1]]> : tensor<2x2xi64>, window_dimensions = array<i64: 8, 3>, base_dilations = array<i64: 1, 2>, window_strides = array<i64: 1, 2>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -330,12 +325,7 @@ func.func @main(%x: tensor<8x9xf32>, %init: tensor<f32>) -> tensor<8x9xf32> {
     stablehlo.return %m : tensor<f32>
   }) : (tensor<8x9xf32>, tensor<f32>) -> tensor<8x9xf32>
   return %0 : tensor<8x9xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   const CudaKernelLaunch& launch = program->steps[0].launch;
@@ -348,7 +338,8 @@ func.func @main(%x: tensor<8x9xf32>, %init: tensor<f32>) -> tensor<8x9xf32> {
   EXPECT_TRUE(IsElf(program->cubin));
 
   // A body with element math NVPTX lacks (complex cbrt) is refused by name.
-  module = Parse(R"(
+  options.assemble = false;
+  program = CompileText(R"(
 func.func @main(%x: tensor<4xf32>, %init: tensor<f32>) -> tensor<2xcomplex<f32>> {
   %c = stablehlo.complex %x, %x : tensor<4xcomplex<f32>>
   %ci = stablehlo.complex %init, %init : tensor<complex<f32>>
@@ -359,10 +350,7 @@ func.func @main(%x: tensor<4xf32>, %init: tensor<f32>) -> tensor<2xcomplex<f32>>
     stablehlo.return %m : tensor<complex<f32>>
   }) : (tensor<4xcomplex<f32>>, tensor<complex<f32>>) -> tensor<2xcomplex<f32>>
   return %0 : tensor<2xcomplex<f32>>
-})");
-  ASSERT_NE(module, nullptr);
-  options.assemble = false;
-  program = CompileCuda(*module, options);
+})", options);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(program.status().message().find("'stablehlo.reduce_window'"), std::string::npos)
@@ -373,16 +361,14 @@ TEST(CudaCompilerTest, GatherIsAThreadPerResultElementWithClampedStarts) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
-func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi32>) -> tensor<2x4xf32> {
-  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}> : (tensor<3x4xf32>, tensor<2x1xi32>) -> tensor<2x4xf32>
-  return %0 : tensor<2x4xf32>
-})");
-  ASSERT_NE(module, nullptr);
   CudaCompileOptions options;
   options.assembler = assembler;
   options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+  auto program = CompileText(R"(
+func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi32>) -> tensor<2x4xf32> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}> : (tensor<3x4xf32>, tensor<2x1xi32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   EXPECT_EQ(program->steps[0].launch.function, "jitd_gather0");
@@ -398,7 +384,10 @@ TEST(CudaCompilerTest, SortCopiesItsOperandsThenSortsEachRowOnOneThread) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileText(R"(
 func.func @main(%k: tensor<5x7xf32>, %v: tensor<5x7xi32>) -> (tensor<5x7xf32>, tensor<5x7xi32>) {
   %0:2 = "stablehlo.sort"(%k, %v) <{dimension = 1 : i64, is_stable = true}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
@@ -406,12 +395,7 @@ func.func @main(%k: tensor<5x7xf32>, %v: tensor<5x7xi32>) -> (tensor<5x7xf32>, t
     stablehlo.return %lt : tensor<i1>
   }) : (tensor<5x7xf32>, tensor<5x7xi32>) -> (tensor<5x7xf32>, tensor<5x7xi32>)
   return %0#0, %0#1 : tensor<5x7xf32>, tensor<5x7xi32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 3u) << DescribeCudaProgram(*program);
   EXPECT_EQ(program->steps[0].launch.function, "jitd_copy0");  // both operands are 140 bytes: one kernel
@@ -434,17 +418,15 @@ TEST(CudaCompilerTest, DotGeneralIsAThreadPerOutputInTheInterpretersDomain) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileText(R"(
 func.func @main(%a: tensor<3x4x8xf32>, %b: tensor<3x8x5xf32>, %c: tensor<4x6xi8>, %d: tensor<6x2xi8>) -> (tensor<3x4x5xf32>, tensor<4x2xi32>) {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<3x4x8xf32>, tensor<3x8x5xf32>) -> tensor<3x4x5xf32>
   %1 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0] : (tensor<4x6xi8>, tensor<6x2xi8>) -> tensor<4x2xi32>
   return %0, %1 : tensor<3x4x5xf32>, tensor<4x2xi32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 2u);
   EXPECT_NE(program->steps[0].description.find("exact dot 60 outputs x 8"), std::string::npos)
@@ -462,7 +444,10 @@ TEST(CudaCompilerTest, SelectAndScatterIsOneThreadInTheInterpretersOrder) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  options.pipeline = "";
+  auto program = CompileText(R"(
 func.func @main(%x: tensor<4x6xf32>, %s: tensor<2x3xf32>, %init: tensor<f32>) -> tensor<4x6xf32> {
   %0 = "stablehlo.select_and_scatter"(%x, %s, %init) <{window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -474,12 +459,7 @@ func.func @main(%x: tensor<4x6xf32>, %s: tensor<2x3xf32>, %init: tensor<f32>) ->
     stablehlo.return %sum : tensor<f32>
   }) : (tensor<4x6xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   const CudaKernelLaunch& launch = program->steps[0].launch;
@@ -515,11 +495,9 @@ TEST(CudaCompilerTest, FftOverOneAxisIsAThreadPerResultElement) {
     const std::string text = std::string("func.func @main(%a: ") + arg_types[i] + ") -> " +
                              std::string(programs[i]).substr(std::string(programs[i]).rfind(": ") + 2) + " {\n  " +
                              programs[i] + "\n}";
-    auto module = Parse(text);
-    ASSERT_NE(module, nullptr);
     CudaCompileOptions options;
     options.assembler = assembler;
-    auto program = CompileCuda(*module, options);
+    auto program = CompileText(text, options);
     ASSERT_TRUE(program.ok()) << program.status().message();
     ASSERT_EQ(program->steps.size(), 1u);
     EXPECT_EQ(program->steps[0].launch.function, "jitd_fft0");
@@ -532,15 +510,13 @@ TEST(CudaCompilerTest, FftOverOneAxisIsAThreadPerResultElement) {
     EXPECT_EQ(program->ptx.find("__nv_"), std::string::npos) << program->ptx;
     EXPECT_TRUE(IsElf(program->cubin));
   }
-  auto two_axes = Parse(R"(
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto refused = CompileText(R"(
 func.func @main(%a: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
   %c = stablehlo.fft %a, type = FFT, length = [4, 8] : (tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
   return %c : tensor<4x8xcomplex<f32>>
-})");
-  ASSERT_NE(two_axes, nullptr);
-  CudaCompileOptions options;
-  options.assemble = false;
-  auto refused = CompileCuda(*two_axes, options);
+})", options);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("'stablehlo.fft'"), std::string::npos) << refused.status().message();
   EXPECT_NE(refused.status().message().find("one axis"), std::string::npos) << refused.status().message();
@@ -552,15 +528,13 @@ TEST(CudaCompilerTest, TriangularSolveIsAThreadPerRightHandSide) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  auto program = CompileText(R"(
 func.func @main(%a: tensor<2x8x8xf32>, %b: tensor<2x10x8xf32>) -> tensor<2x10x8xf32> {
   %x = "stablehlo.triangular_solve"(%a, %b) <{left_side = false, lower = false, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<2x8x8xf32>, tensor<2x10x8xf32>) -> tensor<2x10x8xf32>
   return %x : tensor<2x10x8xf32>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   EXPECT_EQ(program->steps[0].launch.function, "jitd_trsm0");
@@ -571,14 +545,12 @@ func.func @main(%a: tensor<2x8x8xf32>, %b: tensor<2x10x8xf32>) -> tensor<2x10x8x
   EXPECT_EQ(program->ptx.find(".extern"), std::string::npos);
   EXPECT_TRUE(IsElf(program->cubin));
 
-  auto big = Parse(R"(
+  options.assemble = false;
+  auto refused = CompileText(R"(
 func.func @main(%a: tensor<40x40xf32>, %b: tensor<40x1xf32>) -> tensor<40x1xf32> {
   %x = "stablehlo.triangular_solve"(%a, %b) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<40x40xf32>, tensor<40x1xf32>) -> tensor<40x1xf32>
   return %x : tensor<40x1xf32>
-})");
-  ASSERT_NE(big, nullptr);
-  options.assemble = false;
-  auto refused = CompileCuda(*big, options);
+})", options);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("'stablehlo.triangular_solve'"), std::string::npos)
       << refused.status().message();
@@ -590,15 +562,13 @@ TEST(CudaCompilerTest, ThreeFryRngIsAThreadPerElement) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
+  CudaCompileOptions options;
+  options.assembler = assembler;
+  auto program = CompileText(R"(
 func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<10x10xui64>) {
   %ns, %out = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<10x10xui64>)
   return %ns, %out : tensor<2xui64>, tensor<10x10xui64>
-})");
-  ASSERT_NE(module, nullptr);
-  CudaCompileOptions options;
-  options.assembler = assembler;
-  auto program = CompileCuda(*module, options);
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   EXPECT_EQ(program->steps[0].launch.function, "jitd_rng0");
@@ -615,14 +585,12 @@ func.func @main(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<10x10xui64>) {
   EXPECT_EQ(rotates, 20u) << program->ptx;
   EXPECT_TRUE(IsElf(program->cubin));
 
-  auto philox = Parse(R"(
+  options.assemble = false;
+  auto refused = CompileText(R"(
 func.func @main(%s: tensor<3xui64>) -> (tensor<3xui64>, tensor<8xui64>) {
   %ns, %out = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<3xui64>) -> (tensor<3xui64>, tensor<8xui64>)
   return %ns, %out : tensor<3xui64>, tensor<8xui64>
-})");
-  ASSERT_NE(philox, nullptr);
-  options.assemble = false;
-  auto refused = CompileCuda(*philox, options);
+})", options);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("THREE_FRY"), std::string::npos) << refused.status().message();
 }
@@ -631,11 +599,9 @@ TEST(CudaCompilerTest, ProgramsSerializeValidatedAndCorruptBytesAreRefused) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(kProgram);
-  ASSERT_NE(module, nullptr);
   CudaCompileOptions options;
   options.assembler = assembler;
-  auto program = CompileCuda(*module, options);
+  auto program = CompileText(kProgram, options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_TRUE(ValidateCudaProgram(*program).ok());
   const std::string bytes = SerializeCudaProgram(*program);
@@ -680,16 +646,14 @@ TEST(CudaCompilerTest, ConvolutionIsAThreadPerOutputInTheInterpretersOrder) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   const PtxCompiler* assembler = Assembler();
   if (!assembler) GTEST_SKIP() << PtxCompiler::Create().status().message();
-  auto module = Parse(R"(
-func.func @main(%x: tensor<2x3x10xf32>, %w: tensor<4x3x5xf32>) -> tensor<2x4x6xf32> {
-  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x10xf32>, tensor<4x3x5xf32>) -> tensor<2x4x6xf32>
-  return %0 : tensor<2x4x6xf32>
-})");
-  ASSERT_NE(module, nullptr);
   CudaCompileOptions options;
   options.assembler = assembler;
   options.pipeline = "";
-  auto program = CompileCuda(*module, options);
+  auto program = CompileText(R"(
+func.func @main(%x: tensor<2x3x10xf32>, %w: tensor<4x3x5xf32>) -> tensor<2x4x6xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x10xf32>, tensor<4x3x5xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+})", options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   ASSERT_EQ(program->steps.size(), 1u);
   EXPECT_EQ(program->steps[0].launch.function, "jitd_conv0");
@@ -755,7 +719,7 @@ TEST(CudaCompilerTest, PtxVersionIsWhatBothLlvmAndTheAssemblerRead) {
 // and the program survives serialization.
 TEST(CudaCompilerTest, IfAndCaseBecomeHostJumpsBetweenTheirBranches) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(R"(
+  const std::string text = R"(
 func.func @main(%i: tensor<i32>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %zero = stablehlo.constant dense<0> : tensor<i32>
   %p = stablehlo.compare GT, %i, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
@@ -784,13 +748,12 @@ func.func @main(%i: tensor<i32>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x
     stablehlo.return %w#1, %a : tensor<4xf32>, tensor<4xf32>
   }) : (tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>)
   return %b#0, %b#1 : tensor<4xf32>, tensor<4xf32>
-})");
-  ASSERT_NE(module, nullptr);
+})";
   CudaCompileOptions options;
   options.assembler = Assembler();
   options.assemble = options.assembler != nullptr;
   options.pipeline = "inline,cse,dce";  // no folding: every op reaches codegen
-  auto program = CompileCuda(*module, options);
+  auto program = CompileText(text, options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   const std::vector<CudaStep>& steps = program->steps;
   std::string report = DescribeCudaProgram(*program);

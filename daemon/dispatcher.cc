@@ -61,6 +61,13 @@ struct Dispatcher::Impl {
   using Item = std::variant<EntryPtr, std::function<void()>>;
 
   // What the monitor knows of a worker.
+  // A worker's thread (guarded by threads_mu; `exited` set by the thread
+  // as its last act under the lock).
+  struct Thread {
+    std::thread thread;
+    bool exited = false;
+  };
+
   struct Worker {
     std::atomic<int64_t> turn_start{0};  // ns; 0 = idle
     int64_t last_harvest = 0;            // ns; the worker's own
@@ -359,14 +366,21 @@ struct Dispatcher::Impl {
 
   void StartWorker(bool spare) {
     auto worker = std::make_shared<Worker>();
-    {
-      std::lock_guard<std::mutex> lock(threads_mu);
-      workers.push_back(worker);
-      ++live_threads;
-    }
     num_threads.fetch_add(1, std::memory_order_relaxed);
     if (spare) spares_started.fetch_add(1, std::memory_order_relaxed);
-    std::thread([this, worker] { WorkerLoop(worker); }).detach();
+    std::lock_guard<std::mutex> lock(threads_mu);
+    // Join the threads of workers that exited (spares that retired).
+    for (auto it = threads.begin(); it != threads.end();) {
+      if (!it->exited) {
+        ++it;
+        continue;
+      }
+      it->thread.join();  // it has returned, or is about to
+      it = threads.erase(it);
+    }
+    workers.push_back(worker);
+    Thread& t = threads.emplace_back();
+    t.thread = std::thread([this, worker, &t] { WorkerLoop(worker, &t); });
   }
 
   void Run(Worker& me, Item& item) {
@@ -409,7 +423,7 @@ struct Dispatcher::Impl {
     }
   }
 
-  void WorkerLoop(std::shared_ptr<Worker> me) {
+  void WorkerLoop(std::shared_ptr<Worker> me, Thread* self) {
     epoll_event events[8];
     Item item;
     while (!stopping.load(std::memory_order_relaxed)) {
@@ -454,15 +468,9 @@ struct Dispatcher::Impl {
         Run(*me, item);
       }
     }
-    {
-      std::lock_guard<std::mutex> lock(threads_mu);
-      workers.remove(me);
-    }
-    std::unique_lock<std::mutex> lock(threads_mu);
-    --live_threads;
-    // Notified after this thread's locals are gone: the destructor may then
-    // free everything.
-    std::notify_all_at_thread_exit(threads_cv, std::move(lock));
+    std::lock_guard<std::mutex> lock(threads_mu);
+    workers.remove(me);
+    self->exited = true;  // joined by the next StartWorker, or by Stop
   }
 
   // --- Monitor --------------------------------------------------------------
@@ -544,9 +552,9 @@ struct Dispatcher::Impl {
   uint64_t next_key = kFirstSessionKey;  // guarded by entries_mu
 
   std::mutex threads_mu;
-  std::condition_variable threads_cv;
-  std::list<std::shared_ptr<Worker>> workers;
-  int live_threads = 0;  // guarded by threads_mu
+  std::list<std::shared_ptr<Worker>> workers;  // guarded by threads_mu
+  std::list<Thread> threads;  // every worker thread not yet joined
+  bool stopped = false;  // Stop ran (the controlling thread's)
   std::atomic<int> num_threads{0};
 
   std::mutex monitor_mu;
@@ -601,8 +609,12 @@ StatusOr<std::unique_ptr<Dispatcher>> Dispatcher::Create(DispatcherOptions optio
   return dispatcher;
 }
 
-Dispatcher::~Dispatcher() {
+Dispatcher::~Dispatcher() { Stop(); }
+
+void Dispatcher::Stop() {
   Impl& impl = *impl_;
+  if (impl.stopped) return;
+  impl.stopped = true;
   impl.stopping.store(true);
   {
     std::lock_guard<std::mutex> lock(impl.entries_mu);
@@ -617,11 +629,13 @@ Dispatcher::~Dispatcher() {
     std::lock_guard<std::mutex> lock(impl.monitor_mu);
     impl.monitor_cv.notify_all();
   }
-  impl.monitor.join();
+  impl.monitor.join();  // no worker starts from now on
+  std::list<Impl::Thread> threads;
   {
-    std::unique_lock<std::mutex> lock(impl.threads_mu);
-    impl.threads_cv.wait(lock, [&] { return impl.live_threads == 0; });
+    std::lock_guard<std::mutex> lock(impl.threads_mu);
+    threads.swap(impl.threads);
   }
+  for (Impl::Thread& t : threads) t.thread.join();
   // Tasks never run (their owners learn nothing more) and sessions go.
   impl.queue.clear();
   impl.held.clear();

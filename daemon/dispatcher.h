@@ -104,6 +104,7 @@ class Dispatcher {
 
   static StatusOr<std::unique_ptr<Dispatcher>> Create(DispatcherOptions options,
                                                       ClosedCallback on_closed);
+  // Stop(), then frees what is left.
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -117,6 +118,14 @@ class Dispatcher {
   Status Add(std::unique_ptr<Session> session, UniqueFd connection);
 
   DispatcherStats stats() const;
+
+  // Cancels every session's request in progress, joins the workers and the
+  // monitor, and frees the sessions (the ClosedCallback sees each); tasks
+  // never run are dropped. Idempotent; from one controlling thread. An
+  // owner whose posted tasks reach the dispatcher through a pointer calls
+  // Stop before destroying it, so that no task runs while the pointer is
+  // reset.
+  void Stop();
 
  private:
   struct Impl;

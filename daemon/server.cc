@@ -408,7 +408,10 @@ Status Server::Run() {
   if (impl.signals) impl.signals->cancel(ignored);
   if (impl.remote) impl.remote->Stop();
   const uint64_t open = impl.dispatcher->stats().sessions;
-  impl.dispatcher.reset();  // each session finishes (or cancels) its request in progress
+  // Each session finishes (or cancels) its request in progress. Stopped
+  // before the pointer is reset: a worker's OpenSession reads it.
+  impl.dispatcher->Stop();
+  impl.dispatcher.reset();
   if (impl.bound) {
     ::unlink(impl.options.socket_path.c_str());
     impl.bound = false;

@@ -152,6 +152,28 @@ void Session::PublishPrograms() {
   counters_->SetPrograms(std::move(names));
 }
 
+Status Session::RoomForBuffers(std::string_view what, uint64_t count, uint64_t bytes) const {
+  if (options_.max_buffers != 0 && buffers_.size() + count > options_.max_buffers) {
+    return ResourceExhausted(std::string(what) + ": " + std::to_string(count) +
+                             " more buffer(s) would make this client hold " +
+                             std::to_string(buffers_.size() + count) +
+                             ", the limit (max_buffers) is " +
+                             std::to_string(options_.max_buffers) +
+                             "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it");
+  }
+  // `bytes` fits the heap or the device (checked by the callers), so the
+  // sum cannot wrap.
+  if (options_.max_buffer_bytes != 0 && buffer_bytes_ + bytes > options_.max_buffer_bytes) {
+    return ResourceExhausted(std::string(what) + ": " + std::to_string(bytes) +
+                             " more bytes would make this client's buffers " +
+                             std::to_string(buffer_bytes_ + bytes) +
+                             " bytes, the limit (max_buffer_bytes) is " +
+                             std::to_string(options_.max_buffer_bytes) +
+                             "; jitd serve --max-buffer-bytes or JITD_MAX_BUFFER_BYTES raises it");
+  }
+  return Status::Ok();
+}
+
 void Session::PublishCounts() {
   counters_->executables.store(executables_.size(), std::memory_order_relaxed);
   counters_->buffers.store(buffers_.size(), std::memory_order_relaxed);
@@ -293,23 +315,8 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
       if (!bytes.ok()) {
         return Reply(id, InvalidArgument("CreateBuffer: " + bytes.status().message()));
       }
-      if (options_.max_buffers != 0 && buffers_.size() >= options_.max_buffers) {
-        return Reply(id, ResourceExhausted("CreateBuffer: this client holds " +
-                                           std::to_string(buffers_.size()) +
-                                           " buffers, the limit (max_buffers) is " +
-                                           std::to_string(options_.max_buffers) +
-                                           "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it"));
-      }
-      // ref.length fits the heap (HeapBytes checked it), so the sum cannot wrap.
-      if (options_.max_buffer_bytes != 0 &&
-          buffer_bytes_ + ref.length > options_.max_buffer_bytes) {
-        return Reply(id, ResourceExhausted(
-                             "CreateBuffer: " + std::to_string(ref.length) +
-                             " more bytes would make this client's buffers " +
-                             std::to_string(buffer_bytes_ + ref.length) +
-                             " bytes, the limit (max_buffer_bytes) is " +
-                             std::to_string(options_.max_buffer_bytes) +
-                             "; jitd serve --max-buffer-bytes or JITD_MAX_BUFFER_BYTES raises it"));
+      if (Status room = RoomForBuffers("CreateBuffer", 1, ref.length); !room.ok()) {
+        return Reply(id, room);
       }
       buffer_bytes_ += ref.length;
       const uint64_t handle = next_handle_++;
@@ -663,23 +670,8 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     }
   }
   if (allocate) {
-    if (options_.max_buffers != 0 && buffers_.size() + num_outputs > options_.max_buffers) {
-      return Reply(id, ResourceExhausted("Execute: " + std::to_string(num_outputs) +
-                                         " new result buffers would make this client hold " +
-                                         std::to_string(buffers_.size() + num_outputs) +
-                                         ", the limit (max_buffers) is " +
-                                         std::to_string(options_.max_buffers) +
-                                         "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it"));
-    }
-    if (options_.max_buffer_bytes != 0 && buffer_bytes_ + new_bytes > options_.max_buffer_bytes) {
-      return Reply(id, ResourceExhausted("Execute: " + std::to_string(new_bytes) +
-                                         " bytes of new result buffers would make this "
-                                         "client's buffers " +
-                                         std::to_string(buffer_bytes_ + new_bytes) +
-                                         " bytes, the limit (max_buffer_bytes) is " +
-                                         std::to_string(options_.max_buffer_bytes) +
-                                         "; jitd serve --max-buffer-bytes or JITD_MAX_BUFFER_BYTES "
-                                         "raises it"));
+    if (Status room = RoomForBuffers("Execute", num_outputs, new_bytes); !room.ok()) {
+      return Reply(id, room);
     }
   }
   std::vector<eval::RuntimeValue>& args = args_;

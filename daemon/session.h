@@ -181,6 +181,11 @@ class Session {
                                                  const CompiledProgram& program,
                                                  std::chrono::steady_clock::time_point start);
   void PublishCounts();
+  // OK when this client may hold `count` more buffers of `bytes` more bytes
+  // in all (SessionOptions::max_buffers / max_buffer_bytes), else
+  // RESOURCE_EXHAUSTED naming the limit and its flag; `what` starts the
+  // message ("CreateBuffer", "Execute").
+  Status RoomForBuffers(std::string_view what, uint64_t count, uint64_t bytes) const;
   // The names of the programs held (ClientCounters::SetPrograms); after
   // every change to executables_.
   void PublishPrograms();

@@ -41,12 +41,8 @@ std::span<const uint8_t> Session::HandleCreateDeviceBuffer(uint64_t id,
   const std::string device_name = create->device()->str();
   StatusOr<const devices::Device*> device = instance_->DeviceNamed(device_name);
   if (!device.ok()) return Reply(id, Status(device.status().code(), "CreateBuffer: " + device.status().message()));
-  if (options_.max_buffers != 0 && buffers_.size() >= options_.max_buffers) {
-    return Reply(id, ResourceExhausted("CreateBuffer: this client holds " + std::to_string(buffers_.size()) +
-                                       " buffers, the limit (max_buffers) is " +
-                                       std::to_string(options_.max_buffers) +
-                                       "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it"));
-  }
+  // Device bytes count against --max-device-bytes (the device's quota), not here.
+  if (Status room = RoomForBuffers("CreateBuffer", 1, 0); !room.ok()) return Reply(id, room);
   const uint64_t bytes = static_cast<uint64_t>(type.byte_size());
   std::span<uint8_t> initial;
   if (create->data() != nullptr && create->data()->length() > 0) {

@@ -163,23 +163,8 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
     }
   }
   if (allocate) {
-    if (options_.max_buffers != 0 && buffers_.size() + num_outputs > options_.max_buffers) {
-      return Reply(id, ResourceExhausted("Execute: " + std::to_string(num_outputs) +
-                                         " new result buffers would make this client hold " +
-                                         std::to_string(buffers_.size() + num_outputs) +
-                                         ", the limit (max_buffers) is " +
-                                         std::to_string(options_.max_buffers) +
-                                         "; jitd serve --max-buffers or JITD_MAX_BUFFERS raises it"));
-    }
-    if (options_.max_buffer_bytes != 0 && buffer_bytes_ + new_bytes > options_.max_buffer_bytes) {
-      return Reply(id, ResourceExhausted("Execute: " + std::to_string(new_bytes) +
-                                         " bytes of new result buffers would make this "
-                                         "client's buffers " +
-                                         std::to_string(buffer_bytes_ + new_bytes) +
-                                         " bytes, the limit (max_buffer_bytes) is " +
-                                         std::to_string(options_.max_buffer_bytes) +
-                                         "; jitd serve --max-buffer-bytes or JITD_MAX_BUFFER_BYTES "
-                                         "raises it"));
+    if (Status room = RoomForBuffers("Execute", num_outputs, new_bytes); !room.ok()) {
+      return Reply(id, room);
     }
   }
   // Each process's arguments, copied out of shared memory (the client may

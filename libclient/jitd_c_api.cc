@@ -213,6 +213,70 @@ Status CollectBuffers(const jitd_executable& exe, jitd_buffer_t* const* buffers,
   return Status::Ok();
 }
 
+// Executes `handle` into the `num_results` slots of `results`, each a
+// buffer or nullptr (filled with a new buffer on success). With every slot
+// empty one round trip allocates and fills the results; else the missing
+// ones are allocated first. On an error nothing allocated here stays and
+// `results` is unchanged.
+StatusOr<jitd::client::Timing> ExecuteIntoSlots(
+    const jitd_executable& executable, uint64_t handle, const std::vector<uint64_t>& arg_handles,
+    jitd_buffer_t** results, size_t num_results,
+    const std::vector<jitd::client::TensorShape>& shapes,
+    const jitd::client::ExecuteOptions& execute_options) {
+  const std::shared_ptr<Client>& client = executable.client;
+  size_t missing = 0;
+  for (size_t i = 0; i < num_results; ++i) missing += results[i] == nullptr ? 1 : 0;
+  if (missing == num_results && num_results > 0) {
+    std::vector<jitd::client::Buffer> made;
+    JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
+                          client->ExecuteAllocatingResults(handle, arg_handles, shapes,
+                                                           execute_options, &made));
+    std::vector<jitd_buffer_t*> wrapped;
+    try {
+      for (jitd::client::Buffer& b : made) wrapped.push_back(new jitd_buffer{client, b});
+    } catch (...) {
+      for (jitd_buffer_t* w : wrapped) delete w;
+      for (const jitd::client::Buffer& b : made) (void)client->DestroyBuffer(b.handle);
+      throw;
+    }
+    for (size_t i = 0; i < num_results; ++i) results[i] = wrapped[i];
+    return timing;
+  }
+  std::vector<jitd_buffer_t*> slots(results, results + num_results);
+  std::vector<jitd_buffer_t*> made;
+  auto destroy_made = [&] {
+    for (jitd_buffer_t* b : made) jitd_buffer_destroy(b);
+  };
+  for (size_t i = 0; i < num_results; ++i) {
+    if (slots[i] != nullptr) continue;
+    StatusOr<jitd::client::Buffer> buffer = client->AllocateBuffer(shapes[i]);
+    if (!buffer.ok()) {
+      destroy_made();
+      return buffer.status();
+    }
+    try {
+      slots[i] = new jitd_buffer{client, *buffer};
+    } catch (...) {
+      (void)client->DestroyBuffer(buffer->handle);
+      destroy_made();
+      throw;
+    }
+    made.push_back(slots[i]);
+  }
+  std::vector<uint64_t> result_handles;
+  Status collected =
+      CollectBuffers(executable, slots.data(), num_results, shapes, "results", &result_handles);
+  StatusOr<jitd::client::Timing> ran =
+      collected.ok() ? client->Execute(handle, arg_handles, result_handles, execute_options)
+                     : StatusOr<jitd::client::Timing>(collected);
+  if (!ran.ok()) {
+    destroy_made();
+    return ran.status();
+  }
+  for (size_t i = 0; i < num_results; ++i) results[i] = slots[i];
+  return ran;
+}
+
 // Keeps a profiled execute's rows on the executable.
 void KeepProfile(jitd_executable_t& executable, jitd::client::Timing& timing) {
   if (timing.profile.empty() && timing.profile_omitted == 0) return;
@@ -640,62 +704,9 @@ jitd_status_t* jitd_executable_execute_ex(jitd_executable_t* executable,
     JITD_RETURN_IF_ERROR(CollectBuffers(*executable, args, num_args,
                                         executable->executable.arguments, "arguments",
                                         &arg_handles));
-    const std::shared_ptr<Client>& client = executable->client;
-    size_t missing = 0;
-    for (size_t i = 0; i < num_results; ++i) missing += results[i] == nullptr ? 1 : 0;
-    jitd::client::Timing timing;
-    if (missing == num_results && num_results > 0) {
-      // Every result allocated here: one round trip registers and fills them.
-      std::vector<jitd::client::Buffer> made;
-      JITD_ASSIGN_OR_RETURN(timing, client->ExecuteAllocatingResults(
-                                        executable->executable.handle, arg_handles, shapes,
-                                        execute_options, &made));
-      std::vector<jitd_buffer_t*> wrapped;
-      try {
-        for (jitd::client::Buffer& b : made) wrapped.push_back(new jitd_buffer{client, b});
-      } catch (...) {
-        for (jitd_buffer_t* w : wrapped) delete w;
-        for (const jitd::client::Buffer& b : made) (void)client->DestroyBuffer(b.handle);
-        throw;
-      }
-      for (size_t i = 0; i < num_results; ++i) results[i] = wrapped[i];
-    } else {
-      // Some slots given: allocate the missing ones, then execute into all.
-      std::vector<jitd_buffer_t*> slots(results, results + num_results);
-      std::vector<jitd_buffer_t*> made;
-      auto destroy_made = [&] {
-        for (jitd_buffer_t* b : made) jitd_buffer_destroy(b);
-      };
-      for (size_t i = 0; i < num_results; ++i) {
-        if (slots[i] != nullptr) continue;
-        StatusOr<jitd::client::Buffer> buffer = client->AllocateBuffer(shapes[i]);
-        if (!buffer.ok()) {
-          destroy_made();
-          return buffer.status();
-        }
-        try {
-          slots[i] = new jitd_buffer{client, *buffer};
-        } catch (...) {
-          (void)client->DestroyBuffer(buffer->handle);
-          destroy_made();
-          throw;
-        }
-        made.push_back(slots[i]);
-      }
-      std::vector<uint64_t> result_handles;
-      Status collected = CollectBuffers(*executable, slots.data(), num_results, shapes, "results",
-                                        &result_handles);
-      StatusOr<jitd::client::Timing> ran =
-          collected.ok() ? client->Execute(executable->executable.handle, arg_handles,
-                                           result_handles, execute_options)
-                         : StatusOr<jitd::client::Timing>(collected);
-      if (!ran.ok()) {
-        destroy_made();
-        return ran.status();
-      }
-      timing = *ran;
-      for (size_t i = 0; i < num_results; ++i) results[i] = slots[i];
-    }
+    JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
+                          ExecuteIntoSlots(*executable, executable->executable.handle, arg_handles,
+                                           results, num_results, shapes, execute_options));
     FillTiming(timing, out_timing_or_null);
     KeepProfile(*executable, timing);
     return Status::Ok();
@@ -768,64 +779,11 @@ jitd_status_t* jitd_executable_execute_replicated(jitd_executable_t* executable,
                                    " processes of " + std::to_string(exe.results.size()) +
                                    " results need " + std::to_string(result_shapes.size()));
     }
-    const std::shared_ptr<Client>& client = executable->client;
-    size_t missing = 0;
-    for (size_t i = 0; i < num_results; ++i) missing += results[i] == nullptr ? 1 : 0;
-    if (missing == num_results && num_results > 0) {
-      // Every result allocated here: one round trip registers and fills them.
-      std::vector<jitd::client::Buffer> made;
-      JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
-                            client->ExecuteAllocatingResults(exe.handle, arg_handles,
-                                                             result_shapes, execute_options,
-                                                             &made));
-      std::vector<jitd_buffer_t*> wrapped;
-      try {
-        for (jitd::client::Buffer& b : made) wrapped.push_back(new jitd_buffer{client, b});
-      } catch (...) {
-        for (jitd_buffer_t* w : wrapped) delete w;
-        for (const jitd::client::Buffer& b : made) (void)client->DestroyBuffer(b.handle);
-        throw;
-      }
-      for (size_t i = 0; i < num_results; ++i) results[i] = wrapped[i];
-      FillTiming(timing, out_timing_or_null);
-      KeepProfile(*executable, timing);
-      return Status::Ok();
-    }
-    // Some slots given: allocate the missing ones, then execute into all.
-    std::vector<jitd_buffer_t*> slots(results, results + num_results);
-    std::vector<jitd_buffer_t*> made;
-    auto destroy_made = [&] {
-      for (jitd_buffer_t* b : made) jitd_buffer_destroy(b);
-    };
-    for (size_t i = 0; i < num_results; ++i) {
-      if (slots[i] != nullptr) continue;
-      StatusOr<jitd::client::Buffer> buffer = client->AllocateBuffer(result_shapes[i]);
-      if (!buffer.ok()) {
-        destroy_made();
-        return buffer.status();
-      }
-      try {
-        slots[i] = new jitd_buffer{client, *buffer};
-      } catch (...) {
-        (void)client->DestroyBuffer(buffer->handle);
-        destroy_made();
-        throw;
-      }
-      made.push_back(slots[i]);
-    }
-    std::vector<uint64_t> result_handles;
-    Status collected = CollectBuffers(*executable, slots.data(), num_results, result_shapes,
-                                      "results", &result_handles);
-    StatusOr<jitd::client::Timing> ran =
-        collected.ok() ? client->Execute(exe.handle, arg_handles, result_handles, execute_options)
-                       : StatusOr<jitd::client::Timing>(collected);
-    if (!ran.ok()) {
-      destroy_made();
-      return ran.status();
-    }
-    for (size_t i = 0; i < num_results; ++i) results[i] = slots[i];
-    FillTiming(*ran, out_timing_or_null);
-    KeepProfile(*executable, *ran);
+    JITD_ASSIGN_OR_RETURN(jitd::client::Timing timing,
+                          ExecuteIntoSlots(*executable, exe.handle, arg_handles, results,
+                                           num_results, result_shapes, execute_options));
+    FillTiming(timing, out_timing_or_null);
+    KeepProfile(*executable, timing);
     return Status::Ok();
   });
 }

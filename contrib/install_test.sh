@@ -58,7 +58,10 @@ C
 "$cc" -std=c11 -Wall -Werror -o "$tmp/hello" "$tmp/hello.c" $(pkg-config --cflags --libs jitd) \
   || fail "a C program does not build with pkg-config's flags"
 LD_LIBRARY_PATH=$prefix/lib "$tmp/hello" > /dev/null || fail "the C program does not run"
-LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/hello" 2>/dev/null | grep -q "$prefix/lib/libjitd.so.1" || fail "the C program did not load the installed libjitd.so"
+# ldd's output is captured first: under pipefail, `ldd | grep -q` fails
+# whenever grep's early exit makes ldd die of SIGPIPE.
+libs=$(LD_LIBRARY_PATH=$prefix/lib ldd "$tmp/hello" 2>&1) || fail "ldd failed on the C program: $libs"
+grep -qF "$prefix/lib/libjitd.so.1" <<< "$libs" || fail "the C program did not load the installed libjitd.so: $libs"
 
 # examples/add_one.c, built the way its comment says, starts the installed
 # daemon (../bin/jitd beside the installed libjitd.so) and runs through it.

@@ -41,7 +41,7 @@ expect_exit 0 "--help" "$jitd" --help
 expect_grep "--help" "$tmp/out" "fmt"
 expect_grep "--help" "$tmp/out" "check"
 expect_grep "--help" "$tmp/out" "JITD_CPU_THREADS"
-grep -A1 '^Running programs:' "$tmp/out" | tail -1 | grep -q '^  run ' || fail "--help: run is not listed first"
+grep -q '^  run ' <<< "$(grep -A1 '^Running programs:' "$tmp/out" | tail -1)" || fail "--help: run is not listed first"
 grep -q 'reference interpreter\.$' "$tmp/out" && fail "--help: describes the tool as the interpreter"
 expect_exit 0 "fmt --help" "$jitd" fmt --help
 expect_grep "fmt --help" "$tmp/out" "--generic"
@@ -206,7 +206,7 @@ expect_grep "run invalid program" "$tmp/err" "syntax.mlir:[0-9]+:[0-9]+: "
 # --output writes result_<i>.npy; jitd reads it back as an input.
 expect_exit 0 "run --output" "$jitd" run --in-process --output="$tmp/out_dir" "$softmax"
 [ -s "$tmp/out_dir/result_0.npy" ] || fail "run --output: no result_0.npy"
-head -c 6 "$tmp/out_dir/result_0.npy" | od -c | grep -q 'N   U   M   P   Y' || fail "run --output: not an .npy file"
+grep -q 'N   U   M   P   Y' <<< "$(head -c 6 "$tmp/out_dir/result_0.npy" | od -c)" || fail "run --output: not an .npy file"
 cat >"$tmp/args.mlir" <<'MLIR'
 func.func @main(%arg0: tensor<2x4xf32>, %scale: tensor<i32>) -> (tensor<2x4xf32>, tensor<i32>) {
   %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>

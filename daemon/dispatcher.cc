@@ -1,5 +1,6 @@
 #include "daemon/dispatcher.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -52,10 +53,7 @@ struct Dispatcher::Impl {
     bool hangup = false;          // guarded by mu: the client closed
     bool watching = false;        // guarded by mu: armed for hang-up while running
     std::atomic<int64_t> running_since{0};  // ns; 0 = not in a turn
-    // Pacing: requests served (moved up to the floor when it was quiet),
-    // and when it last asked for something.
-    std::atomic<uint64_t> served{0};
-    std::atomic<int64_t> last_active{0};  // ns
+    std::atomic<int64_t> last_active{0};  // ns: when it last asked for something
   };
   using EntryPtr = std::shared_ptr<Entry>;
   using Item = std::variant<EntryPtr, std::function<void()>>;
@@ -69,8 +67,9 @@ struct Dispatcher::Impl {
   };
 
   struct Worker {
-    std::atomic<int64_t> turn_start{0};  // ns; 0 = idle
-    int64_t last_harvest = 0;            // ns; the worker's own
+    std::atomic<int64_t> turn_start{0};   // ns; 0 = idle
+    std::atomic<bool> holds_slot{false};  // its turn has a turn slot
+    int64_t last_harvest = 0;             // ns; the worker's own
   };
 
   // How often a worker serving one session back to back looks for others
@@ -86,16 +85,24 @@ struct Dispatcher::Impl {
   // clients on few CPUs slow and their shares unequal.
   static constexpr int64_t kHotNanos = 50'000;
 
-  // Pacing (dispatcher.h; DispatcherOptions::pace_lead, pace_hold): a
-  // session is active while it asked for something within kActiveNanos;
-  // the least served active count is recomputed every kFloorNanos.
+  // A session is active while it asked for something within kActiveNanos;
+  // the active ones are counted every kCountNanos (at least).
   static constexpr int64_t kActiveNanos = 5'000'000;
-  static constexpr int64_t kFloorNanos = 100'000;
+  static constexpr int64_t kCountNanos = 100'000;
+
+  // Within a turn with a slot, how long a worker waits for its session's
+  // next request before the turn ends early, and how much of that it
+  // spins before it yields instead (its client may share its CPU).
+  static constexpr int64_t kTurnWaitNanos = 100'000;
+  static constexpr int64_t kTurnSpinNanos = 10'000;
+  // With a slot, a session that asked for something within this long is
+  // polled rather than armed (kHotNanos otherwise).
+  static constexpr int64_t kTurnHotNanos = 1'000'000;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options),
         on_closed(std::move(on_closed)),
-        hold_nanos(std::chrono::duration_cast<std::chrono::nanoseconds>(options.pace_hold).count()) {}
+        turn_nanos(std::chrono::duration_cast<std::chrono::nanoseconds>(options.turn).count()) {}
 
   // --- Queue --------------------------------------------------------------
 
@@ -114,6 +121,13 @@ struct Dispatcher::Impl {
     if (!kick) return;
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (idle_workers.load(std::memory_order_relaxed) > 0) Kick();
+  }
+
+  // Puts back an item just popped (no kick: the caller is a worker).
+  void PushFront(Item item) {
+    std::lock_guard<std::mutex> lock(queue_mu);
+    queue.push_front(std::move(item));
+    queued.store(queue.size(), std::memory_order_relaxed);
   }
 
   bool Pop(Item* item) {
@@ -181,7 +195,7 @@ struct Dispatcher::Impl {
       return nullptr;
     }
     if (e->state != Entry::State::kIdle) return nullptr;  // a stale event
-    Wake(*e, NowNanos());
+    e->last_active.store(NowNanos(), std::memory_order_relaxed);
     // Doorbell bytes (any number) or the end of the stream.
     char buffer[256];
     for (;;) {
@@ -202,82 +216,75 @@ struct Dispatcher::Impl {
     return e;
   }
 
-  // --- Pacing ---------------------------------------------------------------
+  // --- Turn slots -----------------------------------------------------------
 
-  // Recomputes the floor (the least served active session) at most every
-  // kFloorNanos, and lets held sessions go that are back within pace_lead
-  // of it or have waited pace_hold.
-  void RefreshFloor(int64_t now) {
-    if (options.pace_lead == 0) return;
-    // The scan walks every session: spaced out with their number (1 µs of
+  // Recounts the active sessions at most every kCountNanos.
+  void CountActive(int64_t now) {
+    // The count walks every session: spaced out with their number (1 µs of
     // interval per session), so that it stays a small share of a worker.
     const int64_t interval = std::max<int64_t>(
-        kFloorNanos, static_cast<int64_t>(num_sessions.load(std::memory_order_relaxed)) * 1000);
-    int64_t at = floor_at.load(std::memory_order_relaxed);
-    if (now - at < interval || !floor_at.compare_exchange_strong(at, now)) return;
-    uint64_t floor = UINT64_MAX;
+        kCountNanos, static_cast<int64_t>(num_sessions.load(std::memory_order_relaxed)) * 1000);
+    int64_t at = counted_at.load(std::memory_order_relaxed);
+    if (now - at < interval || !counted_at.compare_exchange_strong(at, now)) return;
     int active = 0;
-    {
-      std::lock_guard<std::mutex> lock(entries_mu);
-      for (auto& [key, e] : entries) {
-        if (now - e->last_active.load(std::memory_order_relaxed) >= kActiveNanos) continue;
-        ++active;
-        floor = std::min(floor, e->served.load(std::memory_order_relaxed));
-      }
+    std::lock_guard<std::mutex> lock(entries_mu);
+    for (auto& [key, e] : entries) {
+      if (now - e->last_active.load(std::memory_order_relaxed) < kActiveNanos) ++active;
     }
-    if (active > 0) floor_served.store(floor, std::memory_order_relaxed);
     active_sessions.store(active, std::memory_order_relaxed);
-    if (num_held.load(std::memory_order_relaxed) == 0) return;
-    std::vector<EntryPtr> go;
-    uint64_t forgive_to = 0;
-    {
-      std::lock_guard<std::mutex> lock(held_mu);
-      for (auto it = held.begin(); it != held.end();) {
-        const bool timed_out = now - it->second >= hold_nanos;
-        if (!Ahead(*it->first) || timed_out) {
-          if (timed_out) {
-            forgive_to = std::max(forgive_to, it->first->served.load(std::memory_order_relaxed));
-          }
-          go.push_back(std::move(it->first));
-          it = held.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      num_held.store(held.size(), std::memory_order_relaxed);
-    }
-    if (forgive_to > 0) {
-      std::lock_guard<std::mutex> lock(entries_mu);
-      for (auto& [key, e] : entries) {
-        if (e->served.load(std::memory_order_relaxed) < forgive_to) {
-          e->served.store(forgive_to, std::memory_order_relaxed);
-        }
-      }
-      floor_served.store(forgive_to, std::memory_order_relaxed);
-    }
-    for (EntryPtr& e : go) Push(std::move(e));
   }
 
-  bool Ahead(const Entry& e) const {
-    return options.pace_lead > 0 && active_sessions.load(std::memory_order_relaxed) > cpus &&
-           e.served.load(std::memory_order_relaxed) >=
-               floor_served.load(std::memory_order_relaxed) + options.pace_lead;
-  }
+  bool Oversubscribed() const { return active_sessions.load(std::memory_order_relaxed) > cpus; }
 
-  // A session that starts asking again after a quiet spell starts at the
-  // floor: no burst to "catch up" on time it did not ask for anything.
-  void Wake(Entry& e, int64_t now) {
-    if (now - e.last_active.load(std::memory_order_relaxed) >= kActiveNanos) {
-      const uint64_t floor = floor_served.load(std::memory_order_relaxed);
-      if (e.served.load(std::memory_order_relaxed) < floor) {
-        e.served.store(floor, std::memory_order_relaxed);
+  // Whether this worker may take the next turn: always while the active
+  // sessions are no more than the CPUs; otherwise with a free turn slot
+  // (then the turn is a quantum), or without one when every slot's worker
+  // has been in one request for longer than a quantum's time (a blocking
+  // request: the others are then served a request per turn).
+  bool TakeSlot(Worker& me, int64_t now) {
+    if (options.turn_requests <= 1 || !Oversubscribed()) return true;
+    int free = free_slots.load(std::memory_order_relaxed);
+    while (free > 0) {
+      if (free_slots.compare_exchange_weak(free, free - 1, std::memory_order_acquire)) {
+        me.holds_slot.store(true, std::memory_order_relaxed);
+        return true;
       }
     }
-    e.last_active.store(now, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(threads_mu);
+    for (const std::shared_ptr<Worker>& w : workers) {
+      if (!w->holds_slot.load(std::memory_order_relaxed)) continue;
+      const int64_t start = w->turn_start.load(std::memory_order_relaxed);
+      if (start == 0 || now - start < turn_nanos) return false;
+    }
+    return true;
+  }
+
+  void GiveSlot(Worker& me) {
+    if (!me.holds_slot.load(std::memory_order_relaxed)) return;
+    me.holds_slot.store(false, std::memory_order_relaxed);
+    free_slots.fetch_add(1, std::memory_order_release);
+  }
+
+  // Waits until `session` has a request or `end` (ns): spins for
+  // kTurnSpinNanos, then yields; takes in the sessions that ring meanwhile.
+  void WaitForRequest(Worker& me, Session& session, int64_t end) {
+    const int64_t yield_from = NowNanos() + kTurnSpinNanos;
+    for (;;) {
+      if (session.HasRequest()) return;
+      const int64_t now = NowNanos();
+      if (now >= end) return;
+      if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
+      if (now >= yield_from) {
+        ::sched_yield();
+      } else {
+        CpuRelax();
+      }
+    }
   }
 
   // One turn of a session: its requests while nobody else waits, at least
-  // one; then the back of the queue, or idle.
+  // one, and with a turn slot a quantum's worth while others wait; then the
+  // back of the queue, or idle.
   void Serve(Worker& me, const EntryPtr& e) {
     {
       std::lock_guard<std::mutex> lock(e->mu);
@@ -288,31 +295,45 @@ struct Dispatcher::Impl {
     turns.fetch_add(1, std::memory_order_relaxed);
     e->running_since.store(me.turn_start.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
+    // The quantum: with a turn slot, turn_requests requests or `turn`,
+    // whichever comes first; without, one request.
+    const bool slot = me.holds_slot.load(std::memory_order_relaxed);
+    const uint64_t quantum = slot ? std::max<uint64_t>(1, options.turn_requests) : 1;
+    const int64_t turn_end = slot ? NowNanos() + turn_nanos : 0;
+    uint64_t served = 0;
     bool spun = false;
-    bool served_any = false;
-    enum class Next { kQueue, kPoll, kIdle, kHold } next;
+    bool waited = false;
+    enum class Next { kQueue, kPoll, kIdle } next;
     for (;;) {
-      if (Ahead(*e) && session.HasRequest()) {
-        next = Next::kHold;  // others lag: let their clients have the CPUs
-        break;
-      }
       if (session.ServeOne()) {
         requests.fetch_add(1, std::memory_order_relaxed);
         const int64_t now = NowNanos();
-        e->served.fetch_add(1, std::memory_order_relaxed);
         e->last_active.store(now, std::memory_order_relaxed);
-        RefreshFloor(now);
+        CountActive(now);
         me.turn_start.store(now, std::memory_order_relaxed);
         e->running_since.store(now, std::memory_order_relaxed);
         spun = false;
-        served_any = true;
+        waited = false;
+        ++served;
         // While this session is served back to back, others may have rung:
         // without this look they would wait for its turn to end.
         if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
-        if (!QueueEmpty() && session.HasRequest()) {
+        if (!QueueEmpty() && session.HasRequest() && (served >= quantum || now >= turn_end)) {
           next = Next::kQueue;  // others wait: take turns
           break;
         }
+        continue;
+      }
+      if (!waited && served > 0 && served < quantum && !stopping.load(std::memory_order_relaxed) &&
+          NowNanos() < turn_end) {
+        // The quantum is not used up: wait for the client's next request
+        // (a client running beside this worker sends it within a µs or
+        // two; one woken for this turn a little later). Whether others
+        // wait does not matter here: with clients outnumbering the CPUs,
+        // they mostly wait asleep, armed, and arming this one too would
+        // make its next request ring.
+        waited = true;
+        WaitForRequest(me, session, std::min(turn_end, NowNanos() + kTurnWaitNanos));
         continue;
       }
       if (!spun && options.spin.count() > 0 && QueueEmpty() && !stopping.load()) {
@@ -323,9 +344,13 @@ struct Dispatcher::Impl {
         while (!session.HasRequest() && QueueEmpty() && Clock::now() < end) CpuRelax();
         continue;
       }
-      if (!QueueEmpty() && !stopping.load(std::memory_order_relaxed) &&
-          NowNanos() - e->last_active.load(std::memory_order_relaxed) < kHotNanos) {
-        next = served_any ? Next::kQueue : Next::kPoll;  // hot: polled, not armed
+      // With a slot (clients outnumber the CPUs) a client may wait for a
+      // CPU for long between requests: polled for longer, and whether
+      // others are queued or still armed.
+      if ((slot || !QueueEmpty()) && !stopping.load(std::memory_order_relaxed) &&
+          NowNanos() - e->last_active.load(std::memory_order_relaxed) <
+              (slot ? kTurnHotNanos : kHotNanos)) {
+        next = served > 0 ? Next::kQueue : Next::kPoll;  // hot: polled, not armed
         break;
       }
       if (session.ArmSleep()) {
@@ -338,6 +363,10 @@ struct Dispatcher::Impl {
       }
     }
     e->running_since.store(0, std::memory_order_relaxed);
+    if (slot) {
+      quanta.fetch_add(1, std::memory_order_relaxed);
+      quantum_requests.fetch_add(served, std::memory_order_relaxed);
+    }
     std::unique_lock<std::mutex> lock(e->mu);
     if (e->hangup) {
       e->state = Entry::State::kClosed;
@@ -353,12 +382,6 @@ struct Dispatcher::Impl {
     }
     e->state = Entry::State::kReady;
     lock.unlock();
-    if (next == Next::kHold) {
-      std::lock_guard<std::mutex> held_lock(held_mu);
-      held.emplace_back(e, NowNanos());
-      num_held.store(held.size(), std::memory_order_relaxed);
-      return;
-    }
     Push(e, /*kick=*/next != Next::kPoll);
   }
 
@@ -406,11 +429,11 @@ struct Dispatcher::Impl {
   }
 
   // Moves the sessions that rang since the last look to the back of the
-  // queue (a non-blocking epoll_wait).
-  void Harvest(Worker& me, int64_t now) {
+  // queue (an epoll_wait that waits up to `timeout_ms`).
+  void Harvest(Worker& me, int64_t now, int timeout_ms = 0) {
     me.last_harvest = now;
     epoll_event events[8];
-    const int n = ::epoll_wait(epoll_fd.get(), events, 8, 0);
+    const int n = ::epoll_wait(epoll_fd.get(), events, 8, timeout_ms);
     for (int i = 0; i < n; ++i) {
       const uint64_t key = events[i].data.u64;
       if (key == kStopKey) continue;  // seen at the top of the worker loop
@@ -433,7 +456,17 @@ struct Dispatcher::Impl {
         // polled in turn).
         const int64_t now = NowNanos();
         if (now - me->last_harvest > kHarvestNanos) Harvest(*me, now);
-        if (Pop(&item)) Run(*me, item);
+        if (!Pop(&item)) continue;
+        if (std::holds_alternative<EntryPtr>(item) && !TakeSlot(*me, now)) {
+          // Every turn slot is taken: put the session back where it was,
+          // wait a millisecond at most (taking in the sessions that ring
+          // meanwhile) and look again.
+          PushFront(std::move(item));
+          Harvest(*me, now, /*timeout_ms=*/1);
+          continue;
+        }
+        Run(*me, item);
+        GiveSlot(*me);
         continue;
       }
       idle_workers.fetch_add(1, std::memory_order_seq_cst);
@@ -443,15 +476,10 @@ struct Dispatcher::Impl {
         continue;
       }
       const bool spare = num_threads.load(std::memory_order_relaxed) > base_workers;
-      const bool holding = num_held.load(std::memory_order_relaxed) > 0;
-      const int timeout = holding ? 1 : spare ? static_cast<int>(options.spare_idle.count()) : -1;
+      const int timeout = spare ? static_cast<int>(options.spare_idle.count()) : -1;
       const int n = ::epoll_wait(epoll_fd.get(), events, 1, timeout);
       idle_workers.fetch_sub(1, std::memory_order_seq_cst);
       if (n == 0) {
-        if (holding) {
-          RefreshFloor(NowNanos());
-          continue;
-        }
         if (RetireSpare()) break;
         continue;
       }
@@ -464,8 +492,13 @@ struct Dispatcher::Impl {
         continue;
       }
       if (EntryPtr e = OnEvent(key, events[0].events)) {
+        if (!TakeSlot(*me, NowNanos())) {
+          Push(std::move(e), /*kick=*/false);  // served when a slot frees
+          continue;
+        }
         item = std::move(e);
         Run(*me, item);
+        GiveSlot(*me);
       }
     }
     std::lock_guard<std::mutex> lock(threads_mu);
@@ -536,7 +569,7 @@ struct Dispatcher::Impl {
 
   const DispatcherOptions options;
   const ClosedCallback on_closed;
-  const int64_t hold_nanos;
+  const int64_t turn_nanos;
   int base_workers = 2;
   int max_threads = 0;
   UniqueFd epoll_fd, stop_fd, kick_fd;
@@ -564,15 +597,13 @@ struct Dispatcher::Impl {
   std::thread monitor;
 
   std::atomic<uint64_t> num_sessions{0}, spares_started{0}, turns{0}, requests{0};
+  std::atomic<uint64_t> quanta{0}, quantum_requests{0};
 
-  // Pacing (see DispatcherOptions::pace_lead).
-  std::atomic<uint64_t> floor_served{0};
-  std::atomic<int> active_sessions{0};
-  std::atomic<int64_t> floor_at{0};
-  std::mutex held_mu;
-  std::deque<std::pair<EntryPtr, int64_t>> held;  // guarded by held_mu: (session, since)
-  std::atomic<size_t> num_held{0};
+  // Turn slots (see dispatcher.h).
   int cpus = 2;
+  std::atomic<int> active_sessions{0};
+  std::atomic<int64_t> counted_at{0};
+  std::atomic<int> free_slots{1};
 };
 
 Dispatcher::Dispatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -582,7 +613,8 @@ StatusOr<std::unique_ptr<Dispatcher>> Dispatcher::Create(DispatcherOptions optio
   auto impl = std::make_unique<Impl>(options, std::move(on_closed));
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   impl->base_workers = options.workers > 0 ? options.workers : std::max(2, cpus);
-  impl->cpus = std::max(1, cpus);
+  impl->cpus = options.cpus > 0 ? options.cpus : std::max(1, cpus);
+  impl->free_slots.store(std::max(1, impl->cpus / 2));
   impl->max_threads =
       std::max(impl->base_workers, options.max_threads > 0 ? options.max_threads
                                                            : impl->base_workers + 1024);
@@ -638,7 +670,6 @@ void Dispatcher::Stop() {
   for (Impl::Thread& t : threads) t.thread.join();
   // Tasks never run (their owners learn nothing more) and sessions go.
   impl.queue.clear();
-  impl.held.clear();
   std::unordered_map<uint64_t, Impl::EntryPtr> entries;
   {
     std::lock_guard<std::mutex> lock(impl.entries_mu);
@@ -662,7 +693,6 @@ Status Dispatcher::Add(std::unique_ptr<Session> session, UniqueFd connection) {
   auto e = std::make_shared<Impl::Entry>();
   e->session = std::move(session);
   e->socket = std::move(connection);
-  e->served.store(impl.floor_served.load());
   e->last_active.store(NowNanos());
   {
     std::lock_guard<std::mutex> lock(impl.entries_mu);
@@ -692,6 +722,8 @@ DispatcherStats Dispatcher::stats() const {
   s.spares_started = impl.spares_started.load();
   s.turns = impl.turns.load();
   s.requests = impl.requests.load();
+  s.quanta = impl.quanta.load();
+  s.quantum_requests = impl.quantum_requests.load();
   return s;
 }
 

@@ -21,21 +21,27 @@
 // Hot sessions: a session whose ring is empty while others wait, and that
 // asked for something within the last 50 µs, is polled (back of the queue)
 // rather than armed, so a client running beside others rings no doorbell.
+// In a turn with a slot (below) the window is 1 ms, whether others are
+// queued or not: there a client waits its turn for a CPU between requests.
 //
-// Pacing: when more sessions are active (a request within 5 ms) than there
-// are CPUs, the OS decides which clients run, and a worker serves whoever
-// does: left alone, clients that happen to run beside a worker get many
-// times the calls of the others. Then a session served `pace_lead` (32)
-// requests more than the least served active one is held back (`pace_hold`,
-// 200 µs at most), leaving
-// the CPUs to the clients that lag; a laggard that did not catch up in that
-// time asks less by choice and is forgiven (moved up to the held session's
-// count). A session waking from a quiet spell starts at the least served
-// count, so it gets no burst for time it asked for nothing. The cost: a
-// client of microsecond requests among many active ones that ask rarely
-// waits up to 200 µs per 32 requests, and when clients outnumber the CPUs
-// the holds trade aggregate calls/s for equal shares (`jitd serve
-// --pace-lead=0` turns pacing off; BENCHMARKS.md has both).
+// Turns when clients outnumber the CPUs: with more sessions active (a
+// request within 5 ms) than CPUs, serving whoever happens to ask leaves
+// the order to the OS scheduler, and every request costs a switch between
+// processes (about 1 µs here, several µs with the wake-ups), so calls/s
+// collapse and shares grow unequal. Then a turn needs one of cpus/2 (at
+// least 1) turn slots, and a turn with a slot is a quantum: the worker
+// serves that session's requests back to back, waiting for each next one
+// (spinning 10 µs, then yielding its CPU, up to 100 µs), for
+// `turn_requests` (256) requests or `turn` (1 ms), whichever comes first.
+// Meanwhile the other clients wait for their replies asleep, so the CPUs
+// hold the worker and the client whose turn it is, and that client calls
+// at the speed of a lone one. Turns go round the queue in order, so each
+// active session gets the same number of requests per round. The cost: a
+// waiting client may wait a round of quanta (eight tiny-request clients on
+// two CPUs: about 2 ms). Workers without a slot wait for one, unless every
+// slot's worker has been in one request for longer than `turn` (a blocking
+// request): then they serve the others a request per turn. `jitd serve
+// --turn-requests=1` turns quanta and slots off (BENCHMARKS.md has both).
 //
 // Blocking: a request may hold its worker for long (an execute, a wait for
 // an execute slot, a compile, a feed). A monitor thread, awake only while
@@ -81,11 +87,13 @@ struct DispatcherOptions {
   std::chrono::milliseconds stall{5};
   // How long a spare worker stays idle before it exits.
   std::chrono::milliseconds spare_idle{1000};
-  // Pacing (see the file comment): how many requests a session may be
-  // ahead of the least served active one while active sessions outnumber
-  // the CPUs (0 = no pacing), and the longest it is then held back.
-  uint64_t pace_lead = 32;
-  std::chrono::microseconds pace_hold{200};
+  // Turns while active sessions outnumber the CPUs (see the file comment):
+  // the most requests of one session a turn serves while others wait, and
+  // the longest a turn lasts (1 = a request per turn, no quanta).
+  uint64_t turn_requests = 256;
+  std::chrono::microseconds turn{1000};
+  // CPUs the sessions' clients share (0 = this machine's).
+  int cpus = 0;
 };
 
 // Counters, a snapshot. Plain value.
@@ -95,6 +103,8 @@ struct DispatcherStats {
   uint64_t spares_started = 0;
   uint64_t turns = 0;         // sessions served (one or more requests each)
   uint64_t requests = 0;
+  uint64_t quanta = 0;             // turns with a turn slot
+  uint64_t quantum_requests = 0;   // requests served in them
 };
 
 class Dispatcher {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,25 @@ struct FakeClient {
     StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
     JITD_RETURN_IF_ERROR(verified.status());
     if ((*verified)->id() != id) return Internal("reply to another request");
+    return Status::Ok();
+  }
+
+  // Sends `n` Hellos at once, then waits for their `n` replies: the
+  // session has requests waiting all along.
+  Status HelloBurst(int n, std::chrono::milliseconds timeout = 5000ms) {
+    flatbuffers::FlatBufferBuilder fbb;
+    for (int i = 0; i < n; ++i) {
+      fbb.Clear();
+      auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, fbb.CreateString("test"));
+      fbb.Finish(wire::CreateRequestMessage(fbb, next_id++, wire::Request_Hello, body.Union()),
+                 wire::RequestMessageIdentifier());
+      JITD_RETURN_IF_ERROR(segment->request_ring().Push(
+          std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize())));
+    }
+    ipc::RingMessage reply;
+    ipc::WaitOptions wait;
+    wait.deadline = std::chrono::steady_clock::now() + timeout;
+    for (int i = 0; i < n; ++i) JITD_RETURN_IF_ERROR(segment->reply_ring().Pop(&reply, wait));
     return Status::Ok();
   }
 };
@@ -149,6 +169,61 @@ TEST_F(DispatcherTest, AStuckWorkerDoesNotDelayOtherClients) {
   EXPECT_LT(waited, 100ms);
   EXPECT_GE(dispatcher->stats().spares_started, 1u);
   release.set_value();
+}
+
+// Clients sending bursts of 32 requests back to back, each from its own
+// thread, for `run`; returns each one's count of requests (0 for one that
+// failed).
+std::vector<uint64_t> CallBackToBack(std::vector<std::unique_ptr<FakeClient>>& clients,
+                                     std::chrono::milliseconds run) {
+  constexpr int kBurst = 32;
+  std::vector<uint64_t> counts(clients.size());
+  std::vector<std::thread> threads;
+  const auto end = std::chrono::steady_clock::now() + run;
+  for (size_t i = 0; i < clients.size(); ++i) {
+    threads.emplace_back([&, i] {
+      while (std::chrono::steady_clock::now() < end) {
+        if (!clients[i]->HelloBurst(kBurst).ok()) {
+          counts[i] = 0;
+          return;
+        }
+        counts[i] += kBurst;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return counts;
+}
+
+TEST_F(DispatcherTest, WhenClientsOutnumberTheCpusATurnIsAQuantum) {
+  DispatcherOptions options;
+  options.workers = 2;
+  options.cpus = 1;  // three busy clients outnumber it
+  auto dispatcher = MakeDispatcher(options);
+  std::vector<std::unique_ptr<FakeClient>> clients;
+  for (int i = 0; i < 3; ++i) clients.push_back(Connect(*dispatcher));
+  const std::vector<uint64_t> counts = CallBackToBack(clients, 300ms);
+  for (size_t i = 0; i < counts.size(); ++i) EXPECT_GT(counts[i], 0u) << "client " << i;
+  const DispatcherStats stats = dispatcher->stats();
+  // Every session has requests waiting, so a turn without quanta would
+  // serve one and move on; with the slot it serves a burst's worth (up to
+  // 256 while the others wait).
+  ASSERT_GT(stats.quanta, 0u);
+  EXPECT_GE(stats.quantum_requests, 8 * stats.quanta)
+      << stats.quantum_requests << " requests in " << stats.quanta << " quanta";
+}
+
+TEST_F(DispatcherTest, OneRequestPerTurnTurnsQuantaOff) {
+  DispatcherOptions options;
+  options.workers = 2;
+  options.cpus = 1;
+  options.turn_requests = 1;
+  auto dispatcher = MakeDispatcher(options);
+  std::vector<std::unique_ptr<FakeClient>> clients;
+  for (int i = 0; i < 3; ++i) clients.push_back(Connect(*dispatcher));
+  const std::vector<uint64_t> counts = CallBackToBack(clients, 100ms);
+  for (size_t i = 0; i < counts.size(); ++i) EXPECT_GT(counts[i], 0u) << "client " << i;
+  EXPECT_EQ(dispatcher->stats().quanta, 0u);
 }
 
 TEST_F(DispatcherTest, DestroyingTheDispatcherFreesEverySession) {

@@ -131,12 +131,13 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
                 "compiles and caches its own. Either way a compile by fingerprint finds "
                 "only programs whose text that user sent")
       ->envname("JITD_SHARE_CACHE_ACROSS_UIDS");
-  cmd->add_option("--pace-lead", args.pace_lead,
-                  "When more sessions are active than CPUs: how many requests one may be "
-                  "served ahead of the least served before it waits (up to 200 us) so the "
-                  "others' clients get the CPUs; 0 = no pacing (more calls/s, unequal shares)")
+  cmd->add_option("--turn-requests", args.turn_requests,
+                  "When more sessions are active than CPUs: how many requests of one session "
+                  "a turn serves back to back (within 1 ms) while the others' clients wait "
+                  "asleep; 1 = one request per turn (less waiting, fewer calls/s)")
       ->type_name("N")
-      ->envname("JITD_PACE_LEAD")
+      ->check(CLI::PositiveNumber)
+      ->envname("JITD_TURN_REQUESTS")
       ->capture_default_str();
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
                   "Size bound of the disk cache (LRU eviction)")
@@ -273,7 +274,7 @@ int RunServe(const ServeArgs& args) {
   server_options.max_sessions = args.max_sessions;
   server_options.max_sessions_per_uid = args.max_sessions_per_uid;
   server_options.dispatcher.workers = args.workers;
-  server_options.dispatcher.pace_lead = args.pace_lead;
+  server_options.dispatcher.turn_requests = args.turn_requests;
   server_options.peers.allow_gids.assign(args.allow_gids.begin(), args.allow_gids.end());
   server_options.log_level = args.log_level == "error" ? 0 : args.log_level == "debug" ? 2 : 1;
   if (args.listen.empty() && (!args.tls_cert.empty() || !args.tls_key.empty() ||

@@ -216,7 +216,10 @@ def test_feed_from_another_thread_while_an_execute_waits(daemons):
 
 
 @requires_builder
-def test_xrt_backend_spelling(daemons):
+def test_xrt_backend_spelling(daemons, daemon):
+    # `daemon` points $JITD_SOCKET at the session's local daemon: the "xla"
+    # backend below is the local client, which would otherwise start one on
+    # the default socket (and leave it running) when this file runs alone.
     d, mtls, _ = daemons
     backend = jitd.get_backend("xrt", target=mtls.address, platform=PLATFORM, **_mtls(d))
     assert backend is jitd.get_backend("xrt", target=mtls.address, platform=PLATFORM, **_mtls(d))

@@ -386,10 +386,20 @@ StatusOr<std::shared_ptr<const CompiledProgram>> Instance::Build(
     // features, a corrupt blob, a signature that is not flat) falls back
     // to compiling the program.
     std::string_view device_blob = blob;
-    if (TakeStructures(&device_blob, &argument_structure, &result_structure)) {
+    std::string refused;
+    if (!TakeStructures(&device_blob, &argument_structure, &result_structure)) {
+      refused = "its signature header is truncated";
+    } else {
       StatusOr<std::unique_ptr<devices::Executable>> loaded = device->Deserialize(device_blob);
-      if (loaded.ok() && tensors_only(**loaded)) executable = std::move(loaded).value();
+      if (!loaded.ok()) {
+        refused = loaded.status().ToString();
+      } else if (!tensors_only(**loaded)) {
+        refused = "its executable's signature is not flat (cached before flatten-signature)";
+      } else {
+        executable = std::move(loaded).value();
+      }
     }
+    if (build_options.blob_refused != nullptr) *build_options.blob_refused = std::move(refused);
   }
   if (!executable) {
     StatusOr<std::unique_ptr<ir::Module>> module =
@@ -524,21 +534,34 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
     }
     if (!from_disk) explain = ExplainMiss(parts);
     std::string serialized;
+    std::string blob_refused;
+    build_options.blob_refused = &blob_refused;
     StatusOr<std::shared_ptr<const CompiledProgram>> program =
         Build(parts, fingerprint, parts.device, std::move(text), cached_blob,
-              disk_cache_ != nullptr && !from_disk ? &serialized : nullptr, build_options);
+              disk_cache_ != nullptr ? &serialized : nullptr, build_options);
     if (!program.ok()) {
       ++compile_errors_;
       LogLine(options_, "compile failed: " + program.status().ToString());
       return program.status();
     }
+    // A disk entry whose executable this daemon cannot load (another CPU,
+    // an older format) was compiled again: it is replaced below, so the
+    // next start loads it instead of compiling it every time.
+    const bool stale = from_disk && !blob_refused.empty();
+    // A text-only entry (written when the device had no serialized form)
+    // gains the executable the device now has.
+    const bool gained_blob = from_disk && cached_blob.empty() && !serialized.empty();
+    if (stale) from_disk = false;
     ++(from_disk ? disk_loads_ : compiles_);
     if (options_.log) {
       LogLine(options_, from_disk ? BuildLine(**program, "loaded", " from the disk cache")
-                                  : BuildLine(**program, "compiled") + "; miss: " +
-                                        (explain.empty() ? "a new program" : explain));
+                        : stale ? BuildLine(**program, "compiled") +
+                                      "; the disk cache's copy could not be loaded (" +
+                                      blob_refused + "): replaced"
+                                : BuildLine(**program, "compiled") + "; miss: " +
+                                      (explain.empty() ? "a new program" : explain));
     }
-    if (disk_cache_ != nullptr && !from_disk) {
+    if (disk_cache_ != nullptr && (!from_disk || gained_blob)) {
       const uint64_t disk_evictions_before = disk_cache_->stats().evictions;
       StatusOr<cache::Fingerprint> put = disk_cache_->Put(
           parts, serialized.empty() ? (*program)->program_text

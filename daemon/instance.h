@@ -333,11 +333,14 @@ class Instance {
   // none when the executable came from `blob`.
   // `parsed` (may be null or hold null): the module of `text`, already
   // parsed (it is moved from when a compile needs it).
+  // `blob_refused` (may be null) receives why a non-empty `blob` could not
+  // be used and the program was compiled instead (empty otherwise).
   struct BuildOptions {
     bool flatbuffer_module = false;
     bool profile = false;
     std::vector<devices::CompileDump>* dumps = nullptr;
     std::unique_ptr<ir::Module>* parsed = nullptr;
+    std::string* blob_refused = nullptr;
   };
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const cache::CacheKeyParts& parts,
                                                          const cache::Fingerprint& fingerprint,

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
 #include "daemon/test_programs.h"
+#include "jit/cache/disk_cache.h"
 #include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 
@@ -183,6 +185,56 @@ TEST(InstanceTest, CpuExecutableComesBackFromDisk) {
     ASSERT_TRUE(out.ok());
     ASSERT_EQ(out->size(), first_results.size());
     EXPECT_EQ((*out)[0].literal(), first_results[0].literal());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A disk entry whose executable this daemon cannot load (another CPU's, an
+// older format's) is compiled again and replaced: the next start loads it
+// instead of compiling it on every start.
+TEST(InstanceTest, ADiskEntryThatCannotBeLoadedIsReplaced) {
+  const std::string dir = TempDir("stale_disk");
+  InstanceOptions options;
+  options.disk_cache_dir = dir;
+  options.disk_cache_fsync = false;
+  CompileSpec spec;
+  spec.device = "cpu";
+  cache::Fingerprint fingerprint;
+  {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+    auto r = (*instance)->Compile(testing::kSoftmax, spec);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    fingerprint = r->program->fingerprint;
+  }
+  {
+    // Keep the entry's program text, make its executable bytes garbage.
+    // The payload: "JITDEXE1", the text's length (u64), the text, the
+    // device's bytes.
+    cache::DiskCacheOptions disk;
+    disk.dir = dir;
+    disk.fsync = false;
+    auto cache = cache::DiskCache::Open(disk);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    auto entry = (*cache)->Get(fingerprint);
+    ASSERT_TRUE(entry.ok() && entry->has_value());
+    std::string payload = (*entry)->payload;
+    ASSERT_EQ(payload.substr(0, 8), "JITDEXE1");
+    uint64_t text_bytes = 0;
+    std::memcpy(&text_bytes, payload.data() + 8, sizeof(text_bytes));
+    ASSERT_LT(16 + text_bytes, payload.size()) << "the entry has no executable bytes";
+    payload.resize(16 + text_bytes);
+    payload += "not an executable";
+    ASSERT_TRUE((*cache)->Put((*entry)->parts, payload).ok());
+  }
+  for (const char* expected : {"compiled", "disk"}) {
+    auto instance = Instance::Create(options);
+    ASSERT_TRUE(instance.ok());
+    auto r = (*instance)->Compile(testing::kSoftmax, spec);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->source, expected);
+    EXPECT_EQ((*instance)->stats().compiles, std::string(expected) == "compiled" ? 1u : 0u);
+    EXPECT_EQ((*instance)->stats().disk_loads, std::string(expected) == "disk" ? 1u : 0u);
   }
   std::filesystem::remove_all(dir);
 }

@@ -34,28 +34,13 @@ struct FakeClient {
   }
 
   // Sends a Hello and waits for its reply: OK or the reply's status.
-  Status Hello(std::chrono::milliseconds timeout = 5000ms) {
-    flatbuffers::FlatBufferBuilder fbb;
-    const uint64_t id = next_id++;
-    auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, fbb.CreateString("test"));
-    fbb.Finish(wire::CreateRequestMessage(fbb, id, wire::Request_Hello, body.Union()),
-               wire::RequestMessageIdentifier());
-    JITD_RETURN_IF_ERROR(segment->request_ring().Push(
-        std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize())));
-    ipc::RingMessage reply;
-    ipc::WaitOptions wait;
-    wait.deadline = std::chrono::steady_clock::now() + timeout;
-    JITD_RETURN_IF_ERROR(segment->reply_ring().Pop(&reply, wait));
-    StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
-    JITD_RETURN_IF_ERROR(verified.status());
-    if ((*verified)->id() != id) return Internal("reply to another request");
-    return Status::Ok();
-  }
+  Status Hello(std::chrono::milliseconds timeout = 5000ms) { return HelloBurst(1, timeout); }
 
-  // Sends `n` Hellos at once, then waits for their `n` replies: the
-  // session has requests waiting all along.
+  // Sends `n` Hellos at once, then waits for their `n` replies, in order
+  // (the session has requests waiting all along).
   Status HelloBurst(int n, std::chrono::milliseconds timeout = 5000ms) {
     flatbuffers::FlatBufferBuilder fbb;
+    const uint64_t first_id = next_id;
     for (int i = 0; i < n; ++i) {
       fbb.Clear();
       auto body = wire::CreateHello(fbb, ipc::kProtocolVersion, fbb.CreateString("test"));
@@ -67,7 +52,12 @@ struct FakeClient {
     ipc::RingMessage reply;
     ipc::WaitOptions wait;
     wait.deadline = std::chrono::steady_clock::now() + timeout;
-    for (int i = 0; i < n; ++i) JITD_RETURN_IF_ERROR(segment->reply_ring().Pop(&reply, wait));
+    for (int i = 0; i < n; ++i) {
+      JITD_RETURN_IF_ERROR(segment->reply_ring().Pop(&reply, wait));
+      StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
+      JITD_RETURN_IF_ERROR(verified.status());
+      if ((*verified)->id() != first_id + i) return Internal("reply to another request");
+    }
     return Status::Ok();
   }
 };

@@ -95,6 +95,9 @@ struct Dispatcher::Impl {
   // spins before it yields instead (its client may share its CPU).
   static constexpr int64_t kTurnWaitNanos = 100'000;
   static constexpr int64_t kTurnSpinNanos = 10'000;
+  // Requests in a row that came only after the worker yielded, which make
+  // it move to another CPU (see MoveOffThisCpu).
+  static constexpr int kLateRequestsToMove = 3;
   // With a slot, a session that asked for something within this long is
   // polled rather than armed (kHotNanos otherwise).
   static constexpr int64_t kTurnHotNanos = 1'000'000;
@@ -267,19 +270,39 @@ struct Dispatcher::Impl {
 
   // Waits until `session` has a request or `end` (ns): spins for
   // kTurnSpinNanos, then yields; takes in the sessions that ring meanwhile.
-  void WaitForRequest(Worker& me, Session& session, int64_t end) {
+  // Whether the request came only after this worker had yielded.
+  bool WaitForRequest(Worker& me, Session& session, int64_t end) {
     const int64_t yield_from = NowNanos() + kTurnSpinNanos;
+    bool yielded = false;
     for (;;) {
-      if (session.HasRequest()) return;
+      if (session.HasRequest()) return yielded;
       const int64_t now = NowNanos();
-      if (now >= end) return;
+      if (now >= end) return false;
       if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
       if (now >= yield_from) {
         ::sched_yield();
+        yielded = true;
       } else {
         CpuRelax();
       }
     }
+  }
+
+  // Moves this worker off the CPU it runs on (when it may run elsewhere):
+  // its affinity loses that CPU for a moment, so the kernel migrates it,
+  // then gets its whole set back.
+  void MoveOffThisCpu() {
+    const int cpu = ::sched_getcpu();
+    cpu_set_t allowed;
+    if (cpu < 0 || ::sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
+        CPU_COUNT(&allowed) < 2 || !CPU_ISSET(cpu, &allowed)) {
+      return;
+    }
+    cpu_set_t others = allowed;
+    CPU_CLR(cpu, &others);
+    if (::sched_setaffinity(0, sizeof(others), &others) != 0) return;
+    (void)::sched_setaffinity(0, sizeof(allowed), &allowed);
+    moves.fetch_add(1, std::memory_order_relaxed);
   }
 
   // One turn of a session: its requests while nobody else waits, at least
@@ -301,6 +324,7 @@ struct Dispatcher::Impl {
     const uint64_t quantum = slot ? std::max<uint64_t>(1, options.turn_requests) : 1;
     const int64_t turn_end = slot ? NowNanos() + turn_nanos : 0;
     uint64_t served = 0;
+    int late_requests = 0;  // in a row, each come only after a yield
     bool spun = false;
     bool waited = false;
     enum class Next { kQueue, kPoll, kIdle } next;
@@ -333,7 +357,15 @@ struct Dispatcher::Impl {
         // they mostly wait asleep, armed, and arming this one too would
         // make its next request ring.
         waited = true;
-        WaitForRequest(me, session, std::min(turn_end, NowNanos() + kTurnWaitNanos));
+        if (!WaitForRequest(me, session, std::min(turn_end, NowNanos() + kTurnWaitNanos))) {
+          late_requests = 0;
+        } else if (++late_requests == kLateRequestsToMove) {
+          // The client calls only while this worker yields: they share a
+          // CPU (the kernel keeps two tasks that just ran where they are,
+          // even beside an idle CPU), and every call costs two switches.
+          late_requests = 0;
+          MoveOffThisCpu();
+        }
         continue;
       }
       if (!spun && options.spin.count() > 0 && QueueEmpty() && !stopping.load()) {
@@ -382,7 +414,9 @@ struct Dispatcher::Impl {
     }
     e->state = Entry::State::kReady;
     lock.unlock();
-    Push(e, /*kick=*/next != Next::kPoll);
+    // No kick in a turn with a slot: an idle worker would find no free
+    // slot, and waking it costs the clients' CPUs a switch.
+    Push(e, /*kick=*/next != Next::kPoll && !slot);
   }
 
   // --- Workers --------------------------------------------------------------
@@ -597,7 +631,7 @@ struct Dispatcher::Impl {
   std::thread monitor;
 
   std::atomic<uint64_t> num_sessions{0}, spares_started{0}, turns{0}, requests{0};
-  std::atomic<uint64_t> quanta{0}, quantum_requests{0};
+  std::atomic<uint64_t> quanta{0}, quantum_requests{0}, moves{0};
 
   // Turn slots (see dispatcher.h).
   int cpus = 2;
@@ -724,6 +758,7 @@ DispatcherStats Dispatcher::stats() const {
   s.requests = impl.requests.load();
   s.quanta = impl.quanta.load();
   s.quantum_requests = impl.quantum_requests.load();
+  s.moves = impl.moves.load();
   return s;
 }
 

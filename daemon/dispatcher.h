@@ -35,13 +35,18 @@
 // `turn_requests` (256) requests or `turn` (1 ms), whichever comes first.
 // Meanwhile the other clients wait for their replies asleep, so the CPUs
 // hold the worker and the client whose turn it is, and that client calls
-// at the speed of a lone one. Turns go round the queue in order, so each
+// at the speed of a lone one. If that client's requests come only after
+// the worker yields (three in a row), the two share a CPU — the kernel
+// keeps two tasks that just ran where they are, even beside an idle CPU —
+// and the worker moves itself off it (its affinity drops that CPU for a
+// moment; DispatcherStats::moves). Turns go round the queue in order, so each
 // active session gets the same number of requests per round. The cost: a
 // waiting client may wait a round of quanta (eight tiny-request clients on
 // two CPUs: about 2 ms). Workers without a slot wait for one, unless every
 // slot's worker has been in one request for longer than `turn` (a blocking
 // request): then they serve the others a request per turn. `jitd serve
-// --turn-requests=1` turns quanta and slots off (BENCHMARKS.md has both).
+// --turn-requests=1` turns quanta, slots and moves off (BENCHMARKS.md has
+// both).
 //
 // Blocking: a request may hold its worker for long (an execute, a wait for
 // an execute slot, a compile, a feed). A monitor thread, awake only while
@@ -105,6 +110,7 @@ struct DispatcherStats {
   uint64_t requests = 0;
   uint64_t quanta = 0;             // turns with a turn slot
   uint64_t quantum_requests = 0;   // requests served in them
+  uint64_t moves = 0;              // workers moved off their client's CPU
 };
 
 class Dispatcher {

@@ -583,6 +583,11 @@ struct Dispatcher::Impl {
       }
     }
     if (responsive == 0 && num_threads.load() < max_threads) StartWorker(/*spare=*/true);
+    // Sessions queued without a kick (a hot session polled again, the end
+    // of a turn with a slot) count on the worker that queued them; if it
+    // is now in a long request (an execute waiting for its infeed, whose
+    // feed request is one of them), an idle worker must take them.
+    if (!QueueEmpty() && idle_workers.load() > 0) Kick();
     // Long turns: watch their clients for hang-up.
     std::vector<EntryPtr> long_turns;
     {

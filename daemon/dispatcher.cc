@@ -98,6 +98,10 @@ struct Dispatcher::Impl {
   // Requests in a row that came only after the worker yielded, which make
   // it move to another CPU (see MoveOffThisCpu).
   static constexpr int kLateRequestsToMove = 3;
+  // The longest a quantum's end waits for its client to sleep
+  // (AwaitClientAsleep): a client spins some µs for a reply that does not
+  // come (libclient: 5 µs after replies as quick as a quantum's).
+  static constexpr int64_t kHandoffNanos = 30'000;
   // With a slot, a session that asked for something within this long is
   // polled rather than armed (kHotNanos otherwise).
   static constexpr int64_t kTurnHotNanos = 1'000'000;
@@ -288,6 +292,27 @@ struct Dispatcher::Impl {
     }
   }
 
+  // At the end of a quantum, its client's next request unanswered: waits
+  // (kHandoffNanos at most) until the client sleeps, so that its CPU is
+  // idle when the next session's client is woken. With no CPU idle the
+  // kernel may run the woken client on the waker's CPU, beside this worker.
+  void AwaitClientAsleep(Session& session) {
+    const int64_t end = NowNanos() + kHandoffNanos;
+    while (!session.ClientAsleep() && NowNanos() < end) CpuRelax();
+  }
+
+  // At the start of a quantum: when the session's client sleeps on this
+  // worker's CPU, moves the worker off it before the first reply wakes the
+  // client. The kernel runs a woken thread on the CPU it slept on unless
+  // another is idle, so the two would share a CPU (each call two switches,
+  // until MoveOffThisCpu after three); moved first, the worker leaves that
+  // CPU idle for the client. The client's CPU is its own say (a hint: a
+  // client that lies costs its own turn a move).
+  void AvoidClientCpu(Session& session) {
+    const int cpu = session.SleepingClientCpu();
+    if (cpu >= 0 && cpu == ::sched_getcpu()) MoveOffThisCpu();
+  }
+
   // Moves this worker off the CPU it runs on (when it may run elsewhere):
   // its affinity loses that CPU for a moment, so the kernel migrates it,
   // then gets its whole set back.
@@ -323,6 +348,7 @@ struct Dispatcher::Impl {
     const bool slot = me.holds_slot.load(std::memory_order_relaxed);
     const uint64_t quantum = slot ? std::max<uint64_t>(1, options.turn_requests) : 1;
     const int64_t turn_end = slot ? NowNanos() + turn_nanos : 0;
+    if (slot) AvoidClientCpu(session);
     uint64_t served = 0;
     int late_requests = 0;  // in a row, each come only after a yield
     bool spun = false;
@@ -344,6 +370,7 @@ struct Dispatcher::Impl {
         if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
         if (!QueueEmpty() && session.HasRequest() && (served >= quantum || now >= turn_end)) {
           next = Next::kQueue;  // others wait: take turns
+          if (slot) AwaitClientAsleep(session);
           break;
         }
         continue;

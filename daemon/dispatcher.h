@@ -39,7 +39,13 @@
 // the worker yields (three in a row), the two share a CPU — the kernel
 // keeps two tasks that just ran where they are, even beside an idle CPU —
 // and the worker moves itself off it (its affinity drops that CPU for a
-// moment; DispatcherStats::moves). Turns go round the queue in order, so each
+// moment; DispatcherStats::moves). Two steps keep that from happening at a
+// turn's change, where it mostly did: a quantum's end waits (30 µs at
+// most) until its client sleeps, so its CPU is idle when the next client
+// is woken; and a quantum's start moves the worker first when the next
+// client sleeps on the worker's CPU (a sleeping client says which CPU it
+// sleeps on in its reply ring, Ring::SleepingConsumerCpu), since the kernel
+// wakes a thread where it slept unless another CPU is idle. Turns go round the queue in order, so each
 // active session gets the same number of requests per round. The cost: a
 // waiting client may wait a round of quanta (eight tiny-request clients on
 // two CPUs: about 2 ms). Workers without a slot wait for one, unless every

@@ -116,6 +116,11 @@ class Session {
   // push wakes the daemon through the connection socket; false = a request
   // arrived meanwhile.
   bool ArmSleep() { return segment_->request_ring().ArmSleep(); }
+  // Whether the client sleeps waiting for its reply, and on which CPU (-1:
+  // not asleep, or not said): Ring::ConsumerSleeping and
+  // SleepingConsumerCpu on the reply ring. Hints.
+  bool ClientAsleep() { return segment_->reply_ring().ConsumerSleeping(); }
+  int SleepingClientCpu() { return segment_->reply_ring().SleepingConsumerCpu(); }
   // The client is gone or the daemon stops: a request in progress gives up
   // at its next check (feed waits at once; executes at the device's next
   // deadline check). Thread-safe; idempotent.

@@ -180,6 +180,17 @@ void Ring::WakeConsumer() {
   FutexWake(&header_->doorbell, 1);
 }
 
+bool Ring::ConsumerSleeping() const {
+  return header_ != nullptr &&
+         Atomic(header_->consumer_sleeping).load(std::memory_order_relaxed) != 0;
+}
+
+int Ring::SleepingConsumerCpu() const {
+  if (!ConsumerSleeping()) return -1;
+  const uint32_t cpu = Atomic(header_->consumer_cpu).load(std::memory_order_relaxed);
+  return cpu == 0 || cpu > uint32_t{CPU_SETSIZE} ? -1 : static_cast<int>(cpu - 1);
+}
+
 bool Ring::ArmSleep() {
   if (header_ == nullptr) return false;
   uint32_t& sleeping = header_->consumer_sleeping;
@@ -312,8 +323,12 @@ Status Ring::Pop(RingMessage* out, const WaitOptions& options) {
     }
   }
 
-  // Phase 2: sleep on the doorbell until the producer rings it.
+  // Phase 2: sleep on the doorbell until the producer rings it (saying on
+  // which CPU: SleepingConsumerCpu).
   uint32_t& sleeping = header_->consumer_sleeping;
+  const int cpu = ::sched_getcpu();
+  Atomic(header_->consumer_cpu).store(cpu >= 0 ? static_cast<uint32_t>(cpu) + 1 : 0,
+                                      std::memory_order_relaxed);
   for (;;) {
     const uint32_t bell = Atomic(header_->doorbell).load(std::memory_order_acquire);
     Atomic(sleeping).store(1, std::memory_order_relaxed);

@@ -22,7 +22,10 @@
 // futex wake-up on this machine — a shorter spin buys nothing), then sets the
 // ring's "consumer sleeping" flag and FUTEX_WAITs on the doorbell word. The
 // producer issues FUTEX_WAKE only when that flag is set, so a busy consumer
-// costs the producer no system call.
+// costs the producer no system call. Before it sleeps, the consumer also
+// writes the CPU it sleeps on into the header (SleepingConsumerCpu): the
+// kernel usually wakes it there, which a producer that decides where it
+// runs itself (the daemon's dispatcher) wants to know.
 //
 // A consumer that serves many rings from a few threads (the daemon's
 // dispatcher) does not sleep in Pop: it TryPops, then ArmSleep()s the ring
@@ -105,6 +108,15 @@ class Ring {
   // Called instead of FUTEX_WAKE when a push finds the consumer asleep (see
   // the file comment); `context` is passed through. Null = the futex.
   using WakeHook = void (*)(void* context);
+  // Whether the consumer sleeps (or is about to): its "sleeping" flag is
+  // set, so the next push wakes it. A hint: the consumer may change it at
+  // any moment.
+  bool ConsumerSleeping() const;
+  // The CPU the consumer sleeps on, while it sleeps in Pop (it says so
+  // before it sleeps); -1 while it does not, or did not say. A hint from
+  // the other side (any value in range may come back), for where the kernel
+  // will run the consumer when the next push wakes it: usually on that CPU.
+  int SleepingConsumerCpu() const;
   void set_wake_hook(WakeHook hook, void* context) {
     wake_hook_ = hook;
     wake_context_ = context;

@@ -56,7 +56,10 @@ struct alignas(kCacheLine) RingHeader {
   // producer when it finds `consumer_sleeping` set.
   alignas(kCacheLine) uint32_t doorbell;
   uint32_t consumer_sleeping;  // 0 or 1
-  uint8_t reserved1[56];
+  // The CPU the consumer last went to sleep on, plus one (0: not said): a
+  // hint for the producer, whose wake-up the kernel usually runs there.
+  uint32_t consumer_cpu;
+  uint8_t reserved1[52];
 };
 static_assert(std::is_trivially_copyable_v<RingHeader>);
 static_assert(std::is_standard_layout_v<RingHeader>);
@@ -65,6 +68,7 @@ static_assert(offsetof(RingHeader, slot_count) == 12);
 static_assert(offsetof(RingHeader, slots_offset) == 24);
 static_assert(offsetof(RingHeader, doorbell) == kCacheLine);
 static_assert(offsetof(RingHeader, consumer_sleeping) == kCacheLine + 4);
+static_assert(offsetof(RingHeader, consumer_cpu) == kCacheLine + 8);
 
 struct RingSlotHeader {
   uint64_t sequence;  // see the protocol above

@@ -1,6 +1,7 @@
 #include "ipc/ring.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -231,6 +232,59 @@ TEST(RingTest, BlockingPushTimesOutWhenFull) {
   WaitOptions wait;
   wait.deadline = steady_clock::now() + std::chrono::milliseconds(5);
   EXPECT_EQ(ring->Push(Bytes("b"), wait).code(), StatusCode::kDeadlineExceeded);
+}
+
+// A consumer asleep in Pop says so, and on which CPU; awake, it says
+// nothing. The value is read as a hint from a hostile side: out of range
+// means "not said".
+TEST(RingTest, ASleepingConsumerSaysItsCpu) {
+  RingGeometry g{4, 32};
+  Region region(g);
+  auto producer = Ring::Create(region.memory.get(), region.size, g, 0);
+  auto consumer = Ring::Attach(region.memory.get(), region.size, 0);
+  ASSERT_TRUE(producer.ok() && consumer.ok());
+  EXPECT_FALSE(producer->ConsumerSleeping());
+  EXPECT_EQ(producer->SleepingConsumerCpu(), -1);
+
+  // The consumer runs on one CPU only: the last it may use.
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpu = c;
+  }
+  ASSERT_GE(cpu, 0);
+  Status popped = Internal("not run");
+  std::thread thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (::sched_setaffinity(0, sizeof(one), &one) != 0) return;
+    WaitOptions sleepy;
+    sleepy.spin = std::chrono::nanoseconds(0);
+    sleepy.deadline = steady_clock::now() + std::chrono::seconds(30);
+    RingMessage m;
+    popped = consumer->Pop(&m, sleepy);
+  });
+  const auto give_up = steady_clock::now() + std::chrono::seconds(10);
+  while (!producer->ConsumerSleeping() && steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(producer->ConsumerSleeping());
+  EXPECT_EQ(producer->SleepingConsumerCpu(), cpu);
+  ASSERT_TRUE(producer->TryPush(Bytes("wake")).ok());  // takes the flag back
+  thread.join();
+  EXPECT_TRUE(popped.ok()) << popped.ToString();
+  EXPECT_FALSE(producer->ConsumerSleeping());
+  EXPECT_EQ(producer->SleepingConsumerCpu(), -1);
+
+  // Forged by the other side: asleep, on a CPU that cannot be.
+  region.header()->consumer_sleeping = 1;
+  region.header()->consumer_cpu = 0xFFFFFFFFu;
+  EXPECT_TRUE(producer->ConsumerSleeping());
+  EXPECT_EQ(producer->SleepingConsumerCpu(), -1);
+  region.header()->consumer_cpu = 0;  // asleep, CPU not said (an older consumer)
+  EXPECT_EQ(producer->SleepingConsumerCpu(), -1);
 }
 
 // Two threads, the consumer always sleeping on the futex (spin = 0).

@@ -587,6 +587,13 @@ expect_grep "quota: the log lists the limits" "$tmp/quota.log" "limits per clien
 expect_exit 0 "serve --help lists the policy flags" "$jitd" serve --help
 expect_grep "serve --help lists the policy flags" "$tmp/out" "--allow-uid"
 expect_grep "serve --help lists the policy flags" "$tmp/out" "JITD_MAX_COMPILE_TIME_MS"
+expect_grep "serve --help lists the policy flags" "$tmp/out" "JITD_TURN_REQUESTS"
+# A turn's request count out of range is refused by name, before anything starts.
+for bad in 0 abc 99999999999999999999999; do
+  expect_exit 2 "serve --turn-requests=$bad" "$jitd" serve --socket "$tmp/bad.sock" --turn-requests="$bad"
+  expect_grep "serve --turn-requests=$bad" "$tmp/err" "--turn-requests: Value $bad not in range 1 to 1000000"
+done
+[ -e "$tmp/bad.sock" ] && fail "serve --turn-requests out of range: a daemon started anyway"
 
 # --- the daemon's life: one announcement line, jitd ps, jitd stop, jitd.pid ---
 lsock="$tmp/life/jitd.sock"

@@ -136,7 +136,7 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
                   "a turn serves back to back (within 1 ms) while the others' clients wait "
                   "asleep; 1 = one request per turn (less waiting, fewer calls/s)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000}))
       ->envname("JITD_TURN_REQUESTS")
       ->capture_default_str();
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,

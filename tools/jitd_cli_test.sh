@@ -593,7 +593,12 @@ for bad in 0 abc 99999999999999999999999; do
   expect_exit 2 "serve --turn-requests=$bad" "$jitd" serve --socket "$tmp/bad.sock" --turn-requests="$bad"
   expect_grep "serve --turn-requests=$bad" "$tmp/err" "--turn-requests: Value $bad not in range 1 to 1000000"
 done
-[ -e "$tmp/bad.sock" ] && fail "serve --turn-requests out of range: a daemon started anyway"
+# Byte sizes too big for 64 bits are refused too (CLI11 alone clamps them: no limit).
+for flag in --max-feed-bytes --memory-cache-bytes --disk-cache-bytes; do
+  expect_exit 2 "serve $flag overflow" "$jitd" serve --socket "$tmp/bad.sock" "$flag=99999999999999999999999"
+  expect_grep "serve $flag overflow" "$tmp/err" "$flag: Value 99999999999999999999999 not in range 1 to"
+done
+[ -e "$tmp/bad.sock" ] && fail "serve flags out of range: a daemon started anyway"
 
 # --- the daemon's life: one announcement line, jitd ps, jitd stop, jitd.pid ---
 lsock="$tmp/life/jitd.sock"

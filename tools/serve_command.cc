@@ -27,6 +27,13 @@ uint64_t EffectiveSegmentBytes(const ServeArgs& args) {
   return args.max_buffer_bytes + kSegmentOverheadBytes;
 }
 
+// A byte-size flag: 1 to 2^62 (4 EiB, far beyond any machine). CLI11 clamps
+// a number too big for 64 bits to the largest one; the bound makes that a
+// refusal by name instead of a silent "no limit".
+namespace {
+CLI::Range PositiveBytes() { return CLI::Range(uint64_t{1}, uint64_t{1} << 62); }
+}  // namespace
+
 CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   CLI::App* cmd = app.add_subcommand("serve", "Run the jitd daemon in the foreground");
   cmd->footer(
@@ -91,7 +98,7 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--memory-cache-bytes", args.memory_cache_bytes,
                   "Budget of the in-memory executable cache (LRU)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveBytes())
       ->envname("JITD_MEMORY_CACHE_BYTES")
       ->capture_default_str();
   cmd->add_option("--execute-slots", args.execute_slots,
@@ -122,7 +129,7 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--max-feed-bytes", args.max_feed_bytes,
                   "Per client: bytes of infeed/outfeed values queued in the daemon")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveBytes())
       ->envname("JITD_MAX_FEED_BYTES")
       ->capture_default_str();
   cmd->add_flag("--share-cache-across-uids", args.share_cache_across_uids,
@@ -142,7 +149,7 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   cmd->add_option("--disk-cache-bytes", args.disk_cache_bytes,
                   "Size bound of the disk cache (LRU eviction)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveBytes())
       ->envname("JITD_DISK_CACHE_BYTES")
       ->capture_default_str();
   std::vector<std::string> default_devices = devices::DeviceNames();

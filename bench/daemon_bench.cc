@@ -26,8 +26,13 @@
 //                      (aggregate), min_share / max_share (each client's
 //                      fraction of all calls, times N: 1.0 = perfectly fair)
 //                      and min_over_max.
-//   clients_ratio      9 pairs of such runs, 2 clients then 8 (alternating
-//                      which goes first); ratio_8_over_2 = the median of
+//   clients_compute/N  the same with a ~1 ms single-threaded loop program:
+//                      executes that compute while their clients sleep;
+//                      counters executes_per_s (aggregate), p50_ms (the
+//                      clients' median round trips, their median) and
+//                      min_over_max.
+//   clients_ratio      9 pairs of tiny-program runs, 2 clients then 8
+//                      (alternating which goes first); ratio_8_over_2 = the median of
 //                      the pairs' aggregate ratios (ratio_min, ratio_max),
 //                      calls_per_s_2 / calls_per_s_8 = median aggregates.
 //   daemon_cost        what the daemon takes from a client's compute: the
@@ -175,23 +180,46 @@ double Percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
-// A client with the tiny program compiled and its three buffers.
+// About 1 ms of work on one thread of the cpu device (4000 rounds of a
+// sine over 256 floats): an execute that computes, while its client sleeps.
+constexpr char kLoop[] = R"(func.func public @main(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<4000> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<256xf32>
+    cond {
+      %c = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %s = stablehlo.sine %v : tensor<256xf32>
+      %v1 = stablehlo.add %v, %s : tensor<256xf32>
+      stablehlo.return %i1, %v1 : tensor<i32>, tensor<256xf32>
+    }
+  return %r#1 : tensor<256xf32>
+}
+)";
+
+// A client with a program compiled and its buffers (f32[elements] each,
+// filled with small numbers): the tiny program's two arguments and result
+// by default.
 struct TinySetup {
   std::unique_ptr<Client> client;
   uint64_t exe = 0;
   std::vector<uint64_t> args, results;
 
-  TinySetup() : client(Connect()) {
-    StatusOr<client::Executable> e = client->Compile(kAdd);
+  explicit TinySetup(const char* program = kAdd, int arguments = 2, int64_t elements = 4)
+      : client(Connect()) {
+    StatusOr<client::Executable> e = client->Compile(program);
     if (!e.ok()) Die("compile: " + e.status().ToString());
     exe = e->handle;
-    client::TensorShape shape{wire::ElementType_F32, {4}};
-    for (int i = 0; i < 3; ++i) {
+    client::TensorShape shape{wire::ElementType_F32, {elements}};
+    for (int i = 0; i <= arguments; ++i) {
       StatusOr<client::Buffer> b = client->AllocateBuffer(shape);
       if (!b.ok()) Die("buffer: " + b.status().ToString());
-      float values[4] = {1, 2, 3, 4};
-      std::memcpy(b->data.data(), values, sizeof(values));
-      (i < 2 ? args : results).push_back(b->handle);
+      float* values = reinterpret_cast<float*>(b->data.data());
+      for (int64_t k = 0; k < elements; ++k) values[k] = static_cast<float>(k % 4 + 1);
+      (i < arguments ? args : results).push_back(b->handle);
     }
   }
   void Execute() {
@@ -402,10 +430,18 @@ BENCHMARK(BM_CompileCache)->Name("compile_cache/pt_bert")->Args({1, 0})->Args({1
 
 constexpr auto kClientsRun = std::chrono::milliseconds(1000);
 
+// What one client process of RunClients did.
+struct ClientRun {
+  uint64_t calls = 0;
+  double p50_us = 0;  // its median round trip
+};
+
 // Starts n client processes, lets them execute back to back for kClientsRun
 // at once, and appends each one's call count (reported through a pipe) to
-// `counts`.
-void RunClients(int n, std::vector<uint64_t>& counts) {
+// `counts`; with `runs`, also what each one did. The clients execute the
+// tiny program, or with `compute` the ~1 ms loop (kLoop).
+void RunClients(int n, std::vector<uint64_t>& counts, bool compute = false,
+                std::vector<ClientRun>* runs = nullptr) {
   int go[2], done[2];
   if (::pipe(go) != 0 || ::pipe(done) != 0) Die("pipe failed");
   std::vector<pid_t> children;
@@ -416,17 +452,25 @@ void RunClients(int n, std::vector<uint64_t>& counts) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       ::close(go[1]);
       ::close(done[0]);
-      TinySetup tiny;
-      for (int w = 0; w < 100; ++w) tiny.Execute();
+      TinySetup tiny = compute ? TinySetup(kLoop, 1, 256) : TinySetup();
+      for (int w = 0; w < (compute ? 5 : 100); ++w) tiny.Execute();
       char byte;
       if (::read(go[0], &byte, 1) != 1) std::_Exit(2);  // all start at once
-      uint64_t count = 0;
+      ClientRun run;
+      std::vector<double> micros;
+      if (compute) micros.reserve(100'000);
       const Clock::time_point end = Clock::now() + kClientsRun;
-      while (Clock::now() < end) {
+      for (Clock::time_point now = Clock::now(); now < end;) {
         tiny.Execute();
-        ++count;
+        ++run.calls;
+        const Clock::time_point after = Clock::now();
+        // The tiny program's round trips are not timed: two clock reads
+        // would be a noticeable share of a call.
+        if (compute) micros.push_back(std::chrono::duration<double, std::micro>(after - now).count());
+        now = after;
       }
-      if (::write(done[1], &count, sizeof(count)) != sizeof(count)) std::_Exit(3);
+      run.p50_us = Percentile(std::move(micros), 0.5);
+      if (::write(done[1], &run, sizeof(run)) != sizeof(run)) std::_Exit(3);
       std::_Exit(0);
     }
     children.push_back(pid);
@@ -439,9 +483,10 @@ void RunClients(int n, std::vector<uint64_t>& counts) {
     Die("write failed");
   }
   for (int i = 0; i < n; ++i) {
-    uint64_t count = 0;
-    if (::read(done[0], &count, sizeof(count)) != sizeof(count)) Die("a client failed");
-    counts.push_back(count);
+    ClientRun run;
+    if (::read(done[0], &run, sizeof(run)) != sizeof(run)) Die("a client failed");
+    counts.push_back(run.calls);
+    if (runs != nullptr) runs->push_back(run);
   }
   ::close(go[1]);
   ::close(done[0]);
@@ -470,6 +515,28 @@ void BM_Clients(benchmark::State& state) {
 }
 BENCHMARK(BM_Clients)->Name("clients")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Iterations(1)
     ->Unit(benchmark::kMillisecond);
+
+// N client processes, each executing the ~1 ms loop program (kLoop) back to
+// back for kClientsRun: clients whose executes compute, so that the
+// daemon's workers, not the clients, need the CPUs. Counters: executes/s
+// (aggregate), the median of the clients' median round trips (ms) and
+// min_over_max of their counts.
+void BM_ClientsCompute(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::vector<uint64_t> counts;
+  std::vector<ClientRun> runs;
+  for (auto _ : state) RunClients(n, counts, /*compute=*/true, &runs);
+  std::vector<double> p50s;
+  for (const ClientRun& run : runs) p50s.push_back(run.p50_us);
+  const double seconds = std::chrono::duration<double>(kClientsRun).count() *
+                         static_cast<double>(state.iterations());
+  const auto [min_it, max_it] = std::minmax_element(counts.begin(), counts.end());
+  state.counters["executes_per_s"] = static_cast<double>(Sum(counts)) / seconds;
+  state.counters["p50_ms"] = Percentile(p50s, 0.5) / 1000;
+  state.counters["min_over_max"] = static_cast<double>(*min_it) / static_cast<double>(*max_it);
+}
+BENCHMARK(BM_ClientsCompute)->Name("clients_compute")->Arg(1)->Arg(2)->Arg(4)->Arg(8)
+    ->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Issue 13's clause "8 clients' aggregate no lower than 2 clients'" on a
 // noisy machine: pairs of runs, 2 clients then 8 (the order alternating

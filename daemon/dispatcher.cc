@@ -54,6 +54,12 @@ struct Dispatcher::Impl {
     bool watching = false;        // guarded by mu: armed for hang-up while running
     std::atomic<int64_t> running_since{0};  // ns; 0 = not in a turn
     std::atomic<int64_t> last_active{0};  // ns: when it last asked for something
+    // Its last two requests each held the worker for kLongRequestNanos or
+    // more (executes that compute, compiles, waits): its client sleeps
+    // while it is served, so it needs no turn slot (see TakeSlot). Two, so
+    // that a short request whose worker was preempted does not count.
+    std::atomic<bool> long_requests{false};
+    bool last_request_long = false;  // the serving worker's
   };
   using EntryPtr = std::shared_ptr<Entry>;
   using Item = std::variant<EntryPtr, std::function<void()>>;
@@ -105,6 +111,12 @@ struct Dispatcher::Impl {
   // With a slot, a session that asked for something within this long is
   // polled rather than armed (kHotNanos otherwise).
   static constexpr int64_t kTurnHotNanos = 1'000'000;
+  // A request that holds its worker this long or longer is "long": its
+  // client, which spins for a few µs only, sleeps while it is served, so
+  // it costs no CPU beside the worker, and turn slots (which keep pairs of
+  // busy client and worker off each other's CPUs) would only serialize
+  // such sessions' work. Ten times a wake-up here (FLOORS.md: ~5 µs).
+  static constexpr int64_t kLongRequestNanos = 50'000;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options),
@@ -236,20 +248,32 @@ struct Dispatcher::Impl {
     int active = 0;
     std::lock_guard<std::mutex> lock(entries_mu);
     for (auto& [key, e] : entries) {
-      if (now - e->last_active.load(std::memory_order_relaxed) < kActiveNanos) ++active;
+      if (now - e->last_active.load(std::memory_order_relaxed) < kActiveNanos &&
+          !e->long_requests.load(std::memory_order_relaxed)) {
+        ++active;
+      }
     }
     active_sessions.store(active, std::memory_order_relaxed);
   }
 
-  bool Oversubscribed() const { return active_sessions.load(std::memory_order_relaxed) > cpus; }
+  // More sessions of short requests are active than there are turn slots:
+  // each such session, served, keeps two CPUs busy (its client calling
+  // back to back, and the worker), so more of them than cpus/2 share CPUs.
+  bool Oversubscribed() const {
+    return active_sessions.load(std::memory_order_relaxed) > slots;
+  }
 
-  // Whether this worker may take the next turn: always while the active
-  // sessions are no more than the CPUs; otherwise with a free turn slot
-  // (then the turn is a quantum), or without one when every slot's worker
-  // has been in one request for longer than a quantum's time (a blocking
+  // Whether this worker may take `e`'s next turn: always while the active
+  // sessions of short requests are no more than the turn slots, and always
+  // for a session of long requests; otherwise with a free turn slot (then
+  // the turn is a quantum), or without one when every slot's worker has
+  // been in one request for longer than a quantum's time (a blocking
   // request: the others are then served a request per turn).
-  bool TakeSlot(Worker& me, int64_t now) {
-    if (options.turn_requests <= 1 || !Oversubscribed()) return true;
+  bool TakeSlot(Worker& me, int64_t now, const Entry& e) {
+    if (options.turn_requests <= 1 || e.long_requests.load(std::memory_order_relaxed) ||
+        !Oversubscribed()) {
+      return true;
+    }
     int free = free_slots.load(std::memory_order_relaxed);
     while (free > 0) {
       if (free_slots.compare_exchange_weak(free, free - 1, std::memory_order_acquire)) {
@@ -353,11 +377,20 @@ struct Dispatcher::Impl {
     int late_requests = 0;  // in a row, each come only after a yield
     bool spun = false;
     bool waited = false;
+    bool quantum_over = false;  // a long request ended it
     enum class Next { kQueue, kPoll, kIdle } next;
     for (;;) {
+      const int64_t started = NowNanos();
       if (session.ServeOne()) {
         requests.fetch_add(1, std::memory_order_relaxed);
         const int64_t now = NowNanos();
+        // A long request ends a quantum: its client slept through it, and
+        // its next turn needs no slot.
+        const bool long_request = now - started >= kLongRequestNanos;
+        const bool long_session = long_request && e->last_request_long;
+        e->long_requests.store(long_session, std::memory_order_relaxed);
+        e->last_request_long = long_request;
+        quantum_over = quantum_over || long_session;
         e->last_active.store(now, std::memory_order_relaxed);
         CountActive(now);
         me.turn_start.store(now, std::memory_order_relaxed);
@@ -368,15 +401,16 @@ struct Dispatcher::Impl {
         // While this session is served back to back, others may have rung:
         // without this look they would wait for its turn to end.
         if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
-        if (!QueueEmpty() && session.HasRequest() && (served >= quantum || now >= turn_end)) {
+        if (!QueueEmpty() && session.HasRequest() &&
+            (served >= quantum || now >= turn_end || quantum_over)) {
           next = Next::kQueue;  // others wait: take turns
           if (slot) AwaitClientAsleep(session);
           break;
         }
         continue;
       }
-      if (!waited && served > 0 && served < quantum && !stopping.load(std::memory_order_relaxed) &&
-          NowNanos() < turn_end) {
+      if (!waited && served > 0 && served < quantum && !quantum_over &&
+          !stopping.load(std::memory_order_relaxed) && NowNanos() < turn_end) {
         // The quantum is not used up: wait for the client's next request
         // (a client running beside this worker sends it within a µs or
         // two; one woken for this turn a little later). Whether others
@@ -518,7 +552,7 @@ struct Dispatcher::Impl {
         const int64_t now = NowNanos();
         if (now - me->last_harvest > kHarvestNanos) Harvest(*me, now);
         if (!Pop(&item)) continue;
-        if (std::holds_alternative<EntryPtr>(item) && !TakeSlot(*me, now)) {
+        if (auto* e = std::get_if<EntryPtr>(&item); e != nullptr && !TakeSlot(*me, now, **e)) {
           // Every turn slot is taken: put the session back where it was,
           // wait a millisecond at most (taking in the sessions that ring
           // meanwhile) and look again.
@@ -553,7 +587,7 @@ struct Dispatcher::Impl {
         continue;
       }
       if (EntryPtr e = OnEvent(key, events[0].events)) {
-        if (!TakeSlot(*me, NowNanos())) {
+        if (!TakeSlot(*me, NowNanos(), *e)) {
           Push(std::move(e), /*kick=*/false);  // served when a slot frees
           continue;
         }
@@ -665,8 +699,8 @@ struct Dispatcher::Impl {
   std::atomic<uint64_t> num_sessions{0}, spares_started{0}, turns{0}, requests{0};
   std::atomic<uint64_t> quanta{0}, quantum_requests{0}, moves{0};
 
-  // Turn slots (see dispatcher.h).
-  int cpus = 2;
+  // Turn slots (see dispatcher.h): half the clients' CPUs, at least 1.
+  int slots = 1;
   std::atomic<int> active_sessions{0};
   std::atomic<int64_t> counted_at{0};
   std::atomic<int> free_slots{1};
@@ -679,8 +713,8 @@ StatusOr<std::unique_ptr<Dispatcher>> Dispatcher::Create(DispatcherOptions optio
   auto impl = std::make_unique<Impl>(options, std::move(on_closed));
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());
   impl->base_workers = options.workers > 0 ? options.workers : std::max(2, cpus);
-  impl->cpus = options.cpus > 0 ? options.cpus : std::max(1, cpus);
-  impl->free_slots.store(std::max(1, impl->cpus / 2));
+  impl->slots = std::max(1, (options.cpus > 0 ? options.cpus : cpus) / 2);
+  impl->free_slots.store(impl->slots);
   impl->max_threads =
       std::max(impl->base_workers, options.max_threads > 0 ? options.max_threads
                                                            : impl->base_workers + 1024);

@@ -24,35 +24,43 @@
 // In a turn with a slot (below) the window is 1 ms, whether others are
 // queued or not: there a client waits its turn for a CPU between requests.
 //
-// Turns when clients outnumber the CPUs: with more sessions active (a
-// request within 5 ms) than CPUs, serving whoever happens to ask leaves
-// the order to the OS scheduler, and every request costs a switch between
-// processes (about 1 µs here, several µs with the wake-ups), so calls/s
-// collapse and shares grow unequal. Then a turn needs one of cpus/2 (at
-// least 1) turn slots, and a turn with a slot is a quantum: the worker
+// Turns when clients outnumber the CPUs: a session of short requests served
+// back to back keeps two CPUs busy, its client calling and the worker serving.
+// With more such sessions active (a request within 5 ms) than cpus/2, serving
+// whoever happens to ask leaves the order to the OS scheduler, and every
+// request costs a switch between processes (about 1 µs here, several µs with
+// the wake-ups), so calls/s collapse and shares grow unequal (two such clients
+// on two CPUs got 0.65x one client's calls/s). Then a turn needs one of cpus/2
+// (at least 1) turn slots, and a turn with a slot is a quantum: the worker
 // serves that session's requests back to back, waiting for each next one
-// (spinning 10 µs, then yielding its CPU, up to 100 µs), for
-// `turn_requests` (256) requests or `turn` (1 ms), whichever comes first.
-// Meanwhile the other clients wait for their replies asleep, so the CPUs
-// hold the worker and the client whose turn it is, and that client calls
-// at the speed of a lone one. If that client's requests come only after
-// the worker yields (three in a row), the two share a CPU — the kernel
-// keeps two tasks that just ran where they are, even beside an idle CPU —
-// and the worker moves itself off it (its affinity drops that CPU for a
-// moment; DispatcherStats::moves). Two steps keep that from happening at a
-// turn's change, where it mostly did: a quantum's end waits (30 µs at
-// most) until its client sleeps, so its CPU is idle when the next client
-// is woken; and a quantum's start moves the worker first when the next
-// client sleeps on the worker's CPU (a sleeping client says which CPU it
+// (spinning 10 µs, then yielding its CPU, up to 100 µs), for `turn_requests`
+// (256) requests or `turn` (1 ms), whichever comes first. Meanwhile the other
+// clients wait for their replies asleep, so the CPUs hold the worker and the
+// client whose turn it is, and that client calls at the speed of a lone one. If
+// that client's requests come only after the worker yields (three in a row),
+// the two share a CPU — the kernel keeps two tasks that just ran where they
+// are, even beside an idle CPU — and the worker moves itself off it (its
+// affinity drops that CPU for a moment; DispatcherStats::moves). Two steps keep
+// that from happening at a turn's change, where it mostly did: a quantum's end
+// waits (30 µs at most) until its client sleeps, so its CPU is idle when the
+// next client is woken; and a quantum's start moves the worker first when the
+// next client sleeps on the worker's CPU (a sleeping client says which CPU it
 // sleeps on in its reply ring, Ring::SleepingConsumerCpu), since the kernel
-// wakes a thread where it slept unless another CPU is idle. Turns go round the queue in order, so each
-// active session gets the same number of requests per round. The cost: a
-// waiting client may wait a round of quanta (eight tiny-request clients on
-// two CPUs: about 2 ms). Workers without a slot wait for one, unless every
-// slot's worker has been in one request for longer than `turn` (a blocking
-// request): then they serve the others a request per turn. `jitd serve
-// --turn-requests=1` turns quanta, slots and moves off (BENCHMARKS.md has
-// both).
+// wakes a thread where it slept unless another CPU is idle. Turns go round the
+// queue in order, so each active session gets the same number of requests per
+// round. The cost: a waiting client may wait a round of quanta (eight
+// tiny-request clients on two CPUs: about 2 ms). Workers without a slot wait
+// for one, unless every slot's worker has been in one request for longer than
+// `turn` (a blocking request): then they serve the others a request per turn.
+// `jitd serve --turn-requests=1` turns quanta, slots and moves off
+// (BENCHMARKS.md has both).
+//
+// Sessions of long requests: a session whose last two requests each held
+// the worker 50 µs or more (executes that compute, compiles, feed waits)
+// has a client that sleeps while it is served, so it needs no CPU beside
+// the worker's: it takes no turn slot and does not count as active, and
+// the second such request ends a quantum it was in. With slots, four clients of 1 ms executes on
+// two CPUs ran a third slower than without (BENCHMARKS.md).
 //
 // Blocking: a request may hold its worker for long (an execute, a wait for
 // an execute slot, a compile, a feed). A monitor thread, awake only while

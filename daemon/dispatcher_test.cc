@@ -60,6 +60,35 @@ struct FakeClient {
     }
     return Status::Ok();
   }
+
+  // A request that holds its worker for `wait` without using a CPU: a
+  // TransferFromOutfeed of an f32 no program ever writes, given up after
+  // `wait`. OK when its reply says DEADLINE_EXCEEDED, as it must.
+  Status WaitForNothing(std::chrono::microseconds wait) {
+    flatbuffers::FlatBufferBuilder fbb;
+    const uint64_t id = next_id++;
+    const wire::HeapRef data(0, sizeof(float));
+    auto shape = wire::CreateTensorShape(fbb, wire::ElementType_F32, fbb.CreateVector<int64_t>({}));
+    auto body = wire::CreateTransferFromOutfeedRequest(fbb, /*device=*/0, /*replica=*/0, shape,
+                                                       &data, static_cast<uint64_t>(wait.count()));
+    fbb.Finish(wire::CreateRequestMessage(fbb, id, wire::Request_TransferFromOutfeedRequest,
+                                          body.Union()),
+               wire::RequestMessageIdentifier());
+    JITD_RETURN_IF_ERROR(segment->request_ring().Push(
+        std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize())));
+    ipc::RingMessage reply;
+    ipc::WaitOptions options;
+    options.deadline = std::chrono::steady_clock::now() + 5s;
+    JITD_RETURN_IF_ERROR(segment->reply_ring().Pop(&reply, options));
+    StatusOr<const wire::ReplyMessage*> verified = ipc::VerifyReply(reply.bytes);
+    JITD_RETURN_IF_ERROR(verified.status());
+    if ((*verified)->id() != id) return Internal("reply to another request");
+    const wire::Status* status = (*verified)->status();
+    if (status == nullptr || status->code() != wire::StatusCode_DEADLINE_EXCEEDED) {
+      return Internal("the wait for an outfeed value did not time out");
+    }
+    return Status::Ok();
+  }
 };
 
 class DispatcherTest : public ::testing::Test {
@@ -201,6 +230,51 @@ TEST_F(DispatcherTest, WhenClientsOutnumberTheCpusATurnIsAQuantum) {
   ASSERT_GT(stats.quanta, 0u);
   EXPECT_GE(stats.quantum_requests, 8 * stats.quanta)
       << stats.quantum_requests << " requests in " << stats.quanta << " quanta";
+}
+
+// Two clients calling back to back need four CPUs to run without sharing
+// one (each client and the worker serving it), so on two they take turns.
+TEST_F(DispatcherTest, TwoBusyClientsOnTwoCpusTakeTurns) {
+  DispatcherOptions options;
+  options.workers = 2;
+  options.cpus = 2;
+  auto dispatcher = MakeDispatcher(options);
+  std::vector<std::unique_ptr<FakeClient>> clients;
+  for (int i = 0; i < 2; ++i) clients.push_back(Connect(*dispatcher));
+  const std::vector<uint64_t> counts = CallBackToBack(clients, 300ms);
+  for (size_t i = 0; i < counts.size(); ++i) EXPECT_GT(counts[i], 0u) << "client " << i;
+  const DispatcherStats stats = dispatcher->stats();
+  ASSERT_GT(stats.quanta, 0u);
+  EXPECT_GE(stats.quantum_requests, 8 * stats.quanta)
+      << stats.quantum_requests << " requests in " << stats.quanta << " quanta";
+}
+
+// Sessions whose requests hold their worker long (executes that compute,
+// waits) have clients asleep meanwhile: they take no turn slot, so that
+// they are served side by side however many there are. Only a session's
+// first two requests, before it is known to be one of them, may take one.
+TEST_F(DispatcherTest, SessionsOfLongRequestsTakeNoTurnSlot) {
+  DispatcherOptions options;
+  options.workers = 3;
+  options.cpus = 1;  // three busy sessions of short requests would take turns
+  auto dispatcher = MakeDispatcher(options);
+  constexpr int kClients = 3, kRequests = 12;
+  std::vector<std::unique_ptr<FakeClient>> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(Connect(*dispatcher));
+  std::vector<Status> results(kClients, Status::Ok());
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < kRequests && results[i].ok(); ++r) {
+        results[i] = clients[i]->WaitForNothing(2ms);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kClients; ++i) EXPECT_TRUE(results[i].ok()) << results[i].ToString();
+  const DispatcherStats stats = dispatcher->stats();
+  EXPECT_EQ(stats.requests, uint64_t{kClients * kRequests});
+  EXPECT_LE(stats.quanta, uint64_t{2 * kClients}) << "of " << stats.turns << " turns";
 }
 
 TEST_F(DispatcherTest, OneRequestPerTurnTurnsQuantaOff) {

@@ -72,13 +72,17 @@
 // socket watched for hang-up: a client that dies mid-request cancels that
 // request (Session::Cancel) and its session is freed when the request ends.
 //
-// Closing: the client's close (EOF/hang-up on the socket) frees the session
-// on the worker that notices it; nothing of the client's outlives that.
+// Closing: the client's close (EOF/hang-up on the socket) takes the
+// session out of the dispatcher on the worker that notices it; a reaper
+// thread then tears it down (the ClosedCallback, then the session itself),
+// so that a burst of closes never delays live clients' requests. Nothing of
+// the client's outlives that.
 //
-// Thread safety: Post and Add may be called from any thread; the callbacks
-// run on worker threads. Lifetime: the destructor cancels every session,
-// joins the threads (each finishes its request in progress, which cancelled
-// requests do promptly) and then destroys the sessions.
+// Thread safety: Post and Add may be called from any thread; tasks run on
+// worker threads, the ClosedCallback on the reaper thread. Lifetime: the
+// destructor cancels every session, joins the threads (each finishes its
+// request in progress, which cancelled requests do promptly; the reaper
+// finishes the sessions closed before) and then destroys the sessions.
 #ifndef JITD_DAEMON_DISPATCHER_H_
 #define JITD_DAEMON_DISPATCHER_H_
 
@@ -129,7 +133,8 @@ struct DispatcherStats {
 
 class Dispatcher {
  public:
-  // Called on a worker thread when a session is freed (its client closed).
+  // Called on the reaper thread just before a session is freed (its client
+  // closed); on the calling thread when Add fails, and in Stop.
   using ClosedCallback = std::function<void(const Session& session)>;
 
   static StatusOr<std::unique_ptr<Dispatcher>> Create(DispatcherOptions options,

@@ -369,8 +369,24 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
         viewer.own_keys.erase(std::unique(viewer.own_keys.begin(), viewer.own_keys.end()),
                               viewer.own_keys.end());
       }
-      auto json = fbb.CreateString(instance_->StatsJson(keys, viewer));
-      auto body = wire::CreateStatsReply(fbb, json);
+      const std::string json = instance_->StatsJson(keys, viewer);
+      // Inline when the reply fits a ring slot (the JSON and a little
+      // around it); else in the client's range when it fits there.
+      constexpr size_t kReplyOverhead = 256;
+      if (json.size() + kReplyOverhead <= segment_->reply_ring().slot_capacity()) {
+        auto body = wire::CreateStatsReply(fbb, fbb.CreateString(json));
+        return Reply(id, Status::Ok(), wire::ReplyBody_StatsReply, body.Union());
+      }
+      const wire::HeapRef* data = request->request_as_StatsRequest()->data();
+      bool in_data = false;
+      if (data != nullptr && data->length() >= json.size()) {
+        StatusOr<std::span<uint8_t>> out =
+            segment_->HeapBytes(RingHeapRef{data->offset(), data->length()});
+        if (!out.ok()) return Reply(id, InvalidArgument("Stats: data: " + out.status().message()));
+        std::memcpy(out->data(), json.data(), json.size());
+        in_data = true;
+      }
+      auto body = wire::CreateStatsReply(fbb, /*json=*/0, json.size(), in_data);
       return Reply(id, Status::Ok(), wire::ReplyBody_StatsReply, body.Union());
     }
 

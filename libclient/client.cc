@@ -748,17 +748,67 @@ Status Client::Release(uint64_t executable) {
 
 StatusOr<std::string> Client::Stats(bool keys) {
   std::lock_guard<std::mutex> lock(mu_);
-  flatbuffers::FlatBufferBuilder fbb(128);
-  auto body = wire::CreateStatsRequest(fbb, keys);
-  const uint64_t id = next_id_++;
-  auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_StatsRequest,
-                                                        body.Union()));
-  JITD_ASSIGN_OR_RETURN(Reply reply, CallLocked(request, id));
-  const wire::StatsReply* stats = reply.message->body_as_StatsReply();
-  if (stats == nullptr || stats->json() == nullptr) {
-    return Internal("Stats: the daemon's reply has no StatsReply");
+  // First without a range: the JSON usually fits the reply. When it does
+  // not, the reply says how long it is; ask again with a range that long,
+  // with room to grow (clients come and go between the two calls).
+  uint64_t room = 0;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    ipc::RingHeapRef block{0, 0};
+    if (room > 0) {
+      JITD_ASSIGN_OR_RETURN(block, segment_->Allocate(room));
+    }
+    flatbuffers::FlatBufferBuilder fbb(128);
+    const wire::HeapRef data(block.offset, block.length);
+    auto body = wire::CreateStatsRequest(fbb, keys, room > 0 ? &data : nullptr);
+    const uint64_t id = next_id_++;
+    auto request = Finish(fbb, wire::CreateRequestMessage(fbb, id, wire::Request_StatsRequest,
+                                                          body.Union()));
+    StatusOr<Reply> reply = CallLocked(request, id);
+    // After a timeout the daemon may still write the block: leave it.
+    auto release = [&] {
+      if (room > 0 && (reply.ok() || reply.status().code() != StatusCode::kDeadlineExceeded)) {
+        (void)segment_->Deallocate(block);
+      }
+    };
+    if (!reply.ok()) {
+      release();
+      return reply.status();
+    }
+    const wire::StatsReply* stats = reply->message->body_as_StatsReply();
+    if (stats == nullptr) {
+      release();
+      return Internal("Stats: the daemon's reply has no StatsReply");
+    }
+    std::string json;
+    Status status = Status::Ok();
+    if (stats->json() != nullptr) {
+      json = stats->json()->str();
+    } else if (stats->in_data()) {
+      if (room == 0 || stats->json_bytes() > block.length) {
+        status = Internal("Stats: the daemon says it wrote " +
+                          std::to_string(stats->json_bytes()) + " bytes into a range of " +
+                          std::to_string(block.length));
+      } else if (StatusOr<std::span<uint8_t>> span = segment_->HeapBytes(block); span.ok()) {
+        json.assign(reinterpret_cast<const char*>(span->data()), stats->json_bytes());
+      } else {
+        status = span.status();
+      }
+    } else {
+      const uint64_t need = stats->json_bytes();
+      if (need == 0 || need <= room) {
+        status = Internal("Stats: the daemon's reply has no JSON (" + std::to_string(need) +
+                          " bytes, " + std::to_string(room) + " offered)");
+      }
+      room = need + need / 4 + 4096;
+      release();
+      if (!status.ok()) return status;
+      continue;
+    }
+    release();
+    if (!status.ok()) return status;
+    return json;
   }
-  return stats->json()->str();
+  return ResourceExhausted("Stats: the daemon's JSON outgrew the range offered four times");
 }
 
 Status Client::SendRawForTesting(std::span<const uint8_t> bytes) {

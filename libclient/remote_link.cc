@@ -647,8 +647,10 @@ Status RemoteLink::Call(std::span<const uint8_t> request, std::chrono::milliseco
   switch (parsed->request_type()) {
     case wire::Request_Hello:
     case wire::Request_ReleaseRequest:
-    case wire::Request_StatsRequest:
     case wire::Request_DestroyBufferRequest:
+      break;
+    case wire::Request_StatsRequest:
+      add_ref(parsed->request_as_StatsRequest()->data(), false);
       break;
     case wire::Request_CompileRequest:
       add_ref(parsed->request_as_CompileRequest()->program(), true);

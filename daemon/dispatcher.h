@@ -110,9 +110,10 @@ struct DispatcherOptions {
   std::chrono::milliseconds stall{5};
   // How long a spare worker stays idle before it exits.
   std::chrono::milliseconds spare_idle{1000};
-  // Turns while active sessions outnumber the CPUs (see the file comment):
-  // the most requests of one session a turn serves while others wait, and
-  // the longest a turn lasts (1 = a request per turn, no quanta).
+  // Turns while active sessions of short requests outnumber cpus / 2 (see
+  // the file comment): the most requests of one session a turn serves
+  // while others wait, and the longest a turn lasts (1 = a request per
+  // turn, no quanta).
   uint64_t turn_requests = 256;
   std::chrono::microseconds turn{1000};
   // CPUs the sessions' clients share (0 = this machine's).

@@ -49,7 +49,7 @@ struct ServeArgs {
   uint64_t max_sessions = 1024;
   uint64_t max_sessions_per_uid = 256;
   int workers = 0;
-  // Requests per turn when clients outnumber CPUs (daemon::DispatcherOptions).
+  // Requests per turn when busy clients outnumber the CPUs (daemon::DispatcherOptions).
   uint64_t turn_requests = 256;
   // Compiled programs shared across uids (daemon::InstanceOptions::
   // share_cache_across_uids); off: each uid has its own cache entries.

@@ -484,7 +484,7 @@ struct Dispatcher::Impl {
       }
     }
     e->running_since.store(0, std::memory_order_relaxed);
-    if (slot) {
+    if (slot && served > 0) {  // a hot session polled with nothing to serve is no quantum
       quanta.fetch_add(1, std::memory_order_relaxed);
       quantum_requests.fetch_add(served, std::memory_order_relaxed);
     }

@@ -127,7 +127,7 @@ struct DispatcherStats {
   uint64_t spares_started = 0;
   uint64_t turns = 0;         // sessions served (one or more requests each)
   uint64_t requests = 0;
-  uint64_t quanta = 0;             // turns with a turn slot
+  uint64_t quanta = 0;             // turns with a turn slot that served requests
   uint64_t quantum_requests = 0;   // requests served in them
   uint64_t moves = 0;              // workers moved off their client's CPU
 };

@@ -31,30 +31,6 @@ bool WriteFile(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
-std::string Trim(std::string s) {
-  const size_t start = s.find_first_not_of(" \t\r");
-  if (start == std::string::npos) return "";
-  const size_t end = s.find_last_not_of(" \t\r");
-  return s.substr(start, end - start + 1);
-}
-
-// One file name (or file#module) per line, optionally followed by " # cause";
-// lines starting with '#' are comments. Maps each name to its cause.
-StatusOr<std::map<std::string, std::string>> ReadExpectedFailures(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read expected failures '" + path + "'");
-  std::map<std::string, std::string> causes;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (Trim(line).empty() || Trim(line)[0] == '#') continue;
-    const size_t hash = line.find(" #");
-    std::string name = Trim(line.substr(0, hash));
-    std::string cause = hash == std::string::npos ? "" : Trim(line.substr(hash + 2));
-    causes[name] = cause;
-  }
-  return causes;
-}
-
 // The pipeline of --compile-only: no constant folding and no algebraic
 // simplification (canonicalize turns add(x, 0) into x), so that every op
 // of a program computing on constants reaches codegen.
@@ -292,7 +268,7 @@ int RunConformance(const ConformanceArgs& args) {
     }
     std::map<std::string, std::string> expected;
     if (!args.expected_failures_path.empty()) {
-      auto read = ReadExpectedFailures(args.expected_failures_path);
+      auto read = conformance::ReadExpectedFailures(args.expected_failures_path);
       if (!read.ok()) {
         std::fprintf(stderr, "jitd conformance: %s\n", read.status().message().c_str());
         return 2;
@@ -317,7 +293,7 @@ int RunConformance(const ConformanceArgs& args) {
   }
   std::map<std::string, std::string> expected;
   if (!args.expected_failures_path.empty()) {
-    auto read = ReadExpectedFailures(args.expected_failures_path);
+    auto read = conformance::ReadExpectedFailures(args.expected_failures_path);
     if (!read.ok()) {
       std::fprintf(stderr, "jitd conformance: %s\n", read.status().message().c_str());
       return 2;

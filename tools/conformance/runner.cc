@@ -480,4 +480,30 @@ std::string ToMarkdown(const std::vector<CaseResult>& results, std::string_view 
   return out + "\n";
 }
 
+namespace {
+
+std::string Trim(const std::string& s) {
+  const size_t start = s.find_first_not_of(" \t\r");
+  if (start == std::string::npos) return "";
+  const size_t end = s.find_last_not_of(" \t\r");
+  return s.substr(start, end - start + 1);
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, std::string>> ReadExpectedFailures(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot read expected failures '" + path + "'");
+  std::map<std::string, std::string> causes;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (Trim(line).empty() || Trim(line)[0] == '#') continue;
+    const size_t hash = line.find(" #");
+    std::string name = Trim(line.substr(0, hash));
+    std::string cause = hash == std::string::npos ? "" : Trim(line.substr(hash + 2));
+    causes[name] = cause;
+  }
+  return causes;
+}
+
 }  // namespace jitd::conformance

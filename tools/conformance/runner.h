@@ -77,6 +77,12 @@ std::string ToJson(const std::vector<CaseResult>& results, std::string_view devi
 std::string ToMarkdown(const std::vector<CaseResult>& results, std::string_view device,
                        const std::map<std::string, std::string>& known_causes = {});
 
+// An expected-failures list: one case key (file name, or file#module) per
+// line, optionally followed by " # cause"; blank lines and lines starting
+// with '#' are skipped. Maps each key to its cause. NOT_FOUND when the file
+// cannot be read.
+StatusOr<std::map<std::string, std::string>> ReadExpectedFailures(const std::string& path);
+
 // The key a case has in an expected-failures list: the file's base name,
 // with "#module" for files of several modules.
 std::string CaseKey(const CaseResult& result);

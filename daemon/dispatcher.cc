@@ -181,7 +181,10 @@ struct Dispatcher::Impl {
   }
 
   // Frees a session whose state the caller set to kClosed: it leaves the
-  // dispatcher at once, and the reaper thread tears it down (Reap).
+  // dispatcher and the ClosedCallback sees it at once (the server's session
+  // count drops with it, so a client that reconnects at once is not
+  // refused for the session it just closed); the reaper thread tears it
+  // down (ReaperLoop).
   void Close(const EntryPtr& e) {
     {
       std::lock_guard<std::mutex> lock(entries_mu);
@@ -196,6 +199,7 @@ struct Dispatcher::Impl {
       e->socket.Reset();
     }
     if (session == nullptr) return;
+    if (on_closed) on_closed(*session);
     {
       std::lock_guard<std::mutex> lock(reap_mu);
       to_reap.push_back(std::move(session));
@@ -205,9 +209,8 @@ struct Dispatcher::Impl {
 
   // --- Reaper ---------------------------------------------------------------
 
-  // Tears down closed sessions (the ClosedCallback, then the session: its
-  // segment unmapped, its executables and buffers released) on a thread of
-  // its own. On the workers, a burst of closes (hundreds of clients gone at
+  // Tears down closed sessions (their segments unmapped, their executables
+  // and buffers released) on a thread of its own. On the workers, a burst of closes (hundreds of clients gone at
   // once) cost ~0.25 ms each, mostly munmap serialized on the address
   // space's lock, and every live client's request whose doorbell came after
   // their hang-ups waited for all of them.
@@ -219,7 +222,6 @@ struct Dispatcher::Impl {
       std::unique_ptr<Session> session = std::move(to_reap.front());
       to_reap.pop_front();
       lock.unlock();
-      if (on_closed) on_closed(*session);
       session.reset();
       lock.lock();
     }

@@ -73,13 +73,14 @@
 // request (Session::Cancel) and its session is freed when the request ends.
 //
 // Closing: the client's close (EOF/hang-up on the socket) takes the
-// session out of the dispatcher on the worker that notices it; a reaper
-// thread then tears it down (the ClosedCallback, then the session itself),
-// so that a burst of closes never delays live clients' requests. Nothing of
-// the client's outlives that.
+// session out of the dispatcher on the worker that notices it, which runs
+// the ClosedCallback; a reaper thread then tears the session down (its
+// segment unmapped, its executables and buffers released), so that a burst
+// of closes never delays live clients' requests. Nothing of the client's
+// outlives that.
 //
-// Thread safety: Post and Add may be called from any thread; tasks run on
-// worker threads, the ClosedCallback on the reaper thread. Lifetime: the
+// Thread safety: Post and Add may be called from any thread; the callbacks
+// run on worker threads. Lifetime: the
 // destructor cancels every session, joins the threads (each finishes its
 // request in progress, which cancelled requests do promptly; the reaper
 // finishes the sessions closed before) and then destroys the sessions.
@@ -134,8 +135,9 @@ struct DispatcherStats {
 
 class Dispatcher {
  public:
-  // Called on the reaper thread just before a session is freed (its client
-  // closed); on the calling thread when Add fails, and in Stop.
+  // Called on a worker thread when a session is closed (its client went),
+  // before the reaper frees it; on the calling thread when Add fails, and
+  // in Stop.
   using ClosedCallback = std::function<void(const Session& session)>;
 
   static StatusOr<std::unique_ptr<Dispatcher>> Create(DispatcherOptions options,

@@ -271,7 +271,7 @@ struct Server::Impl {
         static_cast<int>(peer.pid), static_cast<int>(peer.uid));
   }
 
-  // On the dispatcher's reaper thread, as a session is freed.
+  // On a dispatcher worker, as a session is closed.
   void OnClosed(const Session& session) {
     Release(static_cast<uid_t>(session.peer_uid()));
     Log(1, "session %llu closed", static_cast<unsigned long long>(session.id()));

@@ -210,10 +210,11 @@ struct Dispatcher::Impl {
   // --- Reaper ---------------------------------------------------------------
 
   // Tears down closed sessions (their segments unmapped, their executables
-  // and buffers released) on a thread of its own. On the workers, a burst of closes (hundreds of clients gone at
-  // once) cost ~0.25 ms each, mostly munmap serialized on the address
-  // space's lock, and every live client's request whose doorbell came after
-  // their hang-ups waited for all of them.
+  // and buffers released) on a thread of its own. On the workers, a burst
+  // of closes (hundreds of clients gone at once) cost ~0.25 ms each, mostly
+  // munmap serialized on the address space's lock, and every live client's
+  // request whose doorbell came after their hang-ups waited for all of
+  // them.
   void ReaperLoop() {
     std::unique_lock<std::mutex> lock(reap_mu);
     for (;;) {

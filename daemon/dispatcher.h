@@ -59,8 +59,9 @@
 // the worker 50 µs or more (executes that compute, compiles, feed waits)
 // has a client that sleeps while it is served, so it needs no CPU beside
 // the worker's: it takes no turn slot and does not count as active, and
-// the second such request ends a quantum it was in. With slots, four clients of 1 ms executes on
-// two CPUs ran a third slower than without (BENCHMARKS.md).
+// the second such request ends a quantum it was in. With slots, four
+// clients of 1 ms executes on two CPUs ran about a fifth slower than
+// without (BENCHMARKS.md).
 //
 // Blocking: a request may hold its worker for long (an execute, a wait for
 // an execute slot, a compile, a feed). A monitor thread, awake only while

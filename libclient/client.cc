@@ -798,8 +798,13 @@ StatusOr<std::string> Client::Stats(bool keys) {
       if (need == 0 || need <= room) {
         status = Internal("Stats: the daemon's reply has no JSON (" + std::to_string(need) +
                           " bytes, " + std::to_string(room) + " offered)");
+      } else if (need > segment_->heap_size()) {
+        status = ResourceExhausted("Stats: the daemon's JSON of " + std::to_string(need) +
+                                   " bytes exceeds this client's heap of " +
+                                   std::to_string(segment_->heap_size()) +
+                                   " bytes (jitd serve --segment-bytes)");
       }
-      room = need + need / 4 + 4096;
+      room = std::min(need + need / 4 + 4096, segment_->heap_size());
       release();
       if (!status.ok()) return status;
       continue;

@@ -49,9 +49,11 @@
 // wakes a thread where it slept unless another CPU is idle. Turns go round the
 // queue in order, so each active session gets the same number of requests per
 // round. The cost: a waiting client may wait a round of quanta (eight
-// tiny-request clients on two CPUs: about 2 ms). Workers without a slot wait
-// for one, unless every slot's worker has been in one request for longer than
-// `turn` (a blocking request): then they serve the others a request per turn.
+// tiny-request clients on two CPUs: about 2 ms). A worker that finds every
+// slot taken sleeps until it is needed — an item that needs no slot is
+// queued, or the monitor (every `stall`) sees every slot's worker in one
+// request for longer than `turn` (a blocking request: then the others are
+// served a request per turn); the slots' workers serve the queue meanwhile.
 // `jitd serve --turn-requests=1` turns quanta, slots and moves off
 // (BENCHMARKS.md has both).
 //
@@ -132,6 +134,7 @@ struct DispatcherStats {
   uint64_t quanta = 0;             // turns with a turn slot that served requests
   uint64_t quantum_requests = 0;   // requests served in them
   uint64_t moves = 0;              // workers moved off their client's CPU
+  uint64_t slot_waits = 0;         // workers that found every turn slot taken (then slept)
 };
 
 class Dispatcher {

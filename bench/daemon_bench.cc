@@ -24,8 +24,10 @@
 //   clients/N          N forked client processes executing the tiny program
 //                      at once for a fixed time; counters calls_per_s
 //                      (aggregate), min_share / max_share (each client's
-//                      fraction of all calls, times N: 1.0 = perfectly fair)
-//                      and min_over_max.
+//                      fraction of all calls, times N: 1.0 = perfectly fair),
+//                      min_over_max and wait_us (each client's median round
+//                      trip of those over 50 µs, their median: with turns,
+//                      the wait for a round of them).
 //   clients_compute/N  the same with a ~1 ms single-threaded loop program:
 //                      executes that compute while their clients sleep;
 //                      counters executes_per_s (aggregate), p50_ms (the
@@ -434,6 +436,7 @@ constexpr auto kClientsRun = std::chrono::milliseconds(1000);
 struct ClientRun {
   uint64_t calls = 0;
   double p50_us = 0;  // its median round trip
+  double wait_us = 0;  // the median of its round trips over 50 µs: turns waited for
 };
 
 // Starts n client processes, lets them execute back to back for kClientsRun
@@ -454,22 +457,30 @@ void RunClients(int n, std::vector<uint64_t>& counts, bool compute = false,
       ::close(done[0]);
       TinySetup tiny = compute ? TinySetup(kLoop, 1, 256) : TinySetup();
       for (int w = 0; w < (compute ? 5 : 100); ++w) tiny.Execute();
+      ClientRun run;
+      // Round trips, from the clock read each call makes anyway, into a
+      // buffer touched before the start (a page fault is several µs here).
+      std::vector<double> micros(compute ? 100'000 : 1'000'000);
+      size_t timed = 0;
       char byte;
       if (::read(go[0], &byte, 1) != 1) std::_Exit(2);  // all start at once
-      ClientRun run;
-      std::vector<double> micros;
-      if (compute) micros.reserve(100'000);
       const Clock::time_point end = Clock::now() + kClientsRun;
       for (Clock::time_point now = Clock::now(); now < end;) {
         tiny.Execute();
         ++run.calls;
         const Clock::time_point after = Clock::now();
-        // The tiny program's round trips are not timed: two clock reads
-        // would be a noticeable share of a call.
-        if (compute) micros.push_back(std::chrono::duration<double, std::micro>(after - now).count());
+        if (timed < micros.size()) {
+          micros[timed++] = std::chrono::duration<double, std::micro>(after - now).count();
+        }
         now = after;
       }
-      run.p50_us = Percentile(std::move(micros), 0.5);
+      micros.resize(timed);
+      run.p50_us = Percentile(micros, 0.5);
+      std::vector<double> waits;
+      for (double us : micros) {
+        if (us > 50) waits.push_back(us);
+      }
+      run.wait_us = Percentile(std::move(waits), 0.5);
       if (::write(done[1], &run, sizeof(run)) != sizeof(run)) std::_Exit(3);
       std::_Exit(0);
     }
@@ -503,7 +514,11 @@ uint64_t Sum(const std::vector<uint64_t>& counts) {
 void BM_Clients(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   std::vector<uint64_t> counts;
-  for (auto _ : state) RunClients(n, counts);
+  std::vector<ClientRun> runs;
+  for (auto _ : state) RunClients(n, counts, /*compute=*/false, &runs);
+  std::vector<double> waits;
+  for (const ClientRun& run : runs) waits.push_back(run.wait_us);
+  state.counters["wait_us"] = Percentile(waits, 0.5);
   const uint64_t total = Sum(counts);
   const double seconds = std::chrono::duration<double>(kClientsRun).count() *
                          static_cast<double>(state.iterations());

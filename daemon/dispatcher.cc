@@ -16,9 +16,11 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 
 #include "base/cpu_relax.h"
+#include "daemon/quantum_pacer.h"
 
 namespace jitd::daemon {
 namespace {
@@ -121,7 +123,8 @@ struct Dispatcher::Impl {
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options),
         on_closed(std::move(on_closed)),
-        turn_nanos(std::chrono::duration_cast<std::chrono::nanoseconds>(options.turn).count()) {}
+        turn_nanos(std::chrono::duration_cast<std::chrono::nanoseconds>(options.turn).count()),
+        pacer(options.turn_requests, turn_nanos) {}
 
   // --- Queue --------------------------------------------------------------
 
@@ -420,11 +423,14 @@ struct Dispatcher::Impl {
     turns.fetch_add(1, std::memory_order_relaxed);
     e->running_since.store(me.turn_start.load(std::memory_order_relaxed),
                            std::memory_order_relaxed);
-    // The quantum: with a turn slot, turn_requests requests or `turn`,
-    // whichever comes first; without, one request.
+    // The quantum: with a turn slot, the pacer's count of requests (about
+    // `turn`) or twice `turn`, whichever comes first (the time bound only
+    // cuts quanta whose requests came slower than the recent pace);
+    // without, one request.
     const bool slot = me.holds_slot.load(std::memory_order_relaxed);
-    const uint64_t quantum = slot ? std::max<uint64_t>(1, options.turn_requests) : 1;
-    const int64_t turn_end = slot ? NowNanos() + turn_nanos : 0;
+    const uint64_t quantum = slot ? pacer.Requests() : 1;
+    const int64_t turn_end = slot ? NowNanos() + 2 * turn_nanos : 0;
+    int64_t first_served = 0;  // when its first request was answered
     if (slot) AvoidClientCpu(session);
     uint64_t served = 0;
     int late_requests = 0;  // in a row, each come only after a yield
@@ -450,14 +456,19 @@ struct Dispatcher::Impl {
         e->running_since.store(now, std::memory_order_relaxed);
         spun = false;
         waited = false;
-        ++served;
+        if (++served == 1) first_served = now;
         // While this session is served back to back, others may have rung:
         // without this look they would wait for its turn to end.
         if (now - me.last_harvest > kHarvestNanos) Harvest(me, now);
         if (!QueueEmpty() && session.HasRequest() &&
             (served >= quantum || now >= turn_end || quantum_over)) {
           next = Next::kQueue;  // others wait: take turns
-          if (slot) AwaitClientAsleep(session);
+          if (slot) {
+            // Its pace: the requests after the first (whose wait for the
+            // client to wake is no part of it).
+            if (!quantum_over) pacer.Measure(now - first_served, served - 1);
+            AwaitClientAsleep(session);
+          }
           break;
         }
         continue;
@@ -746,6 +757,7 @@ struct Dispatcher::Impl {
   const DispatcherOptions options;
   const ClosedCallback on_closed;
   const int64_t turn_nanos;
+  QuantumPacer pacer;  // how many requests a quantum serves
   int base_workers = 2;
   int max_threads = 0;
   UniqueFd epoll_fd, stop_fd, kick_fd;

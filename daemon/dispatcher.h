@@ -33,8 +33,12 @@
 // on two CPUs got 0.65x one client's calls/s). Then a turn needs one of cpus/2
 // (at least 1) turn slots, and a turn with a slot is a quantum: the worker
 // serves that session's requests back to back, waiting for each next one
-// (spinning 10 µs, then yielding its CPU, up to 100 µs), for `turn_requests`
-// (256) requests or `turn` (1 ms), whichever comes first. Meanwhile the other
+// (spinning 10 µs, then yielding its CPU, up to 100 µs), for as many requests
+// as take `turn` (1 ms) at the pace of recent quanta (QuantumPacer: at least
+// 64, at most `turn_requests`, 4096), or for twice `turn`, whichever comes
+// first: counted, so that each session of a round gets as many calls; sized by
+// time, so that a turn's change (two wake-ups, often a move: ~50-130 µs on a
+// VM) costs the same share of the CPUs on any machine. Meanwhile the other
 // clients wait for their replies asleep, so the CPUs hold the worker and the
 // client whose turn it is, and that client calls at the speed of a lone one. If
 // that client's requests come only after the worker yields (three in a row),
@@ -49,11 +53,12 @@
 // wakes a thread where it slept unless another CPU is idle. Turns go round the
 // queue in order, so each active session gets the same number of requests per
 // round. The cost: a waiting client may wait a round of quanta (eight
-// tiny-request clients on two CPUs: about 2 ms). A worker that finds every
-// slot taken sleeps until it is needed — an item that needs no slot is
-// queued, or the monitor (every `stall`) sees every slot's worker in one
-// request for longer than `turn` (a blocking request: then the others are
-// served a request per turn); the slots' workers serve the queue meanwhile.
+// tiny-request clients on two CPUs: about 7 ms; at most sessions x 2 ms). A
+// worker that finds every slot taken sleeps until it is needed — an item that
+// needs no slot is queued, or the monitor (every `stall`) sees every slot's
+// worker in one request for longer than `turn` (a blocking request: then the
+// others are served a request per turn); the slots' workers serve the queue
+// meanwhile.
 // `jitd serve --turn-requests=1` turns quanta, slots and moves off
 // (BENCHMARKS.md has both).
 //
@@ -116,9 +121,11 @@ struct DispatcherOptions {
   std::chrono::milliseconds spare_idle{1000};
   // Turns while active sessions of short requests outnumber cpus / 2 (see
   // the file comment): the most requests of one session a turn serves
-  // while others wait, and the longest a turn lasts (1 = a request per
-  // turn, no quanta).
-  uint64_t turn_requests = 256;
+  // while others wait (fewer when they take longer than `turn` at the
+  // recent pace; 1 = a request per turn, no quanta), and how long a turn
+  // lasts at that pace (one ends after twice that whatever its pace; a
+  // request longer than that has its worker counted as blocking).
+  uint64_t turn_requests = 4096;
   std::chrono::microseconds turn{1000};
   // CPUs the sessions' clients share (0 = this machine's).
   int cpus = 0;

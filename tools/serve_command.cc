@@ -139,9 +139,10 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
                 "only programs whose text that user sent")
       ->envname("JITD_SHARE_CACHE_ACROSS_UIDS");
   cmd->add_option("--turn-requests", args.turn_requests,
-                  "When more sessions of short requests are busy than half the CPUs: how "
-                  "many requests of one session a turn serves back to back (within 1 ms) "
-                  "while the others' clients wait asleep; 1 = one request per turn (less "
+                  "When more sessions of short requests are busy than half the CPUs: the "
+                  "most requests of one session a turn serves back to back while the "
+                  "others' clients wait asleep (a turn serves as many as take 1 ms at the "
+                  "recent pace, and lasts 2 ms at most); 1 = one request per turn (less "
                   "waiting, fewer calls/s)")
       ->type_name("N")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000}))

@@ -50,7 +50,7 @@ struct ServeArgs {
   uint64_t max_sessions_per_uid = 256;
   int workers = 0;
   // Requests per turn when busy clients outnumber the CPUs (daemon::DispatcherOptions).
-  uint64_t turn_requests = 256;
+  uint64_t turn_requests = 4096;
   // Compiled programs shared across uids (daemon::InstanceOptions::
   // share_cache_across_uids); off: each uid has its own cache entries.
   bool share_cache_across_uids = false;

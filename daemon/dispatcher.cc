@@ -621,7 +621,7 @@ struct Dispatcher::Impl {
     // the monitor saw every slot's worker stuck in a request) rather than
     // looking again every so often. The slots' workers serve the queue in
     // order meanwhile; a worker that woke every millisecond to find the
-    // slots still taken (2,000-3,000 times a second with eight busy
+    // slots still taken (1,700-3,200 times a second with eight busy
     // clients on two CPUs) took a CPU from a client or worker in a quantum
     // each time.
     bool slot_wait = false;

@@ -4,7 +4,7 @@
 //
 // Counted rather than timed, so that each session of a round gets as many
 // calls: quanta ended by time gave a client slowed by its CPU fewer (min/max
-// share 0.82-0.91 for eight clients on two vCPUs). Sized by time, so that a
+// share 0.82-0.95 for eight clients on two vCPUs). Sized by time, so that a
 // turn's change (two wake-ups, often a worker's move: ~50-130 µs on a VM)
 // costs the same share of the CPUs on any machine; a fixed 256 requests were
 // ~0.2 ms on one machine and ~0.5 ms on another.

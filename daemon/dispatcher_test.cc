@@ -218,10 +218,9 @@ std::vector<uint64_t> CallBackToBack(std::vector<std::unique_ptr<FakeClient>>& c
   return counts;
 }
 
-// `n` clients calling back to back (bursts of 32) on a dispatcher of two
-// workers for `cpus` CPUs, which they outnumber: turns are quanta, each
-// serving a burst's worth of one session (up to 256) while the others wait,
-// where a turn without one would serve a request and move on.
+// `n` clients calling back to back (bursts of 32) for 300 ms on a
+// dispatcher of two workers for `cpus` CPUs, which they outnumber; the
+// dispatcher's counters after.
 DispatcherStats DispatcherTest::CallOversubscribed(int n, int cpus) {
   DispatcherOptions options;
   options.workers = 2;
@@ -234,6 +233,9 @@ DispatcherStats DispatcherTest::CallOversubscribed(int n, int cpus) {
   return dispatcher->stats();
 }
 
+// There, turns are quanta, each serving bursts of one session (about 1 ms
+// of them) while the others wait, where a turn without one would serve a
+// request and move on.
 void DispatcherTest::ExpectQuanta(int n, int cpus) {
   const DispatcherStats stats = CallOversubscribed(n, cpus);
   ASSERT_GT(stats.quanta, 0u);

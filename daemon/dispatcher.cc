@@ -104,8 +104,11 @@ struct Dispatcher::Impl {
   static constexpr int64_t kTurnWaitNanos = 100'000;
   static constexpr int64_t kTurnSpinNanos = 10'000;
   // Requests in a row that came only after the worker yielded, which make
-  // it move to another CPU (see MoveOffThisCpu).
+  // it ask its client to move to another CPU (AskClientOffThisCpu).
   static constexpr int kLateRequestsToMove = 3;
+  // How long a worker waits for the next request of a client it asked to
+  // move: the move may first wake an idle CPU (~100 µs on a VM).
+  static constexpr int64_t kMovingClientWaitNanos = 300'000;
   // The longest a quantum's end waits for its client to sleep
   // (AwaitClientAsleep): a client spins some µs for a reply that does not
   // come (libclient: 5 µs after replies as quick as a quantum's).
@@ -382,31 +385,28 @@ struct Dispatcher::Impl {
   }
 
   // At the start of a quantum: when the session's client sleeps on this
-  // worker's CPU, moves the worker off it before the first reply wakes the
-  // client. The kernel runs a woken thread on the CPU it slept on unless
-  // another is idle, so the two would share a CPU (each call two switches,
-  // until MoveOffThisCpu after three); moved first, the worker leaves that
-  // CPU idle for the client. The client's CPU is its own say (a hint: a
-  // client that lies costs its own turn a move).
-  void AvoidClientCpu(Session& session) {
+  // worker's CPU, asks it to move off (it does when it takes the first
+  // reply). The kernel runs a woken thread on the CPU it slept on unless
+  // another is idle, so the two would share a CPU (each call two switches).
+  // The client moves, not the worker: a client that moved sleeps on its new
+  // CPU after its quantum, so after a round every client sleeps off the
+  // worker's CPU and turns change with no move at all. (When the worker
+  // moved instead, each client kept its CPU for good, and the worker moved
+  // at every change between clients on different CPUs: half of them, at
+  // eight clients.) The client's CPU is its own say (a hint: a client that
+  // lies is asked to move, and ignoring it costs its own turn).
+  // True when it asked.
+  bool AvoidClientCpu(Session& session) {
     const int cpu = session.SleepingClientCpu();
-    if (cpu >= 0 && cpu == ::sched_getcpu()) MoveOffThisCpu();
+    if (cpu < 0 || cpu != ::sched_getcpu()) return false;
+    AskClientOffThisCpu(session);
+    return true;
   }
 
-  // Moves this worker off the CPU it runs on (when it may run elsewhere):
-  // its affinity loses that CPU for a moment, so the kernel migrates it,
-  // then gets its whole set back.
-  void MoveOffThisCpu() {
+  void AskClientOffThisCpu(Session& session) {
     const int cpu = ::sched_getcpu();
-    cpu_set_t allowed;
-    if (cpu < 0 || ::sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
-        CPU_COUNT(&allowed) < 2 || !CPU_ISSET(cpu, &allowed)) {
-      return;
-    }
-    cpu_set_t others = allowed;
-    CPU_CLR(cpu, &others);
-    if (::sched_setaffinity(0, sizeof(others), &others) != 0) return;
-    (void)::sched_setaffinity(0, sizeof(allowed), &allowed);
+    if (cpu < 0) return;
+    session.AskClientToMoveOff(cpu);
     moves.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -431,7 +431,8 @@ struct Dispatcher::Impl {
     const uint64_t quantum = slot ? pacer.Requests() : 1;
     const int64_t turn_end = slot ? NowNanos() + 2 * turn_nanos : 0;
     int64_t first_served = 0;  // when its first request was answered
-    if (slot) AvoidClientCpu(session);
+    // Asked to move, the client takes longer for its next request.
+    bool client_moves = slot && AvoidClientCpu(session);
     uint64_t served = 0;
     int late_requests = 0;  // in a row, each come only after a yield
     bool spun = false;
@@ -482,14 +483,18 @@ struct Dispatcher::Impl {
         // they mostly wait asleep, armed, and arming this one too would
         // make its next request ring.
         waited = true;
-        if (!WaitForRequest(me, session, std::min(turn_end, NowNanos() + kTurnWaitNanos))) {
+        const int64_t wait = client_moves ? kMovingClientWaitNanos : kTurnWaitNanos;
+        client_moves = false;
+        if (!WaitForRequest(me, session, std::min(turn_end, NowNanos() + wait))) {
           late_requests = 0;
         } else if (++late_requests == kLateRequestsToMove) {
           // The client calls only while this worker yields: they share a
           // CPU (the kernel keeps two tasks that just ran where they are,
           // even beside an idle CPU), and every call costs two switches.
+          // The client takes the request with this late request's reply.
           late_requests = 0;
-          MoveOffThisCpu();
+          AskClientOffThisCpu(session);
+          client_moves = true;
         }
         continue;
       }

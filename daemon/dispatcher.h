@@ -43,14 +43,19 @@
 // client whose turn it is, and that client calls at the speed of a lone one. If
 // that client's requests come only after the worker yields (three in a row),
 // the two share a CPU — the kernel keeps two tasks that just ran where they
-// are, even beside an idle CPU — and the worker moves itself off it (its
-// affinity drops that CPU for a moment; DispatcherStats::moves). Two steps keep
-// that from happening at a turn's change, where it mostly did: a quantum's end
-// waits (30 µs at most) until its client sleeps, so its CPU is idle when the
-// next client is woken; and a quantum's start moves the worker first when the
-// next client sleeps on the worker's CPU (a sleeping client says which CPU it
-// sleeps on in its reply ring, Ring::SleepingConsumerCpu), since the kernel
-// wakes a thread where it slept unless another CPU is idle. Turns go round the
+// are, even beside an idle CPU — and the worker asks the client to move off
+// its CPU (Ring::AskConsumerToMoveOff in the reply ring; libclient drops that
+// CPU from its thread's affinity for a moment, base/cpu_move.h;
+// DispatcherStats::moves). Two steps keep that from happening at a turn's
+// change, where it mostly did: a quantum's end waits (30 µs at most) until
+// its client sleeps, so its CPU is idle when the next client is woken; and a
+// quantum's start asks the next client to move with its first reply when it
+// sleeps on the worker's CPU (a sleeping client says which CPU it sleeps on,
+// Ring::SleepingConsumerCpu), since the kernel wakes a thread where it slept
+// unless another CPU is idle. The client moves rather than the worker, so the
+// clients gather off the worker's CPU and stay there: after a round, turns
+// change without moves (with the worker moving instead, half the changes at
+// eight clients moved it, each ~50 µs more, BENCHMARKS.md). Turns go round the
 // queue in order, so each active session gets the same number of requests per
 // round. The cost: a waiting client may wait a round of quanta (eight
 // tiny-request clients on two CPUs: about 7 ms; at most sessions x 2 ms). A
@@ -140,7 +145,7 @@ struct DispatcherStats {
   uint64_t requests = 0;
   uint64_t quanta = 0;             // turns with a turn slot that served requests
   uint64_t quantum_requests = 0;   // requests served in them
-  uint64_t moves = 0;              // workers moved off their client's CPU
+  uint64_t moves = 0;              // clients asked to move off their worker's CPU
   uint64_t slot_waits = 0;         // workers that found every turn slot taken (then slept)
 };
 

@@ -121,6 +121,9 @@ class Session {
   // SleepingConsumerCpu on the reply ring. Hints.
   bool ClientAsleep() { return segment_->reply_ring().ConsumerSleeping(); }
   int SleepingClientCpu() { return segment_->reply_ring().SleepingConsumerCpu(); }
+  // Asks the client to move off `cpu` (the worker's) when it takes its next
+  // reply (libclient does, Ring::TakeMoveOffRequest).
+  void AskClientToMoveOff(int cpu) { segment_->reply_ring().AskConsumerToMoveOff(cpu); }
   // The client is gone or the daemon stops: a request in progress gives up
   // at its next check (feed waits at once; executes at the device's next
   // deadline check). Thread-safe; idempotent.

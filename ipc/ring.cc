@@ -191,6 +191,21 @@ int Ring::SleepingConsumerCpu() const {
   return cpu == 0 || cpu > uint32_t{CPU_SETSIZE} ? -1 : static_cast<int>(cpu - 1);
 }
 
+void Ring::AskConsumerToMoveOff(int cpu) {
+  if (header_ == nullptr || cpu < 0 || cpu >= CPU_SETSIZE) return;
+  Atomic(header_->consumer_move_off).store(static_cast<uint32_t>(cpu) + 1,
+                                           std::memory_order_relaxed);
+}
+
+int Ring::TakeMoveOffRequest() {
+  if (header_ == nullptr) return -1;
+  uint32_t& word = header_->consumer_move_off;
+  // Read first: the line stays shared (no write) while nothing is asked.
+  if (Atomic(word).load(std::memory_order_relaxed) == 0) return -1;
+  const uint32_t cpu = Atomic(word).exchange(0, std::memory_order_relaxed);
+  return cpu == 0 || cpu > uint32_t{CPU_SETSIZE} ? -1 : static_cast<int>(cpu - 1);
+}
+
 bool Ring::ArmSleep() {
   if (header_ == nullptr) return false;
   uint32_t& sleeping = header_->consumer_sleeping;

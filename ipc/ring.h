@@ -25,7 +25,10 @@
 // costs the producer no system call. Before it sleeps, the consumer also
 // writes the CPU it sleeps on into the header (SleepingConsumerCpu): the
 // kernel usually wakes it there, which a producer that decides where it
-// runs itself (the daemon's dispatcher) wants to know.
+// runs itself (the daemon's dispatcher) wants to know. The producer may in
+// turn ask the consumer to move off the producer's CPU
+// (AskConsumerToMoveOff); the consumer reads the request when it takes a
+// message (TakeMoveOffRequest) and decides itself.
 //
 // A consumer that serves many rings from a few threads (the daemon's
 // dispatcher) does not sleep in Pop: it TryPops, then ArmSleep()s the ring
@@ -117,6 +120,14 @@ class Ring {
   // the other side (any value in range may come back), for where the kernel
   // will run the consumer when the next push wakes it: usually on that CPU.
   int SleepingConsumerCpu() const;
+  // Producer: asks the consumer to move off `cpu` (where the producer runs):
+  // the consumer's next TakeMoveOffRequest returns it. Another request
+  // replaces one not yet taken.
+  void AskConsumerToMoveOff(int cpu);
+  // Consumer: the CPU the producer asked it to leave (and the request is
+  // then gone), or -1. A hint from the other side: any value in range may
+  // come back.
+  int TakeMoveOffRequest();
   void set_wake_hook(WakeHook hook, void* context) {
     wake_hook_ = hook;
     wake_context_ = context;

@@ -59,7 +59,10 @@ struct alignas(kCacheLine) RingHeader {
   // The CPU the consumer last went to sleep on, plus one (0: not said): a
   // hint for the producer, whose wake-up the kernel usually runs there.
   uint32_t consumer_cpu;
-  uint8_t reserved1[52];
+  // A CPU the producer asks the consumer to leave, plus one (0: none): the
+  // producer runs there, and the two would share it (Ring::AskConsumerToMoveOff).
+  uint32_t consumer_move_off;
+  uint8_t reserved1[48];
 };
 static_assert(std::is_trivially_copyable_v<RingHeader>);
 static_assert(std::is_standard_layout_v<RingHeader>);
@@ -69,6 +72,7 @@ static_assert(offsetof(RingHeader, slots_offset) == 24);
 static_assert(offsetof(RingHeader, doorbell) == kCacheLine);
 static_assert(offsetof(RingHeader, consumer_sleeping) == kCacheLine + 4);
 static_assert(offsetof(RingHeader, consumer_cpu) == kCacheLine + 8);
+static_assert(offsetof(RingHeader, consumer_move_off) == kCacheLine + 12);
 
 struct RingSlotHeader {
   uint64_t sequence;  // see the protocol above

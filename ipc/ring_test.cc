@@ -287,6 +287,32 @@ TEST(RingTest, ASleepingConsumerSaysItsCpu) {
   EXPECT_EQ(producer->SleepingConsumerCpu(), -1);
 }
 
+TEST(RingTest, AProducerAsksTheConsumerToMoveOffItsCpu) {
+  RingGeometry g{4, 32};
+  Region region(g);
+  auto producer = Ring::Create(region.memory.get(), region.size, g, 0);
+  auto consumer = Ring::Attach(region.memory.get(), region.size, 0);
+  ASSERT_TRUE(producer.ok() && consumer.ok());
+  EXPECT_EQ(consumer->TakeMoveOffRequest(), -1);  // nothing asked
+
+  producer->AskConsumerToMoveOff(3);
+  producer->AskConsumerToMoveOff(1);  // replaces the first
+  EXPECT_EQ(consumer->TakeMoveOffRequest(), 1);
+  EXPECT_EQ(consumer->TakeMoveOffRequest(), -1);  // taken once
+
+  producer->AskConsumerToMoveOff(0);
+  EXPECT_EQ(consumer->TakeMoveOffRequest(), 0);
+  producer->AskConsumerToMoveOff(-1);  // no CPU: nothing asked
+  producer->AskConsumerToMoveOff(CPU_SETSIZE);
+  EXPECT_EQ(consumer->TakeMoveOffRequest(), -1);
+
+  // Forged by the other side: a CPU that cannot be is no request, and is
+  // gone once read.
+  region.header()->consumer_move_off = 0xFFFFFFFFu;
+  EXPECT_EQ(consumer->TakeMoveOffRequest(), -1);
+  EXPECT_EQ(region.header()->consumer_move_off, 0u);
+}
+
 // Two threads, the consumer always sleeping on the futex (spin = 0).
 TEST(RingTest, ThreadPingPongThroughFutex) {
   RingGeometry g{4, 32};

@@ -1,6 +1,7 @@
 #include "libclient/client.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "base/cpu_move.h"
 #include "ipc/fd_passing.h"
 #include "libclient/remote_link.h"
 
@@ -320,6 +322,12 @@ StatusOr<Client::Reply> Client::CallLocked(std::span<const uint8_t> request, uin
     if (reply_.kind != ipc::RingMessageKind::kInline) {
       free_block();
       return Internal("the daemon sent a reply through the heap, which the protocol forbids");
+    }
+    // The daemon's worker runs on this thread's CPU and asked it to move:
+    // the two call each other back to back, and sharing one CPU every call
+    // would cost two switches (daemon/dispatcher.h, "Turns").
+    if (const int cpu = segment_->reply_ring().TakeMoveOffRequest(); cpu >= 0) [[unlikely]] {
+      if (cpu == ::sched_getcpu()) (void)MoveOffThisCpu();
     }
     // Adapt the spin to how long replies take: a reply within the longest
     // spin sets it to 1.5x that wait (so the next one like it is caught

@@ -19,6 +19,16 @@
 //                         per round trip instead of two
 //   floor/unix_socket     socketpair(AF_UNIX, SOCK_STREAM), write + read 8 bytes
 //   floor/pipe            two pipes, write + read 8 bytes
+//   floor/cpu_handoff/tasks:N/processes:P
+//                         N processes (P=1) or threads of one process (P=0),
+//                         all pinned to one CPU, pass a turn round in order:
+//                         each waits on a futex for its turn, then sets the
+//                         next one's word and wakes it. Time = the mean
+//                         time per handoff (one wake and one switch). What a
+//                         change of turns between clients costs at least on
+//                         a CPU that their turns share (daemon/dispatcher.h),
+//                         and how that grows with the number of address
+//                         spaces that take turns on it.
 //   spin_cost/threads:N/peer_spins_forever:1
 //                         a fixed arithmetic loop split over N threads, timed
 //                         with and without a child process busy-spinning on
@@ -39,18 +49,24 @@
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <thread>
@@ -377,6 +393,110 @@ void BM_Stream(benchmark::State& state, Stream kind) {
   ReportPercentiles(state, ns);
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// ---------------------------------------------------------------------------
+// Handing one CPU round a group of tasks.
+
+constexpr int kMaxHandoffTasks = 16;
+
+// Shared by the tasks (a MAP_SHARED page, so forked children see it).
+struct HandoffBoard {
+  std::atomic<uint32_t> turn[kMaxHandoffTasks];  // 1 = that task's turn
+  std::atomic<uint64_t> handoffs;
+  std::atomic<uint32_t> stop;
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+void FutexWaitWhile(std::atomic<uint32_t>* word, uint32_t value) {
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, value, nullptr, nullptr, 0);
+}
+void FutexWakeOne(std::atomic<uint32_t>* word) {
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+// Task `i` of `n`: on `cpu`, waits for its turn and passes it to the next.
+void HandoffTask(HandoffBoard* board, int i, int n, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)::sched_setaffinity(0, sizeof(set), &set);
+  while (board->stop.load() == 0) {
+    if (board->turn[i].load() == 0) {
+      FutexWaitWhile(&board->turn[i], 0);
+      continue;
+    }
+    board->turn[i].store(0);
+    board->handoffs.fetch_add(1, std::memory_order_relaxed);
+    std::atomic<uint32_t>* next = &board->turn[(i + 1) % n];
+    next->store(1);
+    FutexWakeOne(next);
+  }
+}
+
+void BM_CpuHandoff(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool processes = state.range(1) != 0;
+  cpu_set_t allowed;
+  if (n < 2 || n > kMaxHandoffTasks || ::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    state.SkipWithError("bad task count, or no CPU set");
+    return;
+  }
+  int cpu = -1;  // the last CPU this process may use
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpu = c;
+  }
+  void* page = ::mmap(nullptr, sizeof(HandoffBoard), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) {
+    state.SkipWithError("mmap failed");
+    return;
+  }
+  auto* board = new (page) HandoffBoard{};
+  std::vector<std::unique_ptr<Child>> children;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    if (processes) {
+      children.push_back(std::make_unique<Child>([=] {
+        HandoffTask(board, i, n, cpu);
+        return 0;
+      }));
+    } else {
+      threads.emplace_back(HandoffTask, board, i, n, cpu);
+    }
+  }
+  board->turn[0].store(1);
+  FutexWakeOne(&board->turn[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // start-up
+  std::vector<double> per_handoff_us;
+  for (auto _ : state) {
+    const uint64_t before = board->handoffs.load();
+    const auto start = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const uint64_t count = board->handoffs.load() - before;
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (count == 0) {
+      state.SkipWithError("no handoff in 100 ms");
+      break;
+    }
+    state.SetIterationTime(seconds / static_cast<double>(count));
+    per_handoff_us.push_back(seconds * 1e6 / static_cast<double>(count));
+  }
+  board->stop.store(1);
+  for (int i = 0; i < n; ++i) {
+    board->turn[i].store(1);
+    FutexWakeOne(&board->turn[i]);
+  }
+  for (std::thread& t : threads) t.join();
+  for (auto& child : children) (void)child->Wait(std::chrono::seconds(5));
+  children.clear();
+  ::munmap(page, sizeof(HandoffBoard));
+  if (!per_handoff_us.empty()) state.counters["p50_us"] = Median(per_handoff_us);
+}
+
 // ---------------------------------------------------------------------------
 // What a spinning peer takes from compute.
 
@@ -403,11 +523,6 @@ double TimeCompute(int threads, int64_t total_steps) {
   benchmark::DoNotOptimize(ComputeLoop(total_steps / threads));
   for (std::thread& t : pool) t.join();
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // Each iteration times the loop with the peer stopped (SIGSTOP), then with it
@@ -503,6 +618,12 @@ void RegisterIpcBenchmarks() {
   benchmark::RegisterBenchmark("floor/pipe", BM_Stream, Stream::kPipe)
       ->UseManualTime()
       ->MinTime(0.2)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("floor/cpu_handoff", BM_CpuHandoff)
+      ->ArgNames({"tasks", "processes"})
+      ->ArgsProduct({{2, 3, 8}, {0, 1}})
+      ->UseManualTime()
+      ->Iterations(9)
       ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("spin_cost", BM_SpinCost)
       ->ArgNames({"threads", "peer_spins_forever"})

@@ -2,6 +2,7 @@
 // memfd segments and socket pairs, as the server hands them over.
 #include "daemon/dispatcher.h"
 
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -288,6 +289,55 @@ TEST_F(DispatcherTest, SessionsOfLongRequestsTakeNoTurnSlot) {
   const DispatcherStats stats = dispatcher->stats();
   EXPECT_EQ(stats.requests, uint64_t{kClients * kRequests});
   EXPECT_LE(stats.quanta, uint64_t{2 * kClients}) << "of " << stats.turns << " turns";
+}
+
+// A quantum whose client sleeps on its worker's CPU starts by asking that
+// client to move off it (Ring::AskConsumerToMoveOff; libclient then leaves
+// the CPU for a moment), since the kernel would wake the client there and
+// the two would share the CPU. Here everything runs on one CPU, so every
+// sleeping client sleeps on its worker's CPU; the fake clients only count
+// the requests (they cannot move).
+TEST_F(DispatcherTest, AQuantumAsksAClientSleepingOnItsWorkersCpuToMove) {
+  cpu_set_t before;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(before), &before), 0);
+  const int cpu = ::sched_getcpu();
+  ASSERT_GE(cpu, 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);  // the threads below inherit it
+  {
+    DispatcherOptions options;
+    options.workers = 2;
+    options.cpus = 1;  // three busy clients take turns
+    auto dispatcher = MakeDispatcher(options);
+    std::vector<std::unique_ptr<FakeClient>> clients;
+    for (int i = 0; i < 3; ++i) clients.push_back(Connect(*dispatcher));
+    std::vector<int> asked(clients.size(), 0), asked_elsewhere(clients.size(), 0);
+    std::vector<std::thread> threads;
+    const auto end = std::chrono::steady_clock::now() + 300ms;
+    for (size_t i = 0; i < clients.size(); ++i) {
+      threads.emplace_back([&, i] {
+        while (std::chrono::steady_clock::now() < end && clients[i]->HelloBurst(32).ok()) {
+          const int named = clients[i]->segment->reply_ring().TakeMoveOffRequest();
+          if (named == cpu) ++asked[i];
+          if (named >= 0 && named != cpu) ++asked_elsewhere[i];
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    const DispatcherStats stats = dispatcher->stats();
+    ASSERT_GT(stats.quanta, 0u);
+    EXPECT_GT(stats.moves, 0u) << "in " << stats.quanta << " quanta";
+    int total = 0;
+    for (size_t i = 0; i < clients.size(); ++i) {
+      total += asked[i];
+      EXPECT_EQ(asked_elsewhere[i], 0) << "client " << i << " was asked to leave another CPU";
+    }
+    EXPECT_GT(total, 0) << stats.moves << " requests counted by the dispatcher";
+    EXPECT_LE(static_cast<uint64_t>(total), stats.moves);
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(before), &before), 0);
 }
 
 TEST_F(DispatcherTest, OneRequestPerTurnTurnsQuantaOff) {

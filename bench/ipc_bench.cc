@@ -40,12 +40,14 @@
 //                         the futex): what an idle daemon should cost
 // The shared-memory benchmarks go the daemon's way: the parent Creates a
 // Segment and passes its memfd over a socketpair (SendWithFd); the child
-// Attaches. Nothing is pinned. The child dies with the parent
+// Attaches. Nothing is pinned (but floor/cpu_handoff, which pins its
+// tasks to this process's last CPU). The child dies with the parent
 // (PR_SET_PDEATHSIG) and is killed and reaped on every exit path.
 // Hot benchmarks run for a fixed amount of timed (manual) time, so that a
 // loaded machine, where a spinning peer loses whole time slices, does not
-// stretch the run; the idle ones and spin_cost run fixed iteration counts. The
-// whole suite takes a few seconds per repetition. Reproduce: see BENCHMARKS.md.
+// stretch the run; the idle ones and spin_cost run fixed iteration counts;
+// cpu_handoff counts handoffs in nine 100 ms windows. The whole suite takes
+// about ten seconds per repetition. Reproduce: see BENCHMARKS.md.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>

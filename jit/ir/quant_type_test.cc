@@ -8,6 +8,7 @@
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
+#include "jit/ir/verifier_testing.h"
 
 namespace jitd::ir {
 namespace {
@@ -94,64 +95,52 @@ TEST(QuantTypeTest, ParserNamesTheBrokenConstraint) {
   ExpectParseError("tensor<2x!quant.uniform<i8:f32, 0.5:1>", "expected '>' closing 'tensor<'");
 }
 
-std::string VerifyError(std::string_view args, std::string_view body) {
-  const std::string text = "func.func @main(" + std::string(args) + ") {\n" + std::string(body) +
-                           "\n  return\n}\n";
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  if (!module.ok()) return "<parse error>";
-  Status s = VerifyModule(**module);
-  return s.ok() ? "" : s.message();
-}
-
-void ExpectVerifyError(std::string_view args, std::string_view body, std::string_view want) {
-  const std::string got = VerifyError(args, body);
-  EXPECT_NE(got.find(want), std::string::npos) << "got: " << got << "\nwant: " << want;
-}
+using testing::ExpectVerifyError;
+using testing::VerifyError;
 
 constexpr std::string_view kQ = "tensor<2x!quant.uniform<i8:f32, 0.5:1>>";
 
 TEST(QuantTypeTest, VerifierChecksQuantizeAndDequantize) {
-  EXPECT_EQ(VerifyError("%a: tensor<2xf32>", "  %r = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> " +
-                                                 std::string(kQ)),
+  EXPECT_EQ(
+      VerifyError("  %r = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> " + std::string(kQ),
+                  "%a: tensor<2xf32>"),
+      "");
+  EXPECT_EQ(VerifyError("  %r = stablehlo.uniform_dequantize %a : (" + std::string(kQ) +
+                            ") -> tensor<2xf32>",
+                        "%a: " + std::string(kQ)),
             "");
-  EXPECT_EQ(VerifyError("%a: " + std::string(kQ),
-                        "  %r = stablehlo.uniform_dequantize %a : (" + std::string(kQ) +
-                            ") -> tensor<2xf32>"),
-            "");
-  ExpectVerifyError("%a: tensor<3xf32>",
-                    "  %r = stablehlo.uniform_quantize %a : (tensor<3xf32>) -> " + std::string(kQ),
-                    "(C1) requires the result shape to equal the operand's");
-  ExpectVerifyError("%a: tensor<2xf64>",
-                    "  %r = stablehlo.uniform_quantize %a : (tensor<2xf64>) -> " + std::string(kQ),
-                    "(C2) requires the result's expressed type to be f64");
-  ExpectVerifyError("%a: tensor<2xi32>",
-                    "  %r = stablehlo.uniform_quantize %a : (tensor<2xi32>) -> " + std::string(kQ),
+  ExpectVerifyError("  %r = stablehlo.uniform_quantize %a : (tensor<3xf32>) -> " + std::string(kQ),
+                    "%a: tensor<3xf32>", "(C1) requires the result shape to equal the operand's");
+  ExpectVerifyError("  %r = stablehlo.uniform_quantize %a : (tensor<2xf64>) -> " + std::string(kQ),
+                    "%a: tensor<2xf64>", "(C2) requires the result's expressed type to be f64");
+  ExpectVerifyError("  %r = stablehlo.uniform_quantize %a : (tensor<2xi32>) -> " + std::string(kQ),
+                    "%a: tensor<2xi32>",
                     "requires a float or quantized operand, got tensor<2xi32>");
-  ExpectVerifyError("%a: tensor<2xi8>",
-                    "  %r = stablehlo.uniform_dequantize %a : (tensor<2xi8>) -> tensor<2xf32>",
+  ExpectVerifyError("  %r = stablehlo.uniform_dequantize %a : (tensor<2xi8>) -> tensor<2xf32>",
+                    "%a: tensor<2xi8>",
                     "requires a quantized operand (!quant.uniform), got tensor<2xi8>");
-  ExpectVerifyError("%a: " + std::string(kQ),
-                    "  %r = stablehlo.uniform_dequantize %a : (" + std::string(kQ) + ") -> tensor<2xf16>",
-                    "(C2) requires the result element type to be the operand's expressed type f32");
+  ExpectVerifyError(
+      "  %r = stablehlo.uniform_dequantize %a : (" + std::string(kQ) + ") -> tensor<2xf16>",
+      "%a: " + std::string(kQ),
+      "(C2) requires the result element type to be the operand's expressed type f32");
 }
 
 TEST(QuantTypeTest, VerifierChecksQuantizedElementwise) {
   const std::string other = "tensor<2x!quant.uniform<i8:f32, 0.25:3>>";
-  EXPECT_EQ(VerifyError("%a: " + std::string(kQ) + ", %b: " + other,
-                        "  %r = stablehlo.add %a, %b : (" + std::string(kQ) + ", " + other + ") -> " +
-                            other),
+  EXPECT_EQ(VerifyError("  %r = stablehlo.add %a, %b : (" + std::string(kQ) + ", " + other +
+                            ") -> " + other,
+                        "%a: " + std::string(kQ) + ", %b: " + other),
             "");
-  ExpectVerifyError("%a: " + std::string(kQ) + ", %b: tensor<2xi8>",
-                    "  %r = stablehlo.add %a, %b : (" + std::string(kQ) + ", tensor<2xi8>) -> " +
-                        std::string(kQ),
-                    "requires all operands and the result to be quantized when one is");
-  ExpectVerifyError("%a: " + std::string(kQ) + ", %b: tensor<2x!quant.uniform<i16:f32, 0.5>>",
-                    "  %r = stablehlo.add %a, %b : (" + std::string(kQ) +
+  ExpectVerifyError(
+      "  %r = stablehlo.add %a, %b : (" + std::string(kQ) + ", tensor<2xi8>) -> " + std::string(kQ),
+      "%a: " + std::string(kQ) + ", %b: tensor<2xi8>",
+      "requires all operands and the result to be quantized when one is");
+  ExpectVerifyError("  %r = stablehlo.add %a, %b : (" + std::string(kQ) +
                         ", tensor<2x!quant.uniform<i16:f32, 0.5>>) -> " + std::string(kQ),
+                    "%a: " + std::string(kQ) + ", %b: tensor<2x!quant.uniform<i16:f32, 0.5>>",
                     "requires the same storage and expressed types for every quantized value");
-  ExpectVerifyError("%a: " + std::string(kQ) + ", %b: " + std::string(kQ),
-                    "  %r = stablehlo.and %a, %b : " + std::string(kQ),
+  ExpectVerifyError("  %r = stablehlo.and %a, %b : " + std::string(kQ),
+                    "%a: " + std::string(kQ) + ", %b: " + std::string(kQ),
                     "'stablehlo.and' op does not accept quantized element types");
 }
 

@@ -21,24 +21,16 @@ namespace {
 using ir::Literal;
 using testing::Doubles;
 using testing::Ints;
+using testing::TensorResult;
 using testing::UInts;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Parses, verifies and evaluates `text`; returns @main's single result.
-StatusOr<Literal> EvalText(const std::string& text) {
-  JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> results, testing::EvalText(text));
-  if (results.size() != 1 || !results[0].is_tensor()) {
-    return Internal("expected one tensor result");
-  }
-  return results[0].literal();
-}
 
 // `"stablehlo.OP"(%a) {attrs} : (TYPE) -> RESULT` on a constant operand.
 StatusOr<Literal> Unary(const std::string& op, const std::string& type, const std::string& values,
                         const std::string& result = "", const std::string& attrs = "") {
   const std::string r = result.empty() ? type : result;
-  return EvalText("func.func @main() -> " + r + " {\n  %a = stablehlo.constant dense<" + values +
+  return TensorResult("func.func @main() -> " + r + " {\n  %a = stablehlo.constant dense<" + values +
                   "> : " + type + "\n  %r = \"" + op + "\"(%a) " + attrs + " : (" + type + ") -> " +
                   r + "\n  return %r : " + r + "\n}\n");
 }
@@ -48,7 +40,7 @@ StatusOr<Literal> Binary(const std::string& op, const std::string& type, const s
                          const std::string& rhs, const std::string& result = "",
                          const std::string& attrs = "") {
   const std::string r = result.empty() ? type : result;
-  return EvalText("func.func @main() -> " + r + " {\n  %a = stablehlo.constant dense<" + lhs +
+  return TensorResult("func.func @main() -> " + r + " {\n  %a = stablehlo.constant dense<" + lhs +
                   "> : " + type + "\n  %b = stablehlo.constant dense<" + rhs + "> : " + type +
                   "\n  %r = \"" + op + "\"(%a, %b) " + attrs + " : (" + type + ", " + type +
                   ") -> " + r + "\n  return %r : " + r + "\n}\n");
@@ -447,7 +439,7 @@ TEST(ElementwiseTest, CompareDefaultsPerElementType) {
 }
 
 TEST(ElementwiseTest, SelectWithScalarAndElementwisePredicates) {
-  auto r = EvalText(R"(
+  auto r = TensorResult(R"(
 func.func @main() -> (tensor<3xi32>) {
   %p = stablehlo.constant dense<false> : tensor<i1>
   %q = stablehlo.constant dense<[true, false, true]> : tensor<3xi1>
@@ -462,7 +454,7 @@ func.func @main() -> (tensor<3xi32>) {
 }
 
 TEST(ElementwiseTest, ClampBroadcastsScalarBounds) {
-  auto r = EvalText(R"(
+  auto r = TensorResult(R"(
 func.func @main() -> (tensor<4xf32>) {
   %lo = stablehlo.constant dense<-1.0> : tensor<f32>
   %x = stablehlo.constant dense<[-5.0, 0.5, 9.0, 0x7FC00000]> : tensor<4xf32>
@@ -475,7 +467,7 @@ func.func @main() -> (tensor<4xf32>) {
   EXPECT_EQ(r->GetDouble(1), 0.5);
   EXPECT_EQ(r->GetDouble(2), 3);
   EXPECT_TRUE(std::isnan(r->GetDouble(3)));
-  auto u = EvalText(R"(
+  auto u = TensorResult(R"(
 func.func @main() -> (tensor<3xui8>) {
   %lo = stablehlo.constant dense<10> : tensor<ui8>
   %x = stablehlo.constant dense<[5, 200, 50]> : tensor<3xui8>

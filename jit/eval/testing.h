@@ -38,6 +38,16 @@ inline std::vector<ir::Literal> Results(std::string_view text) {
   return out;
 }
 
+// The one tensor result of `text`'s entry function, or the error (an
+// INTERNAL one when it has another number or kind of results).
+inline StatusOr<ir::Literal> TensorResult(std::string_view text) {
+  JITD_ASSIGN_OR_RETURN(std::vector<RuntimeValue> results, EvalText(text));
+  if (results.size() != 1 || !results[0].is_tensor()) {
+    return Internal("expected one tensor result");
+  }
+  return results[0].literal();
+}
+
 // Result 0 of `text`'s entry function (empty on error, failing the test).
 inline ir::Literal First(std::string_view text) {
   auto r = Results(text);

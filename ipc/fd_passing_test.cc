@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "ipc/testing.h"
+
 namespace jitd::ipc {
 namespace {
 
@@ -22,9 +24,7 @@ struct SocketPair {
   UniqueFd a, b;
 };
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
+using testing::Bytes;
 
 // A pipe; the test passes its write end and checks it still reaches the read end.
 struct Pipe {

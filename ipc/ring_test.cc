@@ -9,6 +9,8 @@
 #include <memory>
 #include <thread>
 
+#include "ipc/testing.h"
+
 namespace jitd::ipc {
 namespace {
 
@@ -35,9 +37,8 @@ struct Region {
   }
 };
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
+using testing::Bytes;
+
 std::string Text(const RingMessage& m) { return std::string(m.bytes.begin(), m.bytes.end()); }
 
 TEST(RingTest, GeometryIsValidated) {

@@ -7,12 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include "ipc/testing.h"
+
 namespace jitd::ipc {
 namespace {
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
+using testing::Bytes;
 
 TEST(StreamFrame, HeaderRoundTrip) {
   const auto header = EncodeFrameHeader(FrameKind::kRequest, 1234);

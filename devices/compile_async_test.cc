@@ -7,16 +7,14 @@
 #include <string>
 
 #include "devices/compile.h"
+#include "devices/testing.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::devices {
 namespace {
 
-std::shared_ptr<ir::Module> Parse(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::shared_ptr<ir::Module>(std::move(m).value()) : nullptr;
-}
+using testing::F32RampArgs;
+using testing::ParseOrFail;
 
 constexpr std::string_view kStart = R"(
   %f = "stablehlo.async_start"(%a) ({
@@ -33,22 +31,14 @@ std::string Awaiting() {
          "  return %n : tensor<2xf32>\n}\n";
 }
 
-std::vector<eval::RuntimeValue> Args() {
-  ir::Literal arg = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {4}));
-  for (int i = 0; i < 4; ++i) arg.SetDouble(i, 1.5 * i);
-  std::vector<eval::RuntimeValue> args;
-  args.emplace_back(std::move(arg));
-  return args;
-}
-
 TEST(CompileAsyncTest, BothDevicesRunTheAwaitedOp) {
   for (const char* name : {"interpreter", "cpu"}) {
     SCOPED_TRACE(name);
     auto device = CreateDevice(name);
     ASSERT_TRUE(device.ok());
-    auto exe = CompileProgram(**device, Parse(Awaiting()));
+    auto exe = CompileProgram(**device, ParseOrFail(Awaiting()));
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-    auto out = (*exe)->Execute(Args(), {});
+    auto out = (*exe)->Execute(F32RampArgs(4, 1.5), {});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ASSERT_EQ(out->size(), 1u);
     EXPECT_EQ((*out)[0].literal().GetDouble(0), -1.5);  // -a[1]
@@ -65,7 +55,7 @@ TEST(CompileAsyncTest, FuturesAtTheProgramBoundaryAreRefused) {
     SCOPED_TRACE(name);
     auto device = CreateDevice(name);
     ASSERT_TRUE(device.ok());
-    auto exe = CompileProgram(**device, Parse(returns));
+    auto exe = CompileProgram(**device, ParseOrFail(returns));
     ASSERT_FALSE(exe.ok());
     EXPECT_EQ(exe.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(exe.status().message().find("@main returns a !stablehlo.future<tensor<2xf32>>"),
@@ -77,7 +67,7 @@ TEST(CompileAsyncTest, FuturesAtTheProgramBoundaryAreRefused) {
 TEST(CompileAsyncTest, CompiledPipelineWithoutInlineIsRefused) {
   auto cpu = CreateDevice("cpu");
   ASSERT_TRUE(cpu.ok());
-  auto exe = CompileProgram(**cpu, Parse(Awaiting()), {.pipeline = "cse,dce"});
+  auto exe = CompileProgram(**cpu, ParseOrFail(Awaiting()), {.pipeline = "cse,dce"});
   ASSERT_FALSE(exe.ok());
   EXPECT_EQ(exe.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(exe.status().message().find("'stablehlo.async_start'"), std::string::npos)
@@ -85,7 +75,7 @@ TEST(CompileAsyncTest, CompiledPipelineWithoutInlineIsRefused) {
   EXPECT_NE(exe.status().message().find("'inline' pass"), std::string::npos)
       << exe.status().ToString();
   // With it, the same pipeline compiles.
-  auto ok = CompileProgram(**cpu, Parse(Awaiting()), {.pipeline = "inline,cse,dce"});
+  auto ok = CompileProgram(**cpu, ParseOrFail(Awaiting()), {.pipeline = "inline,cse,dce"});
   EXPECT_TRUE(ok.ok()) << ok.status().ToString();
 }
 

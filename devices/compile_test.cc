@@ -6,10 +6,14 @@
 #include <algorithm>
 #include <chrono>
 
+#include "devices/testing.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::devices {
 namespace {
+
+using testing::F32RampArgs;
+using testing::ParseOrFail;
 
 // A call (inlined by the pipeline), a constant subexpression (folded) and
 // real work for a kernel.
@@ -27,24 +31,10 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %t : tensor<4xf32>
 })";
 
-std::shared_ptr<ir::Module> Parse(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return std::shared_ptr<ir::Module>(std::move(m).value());
-}
-
 std::vector<std::string> Names(const std::vector<CompileDump>& dumps) {
   std::vector<std::string> names;
   for (const CompileDump& d : dumps) names.push_back(d.name);
   return names;
-}
-
-std::vector<eval::RuntimeValue> Args() {
-  ir::Literal arg = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {4}));
-  for (int i = 0; i < 4; ++i) arg.SetDouble(i, 0.1 * i);
-  std::vector<eval::RuntimeValue> args;
-  args.emplace_back(std::move(arg));
-  return args;
 }
 
 // Target passes are known only with their device: the cpu device's
@@ -61,9 +51,9 @@ TEST(CompileProgramTest, CheckPipelineKnowsTheDevicesOwnPasses) {
   const Status unknown = CheckPipeline(**cpu, "inline,bogus");
   EXPECT_NE(unknown.message().find("'bogus'"), std::string::npos) << unknown.message();
   // And the cpu device compiles and runs what it accepted.
-  auto exe = CompileProgram(**cpu, Parse(kProgram), {.pipeline = "inline,fusion"});
+  auto exe = CompileProgram(**cpu, ParseOrFail(kProgram), {.pipeline = "inline,fusion"});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-  auto out = (*exe)->Execute(Args(), {});
+  auto out = (*exe)->Execute(F32RampArgs(4, 0.1), {});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
 }
 
@@ -71,7 +61,8 @@ TEST(CompileProgramTest, InterpreterRunsNoPassesAndDumpsInputAndOutput) {
   auto device = CreateDevice("interpreter");
   ASSERT_TRUE(device.ok());
   std::vector<CompileDump> dumps;
-  auto exe = CompileProgram(**device, Parse(kProgram), {.pipeline = std::nullopt, .dumps = &dumps});
+  auto exe =
+      CompileProgram(**device, ParseOrFail(kProgram), {.pipeline = std::nullopt, .dumps = &dumps});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   EXPECT_EQ(Names(dumps), (std::vector<std::string>{"000-input.mlir", "optimized.mlir"}));
   EXPECT_EQ(dumps[0].text, dumps[1].text);
@@ -83,7 +74,8 @@ TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
   ASSERT_TRUE(device.ok());
   EXPECT_EQ((*device)->pipeline(), "default");
   std::vector<CompileDump> dumps;
-  auto exe = CompileProgram(**device, Parse(kProgram), {.pipeline = std::nullopt, .dumps = &dumps});
+  auto exe =
+      CompileProgram(**device, ParseOrFail(kProgram), {.pipeline = std::nullopt, .dumps = &dumps});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   const std::vector<std::string> names = Names(dumps);
   ASSERT_GE(names.size(), 6u);
@@ -114,7 +106,7 @@ TEST(CompileProgramTest, CpuRunsTheDefaultPipelineAndDumpsEveryPassAndLlvm) {
   EXPECT_FALSE(dumps[optimized + 5].text.empty());
 
   // And the compiled program computes tanh(3x).
-  auto out = (*exe)->Execute(Args(), {});
+  auto out = (*exe)->Execute(F32RampArgs(4, 0.1), {});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_NEAR((*out)[0].literal().GetDouble(3), std::tanh(3 * 0.3f), 1e-6);
 }
@@ -123,12 +115,12 @@ TEST(CompileProgramTest, PipelineOverrideAndBadPipelineName) {
   auto device = CreateDevice("cpu");
   ASSERT_TRUE(device.ok());
   std::vector<CompileDump> dumps;
-  auto exe = CompileProgram(**device, Parse(kProgram), {.pipeline = "", .dumps = &dumps});
+  auto exe = CompileProgram(**device, ParseOrFail(kProgram), {.pipeline = "", .dumps = &dumps});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   EXPECT_EQ(Names(dumps)[1], "optimized.mlir");
   EXPECT_NE(dumps[1].text.find("call @"), std::string::npos);
 
-  auto bad = CompileProgram(**device, Parse(kProgram), {.pipeline = "inline,no-such-pass"});
+  auto bad = CompileProgram(**device, ParseOrFail(kProgram), {.pipeline = "inline,no-such-pass"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("no-such-pass"), std::string::npos)
       << bad.status().message();
@@ -137,7 +129,7 @@ TEST(CompileProgramTest, PipelineOverrideAndBadPipelineName) {
 TEST(CompileProgramTest, InvalidModuleIsAnErrorBeforeAnyPass) {
   auto device = CreateDevice("cpu");
   ASSERT_TRUE(device.ok());
-  auto exe = CompileProgram(**device, Parse(R"(
+  auto exe = CompileProgram(**device, ParseOrFail(R"(
 func.func @main(%a: tensor<2xi32>) -> tensor<3xi32> {
   return %a : tensor<2xi32>
 })"));
@@ -152,12 +144,12 @@ TEST(CompileProgramTest, ProfilesNameOpsOrKernels) {
     SCOPED_TRACE(name);
     auto device = CreateDevice(name);
     ASSERT_TRUE(device.ok());
-    auto exe = CompileProgram(**device, Parse(kProgram));
+    auto exe = CompileProgram(**device, ParseOrFail(kProgram));
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     std::vector<ProfileEntry> profile = {{"stale", 1, 1}};
     ExecuteOptions options;
     options.profile = &profile;
-    auto out = (*exe)->Execute(Args(), options);
+    auto out = (*exe)->Execute(F32RampArgs(4, 0.1), options);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ASSERT_FALSE(profile.empty());
     bool tanh_or_kernel = false;
@@ -201,7 +193,7 @@ func.func @main(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
     SCOPED_TRACE(name);
     auto device = CreateDevice(name);
     ASSERT_TRUE(device.ok());
-    auto exe = CompileProgram(**device, Parse(kLoop));
+    auto exe = CompileProgram(**device, ParseOrFail(kLoop));
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     ExecutionTrace trace;
     ExecuteOptions options;
@@ -265,7 +257,7 @@ TEST(CompileProgramTest, StepsTimeEachPass) {
   ProgramCompileOptions options;
   options.dumps = &dumps;
   options.steps = &steps;
-  auto exe = CompileProgram(**cpu, Parse(kProgram), options);
+  auto exe = CompileProgram(**cpu, ParseOrFail(kProgram), options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   ASSERT_GE(steps.size(), 3u);
   EXPECT_EQ(steps.front().name, "verify");
@@ -289,7 +281,7 @@ TEST(CompileProgramTest, StepsTimeEachPass) {
   auto interpreter = CreateDevice("interpreter");
   steps.clear();
   options.dumps = nullptr;
-  ASSERT_TRUE(CompileProgram(**interpreter, Parse(kProgram), options).ok());
+  ASSERT_TRUE(CompileProgram(**interpreter, ParseOrFail(kProgram), options).ok());
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[1].name, "device compile (interpreter)");
 }
@@ -323,7 +315,7 @@ func.func @main() -> tensor<2xf32> {
   for (const char* name : {"interpreter", "cpu"}) {
     auto device = CreateDevice(name);
     ASSERT_TRUE(device.ok()) << device.status().ToString();
-    auto sender = CompileProgram(**device, Parse(send));
+    auto sender = CompileProgram(**device, ParseOrFail(send));
     ASSERT_TRUE(sender.ok()) << name << ": " << sender.status().ToString();
     std::vector<eval::RuntimeValue> args;
     args.emplace_back(*ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {2})));
@@ -333,7 +325,7 @@ func.func @main() -> tensor<2xf32> {
                                            "the program runs as one process"),
               std::string::npos)
         << sent.status().ToString();
-    auto receiver = CompileProgram(**device, Parse(recv));
+    auto receiver = CompileProgram(**device, ParseOrFail(recv));
     ASSERT_TRUE(receiver.ok()) << name << ": " << receiver.status().ToString();
     ExecuteOptions options;
     options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);

@@ -2,21 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "devices/testing.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::devices {
 namespace {
 
-std::shared_ptr<const ir::Module> Parse(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return std::shared_ptr<const ir::Module>(std::move(m).value());
-}
+using testing::ParseOrFail;
 
 TEST(InterpreterDeviceTest, CompileVerifiesAndExecuteRuns) {
   auto device = CreateDevice("interpreter");
   ASSERT_TRUE(device.ok());
-  auto exe = (*device)->Compile(Parse(R"(
+  auto exe = (*device)->Compile(ParseOrFail(R"(
 func.func @main(%a: tensor<2xi32>) -> tensor<2xi32> {
   return %a : tensor<2xi32>
 })"));
@@ -33,7 +30,7 @@ func.func @main(%a: tensor<2xi32>) -> tensor<2xi32> {
 
 TEST(InterpreterDeviceTest, CompileRejectsInvalidModules) {
   auto device = CreateDevice("interpreter");
-  auto exe = (*device)->Compile(Parse(R"(
+  auto exe = (*device)->Compile(ParseOrFail(R"(
 func.func @main(%a: tensor<2xi32>) -> tensor<3xi32> {
   return %a : tensor<2xi32>
 })"));

@@ -9,10 +9,13 @@
 #include <string>
 
 #include "daemon/instance.h"
+#include "daemon/test_dirs.h"
 #include "daemon/test_programs.h"
 
 namespace jitd::daemon {
 namespace {
+
+using testing::FreshTempDir;
 
 constexpr int64_t kAlice = 1001;
 constexpr int64_t kBob = 1002;
@@ -25,14 +28,6 @@ constexpr char kSecret[] = R"(func.func public @main(%x: tensor<4xf32>) -> tenso
   return %0 : tensor<4xf32>
 }
 )";
-
-std::string TempDir(const std::string& name) {
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("jitd_isolation_test_" + name + "_" + std::to_string(::getpid())))
-                        .string();
-  std::filesystem::remove_all(dir);
-  return dir;
-}
 
 CompileSpec As(int64_t uid) {
   CompileSpec spec;
@@ -96,7 +91,7 @@ TEST(InstanceIsolationTest, UnsharedCacheKeepsEachUidsProgramsItsOwn) {
 }
 
 TEST(InstanceIsolationTest, UnsharedDiskEntriesRememberTheirUid) {
-  const std::string dir = TempDir("disk");
+  const std::string dir = FreshTempDir("isolation_test_disk");
   cache::Fingerprint fingerprint;
   {
     auto instance = Make(false, dir);
@@ -120,7 +115,7 @@ TEST(InstanceIsolationTest, UnsharedDiskEntriesRememberTheirUid) {
 }
 
 TEST(InstanceIsolationTest, SharedCacheSharesHitsButNotFingerprints) {
-  const std::string dir = TempDir("shared");
+  const std::string dir = FreshTempDir("isolation_test_shared");
   cache::Fingerprint fingerprint;
   {
     auto instance = Make(/*share=*/true, dir);

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/instance.h"
+#include "daemon/test_dirs.h"
 
 namespace jitd::daemon {
 namespace {
@@ -42,10 +43,7 @@ struct Lines {
 };
 
 TEST(InstanceLog, CompilesMissesEvictionsAndDiskLoads) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("jitd_instance_log_test_" + std::to_string(::getpid())))
-                              .string();
-  std::filesystem::remove_all(dir);
+  const std::string dir = testing::FreshTempDir("instance_log_test");
   Lines first;
   {
     InstanceOptions options;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "daemon/instance.h"
+#include "daemon/test_dirs.h"
 
 namespace jitd::daemon {
 namespace {
@@ -148,10 +149,7 @@ TEST(InstanceSoakTest, CpuCompilesUnderSmallBudgetPlateau) {
 // disk, then loaded 3,000 times in turn under a budget that holds a few
 // dozen of them.
 TEST(InstanceSoakTest, DiskLoadsUnderSmallBudgetPlateau) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("jitd_soak_disk_" + std::to_string(::getpid())))
-                              .string();
-  std::filesystem::remove_all(dir);
+  const std::string dir = testing::FreshTempDir("soak_disk");
   constexpr int kPrograms = 300, kRounds = 10;
   {
     std::unique_ptr<Instance> writer = NewInstance(kSmallBudget, dir);

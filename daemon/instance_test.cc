@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/test_dirs.h"
 #include "daemon/test_programs.h"
 #include "jit/cache/disk_cache.h"
 #include "jit/frontend/flatbuffer_module.h"
@@ -15,13 +16,7 @@
 namespace jitd::daemon {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("jitd_instance_test_" + name + "_" + std::to_string(::getpid())))
-                        .string();
-  std::filesystem::remove_all(dir);
-  return dir;
-}
+using testing::FreshTempDir;
 
 TEST(InstanceTest, CompilesThenHitsMemory) {
   auto instance = Instance::Create({});
@@ -72,7 +67,7 @@ TEST(InstanceTest, UnknownDeviceIsNotFound) {
 // What `jitd ps` names a held program by: the module's name, from the
 // parsed module and from the text of a disk-cache load alike.
 TEST(InstanceTest, ProgramsKnowTheirModuleName) {
-  const std::string dir = TempDir("module_name");
+  const std::string dir = FreshTempDir("instance_test_module_name");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   const std::string text = std::string("module @my_model {\n") + testing::kSoftmax + "}\n";
@@ -116,7 +111,7 @@ TEST(InstanceTest, SingleFlightAcrossThreads) {
 }
 
 TEST(InstanceTest, RestartedInstanceLoadsFromDisk) {
-  const std::string dir = TempDir("disk");
+  const std::string dir = FreshTempDir("instance_test_disk");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   options.disk_cache_fsync = false;
@@ -153,7 +148,7 @@ TEST(InstanceTest, RestartedInstanceLoadsFromDisk) {
 // The cpu device's disk entries hold its object code: a restarted daemon
 // loads the executable without code generation and it computes the same.
 TEST(InstanceTest, CpuExecutableComesBackFromDisk) {
-  const std::string dir = TempDir("cpu_disk");
+  const std::string dir = FreshTempDir("instance_test_cpu_disk");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   options.disk_cache_fsync = false;
@@ -193,7 +188,7 @@ TEST(InstanceTest, CpuExecutableComesBackFromDisk) {
 // older format's) is compiled again and replaced: the next start loads it
 // instead of compiling it on every start.
 TEST(InstanceTest, ADiskEntryThatCannotBeLoadedIsReplaced) {
-  const std::string dir = TempDir("stale_disk");
+  const std::string dir = FreshTempDir("instance_test_stale_disk");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   options.disk_cache_fsync = false;
@@ -249,7 +244,7 @@ std::string SoftmaxFlatBuffer() {
 }
 
 TEST(InstanceTest, FlatBufferModulesCompileAndCacheLikeText) {
-  const std::string dir = TempDir("fb");
+  const std::string dir = FreshTempDir("instance_test_fb");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   options.disk_cache_fsync = false;

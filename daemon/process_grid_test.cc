@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/instance.h"
+#include "daemon/test_dirs.h"
 #include "jit/frontend/parser.h"
 
 namespace jitd::daemon {
@@ -168,9 +169,7 @@ TEST(ProcessGridInstanceTest, AContradictionIsRefusedEvenWhenTheBytesAreKnown) {
 }
 
 TEST(ProcessGridInstanceTest, AProgramFromDiskKeepsItsGrid) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("jitd_process_grid_test_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = testing::FreshTempDir("process_grid_test");
   InstanceOptions options;
   options.disk_cache_dir = dir.string();
   options.disk_cache_fsync = false;

@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "daemon/instance.h"
+#include "daemon/test_dirs.h"
 #include "jit/frontend/flatbuffer_module.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
 
 namespace jitd::daemon {
 namespace {
+
+using testing::FreshTempDir;
 
 constexpr char kProgram[] = R"(
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
@@ -82,13 +85,6 @@ std::string FlatBufferOf(const std::string& text) {
   auto bytes = frontend::ModuleToFlatBuffer(**module);
   EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
   return std::string(bytes->begin(), bytes->end());
-}
-
-std::string TempDir(const std::string& name) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("jitd_program_key_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir;
 }
 
 TEST(ProgramKeyTest, SpellingDoesNotChangeTheKey) {
@@ -263,7 +259,7 @@ TEST(CanonicalCacheTest, AMissIsExplainedAgainstTheNearestEntryOfTheSameProgram)
 }
 
 TEST(CanonicalCacheTest, DiskEntriesServeEverySpellingAcrossRestarts) {
-  const std::string dir = TempDir("disk");
+  const std::string dir = FreshTempDir("program_key_disk");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   options.disk_cache_fsync = false;
@@ -307,7 +303,7 @@ TEST(CanonicalCacheTest, DiskEntriesServeEverySpellingAcrossRestarts) {
 }
 
 TEST(CanonicalCacheTest, FlatBufferProgramsOnDiskReloadByFingerprint) {
-  const std::string dir = TempDir("fbdisk");
+  const std::string dir = FreshTempDir("program_key_fbdisk");
   InstanceOptions options;
   options.disk_cache_dir = dir;
   options.disk_cache_fsync = false;

@@ -9,11 +9,11 @@ namespace jitd::passes {
 namespace {
 
 using testing::CountOpsNamed;
+using testing::kInf;
+using testing::kNaN;
 using testing::RunAndCompare;
 using testing::Tensor;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 int CountChlo(const ir::Module& m) {
   int n = 0;

@@ -6,10 +6,10 @@ namespace jitd::passes {
 namespace {
 
 using testing::CountOpsNamed;
+using testing::F32;
 using testing::RunAndCompare;
 using testing::Tensor;
 
-const ir::Type kF32x4 = ir::Type::Tensor(ir::DType::kF32, {4});
 
 TEST(CseTest, MergesEqualOpsAndKeepsDifferentOnes) {
   auto m = RunAndCompare(R"(module {
@@ -30,7 +30,7 @@ TEST(CseTest, MergesEqualOpsAndKeepsDifferentOnes) {
     return %5, %g, %l, %s : tensor<4xf32>, tensor<4xi1>, tensor<4xi1>, tensor<4xf32>
   }
 }
-)", "cse", {Tensor(kF32x4, {1, -2, 3, 0.5}), Tensor(kF32x4, {0, 4, -1, 0.5})});
+)", "cse", {Tensor(F32({4}), {1, -2, 3, 0.5}), Tensor(F32({4}), {0, 4, -1, 0.5})});
   ASSERT_TRUE(m);
   // Two of the three constants, %0/%1 merged; %2 (other operands) and %5
   // (other constant) stay.
@@ -61,7 +61,7 @@ TEST(CseTest, ComparesRegionsStructurally) {
     return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
   }
 }
-)", "cse", {Tensor(kF32x4, {1, -2, 3, 0.5})});
+)", "cse", {Tensor(F32({4}), {1, -2, 3, 0.5})});
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.reduce"), 2);  // add twice -> once; max differs
 }
@@ -109,7 +109,7 @@ TEST(CseTest, ReusesOuterValuesInsideControlFlowOnly) {
     return %3 : tensor<4xf32>
   }
 }
-)", "cse", {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(kF32x4, {1, -2, 3, 0.5})});
+)", "cse", {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(F32({4}), {1, -2, 3, 0.5})});
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.exponential"), 1);
 }

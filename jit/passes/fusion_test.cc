@@ -14,6 +14,7 @@ namespace {
 using ir::Op;
 using ir::OpCode;
 using testing::CountOpsNamed;
+using testing::F32;
 using testing::RunAndCompare;
 using testing::Tensor;
 
@@ -54,7 +55,6 @@ std::vector<const Op*> Fusions(const ir::Module& m) {
 
 std::string Kind(const Op& fusion) { return fusion.attr("kind")->as<ir::StringAttr>().value; }
 
-ir::Type F32(std::vector<int64_t> dims) { return ir::Type::Tensor(ir::DType::kF32, std::move(dims)); }
 
 // Prints, parses, verifies and prints again: the same text. The generic
 // form too (`generic_fixpoint` false: it must parse and verify; the models'

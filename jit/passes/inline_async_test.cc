@@ -11,12 +11,12 @@ namespace {
 
 using testing::CountOpsNamed;
 using testing::Evaluate;
+using testing::F32;
 using testing::ParseVerified;
 using testing::RunAndCompare;
+using testing::S32;
 using testing::Tensor;
 
-const ir::Type kF32x4 = ir::Type::Tensor(ir::DType::kF32, {4});
-const ir::Type kI32x2 = ir::Type::Tensor(ir::DType::kS32, {2});
 
 std::vector<double> Values(const eval::RuntimeValue& v) {
   std::vector<double> out;
@@ -41,12 +41,12 @@ TEST(InlineAsyncTest, FutureOfSeveralValuesAwaitedTwice) {
     return %d#0, %e#1, %m : tensor<4xf32>, tensor<2xi32>, tensor<2xi32>
   }
 }
-)", "inline", {Tensor(kF32x4, {1, 2, 3, 4}), Tensor(kI32x2, {5, -6})});
+)", "inline", {Tensor(F32({4}), {1, 2, 3, 4}), Tensor(S32({2}), {5, -6})});
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.async_start"), 0);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.async_done"), 0);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.all_gather"), 1);
-  auto r = Evaluate(*m, {Tensor(kF32x4, {1, 2, 3, 4}), Tensor(kI32x2, {5, -6})});
+  auto r = Evaluate(*m, {Tensor(F32({4}), {1, 2, 3, 4}), Tensor(S32({2}), {5, -6})});
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(Values(r[0]), (std::vector<double>{1, 2, 3, 4}));
   EXPECT_EQ(Values(r[1]), (std::vector<double>{5, -6}));
@@ -98,13 +98,13 @@ TEST(InlineAsyncTest, NestedRegionsAndBlockArgumentsAndUnwaitedStarts) {
     return %r, %w#1 : tensor<2xf32>, tensor<4xf32>
   }
 }
-)", "inline", {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(kF32x4, {1, 2, 3, 4})});
+)", "inline", {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(F32({4}), {1, 2, 3, 4})});
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.async_start"), 0);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.async_done"), 0);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.slice"), 2);  // the unwaited one stays
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.dynamic_update_slice"), 1);
-  auto r = Evaluate(*m, {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(kF32x4, {1, 2, 3, 4})});
+  auto r = Evaluate(*m, {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(F32({4}), {1, 2, 3, 4})});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(Values(r[0]), (std::vector<double>{3, 4}));
   EXPECT_EQ(Values(r[1]), (std::vector<double>{10, 10, 10, 4}));
@@ -131,7 +131,7 @@ TEST(InlineAsyncTest, AsyncOpsInCalleesAreInlinedAfterTheCalls) {
     return %r : tensor<2xf32>
   }
 }
-)", "inline", {Tensor(kF32x4, {1, 2, 3, 4})});
+)", "inline", {Tensor(F32({4}), {1, 2, 3, 4})});
   ASSERT_TRUE(m);
   ASSERT_EQ(m->functions().size(), 1u);
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.async_done"), 0);

@@ -13,9 +13,9 @@ using testing::Evaluate;
 using testing::ParseVerified;
 using testing::RunAndCompare;
 using testing::RunPipeline;
+using testing::S32;
 using testing::Tensor;
 
-const ir::Type kI32x2 = ir::Type::Tensor(ir::DType::kS32, {2});
 
 TEST(InlineTest, InlinesCallChainsAndRemovesUnusedPrivateFunctions) {
   auto m = RunAndCompare(R"(module {
@@ -42,7 +42,7 @@ TEST(InlineTest, InlinesCallChainsAndRemovesUnusedPrivateFunctions) {
     return %x : tensor<2xi32>
   }
 }
-)", "inline", {Tensor(kI32x2, {1, 2}), Tensor(kI32x2, {3, 4})});
+)", "inline", {Tensor(S32({2}), {1, 2}), Tensor(S32({2}), {3, 4})});
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "func.call"), 0);
   ASSERT_EQ(m->functions().size(), 1u);
@@ -69,7 +69,7 @@ TEST(InlineTest, InlinesCallsInsideRegionsAndKeepsPublicFunctions) {
     return %x : tensor<2xi32>
   }
 }
-)", "inline", {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(kI32x2, {7, -3})});
+)", "inline", {Tensor(ir::Type::Scalar(ir::DType::kPred), {1}), Tensor(S32({2}), {7, -3})});
   ASSERT_TRUE(m);
   EXPECT_EQ(CountOpsNamed(*m, "func.call"), 0);
   EXPECT_EQ(m->FindFunction("double"), nullptr);

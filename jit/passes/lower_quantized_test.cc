@@ -14,6 +14,7 @@ namespace {
 using ir::DType;
 using ir::Type;
 using testing::CountOpsNamed;
+using testing::F32;
 using testing::RunAndCompare;
 using testing::Tensor;
 
@@ -42,8 +43,6 @@ DType OperandDType(const ir::Module& m, std::string_view name, size_t i) {
   EXPECT_TRUE(found) << name;
   return d;
 }
-
-Type F32(std::vector<int64_t> dims) { return Type::Tensor(DType::kF32, std::move(dims)); }
 
 TEST(LowerQuantizedTest, QuantizeTiesToEvenClampsAndMapsNaNToTheZeroPoint) {
   const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -10,6 +10,7 @@ namespace {
 using ir::DType;
 using ir::Type;
 using testing::CountOpsNamed;
+using testing::F32;
 using testing::Tensor;
 
 std::unique_ptr<ir::Module> Parse(std::string_view text) {
@@ -20,8 +21,6 @@ std::unique_ptr<ir::Module> Parse(std::string_view text) {
   EXPECT_TRUE(s.ok()) << s.ToString();
   return s.ok() ? std::move(m).value() : nullptr;
 }
-
-Type F32(std::vector<int64_t> dims) { return Type::Tensor(DType::kF32, std::move(dims)); }
 
 // dynamism.md's add_one_dynamic, refined for tensor<16xf32> as the doc's
 // stablehlo-opt pipeline does.

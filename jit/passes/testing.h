@@ -7,9 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "jit/eval/eval.h"
@@ -85,6 +88,18 @@ inline std::unique_ptr<ir::Module> RunAndCompare(std::string_view text, std::str
   auto reparsed = frontend::ParseModule(ir::PrintModule(*after));
   EXPECT_TRUE(reparsed.ok()) << reparsed.status().ToString();
   return after;
+}
+
+// Element values that tests feed through folds and decompositions.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// tensor<dims x f32> and tensor<dims x i32>.
+inline ir::Type F32(std::vector<int64_t> dims) {
+  return ir::Type::Tensor(ir::DType::kF32, std::move(dims));
+}
+inline ir::Type S32(std::vector<int64_t> dims) {
+  return ir::Type::Tensor(ir::DType::kS32, std::move(dims));
 }
 
 // A literal of `type` with the given element values (converted per dtype).

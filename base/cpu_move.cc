@@ -18,4 +18,12 @@ bool MoveOffThisCpu() {
   return true;
 }
 
+bool PinThisThread(int cpu) {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return ::sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+
 }  // namespace jitd

@@ -10,14 +10,6 @@ namespace {
 
 bool SameSet(const cpu_set_t& a, const cpu_set_t& b) { return CPU_EQUAL(&a, &b) != 0; }
 
-// Limits the calling thread to `cpu`.
-void PinTo(int cpu) {
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
-}
-
 // Runs `body` on a thread of its own, so that affinity changes stay there.
 template <typename F>
 void OnOwnThread(F body) {
@@ -52,7 +44,7 @@ TEST(CpuMoveTest, AThreadPinnedToOneCpuStays) {
   OnOwnThread([] {
     const int cpu = ::sched_getcpu();
     ASSERT_GE(cpu, 0);
-    PinTo(cpu);
+    ASSERT_TRUE(PinThisThread(cpu));
     cpu_set_t pinned;
     ASSERT_EQ(::sched_getaffinity(0, sizeof(pinned), &pinned), 0);
     EXPECT_FALSE(MoveOffThisCpu());
@@ -60,6 +52,36 @@ TEST(CpuMoveTest, AThreadPinnedToOneCpuStays) {
     cpu_set_t after;
     ASSERT_EQ(::sched_getaffinity(0, sizeof(after), &after), 0);
     EXPECT_TRUE(SameSet(after, pinned));
+  });
+}
+
+TEST(CpuMoveTest, PinThisThreadRunsItOnThatCpuOnly) {
+  OnOwnThread([] {
+    cpu_set_t all;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(all), &all), 0);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &all)) continue;
+      ASSERT_EQ(::sched_setaffinity(0, sizeof(all), &all), 0);
+      ASSERT_TRUE(PinThisThread(cpu)) << "cpu " << cpu;
+      EXPECT_EQ(::sched_getcpu(), cpu);
+      cpu_set_t pinned;
+      ASSERT_EQ(::sched_getaffinity(0, sizeof(pinned), &pinned), 0);
+      EXPECT_EQ(CPU_COUNT(&pinned), 1);
+      EXPECT_TRUE(CPU_ISSET(cpu, &pinned));
+    }
+  });
+}
+
+TEST(CpuMoveTest, PinThisThreadRefusesACpuItMayNotUse) {
+  OnOwnThread([] {
+    cpu_set_t all;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(all), &all), 0);
+    EXPECT_FALSE(PinThisThread(-1));
+    EXPECT_FALSE(PinThisThread(CPU_SETSIZE));
+    if (!CPU_ISSET(CPU_SETSIZE - 1, &all)) EXPECT_FALSE(PinThisThread(CPU_SETSIZE - 1));
+    cpu_set_t after;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(SameSet(after, all));
   });
 }
 

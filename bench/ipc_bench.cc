@@ -74,6 +74,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/cpu_move.h"
 #include "base/unique_fd.h"
 #include "ipc/fd_passing.h"
 #include "ipc/ring.h"
@@ -410,6 +411,7 @@ struct HandoffBoard {
   std::atomic<uint32_t> turn[kMaxHandoffTasks];  // 1 = that task's turn
   std::atomic<uint64_t> handoffs;
   std::atomic<uint32_t> stop;
+  std::atomic<uint32_t> unpinned;  // tasks that could not pin themselves
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
@@ -421,11 +423,10 @@ void FutexWakeOne(std::atomic<uint32_t>* word) {
 }
 
 // Task `i` of `n`: on `cpu`, waits for its turn and passes it to the next.
+// One that cannot pin itself there says so on the board (and still passes
+// turns, so that the others stop).
 void HandoffTask(HandoffBoard* board, int i, int n, int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  (void)::sched_setaffinity(0, sizeof(set), &set);
+  if (!PinThisThread(cpu)) board->unpinned.fetch_add(1);
   while (board->stop.load() == 0) {
     if (board->turn[i].load() == 0) {
       FutexWaitWhile(&board->turn[i], 0);
@@ -460,12 +461,14 @@ void BM_CpuHandoff(benchmark::State& state) {
   auto* board = new (page) HandoffBoard{};
   std::vector<std::unique_ptr<Child>> children;
   std::vector<std::thread> threads;
-  for (int i = 0; i < n; ++i) {
+  bool forked = true;
+  for (int i = 0; i < n && forked; ++i) {
     if (processes) {
       children.push_back(std::make_unique<Child>([=] {
         HandoffTask(board, i, n, cpu);
         return 0;
       }));
+      forked = children.back()->pid() > 0;
     } else {
       threads.emplace_back(HandoffTask, board, i, n, cpu);
     }
@@ -474,6 +477,8 @@ void BM_CpuHandoff(benchmark::State& state) {
   FutexWakeOne(&board->turn[0]);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // start-up
   std::vector<double> per_handoff_us;
+  if (!forked) state.SkipWithError("fork failed");
+  if (board->unpinned.load() != 0) state.SkipWithError("a task could not pin itself to one CPU");
   for (auto _ : state) {
     const uint64_t before = board->handoffs.load();
     const auto start = Clock::now();

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/cpu_move.h"
 #include "ipc/protocol.h"
 
 namespace jitd::daemon {
@@ -298,15 +299,12 @@ TEST_F(DispatcherTest, SessionsOfLongRequestsTakeNoTurnSlot) {
 // sleeping client sleeps on its worker's CPU; the fake clients only count
 // the requests (they cannot move).
 TEST_F(DispatcherTest, AQuantumAsksAClientSleepingOnItsWorkersCpuToMove) {
-  cpu_set_t before;
-  ASSERT_EQ(::sched_getaffinity(0, sizeof(before), &before), 0);
-  const int cpu = ::sched_getcpu();
-  ASSERT_GE(cpu, 0);
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);  // the threads below inherit it
-  {
+  // On a thread of its own, pinned to one CPU: the dispatcher's threads and
+  // the clients' start from it and inherit that; the pin ends with it.
+  std::thread body([&] {
+    const int cpu = ::sched_getcpu();
+    ASSERT_GE(cpu, 0);
+    ASSERT_TRUE(PinThisThread(cpu));
     DispatcherOptions options;
     options.workers = 2;
     options.cpus = 1;  // three busy clients take turns
@@ -336,8 +334,8 @@ TEST_F(DispatcherTest, AQuantumAsksAClientSleepingOnItsWorkersCpuToMove) {
     }
     EXPECT_GT(total, 0) << stats.moves << " requests counted by the dispatcher";
     EXPECT_LE(static_cast<uint64_t>(total), stats.moves);
-  }
-  ASSERT_EQ(::sched_setaffinity(0, sizeof(before), &before), 0);
+  });
+  body.join();
 }
 
 TEST_F(DispatcherTest, OneRequestPerTurnTurnsQuantaOff) {

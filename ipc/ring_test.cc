@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/cpu_move.h"
 #include "ipc/testing.h"
 
 namespace jitd::ipc {
@@ -257,10 +258,7 @@ TEST(RingTest, ASleepingConsumerSaysItsCpu) {
   ASSERT_GE(cpu, 0);
   Status popped = Internal("not run");
   std::thread thread([&] {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (::sched_setaffinity(0, sizeof(one), &one) != 0) return;
+    if (!PinThisThread(cpu)) return;
     WaitOptions sleepy;
     sleepy.spin = std::chrono::nanoseconds(0);
     sleepy.deadline = steady_clock::now() + std::chrono::seconds(30);

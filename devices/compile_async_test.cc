@@ -9,12 +9,13 @@
 #include "devices/compile.h"
 #include "devices/testing.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices {
 namespace {
 
+using frontend::testing::ParseOrFail;
 using testing::F32RampArgs;
-using testing::ParseOrFail;
 
 constexpr std::string_view kStart = R"(
   %f = "stablehlo.async_start"(%a) ({

@@ -8,12 +8,13 @@
 
 #include "devices/testing.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices {
 namespace {
 
+using frontend::testing::ParseOrFail;
 using testing::F32RampArgs;
-using testing::ParseOrFail;
 
 // A call (inlined by the pipeline), a constant subexpression (folded) and
 // real work for a kernel.

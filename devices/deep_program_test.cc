@@ -25,12 +25,15 @@
 #include "devices/compile.h"
 #include "devices/device.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/pass_manager.h"
 
 namespace jitd::devices {
 namespace {
+
+using frontend::testing::ParseVerifiedOrFail;
 
 using eval::RuntimeValue;
 
@@ -172,15 +175,6 @@ RuntimeValue Tensor(const ir::Type& type, const std::vector<double>& values) {
   return RuntimeValue(std::move(lit));
 }
 
-std::shared_ptr<ir::Module> ParseAndVerify(const std::string& text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  const Status verified = ir::VerifyModule(**m);
-  EXPECT_TRUE(verified.ok()) << verified.ToString();
-  return verified.ok() ? std::shared_ptr<ir::Module>(std::move(m).value()) : nullptr;
-}
-
 // Compiles `module` on `device` and runs it on `p`'s argument; checks the
 // result against p.expected.
 void CompileAndRun(const std::string& device_name, std::shared_ptr<ir::Module> module,
@@ -207,12 +201,12 @@ void CompileAndRun(const std::string& device_name, std::shared_ptr<ir::Module> m
 // through its own pipeline: the default passes and fusion).
 void RunEverywhere(const Program& p, bool round_trip) {
   RunOnStack(kSmallStack, [&] {
-    std::shared_ptr<ir::Module> m = ParseAndVerify(p.text);
+    std::shared_ptr<ir::Module> m = ParseVerifiedOrFail(p.text);
     ASSERT_TRUE(m);
     const std::string printed = ir::PrintModule(*m);
     ASSERT_FALSE(printed.empty());
     if (round_trip) {
-      std::shared_ptr<ir::Module> again = ParseAndVerify(printed);
+      std::shared_ptr<ir::Module> again = ParseVerifiedOrFail(printed);
       ASSERT_TRUE(again);
       EXPECT_TRUE(ir::PrintModule(*again) == printed) << "print is not a fixpoint";
       passes::PassManager manager;
@@ -223,7 +217,7 @@ void RunEverywhere(const Program& p, bool round_trip) {
       EXPECT_FALSE(ir::PrintModule(*again).empty());
     }
     CompileAndRun("interpreter", std::move(m), p);
-    CompileAndRun("cpu", ParseAndVerify(p.text), p);
+    CompileAndRun("cpu", ParseVerifiedOrFail(p.text), p);
   });
 }
 
@@ -301,9 +295,9 @@ Program NestedWhiles(int depth) {
 TEST(DeepProgramTest, RegionsNestedToTheLimitRunEverywhere) {
   const Program p = NestedWhiles(ir::kMaxRegionNesting);
   RunOnStack(kWorkerStack, [&] {
-    std::shared_ptr<ir::Module> m = ParseAndVerify(p.text);
+    std::shared_ptr<ir::Module> m = ParseVerifiedOrFail(p.text);
     ASSERT_TRUE(m);
-    std::shared_ptr<ir::Module> again = ParseAndVerify(ir::PrintModule(*m));
+    std::shared_ptr<ir::Module> again = ParseVerifiedOrFail(ir::PrintModule(*m));
     ASSERT_TRUE(again);
     CompileAndRun("interpreter", std::move(m), p);
     CompileAndRun("cpu", std::move(again), p);
@@ -353,11 +347,11 @@ Program CallChain(int n) {
 // and stops there with RESOURCE_EXHAUSTED.
 TEST(DeepProgramTest, CallChains) {
   const Program p = CallChain(100'000);
-  RunOnStack(kSmallStack, [&] { CompileAndRun("cpu", ParseAndVerify(p.text), p); });
+  RunOnStack(kSmallStack, [&] { CompileAndRun("cpu", ParseVerifiedOrFail(p.text), p); });
   RunOnStack(kWorkerStack, [&] {
     auto interpreter = CreateDevice("interpreter");
     ASSERT_TRUE(interpreter.ok());
-    auto exe = CompileProgram(**interpreter, ParseAndVerify(p.text));
+    auto exe = CompileProgram(**interpreter, ParseVerifiedOrFail(p.text));
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     std::vector<RuntimeValue> args;
     args.push_back(Tensor(p.arg_type, p.arg));
@@ -391,7 +385,7 @@ TEST(DeepProgramTest, CallTreesCompileWithinBudgetsAndRunToTheirDeadline) {
       auto device = CreateDevice(name);
       ASSERT_TRUE(device.ok());
       const auto start = std::chrono::steady_clock::now();
-      auto exe = CompileProgram(**device, ParseAndVerify(text));
+      auto exe = CompileProgram(**device, ParseVerifiedOrFail(text));
       ASSERT_TRUE(exe.ok()) << name << ": " << exe.status().ToString();
       EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << name;
       std::vector<RuntimeValue> args;

@@ -5,23 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <memory>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "jit/eval/eval.h"
-#include "jit/frontend/parser.h"
 #include "jit/ir/literal.h"
 
 namespace jitd::devices::testing {
-
-// The module `text` parses to; null (and a test failure) when it does not.
-inline std::shared_ptr<ir::Module> ParseOrFail(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::shared_ptr<ir::Module>(std::move(m).value()) : nullptr;
-}
 
 // One argument: a tensor<n x f32> holding 0, step, 2 step, ...
 inline std::vector<eval::RuntimeValue> F32RampArgs(int64_t n, double step) {

@@ -6,15 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::tools {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const char* text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString();
-  return std::move(module).value();
-}
+using frontend::testing::ParseOrFail;
 
 // A token-embedding lookup as jnp.take exports it (wrapping negative ids in
 // a helper function), a mask, a position table sliced dynamically, then a
@@ -44,7 +41,7 @@ func.func private @take(%t: tensor<100x8xf32>, %i: tensor<1x7xi32>) -> tensor<1x
 )";
 
 TEST(RandomInputsTest, RolesFollowUses) {
-  auto module = Parse(kModel);
+  auto module = ParseOrFail(kModel);
   const ir::Function* main = module->FindFunction("main");
   ASSERT_NE(main, nullptr);
   std::vector<ArgumentRole> roles = InferArgumentRoles(*module, *main);
@@ -63,7 +60,7 @@ TEST(RandomInputsTest, RolesFollowUses) {
 }
 
 TEST(RandomInputsTest, ConvolutionKernelAndInput) {
-  auto module = Parse(R"(
+  auto module = ParseOrFail(R"(
 func.func public @main(%x: tensor<1x8x8x3xf32>, %k: tensor<3x3x3x16xf32>) -> tensor<1x6x6x16xf32> {
   %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x3xf32>, tensor<3x3x3x16xf32>) -> tensor<1x6x6x16xf32>
   return %0 : tensor<1x6x6x16xf32>
@@ -77,7 +74,7 @@ func.func public @main(%x: tensor<1x8x8x3xf32>, %k: tensor<3x3x3x16xf32>) -> ten
 }
 
 TEST(RandomInputsTest, FanInFromShapeWhenNoUseIsFound) {
-  auto module = Parse(R"(
+  auto module = ParseOrFail(R"(
 func.func public @main(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
   %s = stablehlo.multiply %w, %w : tensor<8x4xf32>
   %0 = stablehlo.dot_general %x, %s, contracting_dims = [1] x [0] : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>

@@ -18,17 +18,14 @@
 #include "devices/interpreter/interpreter_device.h"
 #include "jit/codegen/kernel_emitter.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::cpu {
 namespace {
 
-using eval::RuntimeValue;
+using frontend::testing::ParseOrFail;
 
-std::shared_ptr<const ir::Module> Parse(const std::string& text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
-}
+using eval::RuntimeValue;
 
 const CpuDevice& Device() {
   static CpuDevice* device = [] {
@@ -42,7 +39,7 @@ const CpuDevice& Device() {
 std::vector<RuntimeValue> RunOn(const devices::Device& device, const std::string& text,
                                 const std::vector<RuntimeValue>& args,
                                 const devices::Executable** keep = nullptr) {
-  auto exe = device.Compile(Parse(text));
+  auto exe = device.Compile(ParseOrFail(text));
   EXPECT_TRUE(exe.ok()) << exe.status().message();
   if (!exe.ok()) return {};
   auto out = (*exe)->Execute(args, {});
@@ -208,7 +205,7 @@ func.func @main(%x: tensor<4x6xf32>, %v: tensor<6xf32>) -> tensor<3x4xf32> {
   xl = *ir::Literal::FromBytes(ir::Type::Tensor(ir::DType::kF32, {4, 6}),
                                std::vector<uint8_t>(xl.bytes().begin(), xl.bytes().end()));
   ExpectLikeInterpreter(text, {RuntimeValue(xl), RuntimeValue(Floats(ir::DType::kF32, v))});
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
   EXPECT_EQ(stats.kernels, 1);
@@ -244,7 +241,7 @@ func.func @main(%x: tensor<2x8x8x4xf32>, %var: tensor<4xf32>, %scale: tensor<4xf
                                std::vector<uint8_t>(xl.bytes().begin(), xl.bytes().end()));
   ExpectLikeInterpreter(text, {RuntimeValue(xl), RuntimeValue(Floats(ir::DType::kF32, var)),
                                RuntimeValue(Floats(ir::DType::kF32, scale))});
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
   // One kernel for the 4 per-channel factors, one for the 512 outputs.
@@ -277,7 +274,7 @@ func.func @main(%x: tensor<3x4x5xf32>, %i: tensor<3x4x5xi32>) -> (tensor<4xf32>,
     x.SetDouble(k, std::sin(k * 1.7) * 3);
     i.SetInt(k, (k * 37) % 23 - 11);
   }
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   EXPECT_EQ(static_cast<const CpuExecutable&>(**exe).stats().fallback_ops, 0);
   // exp goes through libm on both sides; the sum order is the interpreter's
@@ -329,7 +326,7 @@ func.func private @twice(%v: tensor<5xf32>) -> tensor<5xf32> {
 )";
   ExpectLikeInterpreter(text, {RuntimeValue(Floats(ir::DType::kF32, {3, -1, 4, 1, -5})),
                                RuntimeValue(Floats(ir::DType::kF32, {9, 2, -6, 5, 3}))});
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok());
   const auto& stats = static_cast<const CpuExecutable&>(**exe).stats();
   EXPECT_EQ(stats.fallback_ops, 2);  // the f8 converts
@@ -349,7 +346,7 @@ func.func @main(%x: tensor<1048576xf32>, %s: tensor<f32>) -> (tensor<1048576xf32
 )";
 
 TEST(CpuDeviceTest, RunOnRawBuffersMatchesExecuteAndSplitsAcrossThreads) {
-  auto exe = Device().Compile(Parse(kLarge));
+  auto exe = Device().Compile(ParseOrFail(kLarge));
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   const auto& cpu = static_cast<const CpuExecutable&>(**exe);
   ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1 << 20}));
@@ -370,7 +367,7 @@ TEST(CpuDeviceTest, RunOnRawBuffersMatchesExecuteAndSplitsAcrossThreads) {
   CpuDeviceOptions one;
   one.num_threads = 1;
   auto single = CpuDevice::Create(one).value();
-  auto exe1 = single->Compile(Parse(kLarge));
+  auto exe1 = single->Compile(ParseOrFail(kLarge));
   ASSERT_TRUE(exe1.ok());
   auto out1 = (*exe1)->Execute(std::vector<RuntimeValue>{RuntimeValue(x), RuntimeValue(s)}, {});
   ASSERT_TRUE(out1.ok());
@@ -393,7 +390,7 @@ TEST(CpuDeviceTest, LargeOutputsStreamTheirStoresAtAnyAlignment) {
                            " {\n  %c = stablehlo.constant dense<3.0> : " + t + "\n  %0 = stablehlo.multiply %x, %c : " +
                            t + "\n  %1 = stablehlo.tanh %0 : " + t + "\n  return %1 : " + t + "\n}\n";
   std::vector<devices::CompileDump> dumps;
-  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  auto exe = Device().Compile(ParseOrFail(text), devices::CompileOptions{.dumps = &dumps});
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   auto assembly = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "asm.s"; });
   ASSERT_NE(assembly, dumps.end());
@@ -427,7 +424,7 @@ TEST(CpuDeviceTest, LargeOutputsStreamTheirStoresAtAnyAlignment) {
 }
 
 TEST(CpuDeviceTest, ConcurrentRunsShareOneExecutable) {
-  auto exe = Device().Compile(Parse(kLarge));
+  auto exe = Device().Compile(ParseOrFail(kLarge));
   ASSERT_TRUE(exe.ok());
   ir::Literal x = *ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {1 << 20}));
   for (int64_t i = 0; i < x.num_elements(); ++i) x.SetDouble(i, std::sin(i * 0.01));
@@ -450,7 +447,7 @@ TEST(CpuDeviceTest, ConcurrentRunsShareOneExecutable) {
 }
 
 TEST(CpuDeviceTest, SerializedExecutableLoadsWithoutCodegen) {
-  auto exe = Device().Compile(Parse(kLarge));
+  auto exe = Device().Compile(ParseOrFail(kLarge));
   ASSERT_TRUE(exe.ok());
   auto bytes = Device().Serialize(**exe);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
@@ -505,7 +502,7 @@ func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
     options.resource_fill = fill;
     auto fresh = (*exe)->Execute(args, options);
     auto from_cache = (*loaded)->Execute(args, options);
-    auto interpreted = devices::InterpreterDevice().Compile(Parse(text)).value()->Execute(args, options);
+    auto interpreted = devices::InterpreterDevice().Compile(ParseOrFail(text)).value()->Execute(args, options);
     ASSERT_TRUE(fresh.ok() && from_cache.ok() && interpreted.ok());
     ExpectSameValues(*fresh, *from_cache);
     ExpectSameValues(*fresh, *interpreted);
@@ -538,7 +535,7 @@ func.func @main() -> (tensor<16xf32>, tensor<16xf32>) {
   auto fresh = (*exe)->Execute({}, {});
   auto from_cache = (*loaded)->Execute({}, {});
   auto from_moved = (*moved)->Execute({}, {});
-  auto interpreted = devices::InterpreterDevice().Compile(Parse(text)).value()->Execute({}, {});
+  auto interpreted = devices::InterpreterDevice().Compile(ParseOrFail(text)).value()->Execute({}, {});
   ASSERT_TRUE(fresh.ok() && from_cache.ok() && from_moved.ok() && interpreted.ok());
   ExpectSameValues(*fresh, *from_cache);
   ExpectSameValues(*fresh, *from_moved);
@@ -572,7 +569,7 @@ func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   devices::ExecuteOptions options;
   options.resource_fill_seed = 11;
   auto compiled = (*exe)->Execute(args, options);
-  auto interpreted = devices::InterpreterDevice().Compile(Parse(text)).value()->Execute(args, options);
+  auto interpreted = devices::InterpreterDevice().Compile(ParseOrFail(text)).value()->Execute(args, options);
   ASSERT_TRUE(compiled.ok() && interpreted.ok());
   ExpectSameValues(*compiled, *interpreted);
 }
@@ -596,7 +593,7 @@ TEST(CpuDeviceTest, BigProgramsCompileInConcurrentPartsAndSerializeEveryPart) {
   const std::string text =
       "func.func @main(%x: " + t + ") -> (" + types + ") {\n" + body + "  return " + results + " : " + types + "\n}\n";
   std::vector<devices::CompileDump> dumps;
-  auto exe = Device().Compile(Parse(text), devices::CompileOptions{.dumps = &dumps});
+  auto exe = Device().Compile(ParseOrFail(text), devices::CompileOptions{.dumps = &dumps});
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   auto optimized = std::find_if(dumps.begin(), dumps.end(), [](const auto& d) { return d.name == "llvm.opt.ll"; });
   ASSERT_NE(optimized, dumps.end());
@@ -642,7 +639,7 @@ TEST(CpuDeviceTest, BigProgramsCompileInConcurrentPartsAndSerializeEveryPart) {
 // Disk caches written before compiling in parts hold version 1 blobs (one
 // object file, no count): they still load.
 TEST(CpuDeviceTest, VersionOneSerializedExecutablesStillLoad) {
-  auto exe = Device().Compile(Parse(kLarge));
+  auto exe = Device().Compile(ParseOrFail(kLarge));
   ASSERT_TRUE(exe.ok());
   auto bytes = Device().Serialize(**exe);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
@@ -686,7 +683,7 @@ TEST(CpuDeviceTest, VersionOneSerializedExecutablesStillLoad) {
 }
 
 TEST(CpuDeviceTest, WrongArgumentsAreRejected) {
-  auto exe = Device().Compile(Parse(BinaryProgram("add", "f32", 4)));
+  auto exe = Device().Compile(ParseOrFail(BinaryProgram("add", "f32", 4)));
   ASSERT_TRUE(exe.ok());
   auto out = (*exe)->Execute(std::vector<RuntimeValue>{RuntimeValue(Floats(ir::DType::kF32, {1, 2, 3}))}, {});
   EXPECT_FALSE(out.ok());
@@ -776,7 +773,7 @@ func.func @main(%u: tensor<4x256x300xui8>, %m: tensor<2x40000xi64>, %p: tensor<5
   auto one = DeviceWith(1), three = DeviceWith(3);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
-    auto exe = one->Compile(Parse(c.text));
+    auto exe = one->Compile(ParseOrFail(c.text));
     ASSERT_TRUE(exe.ok()) << exe.status().message();
     EXPECT_GE(AsCpu(**exe).stats().split_reductions, 1);
     const auto reference = RunOn(interpreter, c.text, c.args);
@@ -850,7 +847,7 @@ TEST(CpuDeviceTest, SortComparatorIsCompiledAndMatchesInterpreter) {
   const auto args = CustomSortArgs();
   devices::InterpreterDevice interpreter;
   const auto reference = RunOn(interpreter, kCustomSort, args);
-  auto exe = Device().Compile(Parse(kCustomSort));
+  auto exe = Device().Compile(ParseOrFail(kCustomSort));
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   EXPECT_EQ(AsCpu(**exe).stats().compiled_comparators, 1);
   auto out = (*exe)->Execute(args, {});
@@ -859,7 +856,7 @@ TEST(CpuDeviceTest, SortComparatorIsCompiledAndMatchesInterpreter) {
 
   // The interpreted comparator gives the same permutation.
   auto interpreted = DeviceWith(2, /*compile_comparators=*/false);
-  auto exe2 = interpreted->Compile(Parse(kCustomSort));
+  auto exe2 = interpreted->Compile(ParseOrFail(kCustomSort));
   ASSERT_TRUE(exe2.ok());
   EXPECT_EQ(AsCpu(**exe2).stats().compiled_comparators, 0);
   ExpectSameValues(RunOn(*interpreted, kCustomSort, args), reference);
@@ -890,7 +887,7 @@ func.func @main(%k: tensor<64xi32>) -> tensor<64xi32> {
 })";
   ir::Literal k = Tensor(ir::DType::kS32, {64});
   for (int64_t i = 0; i < 64; ++i) k.SetInt(i, (i * 37) % 23 - 11);
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   EXPECT_EQ(AsCpu(**exe).stats().compiled_comparators, 0);
   ExpectLikeInterpreter(text, {RuntimeValue(k)});
@@ -902,7 +899,7 @@ func.func @main(%k: tensor<64xi32>) -> tensor<64xi32> {
 const CpuProgramStats& StatsOf(const std::string& text) {
   static std::vector<std::unique_ptr<devices::Executable>>* keep =
       new std::vector<std::unique_ptr<devices::Executable>>();
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   EXPECT_TRUE(exe.ok()) << exe.status().message();
   keep->push_back(std::move(*exe));
   return static_cast<const CpuExecutable&>(*keep->back()).stats();
@@ -1264,7 +1261,7 @@ std::string KernelListing(const std::string& text, int threads = 2) {
   std::vector<devices::CompileDump> dumps;
   devices::CompileOptions options;
   options.dumps = &dumps;
-  auto exe = device->Compile(Parse(text), options);
+  auto exe = device->Compile(ParseOrFail(text), options);
   EXPECT_TRUE(exe.ok()) << exe.status().message();
   for (const auto& d : dumps) {
     if (d.name == "kernels.txt") return d.text;
@@ -1644,7 +1641,7 @@ func.func @main(%z: tensor<6xcomplex<f64>>, %x: tensor<6xf32>) -> (tensor<6xcomp
   return %p, %l : tensor<6xcomplex<f64>>, tensor<6xf32>
 }
 )";
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok()) << exe.status().message();
   EXPECT_EQ(static_cast<const CpuExecutable&>(**exe).stats().fallback_ops, 0);
   auto bytes = Device().Serialize(**exe);
@@ -1769,7 +1766,7 @@ func.func @main(%a: tensor<6x7xf64>, %b: tensor<6x7xf64>) -> (tensor<3x4xcomplex
   const std::vector<RuntimeValue> args = {shaped(a), shaped(b)};
   ExpectSameBytes(text, args);
 
-  auto exe = Device().Compile(Parse(text));
+  auto exe = Device().Compile(ParseOrFail(text));
   ASSERT_TRUE(exe.ok());
   auto bytes = Device().Serialize(**exe);
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();

@@ -14,15 +14,12 @@
 #include "devices/cuda/ptx_compiler.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices::cuda {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto parsed = frontend::ParseModule(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  return parsed.ok() ? std::move(parsed).value() : nullptr;
-}
+using frontend::testing::ParseOrFail;
 
 CudaCompileOptions Options(bool libraries) {
   CudaCompileOptions options;
@@ -53,7 +50,7 @@ func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf3
 })";
 
 TEST(CudaCompilerLibraryTest, DotGeneralBecomesOneCublasLtCall) {
-  auto module = Parse(kBatchedDot);
+  auto module = ParseOrFail(kBatchedDot);
   ASSERT_NE(module, nullptr);
   auto program = CompileCuda(*module, Options(true));
   ASSERT_TRUE(program.ok()) << program.status().message();
@@ -84,7 +81,7 @@ TEST(CudaCompilerLibraryTest, DotGeneralBecomesOneCublasLtCall) {
 }
 
 TEST(CudaCompilerLibraryTest, ExactF32SwitchTurnsTf32Off) {
-  auto module = Parse(kBatchedDot);
+  auto module = ParseOrFail(kBatchedDot);
   ASSERT_NE(module, nullptr);
   CudaCompileOptions options = Options(true);
   options.exact_f32 = true;
@@ -100,7 +97,7 @@ TEST(CudaCompilerLibraryTest, ExactF32SwitchTurnsTf32Off) {
 TEST(CudaCompilerLibraryTest, DotsLaidOutOtherwiseArePermutedFirstIntegerOnesKeepTheKernel) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
   // A batch dimension in the middle of lhs, and an integer dot.
-  auto module = Parse(R"(
+  auto module = ParseOrFail(R"(
 func.func @main(%a: tensor<3x2x4xf32>, %b: tensor<2x4x5xf32>, %i: tensor<2x2xi32>) -> (tensor<2x3x5xf32>, tensor<2x2xi32>) {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [2] x [1] : (tensor<3x2x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
   %1 = stablehlo.dot_general %i, %i, contracting_dims = [1] x [0] : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32>
@@ -133,7 +130,7 @@ func.func @main(%x: tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32> {
 
 TEST(CudaCompilerLibraryTest, ThreeAxisIrfftIsCopyCallNormalize) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(kIrfft3);
+  auto module = ParseOrFail(kIrfft3);
   ASSERT_NE(module, nullptr);
   // Without cuFFT: refused by name, saying why.
   auto refused = CompileCuda(*module, Options(false));
@@ -167,7 +164,7 @@ TEST(CudaCompilerLibraryTest, ThreeAxisIrfftIsCopyCallNormalize) {
 }
 
 TEST(CudaCompilerLibraryTest, ForwardFftIsOneCall) {
-  auto module = Parse(R"(
+  auto module = ParseOrFail(R"(
 func.func @main(%x: tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f64>> {
   %0 = stablehlo.fft %x, type = FFT, length = [8] : (tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f64>>
   return %0 : tensor<4x8xcomplex<f64>>
@@ -183,7 +180,7 @@ func.func @main(%x: tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f64>> {
 // double scratch apart from the result; assembled when an assembler is here.
 TEST(CudaCompilerLibraryTest, CholeskyIsAKernelWithADoubleScratch) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(R"(
+  auto module = ParseOrFail(R"(
 func.func @main(%a: tensor<2x4x4xf32>, %b: tensor<3x3xf64>) -> (tensor<2x4x4xf32>, tensor<3x3xf64>) {
   %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   %1 = "stablehlo.cholesky"(%b) {lower = false} : (tensor<3x3xf64>) -> tensor<3x3xf64>
@@ -203,7 +200,7 @@ func.func @main(%a: tensor<2x4x4xf32>, %b: tensor<3x3xf64>) -> (tensor<2x4x4xf32
   EXPECT_NE(program->ptx.find(".entry jitd_cholesky1"), std::string::npos);
   EXPECT_NE(program->ptx.find("sqrt.rn.f64"), std::string::npos);
 
-  auto complex = Parse(R"(
+  auto complex = ParseOrFail(R"(
 func.func @main(%a: tensor<2x2xcomplex<f32>>) -> tensor<2x2xcomplex<f32>> {
   %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<2x2xcomplex<f32>>) -> tensor<2x2xcomplex<f32>>
   return %0 : tensor<2x2xcomplex<f32>>

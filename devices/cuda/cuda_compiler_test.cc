@@ -15,15 +15,12 @@
 #include "devices/cuda/ptx_compiler.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices::cuda {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto parsed = frontend::ParseModule(text);
-  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
-  return parsed.ok() ? std::move(parsed).value() : nullptr;
-}
+using frontend::testing::ParseOrFail;
 
 // `text` parsed and compiled with `options`. Text that does not parse fails
 // the test, and its parse error is returned.
@@ -666,7 +663,7 @@ func.func @main(%x: tensor<2x3x10xf32>, %w: tensor<4x3x5xf32>) -> tensor<2x4x6xf
 
 TEST(CudaCompilerTest, PtxasAndNvJitLinkBothAssembleAndBothRejectBadPtx) {
   if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
-  auto module = Parse(kProgram);
+  auto module = ParseOrFail(kProgram);
   ASSERT_NE(module, nullptr);
   int assembled = 0;
   for (const std::string which : {"nvjitlink", "ptxas"}) {

@@ -17,17 +17,14 @@
 #include "devices/cuda/fake_driver.h"
 #include "devices/cuda/fake_libraries.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices::cuda {
 namespace {
 
-using eval::RuntimeValue;
+using frontend::testing::ParseOrFail;
 
-std::shared_ptr<const ir::Module> Parse(const std::string& text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
-}
+using eval::RuntimeValue;
 
 RuntimeValue F32(const std::vector<int64_t>& dims, const std::vector<float>& values) {
   std::vector<uint8_t> bytes(values.size() * 4);
@@ -68,7 +65,7 @@ func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x5xf3
 TEST(CudaDeviceLibraries, DotGeneralRunsAsOneCublasLtMatmul) {
   Fixture f;
   EXPECT_NE(f.device->libraries().find("cuBLASLt"), std::string::npos) << f.device->libraries();
-  auto exe = f.device->Compile(Parse(kDot), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kDot), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> small(-4, 4);  // exact in f32 sums
@@ -122,7 +119,7 @@ TEST(CudaDeviceLibraries, PermutedDotRunsPermuteThenMatmul) {
     }
     return CUDA_SUCCESS;
   });
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%a: tensor<4x2x3xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
   %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [0] x [1] : (tensor<4x2x3xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
@@ -151,7 +148,7 @@ func.func @main(%a: tensor<4x2x3xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf3
 
 TEST(CudaDeviceLibraries, ThreeAxisIrfftRunsCopyCufftNormalize) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%x: tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32> {
   %0 = stablehlo.fft %x, type = IRFFT, length = [3, 4, 8] : (tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32>
   return %0 : tensor<2x3x4x8xf32>
@@ -181,7 +178,7 @@ func.func @main(%x: tensor<2x3x4x5xcomplex<f32>>) -> tensor<2x3x4x8xf32> {
 // against a direct one here.
 TEST(CudaDeviceLibraries, ConvolutionRunsAsOneCudnnCall) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32> {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [2, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 2]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x4x7x6xf32>, tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32>
   return %0 : tensor<2x6x4x6xf32>
@@ -233,7 +230,7 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x2x3x2xf32>) -> tensor<2x6x
 // the call reading that scratch; the tensors in place with NHWC strides.
 TEST(CudaDeviceLibraries, HwioFiltersArePermutedFirst) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%x: tensor<1x5x5x2xf32>, %w: tensor<3x3x2x4xf32>) -> tensor<1x5x5x4xf32> {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x5x5x2xf32>, tensor<3x3x2x4xf32>) -> tensor<1x5x5x4xf32>
   return %0 : tensor<1x5x5x4xf32>
@@ -257,7 +254,7 @@ TEST(CudaDeviceLibraries, ACachedProgramCallingAMissingLibraryIsRefused) {
   std::string bytes;
   {
     Fixture with;
-    auto exe = with.device->Compile(Parse(kDot), CompileOptions{});
+    auto exe = with.device->Compile(ParseOrFail(kDot), CompileOptions{});
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     auto serialized = with.device->Serialize(**exe);
     ASSERT_TRUE(serialized.ok()) << serialized.status().ToString();
@@ -273,7 +270,7 @@ TEST(CudaDeviceLibraries, ACachedProgramCallingAMissingLibraryIsRefused) {
   EXPECT_EQ(loaded.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(loaded.status().message().find("calls cuBLASLt"), std::string::npos) << loaded.status().message();
   // Compiled here, the same program uses the exact kernel instead.
-  auto own = without.device->Compile(Parse(kDot), CompileOptions{});
+  auto own = without.device->Compile(ParseOrFail(kDot), CompileOptions{});
   ASSERT_TRUE(own.ok()) << own.status().ToString();
 }
 

@@ -5,6 +5,7 @@
 // and constants copied in, results copied out, the deadline, and an
 // execute after a context reset.
 #include "devices/cuda/cuda_device.h"
+#include "jit/frontend/testing.h"
 
 #include <gtest/gtest.h>
 
@@ -18,13 +19,9 @@
 namespace jitd::devices::cuda {
 namespace {
 
-using eval::RuntimeValue;
+using frontend::testing::ParseOrFail;
 
-std::shared_ptr<const ir::Module> Parse(const std::string& text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
-}
+using eval::RuntimeValue;
 
 RuntimeValue F32(std::vector<float> values) {
   ir::Type type = ir::Type::Tensor(ir::DType::kF32, {static_cast<int64_t>(values.size())});
@@ -80,7 +77,7 @@ TEST(CudaDevice, CompilesForTheGpusSmAndRuns) {
   std::vector<CompileDump> dumps;
   CompileOptions options;
   options.dumps = &dumps;
-  auto exe = f.device->Compile(Parse(kAdd), options);
+  auto exe = f.device->Compile(ParseOrFail(kAdd), options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   EXPECT_EQ(f.fake.calls("cuModuleLoadData"), 1);
   ASSERT_FALSE(dumps.empty());
@@ -112,7 +109,7 @@ TEST(CudaDevice, CompilesForTheGpusSmAndRuns) {
 TEST(CudaDevice, ConstantsAreUploadedOnceAndReturnedArgumentsCopied) {
   Fixture f;
   f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a * b; }));
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %c = stablehlo.constant dense<[2.0, 3.0, 4.0, 5.0]> : tensor<4xf32>
   %z = stablehlo.multiply %x, %c : tensor<4xf32>
@@ -134,7 +131,7 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 TEST(CudaDevice, ArgumentsAreChecked) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kAdd));
+  auto exe = f.device->Compile(ParseOrFail(kAdd));
   ASSERT_TRUE(exe.ok());
   std::vector<RuntimeValue> one = {F32({1, 2, 3, 4})};
   EXPECT_EQ((*exe)->Execute(one, ExecuteOptions{}).status().code(), StatusCode::kInvalidArgument);
@@ -146,7 +143,7 @@ TEST(CudaDevice, ArgumentsAreChecked) {
 
 TEST(CudaDevice, DeadlineIsCheckedBeforeLaunches) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kAdd));
+  auto exe = f.device->Compile(ParseOrFail(kAdd));
   ASSERT_TRUE(exe.ok());
   ExecuteOptions options;
   options.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
@@ -162,7 +159,7 @@ TEST(CudaDevice, AFaultResetsAndTheNextExecuteRuns) {
     if (fault) return CUDA_ERROR_ILLEGAL_ADDRESS;
     return Binary(4, [](float a, float c) { return a * c; })(params, g, b);
   });
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = stablehlo.constant dense<[2.0, 3.0, 4.0, 5.0]> : tensor<4xf32>
   %z = stablehlo.multiply %x, %c : tensor<4xf32>
@@ -185,7 +182,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 TEST(CudaDevice, ExecutionsCountAgainstTheClientsAccount) {
   Fixture f;
   f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a + b; }));
-  auto exe = f.device->Compile(Parse(kAdd));
+  auto exe = f.device->Compile(ParseOrFail(kAdd));
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 1, 1, 1})};
 
@@ -212,7 +209,7 @@ TEST(CudaDevice, ExecutionsCountAgainstTheClientsAccount) {
 
 TEST(CudaDevice, EachSessionHasItsOwnStream) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kAdd));
+  auto exe = f.device->Compile(ParseOrFail(kAdd));
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 1, 1, 1})};
   const int made = f.fake.calls("cuStreamCreate");
@@ -237,7 +234,7 @@ TEST(CudaDevice, EachSessionHasItsOwnStream) {
 
 TEST(CudaDevice, ProfilesKernelsWithTimingEvents) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kAdd));
+  auto exe = f.device->Compile(ParseOrFail(kAdd));
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {F32({1, 2, 3, 4}), F32({1, 1, 1, 1})};
   std::vector<ProfileEntry> profile = {{"stale", 1, 1}};
@@ -289,7 +286,7 @@ TEST(CudaDevice, WhileLoopsOnTheHostUntilTheCondKernelWritesFalse) {
   std::vector<CompileDump> dumps;
   CompileOptions options;
   options.dumps = &dumps;
-  auto exe = f.device->Compile(Parse(kCountToN), options);
+  auto exe = f.device->Compile(ParseOrFail(kCountToN), options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::string program;
   for (const CompileDump& d : dumps) {
@@ -368,7 +365,7 @@ TEST(CudaDevice, CaseRunsTheBranchItsIndexPicksOnTheHost) {
   std::vector<CompileDump> dumps;
   CompileOptions options;
   options.dumps = &dumps;
-  auto exe = f.device->Compile(Parse(kCase), options);
+  auto exe = f.device->Compile(ParseOrFail(kCase), options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::string program, ptx;
   for (const CompileDump& d : dumps) {
@@ -427,7 +424,7 @@ TEST(CudaDevice, IfRunsOneBranchOnTheHost) {
   std::vector<CompileDump> dumps;
   CompileOptions options;
   options.dumps = &dumps;
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%p: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %r = "stablehlo.if"(%p) ({
     %a = stablehlo.add %x, %y : tensor<4xf32>
@@ -478,7 +475,7 @@ func.func @main(%p: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<
 TEST(CudaDevice, DeviceBuffersStayOnTheDeviceAcrossExecutes) {
   Fixture f;
   f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a + b; }));
-  auto exe = f.device->Compile(Parse(kAdd));
+  auto exe = f.device->Compile(ParseOrFail(kAdd));
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   const ir::Type f32x4 = ir::Type::Tensor(ir::DType::kF32, {4});
   auto account = std::make_shared<MemoryAccount>("client", 1024);  // the buffers and an arena
@@ -551,7 +548,7 @@ TEST(CudaDevice, SerializedProgramsLoadWithoutCompiling) {
   std::string target;
   {
     Fixture f;
-    auto exe = f.device->Compile(Parse(kAdd));
+    auto exe = f.device->Compile(ParseOrFail(kAdd));
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     auto serialized = f.device->Serialize(**exe);
     ASSERT_TRUE(serialized.ok()) << serialized.status().ToString();
@@ -590,7 +587,7 @@ TEST(CudaDevice, AnotherSmHasAnotherTargetAndRefusesForeignCubins) {
   std::string bytes;
   {
     Fixture f;
-    auto exe = f.device->Compile(Parse(kAdd));
+    auto exe = f.device->Compile(ParseOrFail(kAdd));
     ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     bytes = *f.device->Serialize(**exe);
   }
@@ -626,7 +623,7 @@ TEST(CudaDevice, RefusesWhatItCannotRunNamingTheOp) {
   // fft over two axes has no cuda lowering yet (see cuda_compiler.h): refused at compile,
   // naming the op, never run somewhere else.
   Fixture f;
-  auto exe = f.device->Compile(Parse(R"(
+  auto exe = f.device->Compile(ParseOrFail(R"(
 func.func @main(%a: tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
   %c = stablehlo.fft %a, type = FFT, length = [4, 8] : (tensor<4x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
   return %c : tensor<4x8xcomplex<f32>>

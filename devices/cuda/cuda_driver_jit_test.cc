@@ -13,9 +13,12 @@
 #include "devices/cuda/cuda_program.h"
 #include "devices/cuda/fake_driver.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices::cuda {
 namespace {
+
+using frontend::testing::ParseOrFail;
 
 constexpr char kAdd[] = R"(
 func.func @main(%a: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<16xf32> {
@@ -23,12 +26,6 @@ func.func @main(%a: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<16xf32> {
   %1 = stablehlo.multiply %0, %a : tensor<16xf32>
   return %1 : tensor<16xf32>
 })";
-
-std::shared_ptr<const ir::Module> Parse(const std::string& text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
-}
 
 // Sets an environment variable for the scope, restoring what was there.
 class ScopedEnv {
@@ -61,7 +58,7 @@ TEST(CudaDriverJit, WithoutAnAssemblerPtxGoesToTheDriver) {
   EXPECT_NE(path.find("driver's JIT"), std::string::npos) << path;
   EXPECT_NE(path.find("ptxas not found"), std::string::npos) << path;  // and why
   EXPECT_NE(device->compile_target().find("ptx-only"), std::string::npos) << device->compile_target();
-  auto exe = device->Compile(Parse(kAdd), CompileOptions{});
+  auto exe = device->Compile(ParseOrFail(kAdd), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   // What was loaded is the PTX: the program carries no cubin.
   auto bytes = device->Serialize(**exe);

@@ -20,17 +20,14 @@
 #include "devices/cuda/fake_libraries.h"
 #include "devices/memory_account.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices::cuda {
 namespace {
 
-using eval::RuntimeValue;
+using frontend::testing::ParseOrFail;
 
-std::shared_ptr<const ir::Module> Parse(const std::string& text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::shared_ptr<const ir::Module>(std::move(*module)) : nullptr;
-}
+using eval::RuntimeValue;
 
 RuntimeValue Filled(ir::DType dtype, const std::vector<int64_t>& dims) {
   const ir::Type type = ir::Type::Tensor(dtype, dims);
@@ -95,7 +92,7 @@ func.func @main(%x: tensor<1x2x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x
 
 TEST(CudaLibraryRecovery, MatmulThatBreaksTheContextResetsIt) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kDot), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kDot), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {2, 3, 4}), Filled(ir::DType::kF32, {2, 4, 5})};
   auto first = (*exe)->Execute(args, ExecuteOptions{});
@@ -126,7 +123,7 @@ TEST(CudaLibraryRecovery, MatmulThatBreaksTheContextResetsIt) {
 
 TEST(CudaLibraryRecovery, FailureWithAHealthyContextIsOnlyThatCall) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kDot), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kDot), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {2, 3, 4}), Filled(ir::DType::kF32, {2, 4, 5})};
   FakeLibraries().matmul_status = CUBLAS_STATUS_EXECUTION_FAILED;
@@ -146,7 +143,7 @@ TEST(CudaLibraryRecovery, FailureWithAHealthyContextIsOnlyThatCall) {
 
 TEST(CudaLibraryRecovery, FailedConvolutionRemakesTheCudnnHandle) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kConv), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kConv), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {1, 2, 5, 5}), Filled(ir::DType::kF32, {4, 2, 3, 3})};
   FakeLibraries().conv_status = CUDNN_STATUS_EXECUTION_FAILED;
@@ -162,7 +159,7 @@ TEST(CudaLibraryRecovery, FailedConvolutionRemakesTheCudnnHandle) {
 
 TEST(CudaLibraryRecovery, FftThatBreaksTheContextResetsItAndRemakesThePlan) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kFft), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kFft), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {Filled(ir::DType::kC64, {4, 8})};
   ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
@@ -182,7 +179,7 @@ TEST(CudaLibraryRecovery, FftThatBreaksTheContextResetsItAndRemakesThePlan) {
 
 TEST(CudaLibraryRecovery, ConvolutionThatBreaksTheContextResetsIt) {
   Fixture f;
-  auto exe = f.device->Compile(Parse(kConv), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kConv), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {Filled(ir::DType::kF32, {1, 2, 5, 5}), Filled(ir::DType::kF32, {4, 2, 3, 3})};
   auto first = (*exe)->Execute(args, ExecuteOptions{});
@@ -212,7 +209,7 @@ TEST(CudaLibraryRecovery, ConvolutionThatBreaksTheContextResetsIt) {
 TEST(CudaLibraryRecovery, FftWorkAreaComesFromThePoolAndTheQuota) {
   Fixture f;
   FakeLibraries().fft_work_bytes = 4096;
-  auto exe = f.device->Compile(Parse(kFft), CompileOptions{});
+  auto exe = f.device->Compile(ParseOrFail(kFft), CompileOptions{});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   std::vector<RuntimeValue> args = {Filled(ir::DType::kC64, {4, 8})};
   ExecuteOptions roomy;

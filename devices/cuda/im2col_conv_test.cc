@@ -22,9 +22,12 @@
 #include "devices/cuda/im2col_plan.h"
 #include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices::cuda {
 namespace {
+
+using frontend::testing::ParseOrFail;
 
 struct Config {
   const char* name;
@@ -59,12 +62,6 @@ const Config kConfigs[] = {
   return %0 : tensor<2x4x4xf64>
 })"},
 };
-
-std::unique_ptr<ir::Module> Parse(const std::string& text) {
-  auto module = frontend::ParseModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  return module.ok() ? std::move(*module) : nullptr;
-}
 
 const ir::Op& ConvOf(const ir::Module& module) {
   return *module.FindFunction("main")->entry()->ops().front();
@@ -113,7 +110,7 @@ double At(const std::vector<uint8_t>& bytes, int64_t element, int64_t i) {
 TEST(Im2colConvTest, CompilerUsesItWithoutCudnn) {
   for (const Config& c : kConfigs) {
     SCOPED_TRACE(c.name);
-    auto module = Parse(c.text);
+    auto module = ParseOrFail(c.text);
     ASSERT_TRUE(module);
     auto program = CompileCuda(*module, Options(false));
     ASSERT_TRUE(program.ok()) << program.status().ToString();
@@ -136,14 +133,14 @@ TEST(Im2colConvTest, CompilerUsesItWithoutCudnn) {
 
 TEST(Im2colConvTest, TakesWhatCudnnRefuses) {
   // lhs dilation: cuDNN refuses, im2col takes it even with cuDNN on.
-  auto module = Parse(kConfigs[1].text);
+  auto module = ParseOrFail(kConfigs[1].text);
   ASSERT_TRUE(module);
   auto program = CompileCuda(*module, Options(true));
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   EXPECT_EQ(program->library_calls, 1);
   EXPECT_NE(DescribeCudaProgram(*program).find("lhs_dilation"), std::string::npos) << DescribeCudaProgram(*program);
   // A plain NHWC convolution stays with cuDNN when it is on.
-  auto plain = Parse(kConfigs[0].text);
+  auto plain = ParseOrFail(kConfigs[0].text);
   auto cudnn = CompileCuda(*plain, Options(true));
   ASSERT_TRUE(cudnn.ok()) << cudnn.status().ToString();
   EXPECT_EQ(cudnn->ptx.find("jitd_im2col"), std::string::npos);
@@ -151,7 +148,7 @@ TEST(Im2colConvTest, TakesWhatCudnnRefuses) {
 
 TEST(Im2colConvTest, PatchMatrixOverTheCapKeepsTheDirectKernel) {
   // 2048 x 2048 outputs x 25 taps x 4 bytes = 400 MiB of patches.
-  auto module = Parse(R"(func.func @main(%lhs: tensor<1x1x2048x2048xf32>, %rhs: tensor<1x1x5x5xf32>) -> tensor<1x1x2048x2048xf32> {
+  auto module = ParseOrFail(R"(func.func @main(%lhs: tensor<1x1x2048x2048xf32>, %rhs: tensor<1x1x5x5xf32>) -> tensor<1x1x2048x2048xf32> {
   %0 = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[2, 2], [2, 2]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x2048x2048xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x2048x2048xf32>
   return %0 : tensor<1x1x2048x2048xf32>
 })");
@@ -167,7 +164,7 @@ TEST(Im2colConvTest, PatchMatrixOverTheCapKeepsTheDirectKernel) {
 }
 
 TEST(Im2colConvTest, IntegerConvolutionsKeepTheDirectKernel) {
-  auto module = Parse(R"(func.func @main(%lhs: tensor<1x1x4xi32>, %rhs: tensor<1x1x2xi32>) -> tensor<1x1x3xi32> {
+  auto module = ParseOrFail(R"(func.func @main(%lhs: tensor<1x1x4xi32>, %rhs: tensor<1x1x2xi32>) -> tensor<1x1x3xi32> {
   %0 = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x4xi32>, tensor<1x1x2xi32>) -> tensor<1x1x3xi32>
   return %0 : tensor<1x1x3xi32>
 })");
@@ -180,7 +177,7 @@ TEST(Im2colConvTest, IntegerConvolutionsKeepTheDirectKernel) {
 }
 
 TEST(Im2colConvTest, PlanFields) {
-  auto module = Parse(kConfigs[3].text);  // feature groups, [b, 0, f] input, [f, b, 0] output
+  auto module = ParseOrFail(kConfigs[3].text);  // feature groups, [b, 0, f] input, [f, b, 0] output
   ASSERT_TRUE(module);
   StatusOr<Im2colConvPlan> plan = PlanIm2colConvolution(ConvOf(*module), false);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
@@ -211,7 +208,7 @@ TEST(Im2colConvTest, MatchesTheInterpreterThroughTheFakeMatmul) {
   ASSERT_EQ(lt.cublasLtCreate(&handle), CUBLAS_STATUS_SUCCESS);
   for (const Config& c : kConfigs) {
     SCOPED_TRACE(c.name);
-    auto module = Parse(c.text);
+    auto module = ParseOrFail(c.text);
     ASSERT_TRUE(module);
     const ir::Op& op = ConvOf(*module);
     StatusOr<Im2colConvPlan> plan = PlanIm2colConvolution(op, /*exact_f32=*/true);

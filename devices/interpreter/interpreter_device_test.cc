@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include "devices/testing.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 
 namespace jitd::devices {
 namespace {
 
-using testing::ParseOrFail;
+using frontend::testing::ParseOrFail;
 
 TEST(InterpreterDeviceTest, CompileVerifiesAndExecuteRuns) {
   auto device = CreateDevice("interpreter");

@@ -5,17 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
 
 namespace jitd::ir {
 namespace {
 
-std::unique_ptr<Module> Parse(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::move(m).value() : nullptr;
-}
+using frontend::testing::ParseOrFail;
 
 constexpr std::string_view kTwoAdds = R"(module {
   func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {
@@ -50,7 +47,7 @@ TEST(ModuleMutationTest, WalkOpsAndRegionNestingOnDeepIr) {
 }
 
 TEST(ModuleMutationTest, CountUsesAndReplaceAllUses) {
-  auto m = Parse(kTwoAdds);
+  auto m = ParseOrFail(kTwoAdds);
   ASSERT_TRUE(m);
   Function* fn = m->FindFunction("main");
   Block& block = *fn->entry();
@@ -70,7 +67,7 @@ TEST(ModuleMutationTest, CountUsesAndReplaceAllUses) {
 }
 
 TEST(ModuleMutationTest, CreateInsertAndRemapFollowsChains) {
-  auto m = Parse(kTwoAdds);
+  auto m = ParseOrFail(kTwoAdds);
   ASSERT_TRUE(m);
   Block& block = *m->FindFunction("main")->entry();
   Value* a = block.arg(0);
@@ -96,7 +93,7 @@ TEST(ModuleMutationTest, CreateInsertAndRemapFollowsChains) {
 }
 
 TEST(ModuleMutationTest, CloneOpCopiesRegionsAndRemapsOperands) {
-  auto m = Parse(R"(module {
+  auto m = ParseOrFail(R"(module {
   func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
     %init = stablehlo.constant dense<0.0> : tensor<f32>
     %0 = stablehlo.reduce(%x init: %init) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
@@ -131,7 +128,7 @@ TEST(ModuleMutationTest, CloneOpCopiesRegionsAndRemapsOperands) {
 }
 
 TEST(ModuleMutationTest, TakeAndSetOpsRebuildABlock) {
-  auto m = Parse(kTwoAdds);
+  auto m = ParseOrFail(kTwoAdds);
   ASSERT_TRUE(m);
   Block& block = *m->FindFunction("main")->entry();
   std::vector<std::unique_ptr<Op>> ops = block.TakeOps();
@@ -150,7 +147,7 @@ TEST(ModuleMutationTest, TakeAndSetOpsRebuildABlock) {
 }
 
 TEST(ModuleMutationTest, RemoveFunction) {
-  auto m = Parse(R"(module {
+  auto m = ParseOrFail(R"(module {
   func.func private @helper(%x: tensor<i32>) -> tensor<i32> {
     return %x : tensor<i32>
   }

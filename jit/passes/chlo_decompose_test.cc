@@ -75,7 +75,7 @@ TEST(DecomposeChloTest, NextAfterStepsTheBitsLikeTheEvaluator) {
 }
 
 TEST(DecomposeChloTest, ComplexConjAndSquare) {
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main() -> (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) {
     %c = stablehlo.constant dense<[(1.0, 2.0), (-0.0, 0.0), (0x7FC00000, -3.5)]> : tensor<3xcomplex<f32>>
     %0 = chlo.conj %c : tensor<3xcomplex<f32>> -> tensor<3xcomplex<f32>>
@@ -118,7 +118,7 @@ TEST(DecomposeChloTest, TopKBecomesAStableSortAndSlices) {
 }
 
 TEST(DecomposeChloTest, SpecialFunctionsStay) {
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
     %0 = chlo.erf %x : tensor<4xf32> -> tensor<4xf32>
     %1 = chlo.lgamma %x : tensor<4xf32> -> tensor<4xf32>
@@ -174,7 +174,7 @@ TEST(DecomposeChloTest, MulhiWidensBelow64BitsAndConstantsBecomeStablehlo) {
     EXPECT_EQ(CountChlo(*m), 0) << dtype << "\n" << ir::PrintModule(*m);
   }
   // 64-bit mulhi has no wider type: it stays for the evaluator.
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main(%a: tensor<2xi64>) -> tensor<2xi64> {
     %0 = chlo.mulhi %a, %a : tensor<2xi64>, tensor<2xi64> -> tensor<2xi64>
     return %0 : tensor<2xi64>

@@ -68,7 +68,7 @@ TEST(CseTest, ComparesRegionsStructurally) {
 
 TEST(CseTest, KeepsElidedResourceConstantsApart) {
   // Both print as dense_resource<__elided__>, but hold different weights.
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main() -> (tensor<2xf32>, tensor<2xf32>) {
     %0 = stablehlo.constant dense_resource<__elided__> : tensor<2xf32>
     %1 = stablehlo.constant dense_resource<__elided__> : tensor<2xf32>
@@ -82,7 +82,7 @@ TEST(CseTest, KeepsElidedResourceConstantsApart) {
 }
 
 TEST(CseTest, NeverMergesSideEffects) {
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main(%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
     %0 = stablehlo.custom_call @f(%a) {has_side_effect = true} : (tensor<2xf32>) -> tensor<2xf32>
     %1 = stablehlo.custom_call @f(%a) {has_side_effect = true} : (tensor<2xf32>) -> tensor<2xf32>

@@ -42,7 +42,7 @@ TEST(DceTest, RemovesDeadChainsAndDeadOpsInRegions) {
 }
 
 TEST(DceTest, KeepsSideEffectsAndWhatTheyUse) {
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
     %0 = stablehlo.abs %a : tensor<2xf32>
     %1 = stablehlo.custom_call @effect(%0) {has_side_effect = true} : (tensor<2xf32>) -> tensor<2xf32>

@@ -11,7 +11,7 @@ using eval::RuntimeValue;
 using ir::DType;
 using ir::Type;
 using testing::CountOpsNamed;
-using testing::ParseVerified;
+using testing::ParseVerifiedOrFail;
 using testing::Tensor;
 
 const Type kF2 = Type::Tensor(DType::kF32, {2});
@@ -45,8 +45,8 @@ std::unique_ptr<ir::Module> FlattenAndCompare(std::string_view text,
                                               const std::vector<Type>& args,
                                               const std::vector<Type>& results,
                                               const eval::EvalOptions& options = {}) {
-  auto before = ParseVerified(text);
-  auto after = ParseVerified(text);
+  auto before = ParseVerifiedOrFail(text);
+  auto after = ParseVerifiedOrFail(text);
   if (!before || !after) return nullptr;
   Status s = FlattenEntrySignature(*after);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -154,7 +154,7 @@ TEST(FlattenSignatureTest, TupleArgumentThroughACallAndAWhile) {
   ASSERT_TRUE(m);
   // The while still carries its tuple; only @main's signature changed.
   EXPECT_EQ(CountOpsNamed(*m, "stablehlo.while"), 1);
-  auto direct = ParseVerified(R"(module {
+  auto direct = ParseVerifiedOrFail(R"(module {
   func.func private @step(%p: tuple<tensor<i32>>) -> tuple<tensor<i32>> {
     return %p : tuple<tensor<i32>>
   }
@@ -185,7 +185,7 @@ TEST(FlattenSignatureTest, EmptyTuplesHaveNoLeaves) {
 }
 
 TEST(FlattenSignatureTest, KeepsTensorAttributesAndLeavesFlatSignaturesAlone) {
-  auto m = ParseVerified(R"(module {
+  auto m = ParseVerifiedOrFail(R"(module {
   func.func public @main(%a: tensor<2xf32> {jax.arg_info = "a"}, %t: tuple<tensor<i32>>)
       -> (tensor<2xf32> {jax.result_info = "r"}, !stablehlo.token) {
     %k = stablehlo.create_token : !stablehlo.token
@@ -208,7 +208,7 @@ TEST(FlattenSignatureTest, KeepsTensorAttributesAndLeavesFlatSignaturesAlone) {
   }
 }
 )";
-  auto flat = ParseVerified(flat_text);
+  auto flat = ParseVerifiedOrFail(flat_text);
   ASSERT_TRUE(flat);
   const std::string printed = ir::PrintModule(*flat);
   const ir::Function* before = flat->EntryFunction();
@@ -240,7 +240,7 @@ TEST(FlattenSignatureTest, CallersOfTheEntryCallACopyOfItAsItWas) {
 }
 )";
   // 3 * 2^4 = 48: the entry calls itself, through the copy.
-  auto m = ParseVerified(text);
+  auto m = ParseVerifiedOrFail(text);
   ASSERT_TRUE(m);
   ASSERT_TRUE(FlattenEntrySignature(*m).ok());
   ASSERT_TRUE(ir::VerifyModule(*m).ok()) << ir::PrintModule(*m);

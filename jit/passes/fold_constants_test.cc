@@ -58,7 +58,7 @@ TEST(FoldConstantsTest, RespectsTheSizeLimit) {
 }
 
 TEST(FoldConstantsTest, LeavesEffectsRuntimeValuesAndFailuresAlone) {
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main() -> (tensor<2xf32>, tensor<ui32>, tensor<4xi32>, tensor<2xf32>, tensor<3xf32>, tensor<i32>) {
     %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
     %0 = stablehlo.custom_call @f(%a) {has_side_effect = false} : (tensor<2xf32>) -> tensor<2xf32>

@@ -62,13 +62,13 @@ std::string Kind(const Op& fusion) { return fusion.attr("kind")->as<ir::StringAt
 // splats, an attribute matter outside fusion).
 void ExpectRoundTrip(const ir::Module& m, bool generic_fixpoint = true) {
   const std::string text = ir::PrintModule(m);
-  auto reparsed = testing::ParseVerified(text);
+  auto reparsed = testing::ParseVerifiedOrFail(text);
   ASSERT_TRUE(reparsed);
   EXPECT_EQ(ir::PrintModule(*reparsed), text);
   ir::PrintOptions generic;
   generic.generic = true;
   const std::string generic_text = ir::PrintModule(m, generic);
-  auto from_generic = testing::ParseVerified(generic_text);
+  auto from_generic = testing::ParseVerifiedOrFail(generic_text);
   ASSERT_TRUE(from_generic);
   if (generic_fixpoint) EXPECT_EQ(ir::PrintModule(*from_generic, generic), generic_text);
 }
@@ -292,7 +292,7 @@ TEST(FusionTest, VerifierChecksFusionOps) {
 
 // The interpreter evaluates a fusion op as its region.
 TEST(FusionTest, EvaluatorRunsFusionOps) {
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
     %0:2 = "jitd.fusion"(%a) <{kind = "multi_output"}> ({
     ^bb0(%x: tensor<4xf32>):
@@ -323,7 +323,7 @@ TEST(FusionTest, ModelsFuseAndRoundTrip) {
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
-    auto m = testing::ParseVerified(text.str());
+    auto m = testing::ParseVerifiedOrFail(text.str());
     ASSERT_TRUE(m) << entry.path();
     const PipelineOptions options = TestOptions();
     testing::RunPipeline(*m, "default", options);

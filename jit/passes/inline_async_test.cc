@@ -12,7 +12,7 @@ namespace {
 using testing::CountOpsNamed;
 using testing::Evaluate;
 using testing::F32;
-using testing::ParseVerified;
+using testing::ParseVerifiedOrFail;
 using testing::RunAndCompare;
 using testing::S32;
 using testing::Tensor;
@@ -139,7 +139,7 @@ TEST(InlineAsyncTest, AsyncOpsInCalleesAreInlinedAfterTheCalls) {
 
 TEST(InlineAsyncTest, RefusesFuturesItCannotFollow) {
   // A public function taking a future: nothing to pair it with.
-  auto m = ParseVerified(R"(module {
+  auto m = ParseVerifiedOrFail(R"(module {
   func.func @main(%f: !stablehlo.future<tensor<2xf32>>) -> tensor<2xf32> {
     %r = "stablehlo.async_done"(%f) : (!stablehlo.future<tensor<2xf32>>) -> tensor<2xf32>
     return %r : tensor<2xf32>

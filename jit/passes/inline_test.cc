@@ -10,7 +10,7 @@ namespace {
 
 using testing::CountOpsNamed;
 using testing::Evaluate;
-using testing::ParseVerified;
+using testing::ParseVerifiedOrFail;
 using testing::RunAndCompare;
 using testing::RunPipeline;
 using testing::S32;
@@ -79,7 +79,7 @@ TEST(InlineTest, InlinesCallsInsideRegionsAndKeepsPublicFunctions) {
 TEST(InlineTest, LeavesRecursiveCallsAlone) {
   // The verifier allows recursion (the evaluator bounds its depth); the
   // pass must not loop, and keeps the recursive functions.
-  auto m = testing::ParseVerified(R"(module {
+  auto m = testing::ParseVerifiedOrFail(R"(module {
   func.func @main(%a: tensor<i32>) -> tensor<i32> {
     %0 = call @ping(%a) : (tensor<i32>) -> tensor<i32>
     %1 = call @leaf(%0) : (tensor<i32>) -> tensor<i32>
@@ -134,7 +134,7 @@ std::string CallChain(int n, bool tree) {
 // A chain of calls 20,000 deep is inlined in linear time and memory (each
 // body copied once, no native recursion per call level), down to @main.
 TEST(InlineTest, LongCallChainsInlineInLinearTime) {
-  auto m = ParseVerified(CallChain(20000, /*tree=*/false));
+  auto m = ParseVerifiedOrFail(CallChain(20000, /*tree=*/false));
   ASSERT_TRUE(m);
   RunPipeline(*m, "inline");
   EXPECT_EQ(CountOpsNamed(*m, "func.call"), 0);
@@ -149,7 +149,7 @@ TEST(InlineTest, LongCallChainsInlineInLinearTime) {
 // ops up to its budget (four times the module, at least 2^18) and leaves the
 // remaining calls in place, which still compute the same result.
 TEST(InlineTest, CallTreesStopAtTheBudget) {
-  auto m = ParseVerified(CallChain(40, /*tree=*/true));
+  auto m = ParseVerifiedOrFail(CallChain(40, /*tree=*/true));
   ASSERT_TRUE(m);
   RunPipeline(*m, "inline");
   EXPECT_GT(CountOpsNamed(*m, "func.call"), 0);
@@ -186,7 +186,7 @@ TEST(InlineTest, CallsInsideRegionsStopAtTheNestingLimit) {
     s += "    stablehlo.return %n, %r : tensor<i32>, tensor<i32>\n   }\n"
          "  return %w#1 : tensor<i32>\n}\n";
   }
-  auto m = ParseVerified(s);
+  auto m = ParseVerifiedOrFail(s);
   ASSERT_TRUE(m);
   RunPipeline(*m, "inline");  // verifies after the pass: nesting within the limit
   EXPECT_EQ(CountOpsNamed(*m, "func.call"), 1);

@@ -219,7 +219,7 @@ TEST(LowerQuantizedTest, AFunctionWithQuantizedValuesInRegionsStaysAsWritten) {
 }
 
 TEST(LowerQuantizedTest, ChecksSeeTheirOperandsQuantized) {
-  auto m = testing::ParseVerified(R"(func.func @main() {
+  auto m = testing::ParseVerifiedOrFail(R"(func.func @main() {
   %x = stablehlo.constant dense<[4.0, 15.0]> : tensor<2xf32>
   %q = stablehlo.uniform_quantize %x : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>
   check.expect_eq_const %q, dense<[10, 10]> : tensor<2x!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>>

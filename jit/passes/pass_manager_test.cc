@@ -61,7 +61,7 @@ TEST(PassManagerTest, DefaultPipelineNamesAndResult) {
 TEST(PassManagerTest, DirectoryDumpHookWritesReparsableFiles) {
   const fs::path dir = fs::path(::testing::TempDir()) / "jitd_pass_dumps";
   fs::remove_all(dir);
-  auto m = testing::ParseVerified(kProgram);
+  auto m = testing::ParseVerifiedOrFail(kProgram);
   ASSERT_TRUE(m);
   PassManager manager;
   manager.set_verify_each(true);
@@ -103,7 +103,7 @@ class BreakingPass : public Pass {
 };
 
 TEST(PassManagerTest, VerifyEachNamesTheBrokenPass) {
-  auto m = testing::ParseVerified(kProgram);
+  auto m = testing::ParseVerifiedOrFail(kProgram);
   ASSERT_TRUE(m);
   PassManager manager;
   manager.Add(CreateInlinePass());
@@ -145,7 +145,7 @@ TEST(PassManagerTest, ModelsThroughTheDefaultPipeline) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".mlir") continue;
     ++seen;
-    auto m = testing::ParseVerified(ReadAll(entry.path()));
+    auto m = testing::ParseVerifiedOrFail(ReadAll(entry.path()));
     ASSERT_TRUE(m) << entry.path();
     const int64_t before = CountOps(*m);
     testing::RunPipeline(*m, "default");

@@ -2,25 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include "jit/frontend/testing.h"
 #include "jit/passes/testing.h"
 
 namespace jitd::passes {
 namespace {
+
+using frontend::testing::ParseVerifiedOrFail;
 
 using ir::DType;
 using ir::Type;
 using testing::CountOpsNamed;
 using testing::F32;
 using testing::Tensor;
-
-std::unique_ptr<ir::Module> Parse(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  Status s = ir::VerifyModule(**m);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  return s.ok() ? std::move(m).value() : nullptr;
-}
 
 // dynamism.md's add_one_dynamic, refined for tensor<16xf32> as the doc's
 // stablehlo-opt pipeline does.
@@ -36,7 +30,7 @@ func.func public @main(%arg0: tensor<?xf32>) -> tensor<?xf32> {
 )";
 
 TEST(RefineShapesTest, AddOneOfDynamismMd) {
-  auto m = Parse(kAddOne);
+  auto m = ParseVerifiedOrFail(kAddOne);
   ASSERT_TRUE(m);
   EXPECT_TRUE(HasDynamicShapes(*m));
   const Type arg = F32({16});
@@ -55,7 +49,7 @@ TEST(RefineShapesTest, AddOneOfDynamismMd) {
 
 TEST(RefineShapesTest, SameProgramRefinesForAnotherShape) {
   for (int64_t n : {1, 3, 7}) {
-    auto m = Parse(kAddOne);
+    auto m = ParseVerifiedOrFail(kAddOne);
     ASSERT_TRUE(m);
     const Type arg = F32({n});
     ASSERT_TRUE(RefineShapes(*m, {&arg, 1}).ok());
@@ -98,7 +92,7 @@ module @jit_f attributes {jax.uses_shape_polymorphism = true, mhlo.num_partition
 
 TEST(RefineShapesTest, JaxExportLikeBatchDimension) {
   for (int64_t b : {1, 2, 5}) {
-    auto m = Parse(kJaxLike);
+    auto m = ParseVerifiedOrFail(kJaxLike);
     ASSERT_TRUE(m);
     const Type args[2] = {F32({b, 4}), F32({4, 3})};
     Status s = RefineShapes(*m, args);
@@ -128,7 +122,7 @@ TEST(RefineShapesTest, JaxExportLikeBatchDimension) {
 }
 
 TEST(RefineShapesTest, FailedShapeAssertionGivesItsMessage) {
-  auto m = Parse(kJaxLike);
+  auto m = ParseVerifiedOrFail(kJaxLike);
   ASSERT_TRUE(m);
   const Type args[2] = {F32({0, 4}), F32({4, 3})};
   Status s = RefineShapes(*m, args);
@@ -167,7 +161,7 @@ func.func @main(%x: tensor<?x?xi32>, %idx: tensor<2x1xi64>) -> (tensor<?x?xi32>,
   return %reshaped, %padded, %sliced, %flat, %gathered : tensor<?x?xi32>, tensor<?x?xi32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?x?xi32>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type args[2] = {Type::Tensor(DType::kS32, {3, 2}), Type::Tensor(DType::kS64, {2, 1})};
   Status s = RefineShapes(*m, args);
@@ -211,7 +205,7 @@ func.func @main(%x: tensor<1x?x?x1xf32>, %k: tensor<3x3x1x1xf32>) -> tensor<1x?x
   return %y : tensor<1x?x?x1xf32>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type args[2] = {F32({1, 4, 5, 1}), F32({3, 3, 1, 1})};
   Status s = RefineShapes(*m, args);
@@ -248,7 +242,7 @@ func.func @main(%x: tensor<?x6x6x1xf32>, %k: tensor<3x3x1x2xf32>) -> (tensor<?x2
   return %n, %f : tensor<?x2x2x2xf32>, tensor<?x2x2x2xcomplex<f32>>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type args[2] = {F32({3, 6, 6, 1}), F32({3, 3, 1, 2})};
   Status s = RefineShapes(*m, args);
@@ -279,7 +273,7 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   return %r#1 : tensor<?xf32>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type arg = F32({2});
   Status s = RefineShapes(*m, {&arg, 1});
@@ -297,7 +291,7 @@ func.func @main(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
   return %y : tensor<?x?xf32>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type args[2] = {F32({6}), Type::Tensor(DType::kS64, {2})};
   Status s = RefineShapes(*m, args);
@@ -315,14 +309,14 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?x?xf32> {
   return %y : tensor<?x?xf32>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type arg = F32({2});
   Status s = RefineShapes(*m, {&arg, 1});
   EXPECT_NE(s.message().find("%y of 'stablehlo.dynamic_iota'"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("limit of 2^40 elements"), std::string::npos) << s.ToString();
   // A negative size is refused too.
-  auto neg = Parse(R"(
+  auto neg = ParseVerifiedOrFail(R"(
 func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   %shape = stablehlo.constant dense<[-3]> : tensor<1xi64>
   %y = stablehlo.dynamic_iota %shape, dim = 0 : (tensor<1xi64>) -> tensor<?xf32>
@@ -335,7 +329,7 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
 }
 
 TEST(RefineShapesTest, ArgumentErrorsNameTheArgument) {
-  auto m = Parse(kJaxLike);
+  auto m = ParseVerifiedOrFail(kJaxLike);
   ASSERT_TRUE(m);
   const Type one = F32({2, 4});
   Status s = RefineShapes(*m, {&one, 1});
@@ -360,7 +354,7 @@ func.func @main(%x: tensor<?x2xf32, #stablehlo.bounds<4, ?>>) -> tensor<?x2xf32,
   return %y : tensor<?x2xf32, #stablehlo.bounds<4, ?>>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const Type big = F32({5, 2});
   Status s = RefineShapes(*m, {&big, 1});
@@ -373,7 +367,7 @@ func.func @main(%x: tensor<?x2xf32, #stablehlo.bounds<4, ?>>) -> tensor<?x2xf32,
 }
 
 TEST(RefineShapesTest, StaticModuleTakesOnlyItsOwnTypes) {
-  auto m = Parse("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> { return %x : tensor<2xf32> }");
+  auto m = ParseVerifiedOrFail("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> { return %x : tensor<2xf32> }");
   ASSERT_TRUE(m);
   const Type same = F32({2});
   EXPECT_TRUE(RefineShapes(*m, {&same, 1}).ok());
@@ -383,7 +377,7 @@ TEST(RefineShapesTest, StaticModuleTakesOnlyItsOwnTypes) {
 }
 
 TEST(RefineShapesTest, PassesRefuseDynamicModulesUntilRefined) {
-  auto m = Parse(kAddOne);
+  auto m = ParseVerifiedOrFail(kAddOne);
   ASSERT_TRUE(m);
   PassManager manager;
   ASSERT_TRUE(AddPipeline(manager, "default").ok());
@@ -402,7 +396,7 @@ TEST(RefineShapesTest, SpecDynamismExamples) {
   {
     // spec.md "Shape mismatches for binary elementwise operations" / the
     // example of dynamic arguments: equal at run time, or invalid.
-    auto m = Parse(R"(
+    auto m = ParseVerifiedOrFail(R"(
 func.func @foo(%arg0: tensor<?xi32>, %arg1: tensor<?xi32>) -> tensor<?xi32> {
     %0 = stablehlo.add %arg0, %arg1 : tensor<?xi32>
     return %0 : tensor<?xi32>
@@ -414,7 +408,7 @@ func.func @foo(%arg0: tensor<?xi32>, %arg1: tensor<?xi32>) -> tensor<?xi32> {
     auto out = testing::Evaluate(*m, {Tensor(same[0], {1, 2, 3}), Tensor(same[1], {10, 20, 30})});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].literal().GetInt(2), 33);
-    auto again = Parse(R"(
+    auto again = ParseVerifiedOrFail(R"(
 func.func @foo(%arg0: tensor<?xi32>, %arg1: tensor<?xi32>) -> tensor<?xi32> {
     %0 = stablehlo.add %arg0, %arg1 : tensor<?xi32>
     return %0 : tensor<?xi32>
@@ -435,11 +429,11 @@ func.func @foo(%arg0: tensor<?xf64>) {
   return
 }
 )";
-    auto m = Parse(kAbs);
+    auto m = ParseVerifiedOrFail(kAbs);
     ASSERT_TRUE(m);
     const Type two = Type::Tensor(DType::kF64, {2});
     EXPECT_TRUE(RefineShapes(*m, {&two, 1}).ok());
-    auto bad = Parse(kAbs);
+    auto bad = ParseVerifiedOrFail(kAbs);
     ASSERT_TRUE(bad);
     const Type three = Type::Tensor(DType::kF64, {3});
     Status s = RefineShapes(*bad, {&three, 1});
@@ -447,7 +441,7 @@ func.func @foo(%arg0: tensor<?xf64>) {
   }
   {
     // The binary example with a dynamic result.
-    auto m = Parse(R"(
+    auto m = ParseVerifiedOrFail(R"(
 func.func @foo(%arg0: tensor<?xf64>, %arg1: tensor<?xf64>) {
   %0 = stablehlo.add %arg0, %arg0 : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
   return
@@ -460,7 +454,7 @@ func.func @foo(%arg0: tensor<?xf64>, %arg1: tensor<?xf64>) {
   {
     // "Ops that take their output shape as an operand": a shape operand
     // from the data, a static result: valid, checked when it runs.
-    auto m = Parse(R"(
+    auto m = ParseVerifiedOrFail(R"(
 func.func @foo(%arg0: tensor<2xi32>) {
   %0 = stablehlo.dynamic_iota %arg0, dim = 0 : (tensor<2xi32>) -> tensor<3x4xi64>
   return
@@ -495,7 +489,7 @@ func.func @main(%x: tensor<?x?xf32, #stablehlo.bounds<16, ?>>, %y: tensor<?x3xi8
   return %x : tensor<?x?xf32, #stablehlo.bounds<16, ?>>
 }
 )";
-  auto m = Parse(kText);
+  auto m = ParseVerifiedOrFail(kText);
   ASSERT_TRUE(m);
   const auto& args = m->EntryFunction()->arg_types();
   EXPECT_TRUE(args[0].is_dynamic());

@@ -17,6 +17,7 @@
 
 #include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
+#include "jit/frontend/testing.h"
 #include "jit/ir/printer.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/pass_manager.h"
@@ -24,14 +25,7 @@
 
 namespace jitd::passes::testing {
 
-inline std::unique_ptr<ir::Module> ParseVerified(std::string_view text) {
-  auto m = frontend::ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  Status s = ir::VerifyModule(**m);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  return s.ok() ? std::move(m).value() : nullptr;
-}
+using frontend::testing::ParseVerifiedOrFail;
 
 // Runs `spec` ("cse", "inline,dce", "default") on `module` with
 // verification after every pass; fails the test on an error.
@@ -69,8 +63,8 @@ inline std::vector<eval::RuntimeValue> Evaluate(const ir::Module& module,
 inline std::unique_ptr<ir::Module> RunAndCompare(std::string_view text, std::string_view spec,
                                                  const std::vector<eval::RuntimeValue>& args = {},
                                                  const PipelineOptions& options = {}) {
-  auto before = ParseVerified(text);
-  auto after = ParseVerified(text);
+  auto before = ParseVerifiedOrFail(text);
+  auto after = ParseVerifiedOrFail(text);
   if (!before || !after) return nullptr;
   RunPipeline(*after, spec, options);
   std::vector<eval::RuntimeValue> want = Evaluate(*before, args);

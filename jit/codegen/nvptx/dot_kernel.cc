@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "llvm/IR/CallingConv.h"
 #include "llvm/IR/Constants.h"
@@ -151,18 +152,7 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(3, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < 3; ++i) {
-    fn->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (i < 2) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
   const DType r = out_type.dtype();
   // The arithmetic domain.
@@ -266,24 +256,7 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for '" + std::string(op.name()) + "' at " +
-                      op.loc().ToString() + ": " + os.str());
-  }
-  if (!status.ok()) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return status;
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
   return plan;
 }
 
@@ -408,18 +381,7 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(3, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < 3; ++i) {
-    fn->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (i < 2) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
   const DType r = ot.dtype();
   llvm::Type* domain = ir::IsInteger(r) ? static_cast<llvm::Type*>(b.getInt64Ty())
@@ -531,24 +493,7 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.convolution' at " + op.loc().ToString() +
-                      ": " + os.str());
-  }
-  if (!status.ok()) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return status;
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
   return plan;
 }
 

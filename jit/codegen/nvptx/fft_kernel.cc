@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "llvm/IR/CallingConv.h"
 #include "llvm/IR/Constants.h"
@@ -88,17 +89,7 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(2, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn->addParamAttr(0, llvm::Attribute::NoAlias);
-  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
-  fn->addParamAttr(1, llvm::Attribute::NoAlias);
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 2, {0, 1});
 
   llvm::Type* d = b.getDoubleTy();
   auto libdevice = [&](const char* fname, llvm::Value* x) {
@@ -209,24 +200,7 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.fft' at " + op.loc().ToString() + ": " +
-                      os.str());
-  }
-  if (!status.ok()) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return status;
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
   return plan;
 }
 

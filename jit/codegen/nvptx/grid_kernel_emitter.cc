@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/CallingConv.h"
@@ -34,8 +35,7 @@ bool IsNvptxEmittableReduce(const ir::Op& op) { return IsEmittableReduce(op, Nvp
 
 namespace {
 
-constexpr unsigned kGlobal = 1;  // NVPTX address spaces
-constexpr unsigned kShared = 3;
+constexpr unsigned kShared = 3;  // the NVPTX shared-memory address space
 
 class GridEmitter {
  public:
@@ -51,26 +51,10 @@ class GridEmitter {
     llvm::LLVMContext& ctx = module_.getContext();
     const size_t num_outputs = spec_.root->num_results() + spec_.extra_outputs.size();
     const size_t num_params = spec_.inputs.size() + num_outputs;
-    std::vector<llvm::Type*> params(num_params, llvm::PointerType::get(ctx, kGlobal));
-    auto* type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, spec_.name, module_);
-    fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    for (unsigned i = 0; i < num_params; ++i) {
-      fn_->addParamAttr(i, llvm::Attribute::NoAlias);
-      if (i < spec_.inputs.size()) fn_->addParamAttr(i, llvm::Attribute::ReadOnly);
-      // What lets the backend prove a vector access aligned.
-      if (limits_.buffer_alignment > 1) {
-        fn_->addParamAttr(i, llvm::Attribute::getWithAlignment(
-                                 ctx, llvm::Align(static_cast<uint64_t>(limits_.buffer_alignment))));
-      }
-    }
-    // nvvm.annotations too: the form every NVPTX consumer reads.
-    llvm::NamedMDNode* annotations = module_.getOrInsertNamedMetadata("nvvm.annotations");
-    annotations->addOperand(llvm::MDNode::get(
-        ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "kernel"),
-              llvm::ValueAsMetadata::get(b_.getInt32(1))}));
-    annotations->addOperand(llvm::MDNode::get(
+    fn_ = DeclareKernel(module_, spec_.name, num_params, {0, spec_.inputs.size()},
+                        limits_.buffer_alignment);
+    // The block size too, so that ptxas may size registers for it.
+    module_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(
         ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "maxntidx"),
               llvm::ValueAsMetadata::get(b_.getInt32(static_cast<uint32_t>(plan_.block)))}));
 
@@ -125,18 +109,7 @@ class GridEmitter {
 
   void Erase() {
     if (fn_) {
-      if (llvm::NamedMDNode* annotations = module_.getNamedMetadata("nvvm.annotations")) {
-        // Drop this kernel's annotations (they name the function).
-        std::vector<llvm::MDNode*> keep;
-        for (llvm::MDNode* node : annotations->operands()) {
-          auto* v = node->getNumOperands() > 0 ? llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0))
-                                               : nullptr;
-          if (!v || v->getValue() != fn_) keep.push_back(node);
-        }
-        annotations->clearOperands();
-        for (llvm::MDNode* node : keep) annotations->addOperand(node);
-      }
-      fn_->eraseFromParent();
+      EraseKernel(module_, fn_);
       fn_ = nullptr;
     }
     if (shared_) shared_->eraseFromParent();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "llvm/IR/CallingConv.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
@@ -44,16 +45,7 @@ StatusOr<GridPlan> EmitRngBitGeneratorKernel(llvm::Module& module, const ir::Op&
 
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
-  std::vector<llvm::Type*> params(3, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
-  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 3, {0, 1});
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   llvm::BasicBlock* write_state = llvm::BasicBlock::Create(ctx, "state", fn);
@@ -111,20 +103,7 @@ StatusOr<GridPlan> EmitRngBitGeneratorKernel(llvm::Module& module, const ir::Op&
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (llvm::verifyFunction(*fn, &os)) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return Internal("codegen produced invalid NVPTX IR for 'stablehlo.rng_bit_generator' at " +
-                    op.loc().ToString() + ": " + os.str());
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, Status::Ok(), op));
   return plan;
 }
 

@@ -7,6 +7,7 @@
 
 #include "jit/codegen/elemental_emitter.h"
 #include "jit/codegen/nvptx/grid_kernel_emitter.h"
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "jit/eval/gather_dims.h"
 #include "llvm/IR/CallingConv.h"
@@ -156,36 +157,12 @@ Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(2 * n + 1, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < params.size(); ++i) {
-    fn->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (i >= n) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  module.getOrInsertNamedMetadata("nvvm.annotations")
-      ->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
-                                           llvm::ValueAsMetadata::get(b.getInt32(1))}));
-  auto erase = [&] {
-    if (llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations")) {
-      annotations->eraseFromParent();  // rebuilt below for the kernels kept
-      llvm::NamedMDNode* fresh = module.getOrInsertNamedMetadata("nvvm.annotations");
-      for (llvm::Function& f : module) {
-        if (&f != fn && f.getCallingConv() == llvm::CallingConv::PTX_Kernel) {
-          fresh->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(ctx, "kernel"),
-                                                    llvm::ValueAsMetadata::get(b.getInt32(1))}));
-        }
-      }
-    }
-    fn->eraseFromParent();
-  };
+  llvm::Function* fn = DeclareKernel(module, name, 2 * n + 1, {n, 2 * n + 1});
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
   std::vector<llvm::Value*> ptrs;
-  for (unsigned i = 0; i < params.size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
+  for (unsigned i = 0; i < fn->arg_size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
   // Only thread 0 of block 0 works (the launch has one thread; a bigger
   // one must not apply updates twice).
   llvm::Value* tid = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
@@ -269,15 +246,7 @@ Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.scatter' at " + op.loc().ToString() + ": " +
-                      os.str());
-  }
-  if (!status.ok()) erase();
-  return status;
+  return FinishKernel(module, fn, element->status(), op);
 }
 
 StatusOr<GridPlan> EmitCopyKernel(llvm::Module& module, const std::string& name, int64_t bytes,
@@ -295,17 +264,7 @@ StatusOr<GridPlan> EmitCopyKernel(llvm::Module& module, const std::string& name,
 
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
-  llvm::Type* global = llvm::PointerType::get(ctx, 1);
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), {global, global}, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn->addParamAttr(0, llvm::Attribute::NoAlias);
-  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
-  fn->addParamAttr(1, llvm::Attribute::NoAlias);
-  module.getOrInsertNamedMetadata("nvvm.annotations")
-      ->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"),
-                                           llvm::ValueAsMetadata::get(b.getInt32(1))}));
+  llvm::Function* fn = DeclareKernel(module, name, 2, {0, 1});
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn);
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "body", fn);
@@ -332,7 +291,7 @@ StatusOr<GridPlan> EmitCopyKernel(llvm::Module& module, const std::string& name,
   std::string message;
   llvm::raw_string_ostream os(message);
   if (llvm::verifyFunction(*fn, &os)) {
-    fn->eraseFromParent();
+    EraseKernel(module, fn);
     return Internal("codegen produced an invalid copy kernel: " + os.str());
   }
   return plan;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "llvm/IR/CallingConv.h"
 #include "llvm/IR/Constants.h"
@@ -77,18 +78,7 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(3, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < 3; ++i) {
-    fn->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (i < 2) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
@@ -147,24 +137,7 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.triangular_solve' at " +
-                      op.loc().ToString() + ": " + os.str());
-  }
-  if (!status.ok()) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return status;
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
   return plan;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/nvptx/kernel_function.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "jit/codegen/nvptx/scatter_kernel.h"
 #include "llvm/IR/CallingConv.h"
@@ -115,23 +116,12 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(3 * n, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < params.size(); ++i) {
-    fn->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (i < 2 * n) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 3 * n, {0, 2 * n});
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
   std::vector<llvm::Value*> ptrs;
-  for (unsigned i = 0; i < params.size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
+  for (unsigned i = 0; i < fn->arg_size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
   std::vector<llvm::Value*> inits;
   for (size_t i = 0; i < n; ++i) inits.push_back(element->LoadAt(ptrs[n + i], op.result(i)->type().dtype(), b.getInt64(0)));
   auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
@@ -211,24 +201,7 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.reduce_window' at " + op.loc().ToString() +
-                      ": " + os.str());
-  }
-  if (!status.ok()) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return status;
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
   return plan;
 }
 
@@ -279,18 +252,7 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
   std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
   Builder& b = element->builder();
   llvm::LLVMContext& ctx = module.getContext();
-  std::vector<llvm::Type*> params(4, llvm::PointerType::get(ctx, 1));
-  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                              llvm::Function::ExternalLinkage, name, module);
-  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned i = 0; i < 4; ++i) {
-    fn->addParamAttr(i, llvm::Attribute::NoAlias);
-    if (i < 3) fn->addParamAttr(i, llvm::Attribute::ReadOnly);
-  }
-  llvm::MDNode* annotation = llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx, "kernel"), llvm::ValueAsMetadata::get(b.getInt32(1))});
-  module.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(annotation);
+  llvm::Function* fn = DeclareKernel(module, name, 4, {0, 3});
 
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
@@ -392,24 +354,7 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  Status status = element->status();
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (status.ok() && llvm::verifyFunction(*fn, &os)) {
-    status = Internal("codegen produced invalid NVPTX IR for 'stablehlo.select_and_scatter' at " +
-                      op.loc().ToString() + ": " + os.str());
-  }
-  if (!status.ok()) {
-    llvm::NamedMDNode* annotations = module.getNamedMetadata("nvvm.annotations");
-    std::vector<llvm::MDNode*> keep;
-    for (llvm::MDNode* node : annotations->operands()) {
-      if (node != annotation) keep.push_back(node);
-    }
-    annotations->clearOperands();
-    for (llvm::MDNode* node : keep) annotations->addOperand(node);
-    fn->eraseFromParent();
-    return status;
-  }
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
   return plan;
 }
 

@@ -173,20 +173,8 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
   b.SetInsertPoint(entry);
   std::vector<llvm::Value*> ptrs;
   for (unsigned i = 0; i < 3; ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "outputs", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "output", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
-  o->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
-  b.SetInsertPoint(body);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "output");
+  llvm::PHINode* o = loop.index;
   llvm::Value* lhs_base = b.getInt64(0);
   llvm::Value* rhs_base = b.getInt64(0);
   llvm::Value* rest = o;
@@ -251,9 +239,7 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
     result = compute == domain ? static_cast<llvm::Value*>(acc[0]) : b.CreateFPCast(acc[0], compute);
   }
   element->StoreAt(result, r, ptrs[2], o);
-  o->addIncoming(b.CreateAdd(o, step), b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
@@ -397,20 +383,8 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
   b.SetInsertPoint(entry);
   std::vector<llvm::Value*> ptrs;
   for (unsigned i = 0; i < 3; ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "outputs", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "output", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
-  o->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
-  b.SetInsertPoint(body);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "output");
+  llvm::PHINode* o = loop.index;
   // The output index's digits.
   std::vector<llvm::Value*> od(static_cast<size_t>(ot.rank()));
   llvm::Value* rest = o;
@@ -488,9 +462,7 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
     result = compute == domain ? static_cast<llvm::Value*>(acc) : b.CreateFPCast(acc, compute);
   }
   element->StoreAt(result, r, ptrs[2], o);
-  o->addIncoming(b.CreateAdd(o, step), b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));

@@ -108,22 +108,12 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
   b.SetInsertPoint(entry);
   llvm::Value* in = b.CreateAddrSpaceCast(fn->getArg(0), b.getPtrTy());
   llvm::Value* out = b.CreateAddrSpaceCast(fn->getArg(1), b.getPtrTy());
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "element", fn);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "element");
+  llvm::PHINode* o = loop.index;
   llvm::BasicBlock* sum_header = llvm::BasicBlock::Create(ctx, "sum", fn);
   llvm::BasicBlock* sum_body = llvm::BasicBlock::Create(ctx, "term", fn);
   llvm::BasicBlock* store = llvm::BasicBlock::Create(ctx, "store", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
-  o->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
+  llvm::BasicBlock* body = b.GetInsertBlock();
 
   b.SetInsertPoint(body);
   llvm::Value* line = b.CreateUDiv(o, b.getInt64(out_last));
@@ -195,9 +185,7 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
     z = b.CreateInsertElement(z, narrow(ri), uint64_t{1});
     element->StoreAt(z, t_out, out, o);
   }
-  o->addIncoming(b.CreateAdd(o, step), store);
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));

@@ -116,20 +116,8 @@ StatusOr<GridPlan> EmitGatherKernel(llvm::Module& module, const ir::Op& op, cons
   b.SetInsertPoint(entry);
   std::vector<llvm::Value*> ptrs;
   for (unsigned i = 0; i < 3; ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "element", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
-  o->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
-  b.SetInsertPoint(body);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "element");
+  llvm::PHINode* o = loop.index;
 
   std::vector<llvm::Value*> ri(result_dims.size());
   llvm::Value* rest = o;
@@ -178,9 +166,7 @@ StatusOr<GridPlan> EmitGatherKernel(llvm::Module& module, const ir::Op& op, cons
   }
   const DType t = result_type.dtype();
   element->StoreAt(element->LoadAt(ptrs[0], t, from), t, ptrs[2], o);
-  o->addIncoming(b.CreateAdd(o, step), b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));

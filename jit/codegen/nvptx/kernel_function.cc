@@ -7,6 +7,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -63,6 +65,44 @@ Status FinishKernel(llvm::Module& module, llvm::Function* fn, Status status, con
   }
   if (!status.ok()) EraseKernel(module, fn);
   return status;
+}
+
+GridStride ThreadGridStride(llvm::IRBuilderBase& b, int64_t block) {
+  auto sreg = [&](llvm::Intrinsic::ID id) {
+    return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
+  };
+  llvm::Value* threads = b.getInt64(block);
+  GridStride stride;
+  stride.first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), threads),
+                             sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  stride.step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), threads);
+  return stride;
+}
+
+GridStrideLoop BeginGridStrideLoop(llvm::IRBuilderBase& b, llvm::Function* fn, int64_t block,
+                                   int64_t count, std::string_view body_name) {
+  llvm::LLVMContext& ctx = fn->getContext();
+  const GridStride stride = ThreadGridStride(b, block);
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  GridStrideLoop loop;
+  loop.step = stride.step;
+  loop.header = llvm::BasicBlock::Create(ctx, "loop", fn);
+  llvm::BasicBlock* body =
+      llvm::BasicBlock::Create(ctx, llvm::StringRef(body_name.data(), body_name.size()), fn);
+  loop.done = llvm::BasicBlock::Create(ctx, "done", fn);
+  b.CreateBr(loop.header);
+  b.SetInsertPoint(loop.header);
+  loop.index = b.CreatePHI(b.getInt64Ty(), 2);
+  loop.index->addIncoming(stride.first, from);
+  b.CreateCondBr(b.CreateICmpSLT(loop.index, b.getInt64(count)), body, loop.done);
+  b.SetInsertPoint(body);
+  return loop;
+}
+
+void EndGridStrideLoop(llvm::IRBuilderBase& b, const GridStrideLoop& loop) {
+  loop.index->addIncoming(b.CreateAdd(loop.index, loop.step), b.GetInsertBlock());
+  b.CreateBr(loop.header);
+  b.SetInsertPoint(loop.done);
 }
 
 }  // namespace jitd::codegen

@@ -1,7 +1,8 @@
 // The entry function of a PTX kernel, as every NVPTX emitter writes it:
 // declared with its parameter attributes and listed in nvvm.annotations
 // together, and on an error taken out of the module together, so that a
-// failed emission leaves nothing of the kernel behind.
+// failed emission leaves nothing of the kernel behind. And the grid-stride
+// loop most of those kernels run their work items in.
 #ifndef JITD_JIT_CODEGEN_NVPTX_KERNEL_FUNCTION_H_
 #define JITD_JIT_CODEGEN_NVPTX_KERNEL_FUNCTION_H_
 
@@ -13,8 +14,12 @@
 #include "jit/ir/module.h"
 
 namespace llvm {
+class BasicBlock;
 class Function;
+class IRBuilderBase;
 class Module;
+class PHINode;
+class Value;
 }  // namespace llvm
 
 namespace jitd::codegen {
@@ -41,6 +46,29 @@ void EraseKernel(llvm::Module& module, llvm::Function* fn);
 // error naming `op` and where it is. On any error the kernel is erased
 // (EraseKernel).
 Status FinishKernel(llvm::Module& module, llvm::Function* fn, Status status, const ir::Op& op);
+
+// This thread's first work item and the stride between its items (i64):
+// blockIdx.x * block + threadIdx.x and gridDim.x * block, for blocks of
+// `block` threads.
+struct GridStride {
+  llvm::Value* first = nullptr;
+  llvm::Value* step = nullptr;
+};
+GridStride ThreadGridStride(llvm::IRBuilderBase& b, int64_t block);
+
+// for (index = first; index < count; index += step) { ... } in `fn`, from
+// the builder's insert block: BeginGridStrideLoop leaves the builder in the
+// loop's body (a block named `body_name`); EndGridStrideLoop closes the
+// body where the builder is and leaves it after the loop.
+struct GridStrideLoop {
+  llvm::PHINode* index = nullptr;  // i64
+  llvm::Value* step = nullptr;
+  llvm::BasicBlock* header = nullptr;
+  llvm::BasicBlock* done = nullptr;
+};
+GridStrideLoop BeginGridStrideLoop(llvm::IRBuilderBase& b, llvm::Function* fn, int64_t block,
+                                   int64_t count, std::string_view body_name);
+void EndGridStrideLoop(llvm::IRBuilderBase& b, const GridStrideLoop& loop);
 
 }  // namespace jitd::codegen
 

@@ -60,11 +60,9 @@ StatusOr<GridPlan> EmitRngBitGeneratorKernel(llvm::Module& module, const ir::Op&
   llvm::Value* out = fn->getArg(2);
   llvm::Value* key = b.CreateLoad(i64, state);
   llvm::Value* counter = b.CreateLoad(i64, b.CreateGEP(i64, state, b.getInt64(1)));
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), i64); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
+  const GridStride stride = ThreadGridStride(b, plan.block);
+  llvm::Value* first = stride.first;
+  llvm::Value* step = stride.step;
   b.CreateCondBr(b.CreateICmpEQ(first, b.getInt64(0)), write_state, header);
   // Thread 0: [key, counter + n] (the counter advances by the blocks used).
   b.SetInsertPoint(write_state);

@@ -270,11 +270,9 @@ StatusOr<GridPlan> EmitCopyKernel(llvm::Module& module, const std::string& name,
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "body", fn);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
   b.SetInsertPoint(entry);
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
+  const GridStride stride = ThreadGridStride(b, plan.block);
+  llvm::Value* first = stride.first;
+  llvm::Value* step = stride.step;
   b.CreateBr(header);
   b.SetInsertPoint(header);
   llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2);

@@ -88,22 +88,10 @@ StatusOr<GridPlan> EmitSortKernel(llvm::Module& module, const ir::Op& op, const 
     ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
     types.push_back(op.operand(i)->type().dtype());
   }
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-
   // for (row = first; row < rows; row += step)
-  llvm::BasicBlock* rows_header = llvm::BasicBlock::Create(ctx, "rows", fn);
-  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx, "row", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(rows_header);
-  b.SetInsertPoint(rows_header);
-  llvm::PHINode* row = b.CreatePHI(b.getInt64Ty(), 2);
-  row->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(row, b.getInt64(rows)), row_body, done);
-  b.SetInsertPoint(row_body);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, rows, "row");
+  llvm::PHINode* row = loop.index;
+  llvm::BasicBlock* row_body = b.GetInsertBlock();
   // Element j of the row is at base + j * inner.
   llvm::Value* base = b.CreateAdd(b.CreateMul(b.CreateUDiv(row, b.getInt64(inner)), b.getInt64(length * inner)),
                                   b.CreateURem(row, b.getInt64(inner)));
@@ -152,9 +140,7 @@ StatusOr<GridPlan> EmitSortKernel(llvm::Module& module, const ir::Op& op, const 
   i->addIncoming(b.CreateAdd(i, b.getInt64(1)), outer_latch);
   b.CreateBr(outer_header);
   b.SetInsertPoint(row_done);
-  row->addIncoming(b.CreateAdd(row, step), row_done);
-  b.CreateBr(rows_header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));

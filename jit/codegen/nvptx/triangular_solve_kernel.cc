@@ -84,20 +84,8 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
   b.SetInsertPoint(entry);
   std::vector<llvm::Value*> ptrs;
   for (unsigned i = 0; i < 3; ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "solve", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* w = b.CreatePHI(b.getInt64Ty(), 2);
-  w->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(w, b.getInt64(plan.work_items)), body, done);
-  b.SetInsertPoint(body);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "solve");
+  llvm::PHINode* w = loop.index;
 
   llvm::Type* d = b.getDoubleTy();
   auto widen = [&](llvm::Value* v) { return v->getType()->isDoubleTy() ? v : b.CreateFPExt(v, d); };
@@ -132,9 +120,7 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
     if (t != DType::kF64) v = b.CreateFPTrunc(v, b.getFloatTy());
     element->StoreAt(v, t, ptrs[2], x_at(i));
   }
-  w->addIncoming(b.CreateAdd(w, step), b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));

@@ -124,22 +124,9 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   for (unsigned i = 0; i < fn->arg_size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
   std::vector<llvm::Value*> inits;
   for (size_t i = 0; i < n; ++i) inits.push_back(element->LoadAt(ptrs[n + i], op.result(i)->type().dtype(), b.getInt64(0)));
-  auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
-  llvm::Value* block = b.getInt64(plan.block);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), block),
-                                   sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  llvm::Value* step = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), block);
-
   // for (o = first; o < outputs; o += step)
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "outputs", fn);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "output", fn);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* o = b.CreatePHI(b.getInt64Ty(), 2);
-  o->addIncoming(first, entry);
-  b.CreateCondBr(b.CreateICmpSLT(o, b.getInt64(plan.work_items)), body, done);
-  b.SetInsertPoint(body);
+  const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "output");
+  llvm::PHINode* o = loop.index;
   std::vector<llvm::Value*> r(rank);
   llvm::Value* rest = o;
   for (size_t d = rank; d-- > 0;) {
@@ -196,9 +183,7 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   b.CreateBr(wheader);
   b.SetInsertPoint(wdone);
   for (size_t i = 0; i < n; ++i) element->StoreAt(acc[i], op.result(i)->type().dtype(), ptrs[2 * n + i], o);
-  o->addIncoming(b.CreateAdd(o, step), b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
+  EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
   JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));

@@ -320,7 +320,7 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
       }
       buffer_bytes_ += ref.length;
       const uint64_t handle = next_handle_++;
-      buffers_.emplace(handle, Buffer{std::move(type).value(), ref});
+      buffers_.emplace(handle, Buffer{std::move(type).value(), ref, nullptr});
       PublishCounts();
       auto body = wire::CreateCreateBufferReply(fbb, handle);
       return Reply(id, Status::Ok(), wire::ReplyBody_CreateBufferReply, body.Union());
@@ -600,6 +600,37 @@ std::span<const uint8_t> Session::HandleCompile(uint64_t id, const wire::Compile
   return Reply(id, Status::Ok(), wire::ReplyBody_CompileReply, body.Union());
 }
 
+std::chrono::microseconds Session::ExecuteBudget(uint64_t deadline_micros, bool* quota_bound) const {
+  std::chrono::microseconds budget =
+      deadline_micros != 0
+          ? std::chrono::microseconds(std::min<uint64_t>(deadline_micros, kMaxDeadlineMicros))
+          : std::chrono::duration_cast<std::chrono::microseconds>(options_.default_execute_deadline);
+  const auto quota = std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
+  const bool bound = options_.max_execute_time.count() > 0 && quota <= budget;
+  if (bound) budget = quota;
+  if (quota_bound != nullptr) *quota_bound = bound;
+  return budget;
+}
+
+StatusOr<devices::ExecuteOptions> Session::RunOptionsOf(const wire::ExecuteRequest& execute) {
+  devices::ExecuteOptions options;
+  if (execute.resource_seed().has_value()) options.resource_fill_seed = *execute.resource_seed();
+  switch (execute.resource_fill()) {
+    case 0: options.resource_fill = eval::RandomFill::kUniform; break;
+    case 1: options.resource_fill = eval::RandomFill::kWeights; break;
+    default:
+      return InvalidArgument("Execute: unknown resource_fill " + std::to_string(execute.resource_fill()));
+  }
+  return options;
+}
+
+Status Session::RunFailure(const Status& failed, bool quota_bound) const {
+  if (!quota_bound || failed.code() != StatusCode::kDeadlineExceeded) return failed;
+  return Status(StatusCode::kDeadlineExceeded,
+                "Execute: ran past this client's execution time limit (max_execute_time) of " +
+                    std::to_string(options_.max_execute_time.count()) + " ms: " + failed.message());
+}
+
 std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::ExecuteRequest* execute,
                                                 Clock::time_point start) {
   flatbuffers::FlatBufferBuilder& fbb = fbb_;
@@ -735,25 +766,11 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     if (!literal.ok()) return Reply(id, literal.status());
     args.emplace_back(std::move(literal).value());
   }
-  devices::ExecuteOptions options;
-  if (execute->resource_seed().has_value()) options.resource_fill_seed = *execute->resource_seed();
-  switch (execute->resource_fill()) {
-    case 0: options.resource_fill = eval::RandomFill::kUniform; break;
-    case 1: options.resource_fill = eval::RandomFill::kWeights; break;
-    default:
-      return Reply(id, InvalidArgument("Execute: unknown resource_fill " +
-                                       std::to_string(execute->resource_fill())));
-  }
-  // The request's deadline (or the default), cut to the quota.
-  std::chrono::microseconds budget =
-      execute->deadline_micros() != 0
-          ? std::chrono::microseconds(std::min<uint64_t>(execute->deadline_micros(),
-                                                         kMaxDeadlineMicros))
-          : std::chrono::duration_cast<std::chrono::microseconds>(
-                options_.default_execute_deadline);
-  const auto quota = std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
-  const bool quota_bound = options_.max_execute_time.count() > 0 && quota <= budget;
-  if (quota_bound) budget = quota;
+  StatusOr<devices::ExecuteOptions> run_options = RunOptionsOf(*execute);
+  if (!run_options.ok()) return Reply(id, run_options.status());
+  devices::ExecuteOptions& options = *run_options;
+  bool quota_bound = false;
+  const std::chrono::microseconds budget = ExecuteBudget(execute->deadline_micros(), &quota_bound);
   // Wait for an execute slot, round-robin with the other clients (the wait
   // shows as Timing.queue_micros); the deadline starts when the run does.
   std::optional<FairGate::Turn> turn;
@@ -822,16 +839,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   counters_->device_peak_bytes.store(device_memory_->peak_bytes(), std::memory_order_relaxed);
   BumpSingleWriter(counters_->device_micros, static_cast<uint64_t>(device_nanos / 1000));
   instance_->CountExecute(run_status.ok());
-  if (!run_status.ok()) {
-    if (quota_bound && run_status.code() == StatusCode::kDeadlineExceeded) {
-      return Reply(id, Status(StatusCode::kDeadlineExceeded,
-                              "Execute: ran past this client's execution time limit "
-                              "(max_execute_time) of " +
-                                  std::to_string(options_.max_execute_time.count()) +
-                                  " ms: " + run_status.message()));
-    }
-    return Reply(id, run_status);
-  }
+  if (!run_status.ok()) return Reply(id, RunFailure(run_status, quota_bound));
   for (size_t j = 0; on_buffers && !direct && j < num_outputs; ++j) {
     StatusOr<std::span<uint8_t>> out = segment_->HeapBytes(outputs[j]);
     if (!out.ok()) {
@@ -871,7 +879,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
     uint64_t handle;
     if (allocate) {
       handle = next_handle_++;
-      buffers_.emplace(handle, Buffer{result_types[i], outputs[i]});
+      buffers_.emplace(handle, Buffer{result_types[i], outputs[i], nullptr});
       buffer_bytes_ += outputs[i].length;
     } else {
       handle = ipc::ReadVectorElement(*execute->results(), i);
@@ -994,15 +1002,7 @@ std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMes
   }
   const uint64_t timeout_micros =
       request.request_as_TransferFromOutfeedRequest()->timeout_micros();
-  std::chrono::microseconds budget =
-      timeout_micros != 0
-          ? std::chrono::microseconds(std::min<uint64_t>(timeout_micros, kMaxDeadlineMicros))
-          : std::chrono::duration_cast<std::chrono::microseconds>(
-                options_.default_execute_deadline);
-  if (options_.max_execute_time.count() > 0) {
-    budget = std::min(budget, std::chrono::duration_cast<std::chrono::microseconds>(
-                                  options_.max_execute_time));
-  }
+  const std::chrono::microseconds budget = ExecuteBudget(timeout_micros, nullptr);
   StatusOr<std::vector<ir::Literal>> values = feeds.Pop(
       FeedDirection::kOutfeed, device, replica, {*type}, Clock::now() + budget, &stop_);
   if (!values.ok()) {

@@ -188,6 +188,15 @@ class Session {
   std::span<const uint8_t> HandleExecuteOnDevice(uint64_t id, const wire::ExecuteRequest* execute,
                                                  const CompiledProgram& program,
                                                  std::chrono::steady_clock::time_point start);
+  // What every execute path shares (session.cc): the request's time
+  // budget — its deadline (or the default), cut to max_execute_time, with
+  // *quota_bound (when not null) telling whether the quota cut it; the run
+  // options the request sets (how resources are filled: INVALID_ARGUMENT
+  // for an unknown fill); and a failed run's status, which names
+  // max_execute_time when the quota's deadline stopped it.
+  std::chrono::microseconds ExecuteBudget(uint64_t deadline_micros, bool* quota_bound) const;
+  static StatusOr<devices::ExecuteOptions> RunOptionsOf(const wire::ExecuteRequest& execute);
+  Status RunFailure(const Status& failed, bool quota_bound) const;
   void PublishCounts();
   // OK when this client may hold `count` more buffers of `bytes` more bytes
   // in all (SessionOptions::max_buffers / max_buffer_bytes), else

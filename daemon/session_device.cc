@@ -29,9 +29,6 @@ uint64_t MicrosOf(Clock::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
 }
 
-// As session.cc: a longer request deadline is taken as this.
-constexpr uint64_t kMaxDeadlineMicros = uint64_t{1} << 50;
-
 }  // namespace
 
 std::span<const uint8_t> Session::HandleCreateDeviceBuffer(uint64_t id,
@@ -171,13 +168,11 @@ std::span<const uint8_t> Session::HandleExecuteOnDevice(uint64_t id, const wire:
     return Reply(id, InvalidArgument("Execute: a program on device '" + program.device +
                                      "' cannot take device-resident buffers"));
   }
-  devices::ExecuteOptions options;
-  std::chrono::microseconds budget =
-      execute->deadline_micros() != 0
-          ? std::chrono::microseconds(std::min<uint64_t>(execute->deadline_micros(), kMaxDeadlineMicros))
-          : std::chrono::duration_cast<std::chrono::microseconds>(options_.default_execute_deadline);
-  const auto quota = std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
-  if (options_.max_execute_time.count() > 0 && quota <= budget) budget = quota;
+  StatusOr<devices::ExecuteOptions> run_options = RunOptionsOf(*execute);
+  if (!run_options.ok()) return Reply(id, run_options.status());
+  devices::ExecuteOptions& options = *run_options;
+  bool quota_bound = false;
+  const std::chrono::microseconds budget = ExecuteBudget(execute->deadline_micros(), &quota_bound);
   options.cancel = &stop_;
   options.device_memory = device_memory_;  // --max-device-bytes
   int64_t device_nanos = 0;
@@ -194,7 +189,7 @@ std::span<const uint8_t> Session::HandleExecuteOnDevice(uint64_t id, const wire:
   counters_->device_peak_bytes.store(device_memory_->peak_bytes(), std::memory_order_relaxed);
   BumpSingleWriter(counters_->device_micros, static_cast<uint64_t>(device_nanos / 1000));
   instance_->CountExecute(run.ok());
-  if (!run.ok()) return Reply(id, run);
+  if (!run.ok()) return Reply(id, RunFailure(run, quota_bound));
   uint64_t* handles = nullptr;
   auto result_vector = fbb.CreateUninitializedVector(num_results, &handles);
   for (size_t i = 0; i < num_results; ++i) {

@@ -31,9 +31,6 @@ uint64_t MicrosOf(Clock::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
 }
 
-// As session.cc: a longer request deadline is taken as this.
-constexpr uint64_t kMaxDeadlineMicros = uint64_t{1} << 50;
-
 // The execute slot of a replicated execution, given back to the gate while
 // any of its processes waits on a feed (so a program blocked on its infeed
 // does not keep other clients' executes out) and taken again when the last
@@ -189,26 +186,12 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
     if (!literal.ok()) return Reply(id, literal.status());
     args[i / num_params].emplace_back(std::move(literal).value());
   }
-  devices::ExecuteOptions common;
-  if (execute->resource_seed().has_value()) common.resource_fill_seed = *execute->resource_seed();
-  switch (execute->resource_fill()) {
-    case 0: common.resource_fill = eval::RandomFill::kUniform; break;
-    case 1: common.resource_fill = eval::RandomFill::kWeights; break;
-    default:
-      return Reply(id, InvalidArgument("Execute: unknown resource_fill " +
-                                       std::to_string(execute->resource_fill())));
-  }
-  // The request's deadline (or the default), cut to the quota: one for the
-  // whole execution, every process's.
-  std::chrono::microseconds budget =
-      execute->deadline_micros() != 0
-          ? std::chrono::microseconds(std::min<uint64_t>(execute->deadline_micros(),
-                                                         kMaxDeadlineMicros))
-          : std::chrono::duration_cast<std::chrono::microseconds>(
-                options_.default_execute_deadline);
-  const auto quota = std::chrono::duration_cast<std::chrono::microseconds>(options_.max_execute_time);
-  const bool quota_bound = options_.max_execute_time.count() > 0 && quota <= budget;
-  if (quota_bound) budget = quota;
+  StatusOr<devices::ExecuteOptions> run_options = RunOptionsOf(*execute);
+  if (!run_options.ok()) return Reply(id, run_options.status());
+  devices::ExecuteOptions& common = *run_options;
+  // One budget for the whole execution, every process's.
+  bool quota_bound = false;
+  const std::chrono::microseconds budget = ExecuteBudget(execute->deadline_micros(), &quota_bound);
   SharedTurn turn(instance_->execute_gate(), fair_key_);
   const Clock::time_point run_start = Clock::now();
   common.deadline = run_start + budget;
@@ -255,17 +238,7 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
   counters_->device_peak_bytes.store(device_memory_->peak_bytes(), std::memory_order_relaxed);
   BumpSingleWriter(counters_->device_micros, static_cast<uint64_t>(total_device_nanos / 1000));
   instance_->CountExecute(results.ok());
-  if (!results.ok()) {
-    const Status& failed = results.status();
-    if (quota_bound && failed.code() == StatusCode::kDeadlineExceeded) {
-      return Reply(id, Status(StatusCode::kDeadlineExceeded,
-                              "Execute: ran past this client's execution time limit "
-                              "(max_execute_time) of " +
-                                  std::to_string(options_.max_execute_time.count()) +
-                                  " ms: " + failed.message()));
-    }
-    return Reply(id, failed);
-  }
+  if (!results.ok()) return Reply(id, RunFailure(results.status(), quota_bound));
   if (results->size() != processes) {
     return Reply(id, Internal("Execute: " + std::to_string(results->size()) +
                               " processes' results for " + std::to_string(processes)));
@@ -296,7 +269,7 @@ std::span<const uint8_t> Session::HandleExecuteReplicated(uint64_t id,
     uint64_t handle;
     if (allocate) {
       handle = next_handle_++;
-      buffers_.emplace(handle, Buffer{program.result_types[i % num_returns], outputs[i]});
+      buffers_.emplace(handle, Buffer{program.result_types[i % num_returns], outputs[i], nullptr});
       buffer_bytes_ += outputs[i].length;
     } else {
       handle = ipc::ReadVectorElement(*execute->results(), i);

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/server.h"
+#include "daemon/test_daemon.h"
 #include "libclient/client.h"
 
 namespace jitd::daemon {
@@ -37,33 +37,13 @@ func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 class ClientReplicasTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = "/tmp/jitd_client_replicas_test_" + std::to_string(::getpid());
-    std::filesystem::remove_all(dir_);
-    socket_ = dir_ + "/jitd.sock";
-    auto instance = Instance::Create({});
-    ASSERT_TRUE(instance.ok());
-    instance_ = std::move(instance).value();
-    ServerOptions options;
-    options.socket_path = socket_;
-    options.handle_signals = false;
-    options.log_level = 0;
-    options.session.segment_bytes = 4 << 20;
-    auto server = Server::Create(instance_.get(), options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    thread_ = std::thread([this] { EXPECT_TRUE(server_->Run().ok()); });
-  }
-  void TearDown() override {
-    if (server_) server_->Stop();
-    if (thread_.joinable()) thread_.join();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    daemon_ = testing::TestDaemon::Start("client_replicas_test");
+    ASSERT_NE(daemon_, nullptr);
+    socket_ = daemon_->socket();
   }
 
-  std::string dir_, socket_;
-  std::unique_ptr<Instance> instance_;
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
+  std::unique_ptr<testing::TestDaemon> daemon_;
+  std::string socket_;
 };
 
 const client::TensorShape kF32x2{wire::ElementType_F32, {2}};

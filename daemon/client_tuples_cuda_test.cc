@@ -4,15 +4,12 @@
 // live on the device. Before the signature was flattened at compile time,
 // such executes were refused (UNIMPLEMENTED).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
-#include <thread>
 
-#include "daemon/server.h"
+#include "daemon/test_daemon.h"
 #include "libclient/client.h"
 
 namespace jitd::daemon {
@@ -20,21 +17,11 @@ namespace {
 
 TEST(ClientTuplesCudaTest, DeviceResidentBuffersTakeTuplePrograms) {
   ::setenv("JITD_CUDA_DRIVER", JITD_FAKE_LIBCUDA_DIR, 1);
-  const std::string dir = "/tmp/jitd_client_tuples_cuda_test_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  auto instance = Instance::Create({});
-  ASSERT_TRUE(instance.ok()) << instance.status().ToString();
-  ServerOptions options;
-  options.socket_path = dir + "/jitd.sock";
-  options.handle_signals = false;
-  options.log_level = 0;
-  options.session.segment_bytes = 4 << 20;
-  auto server = Server::Create(instance->get(), options);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  std::thread thread([&] { EXPECT_TRUE((*server)->Run().ok()); });
+  auto daemon = testing::TestDaemon::Start("client_tuples_cuda_test");
+  ASSERT_NE(daemon, nullptr);
 
   {
-    auto client = client::Client::Connect(options.socket_path);
+    auto client = client::Client::Connect(daemon->socket());
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client::CompileOptions compile;
     compile.device = "cuda";
@@ -72,10 +59,6 @@ func.func @main(%p: tuple<tensor<4xf32>, tensor<4xf32>>, %k: !stablehlo.token) -
     std::memcpy(got, host->data.data(), sizeof(got));
     EXPECT_EQ(std::vector<float>(got, got + 4), std::vector<float>(values, values + 4));
   }
-  (*server)->Stop();
-  thread.join();
-  server->reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

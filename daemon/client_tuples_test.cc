@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/server.h"
+#include "daemon/test_daemon.h"
 #include "devices/cpu/cpu_device.h"
 #include "libclient/client.h"
 
@@ -37,33 +37,13 @@ func.func @main(%p: tuple<tensor<2xf32>, tuple<tensor<i32>>>, %k: !stablehlo.tok
 class ClientTuplesTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    dir_ = "/tmp/jitd_client_tuples_test_" + std::to_string(::getpid());
-    std::filesystem::remove_all(dir_);
-    socket_ = dir_ + "/jitd.sock";
-    auto instance = Instance::Create({});
-    ASSERT_TRUE(instance.ok());
-    instance_ = std::move(instance).value();
-    ServerOptions options;
-    options.socket_path = socket_;
-    options.handle_signals = false;
-    options.log_level = 0;
-    options.session.segment_bytes = 4 << 20;
-    auto server = Server::Create(instance_.get(), options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    thread_ = std::thread([this] { EXPECT_TRUE(server_->Run().ok()); });
-  }
-  void TearDown() override {
-    if (server_) server_->Stop();
-    if (thread_.joinable()) thread_.join();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+    daemon_ = testing::TestDaemon::Start("client_tuples_test");
+    ASSERT_NE(daemon_, nullptr);
+    socket_ = daemon_->socket();
   }
 
-  std::string dir_, socket_;
-  std::unique_ptr<Instance> instance_;
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
+  std::unique_ptr<testing::TestDaemon> daemon_;
+  std::string socket_;
 };
 
 const client::TensorShape kF32x2{wire::ElementType_F32, {2}};
@@ -220,7 +200,7 @@ func.func @main(%p: tuple<tensor<2xf32>>, %k: !stablehlo.token) -> (tuple<tensor
 TEST_P(ClientTuplesTest, TupleProgramsCompileToFlatSignatures) {
   CompileSpec spec;
   spec.device = GetParam();
-  auto outcome = instance_->Compile(R"(
+  auto outcome = daemon_->instance().Compile(R"(
 func.func @main(%p: tuple<tensor<2xf32>, tensor<2xf32>>, %k: !stablehlo.token) -> (!stablehlo.token, tuple<tensor<2xf32>, tuple<>>) {
   %a = stablehlo.get_tuple_element %p[0] : (tuple<tensor<2xf32>, tensor<2xf32>>) -> tensor<2xf32>
   %b = stablehlo.get_tuple_element %p[1] : (tuple<tensor<2xf32>, tensor<2xf32>>) -> tensor<2xf32>
@@ -258,7 +238,7 @@ func.func @main(%p: tuple<tensor<2xf32>, tensor<2xf32>>, %k: !stablehlo.token) -
 // A tuple program's executable loaded from the disk cache keeps its
 // structures (stored in front of the device's blob).
 TEST_P(ClientTuplesTest, StructuresSurviveTheDiskCache) {
-  const std::string cache_dir = dir_ + "/cache";
+  const std::string cache_dir = daemon_->dir() + "/cache";
   InstanceOptions options;
   options.disk_cache_dir = cache_dir;
   options.disk_cache_fsync = false;

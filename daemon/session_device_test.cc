@@ -3,15 +3,12 @@
 // JITD_CUDA_DRIVER): the same limits as every other execute, named the
 // same way when they stop a run.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
-#include <thread>
 
-#include "daemon/server.h"
+#include "daemon/test_daemon.h"
 #include "libclient/client.h"
 
 namespace jitd::daemon {
@@ -35,21 +32,12 @@ func.func @main(%p: tensor<i1>) -> tensor<i1> {
 
 TEST(SessionDeviceTest, TheExecutionTimeLimitIsNamedWhenItStopsADeviceResidentRun) {
   ::setenv("JITD_CUDA_DRIVER", JITD_FAKE_LIBCUDA_DIR, 1);
-  const std::string dir = "/tmp/jitd_session_device_test_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  auto instance = Instance::Create({});
-  ASSERT_TRUE(instance.ok()) << instance.status().ToString();
-  ServerOptions options;
-  options.socket_path = dir + "/jitd.sock";
-  options.handle_signals = false;
-  options.log_level = 0;
-  options.session.segment_bytes = 4 << 20;
-  options.session.max_execute_time = std::chrono::milliseconds(200);
-  auto server = Server::Create(instance->get(), options);
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  std::thread thread([&] { EXPECT_TRUE((*server)->Run().ok()); });
+  SessionOptions session = testing::TestDaemon::Sessions();
+  session.max_execute_time = std::chrono::milliseconds(200);
+  auto daemon = testing::TestDaemon::Start("session_device_test", session);
+  ASSERT_NE(daemon, nullptr);
   {
-    auto client = client::Client::Connect(options.socket_path);
+    auto client = client::Client::Connect(daemon->socket());
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client::CompileOptions compile;
     compile.device = "cuda";
@@ -83,10 +71,6 @@ TEST(SessionDeviceTest, TheExecutionTimeLimitIsNamedWhenItStopsADeviceResidentRu
     EXPECT_EQ(run.status().message().find("max_execute_time"), std::string::npos)
         << run.status().ToString();
   }
-  (*server)->Stop();
-  thread.join();
-  server->reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

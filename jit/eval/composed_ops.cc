@@ -54,33 +54,6 @@ std::vector<int64_t> Ints(const Literal& lit) {
 
 // ---- chlo.broadcast_* -------------------------------------------------------
 
-OpCode StablehloOf(OpCode c) {
-  switch (c) {
-    case OpCode::kChloBroadcastAdd: return OpCode::kAdd;
-    case OpCode::kChloBroadcastAnd: return OpCode::kAnd;
-    case OpCode::kChloBroadcastAtan2: return OpCode::kAtan2;
-    case OpCode::kChloBroadcastCompare: return OpCode::kCompare;
-    case OpCode::kChloBroadcastComplex: return OpCode::kComplex;
-    case OpCode::kChloBroadcastDivide: return OpCode::kDivide;
-    case OpCode::kChloBroadcastMaximum: return OpCode::kMaximum;
-    case OpCode::kChloBroadcastMinimum: return OpCode::kMinimum;
-    case OpCode::kChloBroadcastMultiply: return OpCode::kMultiply;
-    case OpCode::kChloBroadcastNextAfter: return OpCode::kChloNextAfter;
-    case OpCode::kChloBroadcastOr: return OpCode::kOr;
-    case OpCode::kChloBroadcastPolygamma: return OpCode::kChloPolygamma;
-    case OpCode::kChloBroadcastPower: return OpCode::kPower;
-    case OpCode::kChloBroadcastRemainder: return OpCode::kRemainder;
-    case OpCode::kChloBroadcastSelect: return OpCode::kSelect;
-    case OpCode::kChloBroadcastShiftLeft: return OpCode::kShiftLeft;
-    case OpCode::kChloBroadcastShiftRightArithmetic: return OpCode::kShiftRightArithmetic;
-    case OpCode::kChloBroadcastShiftRightLogical: return OpCode::kShiftRightLogical;
-    case OpCode::kChloBroadcastSubtract: return OpCode::kSubtract;
-    case OpCode::kChloBroadcastXor: return OpCode::kXor;
-    case OpCode::kChloBroadcastZeta: return OpCode::kChloZeta;
-    default: return c;
-  }
-}
-
 KernelResult ChloBroadcastKernel(OpContext& ctx) {
   const Type& result = ctx.result_type(0);
   const std::vector<int64_t> bdims = ctx.I64s("broadcast_dimensions");
@@ -116,7 +89,7 @@ KernelResult ChloBroadcastKernel(OpContext& ctx) {
       attrs.Set("compare_type", ir::EnumAttr{"stablehlo", "comparison_type", t->value});
     }
   }
-  return Apply(ctx, StablehloOf(ctx.op().code()), std::move(args), {result}, std::move(attrs));
+  return Apply(ctx, *ir::ElementwiseOfChloBroadcast(ctx.op().code()), std::move(args), {result}, std::move(attrs));
 }
 
 // ---- small CHLO ops ---------------------------------------------------------

@@ -113,6 +113,33 @@ bool IsElementwiseBinary(OpCode c) {
   }
 }
 
+std::optional<OpCode> ElementwiseOfChloBroadcast(OpCode c) {
+  switch (c) {
+    case OpCode::kChloBroadcastAdd: return OpCode::kAdd;
+    case OpCode::kChloBroadcastAnd: return OpCode::kAnd;
+    case OpCode::kChloBroadcastAtan2: return OpCode::kAtan2;
+    case OpCode::kChloBroadcastCompare: return OpCode::kCompare;
+    case OpCode::kChloBroadcastComplex: return OpCode::kComplex;
+    case OpCode::kChloBroadcastDivide: return OpCode::kDivide;
+    case OpCode::kChloBroadcastMaximum: return OpCode::kMaximum;
+    case OpCode::kChloBroadcastMinimum: return OpCode::kMinimum;
+    case OpCode::kChloBroadcastMultiply: return OpCode::kMultiply;
+    case OpCode::kChloBroadcastNextAfter: return OpCode::kChloNextAfter;
+    case OpCode::kChloBroadcastOr: return OpCode::kOr;
+    case OpCode::kChloBroadcastPolygamma: return OpCode::kChloPolygamma;
+    case OpCode::kChloBroadcastPower: return OpCode::kPower;
+    case OpCode::kChloBroadcastRemainder: return OpCode::kRemainder;
+    case OpCode::kChloBroadcastSelect: return OpCode::kSelect;
+    case OpCode::kChloBroadcastShiftLeft: return OpCode::kShiftLeft;
+    case OpCode::kChloBroadcastShiftRightArithmetic: return OpCode::kShiftRightArithmetic;
+    case OpCode::kChloBroadcastShiftRightLogical: return OpCode::kShiftRightLogical;
+    case OpCode::kChloBroadcastSubtract: return OpCode::kSubtract;
+    case OpCode::kChloBroadcastXor: return OpCode::kXor;
+    case OpCode::kChloBroadcastZeta: return OpCode::kChloZeta;
+    default: return std::nullopt;
+  }
+}
+
 std::string Location::ToString() const {
   return std::to_string(line) + ":" + std::to_string(column);
 }

@@ -43,6 +43,12 @@ std::string NearestOpName(std::string_view name);
 bool IsElementwiseUnary(OpCode code);
 bool IsElementwiseBinary(OpCode code);
 
+// The element-wise op a chlo.broadcast_* op applies once its operands are
+// broadcast to the result's shape (chlo.md): OpCode::kAdd for
+// kChloBroadcastAdd, kChloNextAfter for kChloBroadcastNextAfter, ...;
+// nullopt for every other op.
+std::optional<OpCode> ElementwiseOfChloBroadcast(OpCode code);
+
 // Regions nested inside each other (a while in a while in ...) at most this
 // deep: the parser refuses deeper text and VerifyModule deeper IR from any
 // source, and the inline pass never nests past it. Walks over nested

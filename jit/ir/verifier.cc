@@ -581,6 +581,9 @@ struct Arity {
 constexpr int8_t kAny = -1;
 
 Arity ArityOf(OpCode c) {
+  if (const std::optional<OpCode> applied = ElementwiseOfChloBroadcast(c)) {
+    return {static_cast<int8_t>(*applied == OpCode::kSelect ? 3 : 2), 1, 0};
+  }
   switch (c) {
     case OpCode::kFuncCall: return {kAny, kAny, 0, false};
     case OpCode::kFuncReturn:
@@ -667,27 +670,6 @@ Arity ArityOf(OpCode c) {
     case OpCode::kRealDynamicSlice: return {4, 1, 0};
     case OpCode::kChloConstant: return {0, 1, 0};
     case OpCode::kChloScan: return {kAny, kAny, 1};
-    case OpCode::kChloBroadcastSelect: return {3, 1, 0};
-    case OpCode::kChloBroadcastAdd:
-    case OpCode::kChloBroadcastAnd:
-    case OpCode::kChloBroadcastAtan2:
-    case OpCode::kChloBroadcastCompare:
-    case OpCode::kChloBroadcastComplex:
-    case OpCode::kChloBroadcastDivide:
-    case OpCode::kChloBroadcastMaximum:
-    case OpCode::kChloBroadcastMinimum:
-    case OpCode::kChloBroadcastMultiply:
-    case OpCode::kChloBroadcastNextAfter:
-    case OpCode::kChloBroadcastOr:
-    case OpCode::kChloBroadcastPolygamma:
-    case OpCode::kChloBroadcastPower:
-    case OpCode::kChloBroadcastRemainder:
-    case OpCode::kChloBroadcastShiftLeft:
-    case OpCode::kChloBroadcastShiftRightArithmetic:
-    case OpCode::kChloBroadcastShiftRightLogical:
-    case OpCode::kChloBroadcastSubtract:
-    case OpCode::kChloBroadcastXor:
-    case OpCode::kChloBroadcastZeta: return {2, 1, 0};
     case OpCode::kFusion: return {kAny, kAny, 1};
     case OpCode::kCheckExpectEq:
     case OpCode::kCheckExpectAlmostEq:
@@ -3557,6 +3539,7 @@ class Verifier {
     if (const EwRule rule = ElementwiseRule(op.code()); rule.kind != Ew::kNone) {
       return CheckElementwise(op, rule);
     }
+    if (ElementwiseOfChloBroadcast(op.code())) return CheckChloBroadcast(op);
     switch (op.code()) {
       case OpCode::kFuncCall: return VerifyCall(op);
       case OpCode::kFuncReturn: return VerifyFuncReturn(op);
@@ -3642,27 +3625,6 @@ class Verifier {
       case OpCode::kChloConstantLike: return CheckChloConstantLike(op);
       case OpCode::kChloRaggedDot: return CheckRaggedDot(op);
       case OpCode::kChloScan: return CheckScan(op);
-      case OpCode::kChloBroadcastAdd:
-      case OpCode::kChloBroadcastAnd:
-      case OpCode::kChloBroadcastAtan2:
-      case OpCode::kChloBroadcastCompare:
-      case OpCode::kChloBroadcastComplex:
-      case OpCode::kChloBroadcastDivide:
-      case OpCode::kChloBroadcastMaximum:
-      case OpCode::kChloBroadcastMinimum:
-      case OpCode::kChloBroadcastMultiply:
-      case OpCode::kChloBroadcastNextAfter:
-      case OpCode::kChloBroadcastOr:
-      case OpCode::kChloBroadcastPolygamma:
-      case OpCode::kChloBroadcastPower:
-      case OpCode::kChloBroadcastRemainder:
-      case OpCode::kChloBroadcastSelect:
-      case OpCode::kChloBroadcastShiftLeft:
-      case OpCode::kChloBroadcastShiftRightArithmetic:
-      case OpCode::kChloBroadcastShiftRightLogical:
-      case OpCode::kChloBroadcastSubtract:
-      case OpCode::kChloBroadcastXor:
-      case OpCode::kChloBroadcastZeta: return CheckChloBroadcast(op);
       case OpCode::kFusion: return CheckFusion(op);
       case OpCode::kCheckExpectEq:
       case OpCode::kCheckExpectEqConst:

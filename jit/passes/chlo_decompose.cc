@@ -177,33 +177,6 @@ std::vector<Value*> DecomposeTopK(Op& op, RewriteWalker& w) {
 // chlo.broadcast_*: each operand not already of the result's shape goes
 // through broadcast_in_dim (its broadcast_dimensions, or trailing
 // dimensions aligned), then the element-wise op: what the evaluator runs.
-OpCode ElementwiseOfBroadcast(OpCode c) {
-  switch (c) {
-    case OpCode::kChloBroadcastAdd: return OpCode::kAdd;
-    case OpCode::kChloBroadcastAnd: return OpCode::kAnd;
-    case OpCode::kChloBroadcastAtan2: return OpCode::kAtan2;
-    case OpCode::kChloBroadcastCompare: return OpCode::kCompare;
-    case OpCode::kChloBroadcastComplex: return OpCode::kComplex;
-    case OpCode::kChloBroadcastDivide: return OpCode::kDivide;
-    case OpCode::kChloBroadcastMaximum: return OpCode::kMaximum;
-    case OpCode::kChloBroadcastMinimum: return OpCode::kMinimum;
-    case OpCode::kChloBroadcastMultiply: return OpCode::kMultiply;
-    case OpCode::kChloBroadcastNextAfter: return OpCode::kChloNextAfter;
-    case OpCode::kChloBroadcastOr: return OpCode::kOr;
-    case OpCode::kChloBroadcastPolygamma: return OpCode::kChloPolygamma;
-    case OpCode::kChloBroadcastPower: return OpCode::kPower;
-    case OpCode::kChloBroadcastRemainder: return OpCode::kRemainder;
-    case OpCode::kChloBroadcastSelect: return OpCode::kSelect;
-    case OpCode::kChloBroadcastShiftLeft: return OpCode::kShiftLeft;
-    case OpCode::kChloBroadcastShiftRightArithmetic: return OpCode::kShiftRightArithmetic;
-    case OpCode::kChloBroadcastShiftRightLogical: return OpCode::kShiftRightLogical;
-    case OpCode::kChloBroadcastSubtract: return OpCode::kSubtract;
-    case OpCode::kChloBroadcastXor: return OpCode::kXor;
-    case OpCode::kChloBroadcastZeta: return OpCode::kChloZeta;
-    default: return c;
-  }
-}
-
 std::vector<Value*> DecomposeBroadcast(Op& op, RewriteWalker& w) {
   const Type& result = op.result(0)->type();
   const std::optional<std::vector<int64_t>> bdims = op.GetI64Array("broadcast_dimensions");
@@ -233,7 +206,7 @@ std::vector<Value*> DecomposeBroadcast(Op& op, RewriteWalker& w) {
       attrs.Set("compare_type", ir::EnumAttr{"stablehlo", "comparison_type", t->value});
     }
   }
-  return {Emit(w, op, ElementwiseOfBroadcast(op.code()), std::move(args), result, std::move(attrs))};
+  return {Emit(w, op, *ir::ElementwiseOfChloBroadcast(op.code()), std::move(args), result, std::move(attrs))};
 }
 
 // chlo.mulhi on 8/16/32-bit integers: the product in the type twice as wide
@@ -291,6 +264,7 @@ std::vector<Value*> DecomposeConstantLike(Op& op, RewriteWalker& w) {
 std::vector<Value*> Decompose(Op& op, RewriteWalker& w) {
   if (op.num_results() == 0) return {};
   const Type& type = op.result(0)->type();
+  if (ir::ElementwiseOfChloBroadcast(op.code())) return DecomposeBroadcast(op, w);
   switch (op.code()) {
     case OpCode::kChloTan:
       return {Emit(w, op, OpCode::kTan, {op.operand(0)}, type)};
@@ -329,28 +303,6 @@ std::vector<Value*> Decompose(Op& op, RewriteWalker& w) {
     }
     case OpCode::kChloConstantLike:
       return DecomposeConstantLike(op, w);
-    case OpCode::kChloBroadcastAdd:
-    case OpCode::kChloBroadcastAnd:
-    case OpCode::kChloBroadcastAtan2:
-    case OpCode::kChloBroadcastCompare:
-    case OpCode::kChloBroadcastComplex:
-    case OpCode::kChloBroadcastDivide:
-    case OpCode::kChloBroadcastMaximum:
-    case OpCode::kChloBroadcastMinimum:
-    case OpCode::kChloBroadcastMultiply:
-    case OpCode::kChloBroadcastNextAfter:
-    case OpCode::kChloBroadcastOr:
-    case OpCode::kChloBroadcastPolygamma:
-    case OpCode::kChloBroadcastPower:
-    case OpCode::kChloBroadcastRemainder:
-    case OpCode::kChloBroadcastSelect:
-    case OpCode::kChloBroadcastShiftLeft:
-    case OpCode::kChloBroadcastShiftRightArithmetic:
-    case OpCode::kChloBroadcastShiftRightLogical:
-    case OpCode::kChloBroadcastSubtract:
-    case OpCode::kChloBroadcastXor:
-    case OpCode::kChloBroadcastZeta:
-      return DecomposeBroadcast(op, w);
     default:
       return {};
   }

@@ -119,7 +119,11 @@ TEST_F(ServerTest, MalformedMessageThenKeepsWorking) {
 }
 
 TEST_F(ServerTest, SecondServerOnSameSocketIsRefused) {
-  auto second = Server::Create(instance_.get(), {socket_, {}, false, 0, {}});
+  ServerOptions options;
+  options.socket_path = socket_;
+  options.handle_signals = false;
+  options.log_level = 0;
+  auto second = Server::Create(instance_.get(), options);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
 }
@@ -151,7 +155,11 @@ TEST(ServerStaleTest, StaleSocketIsReplaced) {
   }
   auto instance = Instance::Create({});
   ASSERT_TRUE(instance.ok());
-  auto server = Server::Create(instance->get(), {path, {}, false, 0, {}});
+  ServerOptions options;
+  options.socket_path = path;
+  options.handle_signals = false;
+  options.log_level = 0;
+  auto server = Server::Create(instance->get(), options);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   server->reset();
   EXPECT_FALSE(std::filesystem::exists(path));

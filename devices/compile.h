@@ -48,7 +48,7 @@ struct ProgramCompileOptions {
   // needs them: it is refined for them first (jit/passes/refine_shapes.h,
   // step "refine-shapes"); a static program must declare exactly these.
   // Empty = the program's own (a dynamic program is then refused).
-  std::vector<ir::Type> argument_types;
+  std::vector<ir::Type> argument_types{};
   // Rewrite the entry function to take and return tensors only (jit/passes/
   // flatten_signature.h, step "flatten-signature", after verify and before
   // the pipeline): what callers that pass raw buffers (the daemon) need

@@ -44,11 +44,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "python_call_driver: WARMUP must be >= 0 and CALLS > 0\n");
     return 2;
   }
-  jitd_client_options_t options = {JITD_CLIENT_OPTIONS_STRUCT_SIZE, argv[1], 0, 0, 0};
+  jitd_client_options_t options = {.struct_size = JITD_CLIENT_OPTIONS_STRUCT_SIZE, .socket_path = argv[1]};
   jitd_client_t* client = NULL;
   jitd_status_t* status = jitd_client_connect(&options, &client);
   if (status != NULL) return fail("connect", status);
-  jitd_compile_options_t compile = {JITD_COMPILE_OPTIONS_STRUCT_SIZE, argv[2], 0, NULL};
+  jitd_compile_options_t compile = {.struct_size = JITD_COMPILE_OPTIONS_STRUCT_SIZE, .device = argv[2]};
   jitd_executable_t* exe = NULL;
   status = jitd_client_compile(client, kAdd, strlen(kAdd), &compile, &exe);
   if (status != NULL) return fail("compile", status);

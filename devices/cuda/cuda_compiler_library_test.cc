@@ -30,12 +30,6 @@ CudaCompileOptions Options(bool libraries) {
   return options;
 }
 
-size_t CountSteps(const CudaProgram& p, CudaStep::Kind kind) {
-  size_t n = 0;
-  for (const CudaStep& s : p.steps) n += s.kind == kind ? 1 : 0;
-  return n;
-}
-
 const CudaStep* FirstLibraryCall(const CudaProgram& p) {
   for (const CudaStep& s : p.steps) {
     if (s.kind == CudaStep::Kind::kLibraryCall) return &s;

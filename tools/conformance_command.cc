@@ -230,7 +230,7 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
   cmd->add_option("--pipeline", args.pipeline,
                   "Compiler passes (`default`, PASS,PASS,..., or `none`) run on every module, "
                   "verifying after each, before the device compiles it; default: the device's "
-                  "own (none for the interpreter, `default` for cpu)")
+                  "own (none for the interpreter, `default` for cpu and cuda)")
       ->type_name("PASSES");
   cmd->add_flag("--compile-only", args.compile_only,
                "With --device=cuda: compile every program to a cubin (PTX through LLVM, assembled "
@@ -254,10 +254,10 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
 }
 
 int RunConformance(const ConformanceArgs& args) {
-  if (args.compile_only || args.device == "cuda") {
-    if (!args.compile_only || args.device != "cuda") {
-      std::fprintf(stderr, "jitd conformance: --compile-only needs --device=cuda, and --device=cuda runs only "
-                           "with --compile-only (the cuda device does not execute yet)\n");
+  if (args.compile_only) {
+    if (args.device != "cuda") {
+      std::fprintf(stderr, "jitd conformance: --compile-only needs --device=cuda, not --device=%s\n",
+                   args.device.c_str());
       return 2;
     }
 #if JITD_HAVE_CUDA_COMPILER
@@ -280,6 +280,17 @@ int RunConformance(const ConformanceArgs& args) {
     std::fprintf(stderr, "jitd conformance: this jitd was built without the cuda compiler\n");
     return 2;
 #endif
+  }
+  // The cuda device that runs programs compiles for its own GPU with what it
+  // finds; these choose a compile-only target.
+  const char* compile_only_flag = args.cuda_no_libraries            ? "--cuda-no-libraries"
+                                  : args.cuda_no_cudnn              ? "--cuda-no-cudnn"
+                                  : args.cuda_arch != "sm_90"       ? "--cuda-arch"
+                                  : args.ptx_assembler != "auto"    ? "--ptx-assembler"
+                                                                    : nullptr;
+  if (compile_only_flag) {
+    std::fprintf(stderr, "jitd conformance: %s applies to --compile-only runs only\n", compile_only_flag);
+    return 2;
   }
   auto device = devices::CreateDevice(args.device);
   if (!device.ok()) {

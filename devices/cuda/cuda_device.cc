@@ -13,6 +13,8 @@
 #include "devices/cuda/cuda_libraries.h"
 #include "devices/cuda/cuda_program.h"
 #include "devices/cuda/ptx_compiler.h"
+#include "jit/codegen/fusion.h"
+#include "jit/passes/fusion.h"
 
 namespace jitd::devices::cuda {
 
@@ -810,7 +812,14 @@ CudaCompileOptions CudaDevice::MakeCompileOptions(bool dumps) const {
   compile.use_cufft = settings.use_libraries && shared_->Libraries().cufft() != nullptr;
   compile.use_cudnn = settings.use_libraries && shared_->Libraries().cudnn() != nullptr;
   compile.exact_f32 = settings.exact_f32;
+  // devices::CompileProgram ran this device's pipeline (or the caller's).
+  compile.pipeline = "";
   return compile;
+}
+
+void CudaDevice::ConfigurePipeline(passes::PipelineOptions& options) const {
+  options.fusion = std::make_shared<const passes::FusionPolicy>(codegen::NvptxFusionPolicy());
+  options.lower_quantized = true;
 }
 
 StatusOr<std::unique_ptr<DeviceBuffer>> CudaDevice::AllocateBuffer(

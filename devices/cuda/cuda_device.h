@@ -91,7 +91,15 @@ class CudaDevice final : public Device {
   ~CudaDevice() override;
 
   std::string_view name() const override { return "cuda"; }
+  // jit/passes' default pipeline runs in front of code generation
+  // (devices::CompileProgram: --pipeline replaces it, dumps show each pass).
+  std::string_view pipeline() const override { return "default"; }
+  // The pipeline ends with jit/passes' fusion under the NVPTX policy and
+  // lowers quantized ops.
+  void ConfigurePipeline(passes::PipelineOptions& options) const override;
   using Device::Compile;
+  // Code generation only: the module has been through the pipeline
+  // (devices::CompileProgram). One without fusion ops is fused first.
   StatusOr<std::unique_ptr<Executable>> Compile(std::shared_ptr<const ir::Module> module,
                                                 const CompileOptions& options) const override;
   // The executable's CudaProgram (cubin included) for the disk cache:

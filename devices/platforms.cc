@@ -47,6 +47,10 @@ DeviceAvailability Probe(const std::string& name) {
     d.context_resets = stats.context_resets;
     d.pinned_bytes = stats.pinned_bytes;
     d.registered_bytes = stats.registered_bytes;
+    if (!stats.lost.empty()) {  // a sticky error the driver would not reset
+      d.available = false;
+      d.reason = "lost: " + stats.lost;
+    }
   }
   if (probe.available) d.libraries = cuda::CudaLibrariesLine();
   if (probe.available) d.ptx_assembly = cuda::CudaPtxAssemblyLine();

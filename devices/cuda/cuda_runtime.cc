@@ -145,7 +145,7 @@ CudaRuntime::~CudaRuntime() {
 
 CUresult CudaRuntime::MakeCurrentLocked(std::string& what) {
   if (!context_) {
-    what = "the CUDA context (lost in an earlier reset that failed: " + last_reset_ + ")";
+    what = "the GPU is unusable in this process: " + lost_;
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   }
   const uint64_t gen = generation();
@@ -178,12 +178,21 @@ Status CudaRuntime::Guarded(F&& body) {
 Status CudaRuntime::Fail(CUresult result, std::string_view what, uint64_t seen) {
   Status status = CudaStatus(symbols_, result, what);
   if (!IsStickyError(result)) return status;
+  {
+    std::shared_lock lock(context_mu_);
+    // Lost already: the message names the first error; no reset again.
+    if (!lost_.empty()) return Status(StatusCode::kUnavailable, status.message());
+  }
   Status reset = Reset(status.message(), seen);
   std::string message = status.message() +
                         "; the GPU's context was reset: work in flight on every stream failed "
                         "and device buffers made before were lost";
   if (!reset.ok()) {
-    message += "; re-creating the context failed: " + reset.message();
+    std::unique_lock lock(context_mu_);
+    lost_ = "after " + status.message() + " the CUDA driver made no new context (" + reset.message() +
+            "); only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
+    message += "; re-creating the context failed: " + reset.message() +
+               "; only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
   } else {
     message += "; modules were reloaded, new work runs";
   }
@@ -192,7 +201,8 @@ Status CudaRuntime::Fail(CUresult result, std::string_view what, uint64_t seen) 
 
 Status CudaRuntime::Reset(const std::string& cause, uint64_t seen) {
   std::unique_lock lock(context_mu_);
-  if (generation() != seen) return Status::Ok();  // another call reset it already
+  // Another call reset it already (or found no new context).
+  if (generation() != seen) return lost_.empty() ? Status::Ok() : Status(StatusCode::kUnavailable, lost_);
   const CudaSymbols& s = symbols_;
   std::lock_guard<std::mutex> state(mu_);
   // Everything made in the old context dies with it: forget, don't free.
@@ -796,6 +806,7 @@ CudaRuntimeStats CudaRuntime::stats() const {
   CudaRuntimeStats out;
   {
     std::shared_lock lock(context_mu_);
+    out.lost = lost_;
     CudaPoolUsage usage = allocator_.usage();
     out.pool_used_bytes = usage.used_bytes;
     out.pool_reserved_bytes = usage.reserved_bytes;

@@ -18,6 +18,12 @@
 //    calls in flight on other streams fail UNAVAILABLE; streams, events and
 //    registrations are re-made on their next use; device buffers from
 //    before are lost (CheckAllocation). Other clients' next calls work.
+//    Where the driver makes no new context after the error — NVIDIA's
+//    driver 580 on an H200 refuses every context in the process after a
+//    kernel's illegal address (seen 2026-11-29), as CUDA documents for
+//    sticky errors — the runtime is lost: every later call fails
+//    UNAVAILABLE naming the first error and that only a new process can use
+//    the GPU (CudaRuntimeStats::lost), and no reset is tried again.
 //
 // Thread safety: CudaRuntime is thread-safe. A CudaStream is used by one
 // thread at a time (its session's). Lifetime: streams, events, modules,
@@ -168,6 +174,7 @@ struct CudaRuntimeStats {
   uint64_t loaded_modules = 0;
   uint64_t context_resets = 0;
   std::string last_reset;          // what caused the last reset ("" = none)
+  std::string lost;                // why this process cannot use the GPU any more ("" = it can)
 };
 
 class CudaRuntime {
@@ -305,6 +312,7 @@ class CudaRuntime {
   const uint64_t id_;              // tells runtimes apart in thread-local state
   uint64_t resets_ = 0;
   std::string last_reset_;
+  std::string lost_;  // set (under context_mu_) when a reset found no new context
 };
 
 }  // namespace jitd::devices::cuda

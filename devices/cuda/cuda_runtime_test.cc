@@ -293,6 +293,45 @@ TEST(CudaRuntime, StickyErrorResetsTheContextAndReloadsModules) {
   EXPECT_EQ(fake.context_resets(), 1);
 }
 
+// NVIDIA's driver makes no new context in a process after a kernel's
+// illegal address (seen on an H200): the runtime then says, once and on
+// every later call, that only a new process can use the GPU, and does not
+// try to reset again.
+TEST(CudaRuntime, AStickyErrorTheDriverWillNotResetLosesTheGpuForTheProcess) {
+  FakeDriver fake(FakeDriverOptions{.sticky_errors_outlive_reset = true});
+  fake.SetKernel("fault", [](void**, unsigned, unsigned) { return CUDA_ERROR_ILLEGAL_ADDRESS; });
+  auto runtime = OpenOrDie(fake);
+  auto stream = runtime->CreateStream();
+  ASSERT_TRUE(stream.ok());
+  auto module = runtime->LoadModule(FakeDriver::Cubin({"fault"}), {"fault"});
+  ASSERT_TRUE(module.ok());
+  EXPECT_TRUE(runtime->stats().lost.empty());
+
+  Status fault = runtime->Launch(**module, 0, Dim3{1}, Dim3{1}, 0, {}, **stream);
+  EXPECT_EQ(fault.code(), StatusCode::kUnavailable);
+  EXPECT_NE(fault.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << fault.message();
+  EXPECT_NE(fault.message().find("only a new process can use the GPU"), std::string::npos) << fault.message();
+  const std::string lost = runtime->stats().lost;
+  EXPECT_NE(lost.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << lost;
+  EXPECT_EQ(fake.context_resets(), 1);
+
+  // Later calls, on any stream: the first error and the remedy, no reset.
+  auto other = runtime->CreateStream();
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(other.status().message().find("the GPU is unusable in this process"), std::string::npos)
+      << other.status().message();
+  EXPECT_NE(other.status().message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos);
+  auto account = runtime->CreateAccount("a", 0);
+  auto buffer = runtime->Allocate(account, 64, **stream);
+  ASSERT_FALSE(buffer.ok());
+  EXPECT_EQ(buffer.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(buffer.status().message().find("only a new process can use the GPU"), std::string::npos)
+      << buffer.status().message();
+  EXPECT_EQ(fake.context_resets(), 1);
+  EXPECT_EQ(runtime->stats().lost, lost);
+}
+
 TEST(CudaRuntime, CallsInFlightFailOnceAndOneResetHappens) {
   FakeDriver fake;
   auto runtime = OpenOrDie(fake);

@@ -13,6 +13,7 @@ struct FakeDriver::State {
   CUresult host_register_result = CUDA_SUCCESS;
   bool initialized = false;
   CUresult sticky = CUDA_SUCCESS;  // the context is broken while set
+  CUresult process_sticky = CUDA_SUCCESS;  // options.sticky_errors_outlive_reset: the first one
   int epoch = 1;                   // counts up at each context reset
   int retained = 0;
   int resets = 0;
@@ -53,6 +54,7 @@ struct FakeDriver::State {
     pools.clear();
     modules.clear();
     functions.clear();
+    if (options.sticky_errors_outlive_reset && process_sticky == CUDA_SUCCESS) process_sticky = sticky;
     sticky = CUDA_SUCCESS;
     ++epoch;
   }
@@ -164,6 +166,7 @@ CUresult DeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice) {
 }
 CUresult PrimaryCtxRetain(CUcontext* c, CUdevice) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain");
+  if (st.process_sticky != CUDA_SUCCESS) return st.process_sticky;
   ++st.retained;
   *c = st.context();
   return CUDA_SUCCESS;

@@ -46,6 +46,10 @@ struct FakeDriverOptions {
   // Bytes past malloc's (16-byte aligned) address that pool allocations
   // start: a driver aligning less than jitd's kernels assume.
   uint64_t allocation_offset = 0;
+  // A sticky error breaks the GPU for the whole process, as NVIDIA's
+  // driver 580 did on an H200 (2026-11-29): cuDevicePrimaryCtxReset
+  // succeeds, but every later cuDevicePrimaryCtxRetain answers the error.
+  bool sticky_errors_outlive_reset = false;
 };
 
 class FakeDriver {

@@ -2049,6 +2049,7 @@ class Emitter final : public ElementalEmitter {
       case OpCode::kTanh:
         // libmvec's f32 tanh meets the corpus tolerance (checked by
         // jitd_conformance_cpu); f64 stays on scalar libm.
+        if (!target_.HasAccurateF32Tanh()) return LibmCallWide("tanh", x[0]);
         return LibmCall("tanh", {x[0]}, /*precise=*/t == DType::kF64);
       case OpCode::kSine: return LibmCallWide("sin", x[0]);
       case OpCode::kCosine: return LibmCallWide("cos", x[0]);

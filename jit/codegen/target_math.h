@@ -79,6 +79,11 @@ class TargetMath {
   // Whether the 8-bit float types (f8E4M3FN & co) are handled: reading
   // them needs a table in the module, writing needs the host's EncodeFloat.
   virtual bool HasNarrowFloats() const { return HasHostRuntime(); }
+
+  // Whether f32 tanh calls the target's f32 function. The host's (libmvec)
+  // meets the corpus's 3 ULP; where it does not, tanh is computed in f64
+  // and rounded once.
+  virtual bool HasAccurateF32Tanh() const { return true; }
 };
 
 // The host's TargetMath (cpu/cpu_target_math.h): the default of every

@@ -92,8 +92,12 @@ def main():
     # The same through Execute with plain arrays.
     probs = executable.Execute([x] + params)
     worst = max(worst, float(np.abs(probs - numpy_mlp(x, *params)).max()))
-    print("max |jitd - numpy| = %.3g" % worst)
-    if worst > 1e-5:
+    # cuda computes f32 dots at DEFAULT precision in TF32 (10-bit
+    # mantissas), as XLA does on GPUs: about 1e-3 relative per product here.
+    # `jitd serve --cuda-exact-f32` makes them exact f32 (then 1e-5 holds).
+    tolerance = 2e-3 if client.platform == "cuda" else 1e-5
+    print("max |jitd - numpy| = %.3g (tolerance %g on %s)" % (worst, tolerance, client.platform))
+    if worst > tolerance:
         print("MISMATCH against numpy", file=sys.stderr)
         return 1
     return 0

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -113,6 +114,10 @@ int RunCudaCompileOnly(const ConformanceArgs& args, const std::vector<std::strin
   // --cuda-no-cudnn: the plan of a machine without cuDNN (convolutions
   // through im2col + cuBLASLt, else jit's own kernel).
   if (args.cuda_no_cudnn) options.use_cudnn = false;
+  // Every library call that can be planned is (a GPU device gives the
+  // corpus's small dots and convolutions jitd's exact kernels instead), so
+  // that every library plan is checked.
+  options.library_min_multiply_adds = 0;
   options.pipeline = args.pipeline.empty() ? kCompileOnlyPipeline : args.pipeline == "none" ? "" : args.pipeline;
   if (auto v = devices::cuda::ChoosePtxVersion(options.sm, (*assembler)->toolchain().max_ptx_version); !v.ok()) {
     std::fprintf(stderr, "jitd conformance: --cuda-arch: %s\n", v.status().message().c_str());
@@ -230,7 +235,8 @@ CLI::App* AddConformanceCommand(CLI::App& app, ConformanceArgs& args) {
   cmd->add_option("--pipeline", args.pipeline,
                   "Compiler passes (`default`, PASS,PASS,..., or `none`) run on every module, "
                   "verifying after each, before the device compiles it; default: the device's "
-                  "own (none for the interpreter, `default` for cpu and cuda)")
+                  "own (none for the interpreter, `default` for cpu and cuda; the GPU's kernels see "
+                  "every op only with `inline,decompose-chlo,cse,dce`)")
       ->type_name("PASSES");
   cmd->add_flag("--compile-only", args.compile_only,
                "With --device=cuda: compile every program to a cubin (PTX through LLVM, assembled "
@@ -291,6 +297,12 @@ int RunConformance(const ConformanceArgs& args) {
   if (compile_only_flag) {
     std::fprintf(stderr, "jitd conformance: %s applies to --compile-only runs only\n", compile_only_flag);
     return 2;
+  }
+  if (args.device == "cuda") {
+    // The corpus's expected values are exact f32 products; DEFAULT
+    // precision lets cuBLASLt / cuDNN use TF32, as XLA does on GPUs.
+    ::setenv("JITD_CUDA_EXACT_F32", "1", 1);
+    std::fprintf(stderr, "jitd conformance: cuda: f32 matmuls and convolutions exact (--cuda-exact-f32)\n");
   }
   auto device = devices::CreateDevice(args.device);
   if (!device.ok()) {

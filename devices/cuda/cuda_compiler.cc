@@ -109,6 +109,31 @@ StatusOr<std::string> ConstantBytes(const Op& op) {
   return out;
 }
 
+// Multiply-adds of a dot_general or convolution: its result elements
+// times the products each one sums.
+int64_t MultiplyAdds(const Op& op) {
+  const int64_t results = op.result(0)->type().num_elements();
+  const ir::Type& rhs = op.operand(1)->type();
+  int64_t per_result = 1;
+  if (op.code() == OpCode::kConvolution) {
+    const ir::Attribute* a = op.attr("dimension_numbers");
+    const auto* dn = a ? a->get_if<ir::ConvDimensionNumbers>() : nullptr;
+    for (size_t d = 0; d < rhs.dims().size(); ++d) {
+      if (!dn || static_cast<int64_t>(d) != dn->kernel_output_feature_dimension) per_result *= rhs.dims()[d];
+    }
+  } else {
+    const ir::StructAttr* dn = op.GetStruct("dot_dimension_numbers");
+    const ir::Type& lhs = op.operand(0)->type();
+    for (const ir::StructField& f : dn ? dn->fields : std::vector<ir::StructField>{}) {
+      if (f.name != "lhs_contracting_dimensions") continue;
+      for (int64_t d : f.values) {
+        if (d >= 0 && d < static_cast<int64_t>(lhs.dims().size())) per_result *= lhs.dims()[static_cast<size_t>(d)];
+      }
+    }
+  }
+  return results * per_result;
+}
+
 std::string DescribeSpec(const codegen::KernelSpec& spec, const codegen::GridPlan& plan) {
   std::string ops;
   for (const Op* op : spec.fused) {
@@ -677,7 +702,8 @@ class Compiler {
   // thread per result element, the interpreter's exact dot (dot_kernel.h).
   Status PlanDot(const Op& op) {
     std::string library_why = "cuBLASLt is off (not loaded)";
-    if (options_.use_cublaslt) {
+    const bool small = codegen::IsNvptxEmittableDot(op) && MultiplyAdds(op) < options_.library_min_multiply_adds;
+    if (options_.use_cublaslt && !small) {
       JITD_ASSIGN_OR_RETURN(MatmulProblem problem, MatmulProblemOf(op));
       StatusOr<CublasLtMatmulPlan> plan = PlanCublasLtMatmul(problem, options_.exact_f32);
       if (plan.ok()) {
@@ -719,14 +745,16 @@ class Compiler {
   // (dot_kernel.h).
   Status PlanConvolution(const Op& op) {
     std::string library_why = "cuDNN is off (not loaded)";
-    if (options_.use_cudnn) {
+    const bool small =
+        codegen::IsNvptxEmittableConvolution(op) && MultiplyAdds(op) < options_.library_min_multiply_adds;
+    if (options_.use_cudnn && !small) {
       StatusOr<CudnnConvPlan> plan = PlanCudnnConvolution(op, options_.exact_f32);
       if (plan.ok()) return PlanCudnnCall(op, *plan);
       if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
       library_why = plan.status().message();
     }
     // cuDNN absent or refusing: im2col + a cuBLASLt matmul (im2col_plan.h).
-    if (options_.use_cublaslt) {
+    if (options_.use_cublaslt && !small) {
       StatusOr<Im2colConvPlan> plan = PlanIm2colConvolution(op, options_.exact_f32);
       if (plan.ok()) return PlanIm2colCall(op, *plan);
       if (plan.status().code() != StatusCode::kNotFound) return Refuse(op, plan.status().message());
@@ -1163,7 +1191,8 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
          std::to_string(l.vector_min_items) + "/" + std::to_string(l.vector_max_ops) + " O3" +
          (options.use_cublaslt ? " cublaslt" : "") + (options.use_cufft ? " cufft" : "") +
          (options.use_cudnn ? " cudnn" : "") +
-         (options.exact_f32 ? " exact-f32" : "");
+         (options.exact_f32 ? " exact-f32" : "") +
+         " library_min=" + std::to_string(options.library_min_multiply_adds);
 }
 
 std::string DescribeCudaProgram(const CudaProgram& program) {

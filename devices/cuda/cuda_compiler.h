@@ -58,6 +58,13 @@ struct CudaCompileOptions {
   // Exact f32 matmuls whatever precision_config says (no TF32):
   // `jitd serve --cuda-exact-f32`.
   bool exact_f32 = false;
+  // Dots and convolutions of fewer multiply-adds than this run jitd's exact
+  // kernel even where a library would take them: the library call costs
+  // more than the work, and the exact kernel sums in the interpreter's
+  // order (cuBLASLt's order left complex results of the corpus's 4x3x6
+  // dots up to 172 ULP off in a cancelling part, on an H200). 0: the
+  // libraries take every problem they can.
+  int64_t library_min_multiply_adds = kLibraryMinMultiplyAdds;
 };
 
 // The PTX ISA version for `sm` that both this LLVM writes and

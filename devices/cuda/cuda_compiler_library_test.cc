@@ -27,6 +27,7 @@ CudaCompileOptions Options(bool libraries) {
   options.pipeline = "";     // nothing folded: every op reaches the compiler
   options.use_cublaslt = libraries;
   options.use_cufft = libraries;
+  options.library_min_multiply_adds = 0;  // small problems through the libraries too
   return options;
 }
 
@@ -72,6 +73,44 @@ TEST(CudaCompilerLibraryTest, DotGeneralBecomesOneCublasLtCall) {
   ASSERT_NE(back_call, nullptr);
   EXPECT_EQ(back_call->library.plan, call->library.plan);
   EXPECT_EQ(back_call->library.buffers, call->library.buffers);
+}
+
+// A dot or convolution of fewer multiply-adds than library_min_multiply_adds
+// gets jitd's exact kernel; at the threshold, the library call.
+TEST(CudaCompilerLibraryTest, SmallDotsAndConvolutionsKeepTheExactKernel) {
+  constexpr char kConv[] = R"(
+func.func @main(%x: tensor<1x8x8x4xf32>, %k: tensor<3x3x4x2xf32>) -> tensor<1x6x6x2xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x4xf32>, tensor<3x3x4x2xf32>) -> tensor<1x6x6x2xf32>
+  return %0 : tensor<1x6x6x2xf32>
+})";
+  struct Case {
+    const char* text;
+    int64_t multiply_adds;  // result elements x products summed per element
+  };
+  for (const Case& c : {Case{kBatchedDot, 2 * 3 * 5 * 4}, Case{kConv, 6 * 6 * 2 * (3 * 3 * 4)}}) {
+    auto module = ParseOrFail(c.text);
+    ASSERT_NE(module, nullptr);
+    CudaCompileOptions options = Options(true);
+    options.use_cudnn = true;
+    options.library_min_multiply_adds = c.multiply_adds + 1;
+    auto small = CompileCuda(*module, options);
+    ASSERT_TRUE(small.ok()) << small.status().message();
+    EXPECT_EQ(small->library_calls, 0) << DescribeCudaProgram(*small);
+    EXPECT_EQ(small->launches, 1) << DescribeCudaProgram(*small);
+    EXPECT_NE(DescribeCudaProgram(*small).find("exact"), std::string::npos) << DescribeCudaProgram(*small);
+    options.library_min_multiply_adds = c.multiply_adds;
+    auto large = CompileCuda(*module, options);
+    ASSERT_TRUE(large.ok()) << large.status().message();
+    EXPECT_EQ(large->library_calls, 1) << DescribeCudaProgram(*large);
+  }
+  // The default: corpus-sized problems keep the kernel.
+  auto module = ParseOrFail(kBatchedDot);
+  ASSERT_NE(module, nullptr);
+  CudaCompileOptions options = Options(true);
+  options.library_min_multiply_adds = CudaCompileOptions{}.library_min_multiply_adds;
+  auto program = CompileCuda(*module, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->library_calls, 0);
 }
 
 TEST(CudaCompilerLibraryTest, ExactF32SwitchTurnsTf32Off) {

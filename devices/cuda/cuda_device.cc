@@ -236,6 +236,15 @@ CudaDeviceSettings GetCudaDeviceSettings() {
     };
     settings->exact_f32 = on("JITD_CUDA_EXACT_F32");
     settings->use_libraries = !on("JITD_CUDA_NO_LIBRARIES");
+    if (const char* v = std::getenv("JITD_CUDA_LIBRARY_MIN_MULTIPLY_ADDS"); v && *v) {
+      char* end = nullptr;
+      const long long n = std::strtoll(v, &end, 10);
+      if (end && *end == '\0' && n >= 0) {
+        settings->library_min_multiply_adds = n;
+      } else {
+        std::fprintf(stderr, "jitd: cuda: ignoring JITD_CUDA_LIBRARY_MIN_MULTIPLY_ADDS='%s' (not a count)\n", v);
+      }
+    }
   }
   return *settings;
 }
@@ -812,6 +821,7 @@ CudaCompileOptions CudaDevice::MakeCompileOptions(bool dumps) const {
   compile.use_cufft = settings.use_libraries && shared_->Libraries().cufft() != nullptr;
   compile.use_cudnn = settings.use_libraries && shared_->Libraries().cudnn() != nullptr;
   compile.exact_f32 = settings.exact_f32;
+  compile.library_min_multiply_adds = settings.library_min_multiply_adds;
   // devices::CompileProgram ran this device's pipeline (or the caller's).
   compile.pipeline = "";
   return compile;

@@ -48,6 +48,9 @@ struct CudaDeviceSettings {
   // false: no library calls, jitd's own kernels for every op
   // (`--cuda-no-libraries`, $JITD_CUDA_NO_LIBRARIES=1).
   bool use_libraries = true;
+  // CudaCompileOptions::library_min_multiply_adds: smaller dots and
+  // convolutions run jitd's exact kernels ($JITD_CUDA_LIBRARY_MIN_MULTIPLY_ADDS).
+  int64_t library_min_multiply_adds = kLibraryMinMultiplyAdds;
 };
 void SetCudaDeviceSettings(const CudaDeviceSettings& settings);
 CudaDeviceSettings GetCudaDeviceSettings();

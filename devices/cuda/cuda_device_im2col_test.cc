@@ -77,6 +77,7 @@ TEST(CudaDeviceIm2col, ConvolutionsWithoutCudnnMatchTheInterpreter) {
   ASSERT_TRUE(runtime.ok()) << runtime.status().ToString();
   CudaDeviceSettings settings = GetCudaDeviceSettings();
   settings.exact_f32 = true;
+  settings.library_min_multiply_adds = 0;  // the corpus-sized convolutions through im2col
   SetCudaDeviceSettings(settings);
   auto device = CudaDevice::CreateForRuntime(runtime->get(), libraries.get());
   for (const char* text : kPrograms) {
@@ -153,6 +154,7 @@ TEST(CudaDeviceIm2col, ConvolutionsWithoutCudnnMatchTheInterpreter) {
     }
   }
   settings.exact_f32 = false;
+  settings.library_min_multiply_adds = kLibraryMinMultiplyAdds;
   SetCudaDeviceSettings(settings);
   device.reset();
 }

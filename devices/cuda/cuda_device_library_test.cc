@@ -16,6 +16,7 @@
 #include "devices/cuda/cuda_libraries.h"
 #include "devices/cuda/fake_driver.h"
 #include "devices/cuda/fake_libraries.h"
+#include "devices/cuda/testing.h"
 #include "jit/frontend/parser.h"
 #include "jit/frontend/testing.h"
 
@@ -42,6 +43,7 @@ struct Fixture {
     auto opened = CudaRuntime::Open(fake.symbols());
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     runtime = std::move(*opened);
+    testing::LibrariesForSmallProblems();
     device = CudaDevice::CreateForRuntime(runtime.get(), with_libraries ? libraries.get() : nullptr);
   }
   ~Fixture() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "devices/cuda/cuda_device.h"
+#include "devices/cuda/testing.h"
 #include "jit/eval/eval.h"
 #include "jit/frontend/parser.h"
 
@@ -22,6 +23,7 @@ namespace {
 
 // The cuda device when it can run library calls, else the reason to skip.
 std::unique_ptr<CudaDevice> DeviceOrSkipReason(std::string* why, const char* library) {
+  testing::LibrariesForSmallProblems();
   auto device = CudaDevice::Create();
   if (!device.ok()) {
     *why = "no GPU test: " + device.status().message();

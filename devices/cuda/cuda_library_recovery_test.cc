@@ -18,6 +18,7 @@
 #include "devices/cuda/cuda_libraries.h"
 #include "devices/cuda/fake_driver.h"
 #include "devices/cuda/fake_libraries.h"
+#include "devices/cuda/testing.h"
 #include "devices/memory_account.h"
 #include "jit/frontend/parser.h"
 #include "jit/frontend/testing.h"
@@ -49,6 +50,7 @@ struct Fixture {
     auto opened = CudaRuntime::Open(fake.symbols());
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     runtime = std::move(*opened);
+    testing::LibrariesForSmallProblems();
     device = CudaDevice::CreateForRuntime(runtime.get(), libraries.get());
   }
   ~Fixture() {

@@ -83,6 +83,10 @@ struct CudaStep {
   std::string description;  // "jitd_k0 flat 1024 elements: add multiply" for reports
 };
 
+// Dots and convolutions of fewer multiply-adds run jitd's exact kernels,
+// not a library call (CudaCompileOptions::library_min_multiply_adds).
+inline constexpr int64_t kLibraryMinMultiplyAdds = int64_t{1} << 16;
+
 struct CudaProgram {
   std::string sm;            // "sm_90": the cubin runs on that architecture
   int ptx_version = 0;       // 85 = PTX ISA 8.5

@@ -15,7 +15,7 @@ add_library(jitd_cuda_compiler STATIC
   ${CMAKE_CURRENT_LIST_DIR}/im2col_plan.cc
   ${CMAKE_CURRENT_LIST_DIR}/im2col_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/ptx_compiler.cc)
-target_link_libraries(jitd_cuda_compiler PUBLIC jitd_codegen jitd_passes jitd_ir jitd_base ${CMAKE_DL_LIBS})
+target_link_libraries(jitd_cuda_compiler PUBLIC jitd_codegen jitd_passes jitd_eval jitd_ir jitd_base ${CMAKE_DL_LIBS})
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cuda_compiler.cc ${CMAKE_CURRENT_LIST_DIR}/cufft_normalize_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/cholesky_kernel.cc ${CMAKE_CURRENT_LIST_DIR}/cudnn_filter_kernel.cc
   ${CMAKE_CURRENT_LIST_DIR}/im2col_kernel.cc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "jit/codegen/fusion.h"
@@ -26,6 +27,7 @@
 #include "devices/cuda/im2col_plan.h"
 #include "devices/cuda/cufft_normalize_kernel.h"
 #include "devices/cuda/cufft_plan.h"
+#include "jit/eval/eval.h"
 #include "jit/ir/verifier.h"
 #include "jit/passes/buffer_assignment.h"
 #include "jit/passes/fusion.h"
@@ -149,8 +151,9 @@ std::string DescribeSpec(const codegen::KernelSpec& spec, const codegen::GridPla
 
 class Compiler {
  public:
-  Compiler(const CudaCompileOptions& options, CudaProgram& program, llvm::Module& llvm_module)
-      : options_(options), p_(program), llvm_module_(llvm_module) {}
+  Compiler(const CudaCompileOptions& options, const ir::Module& module, CudaProgram& program,
+           llvm::Module& llvm_module)
+      : options_(options), module_(module), p_(program), llvm_module_(llvm_module) {}
 
   Status Plan(const ir::Function& entry) {
     const ir::Block* block = entry.entry();
@@ -199,6 +202,10 @@ class Compiler {
       }
       switch (op.code()) {
         case OpCode::kConstant: {
+          if (const auto* resource = op.attr("value")->get_if<ir::DenseResourceAttr>()) {
+            JITD_RETURN_IF_ERROR(PlanResourceConstant(op, *resource));
+            break;
+          }
           JITD_ASSIGN_OR_RETURN(std::string bytes, ConstantBytes(op));
           p_.constants.push_back(std::move(bytes));
           NewBuffer(op.result(0), CudaBuffer::Kind::kConstant, static_cast<int64_t>(p_.constants.size() - 1));
@@ -698,6 +705,27 @@ class Compiler {
                                          " source elements x " + std::to_string(plan.extent));
   }
 
+  // A dense_resource constant: its blob's bytes when the module has them,
+  // else (elided weights) a kSeeded buffer filled per execute's seed as the
+  // evaluator fills it (eval::ResourceFillLiteral, at the op's place).
+  Status PlanResourceConstant(const Op& op, const ir::DenseResourceAttr& resource) {
+    const ir::Type& type = op.result(0)->type();
+    if (std::optional<std::vector<uint8_t>> blob = module_.FindResourceBlob(resource.handle)) {
+      if (static_cast<int64_t>(blob->size()) != type.byte_size()) {
+        return InvalidArgument("constant at " + op.loc().ToString() + ": resource '" + resource.handle + "' holds " +
+                               std::to_string(blob->size()) + " bytes for " + type.ToString());
+      }
+      p_.constants.emplace_back(blob->begin(), blob->end());
+      NewBuffer(op.result(0), CudaBuffer::Kind::kConstant, static_cast<int64_t>(p_.constants.size() - 1));
+      return Status::Ok();
+    }
+    if (!places_) places_ = eval::ComputeOpPlaces(module_);
+    auto place = places_->find(&op);
+    p_.seeded.push_back({type, resource.handle, place == places_->end() ? 0 : place->second});
+    NewBuffer(op.result(0), CudaBuffer::Kind::kSeeded, static_cast<int64_t>(p_.seeded.size() - 1));
+    return Status::Ok();
+  }
+
   // cuBLASLt where it is on and takes the layout (cublaslt_plan.h), else a
   // thread per result element, the interpreter's exact dot (dot_kernel.h).
   Status PlanDot(const Op& op) {
@@ -1079,6 +1107,8 @@ class Compiler {
   };
 
   const CudaCompileOptions& options_;
+  const ir::Module& module_;
+  std::optional<eval::OpPlaces> places_;  // computed at the first elided constant
   CudaProgram& p_;
   llvm::Module& llvm_module_;
   int64_t position_ = 0;
@@ -1157,7 +1187,7 @@ StatusOr<CudaProgram> CompileCuda(const ir::Module& input, const CudaCompileOpti
   llvm::Module llvm_module("jitd_cuda", context);
   codegen::PrepareNvptxModule(llvm_module, *machine);
 
-  Compiler compiler(options, program, llvm_module);
+  Compiler compiler(options, *module, program, llvm_module);
   JITD_RETURN_IF_ERROR(compiler.Plan(*entry));
   if (program.unique_kernels == 0) {  // nothing to run on the GPU (arguments or constants returned)
     if (Status valid = ValidateCudaProgram(program); !valid.ok()) return Internal(valid.message());
@@ -1215,7 +1245,8 @@ std::string DescribeCudaProgram(const CudaProgram& program) {
   }
   out += "  " + std::to_string(program.launches) + " kernel launches (" + std::to_string(program.unique_kernels) +
          " unique), " + std::to_string(program.library_calls) + " library calls, arena " + std::to_string(program.arena_bytes) + " bytes, " +
-         std::to_string(program.constants.size()) + " constants, cubin " + std::to_string(program.cubin.size()) +
+         std::to_string(program.constants.size()) + " constants" +
+         (program.seeded.empty() ? std::string() : " (+" + std::to_string(program.seeded.size()) + " seeded)") + ", cubin " + std::to_string(program.cubin.size()) +
          " bytes (" + program.sm + ", PTX " + PtxVersionText(program.ptx_version) + ")\n";
   return out;
 }

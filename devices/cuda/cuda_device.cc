@@ -1,5 +1,6 @@
 #include "devices/cuda/cuda_device.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include "devices/cuda/cuda_program.h"
 #include "devices/cuda/ptx_compiler.h"
 #include "jit/codegen/fusion.h"
+#include "jit/eval/eval.h"
 #include "jit/passes/fusion.h"
 
 namespace jitd::devices::cuda {
@@ -496,6 +498,43 @@ class CudaProgramExecutable final : public Executable {
     return rt.Synchronize(stream);
   }
 
+  // The seeded constants' device buffers for the execute's seed and fill:
+  // filled on the host as the evaluator fills elided weights
+  // (eval::ResourceFillLiteral) and uploaded once per (seed, fill); the
+  // last few pairs are kept. An execute holds its set until it ends.
+  using SeededSet = std::vector<std::unique_ptr<CudaAllocation>>;
+  StatusOr<std::shared_ptr<const SeededSet>> EnsureSeeded(CudaStream& stream, const ExecuteOptions& options) const {
+    if (program_.seeded.empty()) return std::shared_ptr<const SeededSet>();
+    if (!options.resource_fill_seed) {
+      return InvalidArgument("cuda: dense_resource<" + program_.seeded[0].handle +
+                             "> has no data in the program (elided weights); supply a fill seed (jitd run "
+                             "--resource-seed, an execute's resource_seed)");
+    }
+    CudaRuntime& rt = *shared_->runtime;
+    const std::pair<uint64_t, eval::RandomFill> key{*options.resource_fill_seed, options.resource_fill};
+    std::lock_guard<std::mutex> lock(constants_mu_);
+    if (auto it = seeded_.find(key); it != seeded_.end()) {
+      bool current = true;
+      for (const auto& a : *it->second) current = current && rt.CheckAllocation(*a).ok();
+      if (current) return it->second;
+      seeded_.erase(it);  // lost in a context reset: filled again
+    }
+    auto set = std::make_shared<SeededSet>();
+    for (const CudaSeededConstant& c : program_.seeded) {
+      JITD_ASSIGN_OR_RETURN(ir::Literal values,
+                            eval::ResourceFillLiteral(c.type, c.handle, c.place, key.first, key.second));
+      const std::span<const uint8_t> bytes = values.bytes();
+      JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaAllocation> a,
+                            rt.Allocate(shared_->account, std::max<uint64_t>(bytes.size(), 1), stream));
+      JITD_RETURN_IF_ERROR(rt.CopyToDevice(a->pointer(), bytes.data(), bytes.size(), stream));
+      set->push_back(std::move(a));
+    }
+    JITD_RETURN_IF_ERROR(rt.Synchronize(stream));  // other streams read them; the host bytes go
+    if (seeded_.size() >= 4) seeded_.clear();       // bounded: executes keep theirs alive
+    seeded_[key] = set;
+    return std::shared_ptr<const SeededSet>(std::move(set));
+  }
+
   Status RunWithStream(std::span<const RunBuffer> args, std::span<const RunBuffer> results,
                        const ExecuteOptions& options) const {
     if (options.profile) options.profile->clear();
@@ -514,6 +553,7 @@ class CudaProgramExecutable final : public Executable {
                std::span<const RunBuffer> results, const ExecuteOptions& options) const {
     CudaRuntime& rt = *shared_->runtime;
     JITD_RETURN_IF_ERROR(EnsureConstants(stream));
+    JITD_ASSIGN_OR_RETURN(std::shared_ptr<const SeededSet> seeded, EnsureSeeded(stream, options));
     // The client's account when the daemon gives one (--max-device-bytes).
     const std::shared_ptr<CudaMemoryAccount>& account =
         options.device_memory ? options.device_memory : shared_->account;
@@ -550,6 +590,9 @@ class CudaProgramExecutable final : public Executable {
             break;
           case CudaBuffer::Kind::kTemporary:
             pointer[b] = arena->pointer() + static_cast<CUdeviceptr>(buffer.offset);
+            break;
+          case CudaBuffer::Kind::kSeeded:
+            pointer[b] = (*seeded)[static_cast<size_t>(buffer.index)]->pointer();
             break;
         }
       }
@@ -741,6 +784,7 @@ class CudaProgramExecutable final : public Executable {
   std::unique_ptr<std::atomic<int64_t>[]> workspace_needed_;
   mutable std::mutex constants_mu_;
   mutable std::vector<std::unique_ptr<CudaAllocation>> constants_;
+  mutable std::map<std::pair<uint64_t, eval::RandomFill>, std::shared_ptr<const SeededSet>> seeded_;
 };
 
 }  // namespace

@@ -106,6 +106,63 @@ TEST(CudaDevice, CompilesForTheGpusSmAndRuns) {
   EXPECT_EQ(f.fake.live_streams(), streams);
 }
 
+// Elided weights (dense_resource without a blob) are filled per execute's
+// seed and fill exactly as the evaluator fills them (what the cpu device and
+// the interpreter run on), two different elided constants differently; no
+// seed is refused naming the resource; a blob's bytes are a plain constant;
+// the program serializes with its seeded constants.
+TEST(CudaDevice, ElidedWeightsAreFilledPerSeedAsTheEvaluatorFillsThem) {
+  Fixture f;
+  constexpr const char* kElided = R"(
+func.func @main() -> (tensor<3xf32>, tensor<2x2xi32>) {
+  %a = stablehlo.constant dense_resource<__elided__> : tensor<3xf32>
+  %b = stablehlo.constant dense_resource<__elided__> : tensor<2x2xi32>
+  return %a, %b : tensor<3xf32>, tensor<2x2xi32>
+}
+)";
+  auto reference = ParseOrFail(kElided);
+  ASSERT_NE(reference, nullptr);
+  auto exe = f.device->Compile(ParseOrFail(kElided), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+
+  auto unseeded = (*exe)->Execute({}, ExecuteOptions{});
+  ASSERT_FALSE(unseeded.ok());
+  EXPECT_EQ(unseeded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unseeded.status().message().find("dense_resource<__elided__>"), std::string::npos)
+      << unseeded.status().message();
+
+  for (auto [seed, fill] : {std::pair{uint64_t{0}, eval::RandomFill::kWeights},
+                            std::pair{uint64_t{7}, eval::RandomFill::kUniform}}) {
+    ExecuteOptions options;
+    options.resource_fill_seed = seed;
+    options.resource_fill = fill;
+    auto out = (*exe)->Execute({}, options);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    eval::EvalOptions eval_options;
+    eval_options.resource_fill_seed = seed;
+    eval_options.resource_fill = fill;
+    auto want = eval::EvaluateFunction(*reference, *reference->EntryFunction(), {}, eval_options);
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ASSERT_EQ(out->size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      const auto got = (*out)[i].literal().bytes();
+      const auto expected = (*want)[i].literal().bytes();
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), expected.begin(), expected.end()))
+          << "result " << i << " for seed " << seed;
+    }
+  }
+
+  // The seeded constants travel with the program (the disk cache).
+  auto bytes = f.device->Serialize(**exe);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto program = DeserializeCudaProgram(*bytes);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(program->seeded.size(), 2u);
+  EXPECT_EQ(program->seeded[0].handle, "__elided__");
+  EXPECT_NE(program->seeded[0].place, program->seeded[1].place);
+  EXPECT_EQ(program->seeded[1].type.ToString(), "tensor<2x2xi32>");
+}
+
 TEST(CudaDevice, ConstantsAreUploadedOnceAndReturnedArgumentsCopied) {
   Fixture f;
   f.fake.SetKernel("jitd_k0", Binary(4, [](float a, float b) { return a * b; }));

@@ -105,6 +105,15 @@ Status ValidateCudaProgram(const CudaProgram& p) {
           return Broken(name + " is not the size of constant " + std::to_string(b.index));
         }
         break;
+      case CudaBuffer::Kind::kSeeded:
+        if (b.index < 0 || b.index >= static_cast<int64_t>(p.seeded.size())) {
+          return Broken(name + " names seeded constant " + std::to_string(b.index) + " of " +
+                        std::to_string(p.seeded.size()));
+        }
+        if (p.seeded[static_cast<size_t>(b.index)].type.byte_size() != b.bytes) {
+          return Broken(name + " is not the size of seeded constant " + std::to_string(b.index));
+        }
+        break;
       case CudaBuffer::Kind::kTemporary:
         if (b.offset < 0 || b.offset > p.arena_bytes || b.bytes > p.arena_bytes - b.offset) {
           return Broken(name + " at offset " + std::to_string(b.offset) + " does not fit the arena of " +
@@ -184,6 +193,12 @@ std::string SerializeCudaProgram(const CudaProgram& p) {
   }
   w.U64(p.constants.size());
   for (const std::string& c : p.constants) w.Bytes(c);
+  w.U64(p.seeded.size());
+  for (const CudaSeededConstant& c : p.seeded) {
+    w.Type(c.type);
+    w.Bytes(c.handle);
+    w.U64(c.place);
+  }
   w.I64(p.arena_bytes);
   w.U64(p.steps.size());
   for (const CudaStep& s : p.steps) {
@@ -238,7 +253,7 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
   p.buffers.resize(static_cast<size_t>(n));
   for (CudaBuffer& b : p.buffers) {
     uint64_t kind = 0;
-    if (!r.U64(kind) || kind > static_cast<uint64_t>(CudaBuffer::Kind::kTemporary) || !r.I64(b.index) ||
+    if (!r.U64(kind) || kind > static_cast<uint64_t>(CudaBuffer::Kind::kSeeded) || !r.I64(b.index) ||
         !r.I64(b.offset) || !r.I64(b.bytes)) {
       return truncated();
     }
@@ -248,6 +263,11 @@ StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes) {
   p.constants.resize(static_cast<size_t>(n));
   for (std::string& c : p.constants) {
     if (!r.Bytes(c)) return truncated();
+  }
+  if (!r.Count(n, 24)) return truncated();
+  p.seeded.resize(static_cast<size_t>(n));
+  for (CudaSeededConstant& c : p.seeded) {
+    if (!r.Type(c.type) || !r.Bytes(c.handle) || !r.U64(c.place)) return truncated();
   }
   if (!r.I64(p.arena_bytes) || p.arena_bytes < 0 || !r.Count(n, 80)) return truncated();
   p.steps.resize(static_cast<size_t>(n));

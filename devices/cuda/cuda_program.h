@@ -35,9 +35,11 @@ namespace jitd::devices::cuda {
 
 // Where one value of the program lives.
 struct CudaBuffer {
-  enum class Kind : uint8_t { kArgument, kConstant, kTemporary };
+  // kSeeded: an elided dense_resource constant (weights left out of the
+  // program), filled per execute's seed (ExecuteOptions::resource_fill_seed).
+  enum class Kind : uint8_t { kArgument, kConstant, kTemporary, kSeeded };
   Kind kind = Kind::kTemporary;
-  int64_t index = 0;   // kArgument: argument number; kConstant: into constants
+  int64_t index = 0;   // kArgument: argument number; kConstant: into constants; kSeeded: into seeded
   int64_t offset = 0;  // kTemporary: byte offset in the arena
   int64_t bytes = 0;
 };
@@ -87,6 +89,14 @@ struct CudaStep {
 // not a library call (CudaCompileOptions::library_min_multiply_adds).
 inline constexpr int64_t kLibraryMinMultiplyAdds = int64_t{1} << 16;
 
+// An elided dense_resource constant: what eval::ResourceFillLiteral fills it
+// with for a seed, as the cpu device and the interpreter do.
+struct CudaSeededConstant {
+  ir::Type type;
+  std::string handle;  // the resource's name
+  uint64_t place = 0;  // eval::ComputeOpPlaces's number of its op
+};
+
 struct CudaProgram {
   std::string sm;            // "sm_90": the cubin runs on that architecture
   int ptx_version = 0;       // 85 = PTX ISA 8.5
@@ -96,6 +106,7 @@ struct CudaProgram {
   std::string assembler_log; // the assembler's info log
   std::vector<CudaBuffer> buffers;
   std::vector<std::string> constants;  // the bytes of each kConstant buffer
+  std::vector<CudaSeededConstant> seeded;  // each kSeeded buffer's fill
   int64_t arena_bytes = 0;
   std::vector<CudaStep> steps;
   std::vector<int32_t> results;        // buffers index per result
@@ -118,7 +129,7 @@ Status ValidateCudaProgram(const CudaProgram& program);
 // ValidateCudaProgram: corrupt or foreign bytes are an error, never a
 // program. The cache key is the caller's: it must hold the program's
 // fingerprint and CudaCompileFingerprint (cuda_compiler.h).
-inline constexpr uint32_t kCudaProgramFormatVersion = 3;  // 2: jump steps, 3: library calls
+inline constexpr uint32_t kCudaProgramFormatVersion = 4;  // 2: jump steps, 3: library calls, 4: seeded constants
 std::string SerializeCudaProgram(const CudaProgram& program);
 StatusOr<CudaProgram> DeserializeCudaProgram(std::string_view bytes);
 

@@ -210,6 +210,17 @@ StatusOr<ir::Literal> RandomLiteral(const ir::Type& type, uint64_t seed,
                                     int64_t max_bytes = int64_t{1} << 32,
                                     RandomFill fill = RandomFill::kUniform);
 
+// The seeded contents of an elided dense_resource constant (no blob in the
+// module): a distinct, reproducible fill per resource name and, for elided
+// weights that share one name (`__elided__`), per place in the program
+// (`place`: ComputeOpPlaces's number; never the source line, which
+// respelling, the canonical cache key and the disk cache's reprinted module
+// all change). What the evaluator, the cpu device and the cuda device fill
+// such a constant with for a seed.
+StatusOr<ir::Literal> ResourceFillLiteral(const ir::Type& type, std::string_view handle, uint64_t place,
+                                          uint64_t seed, RandomFill fill,
+                                          int64_t max_bytes = int64_t{1} << 32);
+
 // Evaluates the single op `op` of `module` on `operands` (one value per
 // operand, in order), outside any function: what constant folding needs. The
 // op's regions run as usual; a value they use from outside the op is an

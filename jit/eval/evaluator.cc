@@ -118,6 +118,13 @@ StatusOr<Literal> RandomLiteral(const Type& type, uint64_t seed, int64_t max_byt
   return lit;
 }
 
+StatusOr<Literal> ResourceFillLiteral(const Type& type, std::string_view handle, uint64_t place, uint64_t seed,
+                                      RandomFill fill, int64_t max_bytes) {
+  for (char c : handle) seed = seed * 1099511628211ull + static_cast<uint8_t>(c);
+  seed += place << 32;
+  return RandomLiteral(type, seed, max_bytes, fill);
+}
+
 OpPlaces ComputeOpPlaces(const ir::Module& module) {
   OpPlaces places;
   std::unordered_map<std::string, uint64_t> next;
@@ -565,15 +572,9 @@ class Evaluator {
       return ctx.Error("dense_resource<" + resource.handle +
                        "> has no data in the module (elided weights); supply a fill seed");
     }
-    // A distinct, reproducible fill per resource name and, for elided
-    // weights that share one name (`__elided__`), per place in the program:
-    // never the source line, which respelling, the canonical cache key and
-    // the disk cache's reprinted module all change.
-    uint64_t seed = *options_.resource_fill_seed;
-    for (char c : resource.handle) seed = seed * 1099511628211ull + static_cast<uint8_t>(c);
-    seed += ctx.PlaceInProgram() << 32;
-    auto lit = RandomLiteral(resource.type, seed, options_.max_literal_bytes,
-                             options_.resource_fill);
+    auto lit = ResourceFillLiteral(resource.type, resource.handle, ctx.PlaceInProgram(),
+                                   *options_.resource_fill_seed, options_.resource_fill,
+                                   options_.max_literal_bytes);
     if (!lit.ok()) return ctx.Error(lit.status().message());
     return Single(std::move(lit).value());
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <cstdio>
+#include <mutex>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -79,6 +80,22 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t 
     if (heap.ok() && !heap->empty()) {
       StatusOr<std::unique_ptr<devices::HostMemoryRegistration>> registered =
           devices::RegisterHostMemory(heap->data(), heap->size());
+      // Copies still work unpinned (through the staging pool), but slower:
+      // the daemon's log says why, once.
+      static std::once_flag said;
+      if (!registered.ok()) {
+        std::call_once(said, [&] {
+          std::fprintf(stderr, "jitd: cuda: a client segment could not be registered with the GPU: %s\n",
+                       registered.status().message().c_str());
+        });
+      } else if (*registered && !(*registered)->pinned()) {
+        std::call_once(said, [&] {
+          std::fprintf(stderr,
+                       "jitd: cuda: client segments stay unpinned (%s): copies to and from them go through "
+                       "the daemon's pinned staging pool\n",
+                       (*registered)->staging_reason().c_str());
+        });
+      }
       if (registered.ok()) session->host_registration_ = std::move(registered).value();
     }
   }

@@ -91,8 +91,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t 
       } else if (*registered && !(*registered)->pinned()) {
         std::call_once(said, [&] {
           std::fprintf(stderr,
-                       "jitd: cuda: client segments stay unpinned (%s): copies to and from them go through "
-                       "the daemon's pinned staging pool\n",
+                       "jitd: cuda: client segments are not pinned whole (%s): each is pinned from its front as "
+                       "far as its executes' buffers reach\n",
                        (*registered)->staging_reason().c_str());
         });
       }
@@ -100,6 +100,30 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Instance* instance, uint64_t 
     }
   }
   return session;
+}
+
+void Session::PinHeapFront(uint64_t end) {
+  if (!options_.register_segment_with_gpu || end == 0) return;
+  if (host_registration_ && host_registration_->pinned() && host_registration_->bytes() >= end) return;
+  if (end <= heap_front_tried_) return;  // refused that far already: staging
+  const uint64_t heap = segment_->heap_size();
+  uint64_t front = uint64_t{64} << 20;
+  while (front < end && front < heap) front *= 2;
+  front = std::min(front, heap);
+  heap_front_tried_ = front;
+  StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes({0, front});
+  if (!bytes.ok() || bytes->empty()) return;
+  host_registration_.reset();  // one registration of the heap at a time
+  StatusOr<std::unique_ptr<devices::HostMemoryRegistration>> registered =
+      devices::RegisterHostMemory(bytes->data(), bytes->size());
+  static std::once_flag said;
+  if (registered.ok() && *registered && !(*registered)->pinned()) {
+    std::call_once(said, [&] {
+      std::fprintf(stderr, "jitd: cuda: a client segment's front stays unpinned (%s): its copies stage\n",
+                   (*registered)->staging_reason().c_str());
+    });
+  }
+  if (registered.ok()) host_registration_ = std::move(registered).value();
 }
 
 Session::~Session() {
@@ -750,6 +774,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
   // cuda device: into GPU memory, from the segment registered at attach)
   // reads and writes the shared memory itself: no private copies.
   const bool direct = on_buffers && program.executable->copies_arguments();
+  uint64_t heap_end = 0;  // direct: how far into the heap its buffers reach
   if (on_buffers) {
     scratch_ptrs_.assign(num_args + num_outputs, nullptr);
     if (scratch_.size() < num_args + num_outputs) scratch_.resize(num_args + num_outputs);
@@ -770,6 +795,7 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
       if (!bytes.ok()) return Reply(id, Internal("Execute: " + bytes.status().message()));
       if (direct) {
         scratch_ptrs_[i] = bytes->data();
+        heap_end = std::max(heap_end, it->second.ref.offset + it->second.ref.length);
         continue;
       }
       uint8_t* copy = scratch_[i].Reserve(bytes->size());
@@ -837,10 +863,12 @@ std::span<const uint8_t> Session::HandleExecute(uint64_t id, const wire::Execute
                                     " is out of the heap"));
         }
         scratch_ptrs_[num_args + j] = out->data();
+        heap_end = std::max(heap_end, outputs[j].offset + outputs[j].length);
         continue;
       }
       scratch_ptrs_[num_args + j] = scratch_[num_args + j].Reserve(outputs[j].length);
     }
+    if (direct) PinHeapFront(heap_end);
     run_status = program.executable->Run(
         std::span<const void* const>(scratch_ptrs_.data(), num_args),
         std::span<void* const>(scratch_ptrs_.data() + num_args, num_outputs), options);

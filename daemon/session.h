@@ -216,8 +216,18 @@ class Session {
   const SessionOptions options_;
   std::unique_ptr<ipc::Segment> segment_;
   // The segment's heap registered with the GPU (null: no GPU, or the
-  // option is off); goes before the segment is unmapped.
+  // option is off); goes before the segment is unmapped. The whole heap at
+  // attach when it fits under the cap on pinned memory; else its front,
+  // from the first execute whose buffers it holds (PinHeapFront).
   std::unique_ptr<devices::HostMemoryRegistration> host_registration_;
+  uint64_t heap_front_tried_ = 0;  // the front PinHeapFront last asked for
+  // Pins the heap's front [0, P) with P >= `end` (64 MiB, doubled as
+  // buffers reach further; at most the heap) unless pinned already: a
+  // client's buffers come from the front of its heap, so its copies to and
+  // from the GPU are direct without pinning (committing) the whole segment.
+  // Refused past the cap: copies stage, as before; tried again only for a
+  // front beyond the refused one.
+  void PinHeapFront(uint64_t end);
   std::atomic<bool> stop_{false};
   int64_t peer_uid_ = -1;
   ipc::RingMessage message_;  // ServeOne's scratch

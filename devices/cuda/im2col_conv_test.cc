@@ -73,6 +73,7 @@ CudaCompileOptions Options(bool cudnn) {
   options.pipeline = "";
   options.use_cublaslt = true;
   options.use_cudnn = cudnn;
+  options.library_min_multiply_adds = 0;  // small convolutions through the libraries too
   return options;
 }
 

@@ -42,6 +42,17 @@ stamp "unpacked $b"
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -d /opt/torch/.venv ]; then export VIRTUAL_ENV=/opt/torch/.venv; echo "VIRTUAL_ENV set to $VIRTUAL_ENV (python3's venv)"; fi
 export XDG_CACHE_HOME=$work/cache
 
+# start_daemon DIR [ENV=VALUE ...]: a daemon on DIR/jitd.sock (its log in
+# DIR/serve.log); sets sock and dpid.
+start_daemon() {
+  local dir=$1; shift
+  mkdir -p "$dir" && chmod 700 "$dir"
+  sock=$dir/jitd.sock
+  env "$@" $b/bin/jitd serve --socket $sock > "$dir"/serve.log 2>&1 &
+  dpid=$!
+  sleep 1
+}
+
 if want env; then
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
   ls -d /usr/local/cuda* 2>&1 | head
@@ -79,11 +90,7 @@ if want models; then
 fi
 
 if want daemon; then
-  sock=$work/d/jitd.sock
-  mkdir -p $work/d && chmod 700 $work/d
-  $b/bin/jitd serve --socket $sock > $work/d/serve.log 2>&1 &
-  dpid=$!
-  sleep 1
+  start_daemon $work/d
   export JITD_SOCKET=$sock
   $b/bin/jitd run --device=cuda $b/examples/softmax.mlir 2>&1 | tail -n 8
   $b/bin/jitd run --device=cuda --repeat 2000 --warmup 20 $b/examples/softmax.mlir 2>&1 | tail -n 2
@@ -178,11 +185,7 @@ if want resnet; then
 fi
 
 if want daemonbig; then
-  sock=$work/d2/jitd.sock
-  mkdir -p $work/d2 && chmod 700 $work/d2
-  env ${PINCAP:+JITD_CUDA_MAX_PINNED_BYTES=$PINCAP} $b/bin/jitd serve --socket $sock > $work/d2/serve.log 2>&1 &
-  dpid=$!
-  sleep 1
+  start_daemon $work/d2 ${PINCAP:+JITD_CUDA_MAX_PINNED_BYTES=$PINCAP}
   for p in chain16m.mlir dot4096.mlir; do
     echo "--- daemon cuda $p"
     timeout 60 $b/bin/jitd run --socket $sock --device=cuda --random-inputs --repeat 10 --warmup 2 "$here"/$p 2>&1 | tail -n 2
@@ -226,11 +229,7 @@ if want regprobe; then
 fi
 
 if want multi; then
-  sock=$work/d3/jitd.sock
-  mkdir -p $work/d3 && chmod 700 $work/d3
-  $b/bin/jitd serve --socket $sock > $work/d3/serve.log 2>&1 &
-  dpid=$!
-  sleep 1
+  start_daemon $work/d3
   $b/bin/jitd run --socket $sock --device=cuda --random-inputs $models/jax_resnet_50.mlir > /dev/null 2>&1  # compiled once
   for n in 1 4; do
     echo "--- $n processes, resnet-50 through one daemon, 30 executes each"

@@ -112,26 +112,22 @@ StatusOr<std::string> ConstantBytes(const Op& op) {
 }
 
 // Multiply-adds of a dot_general or convolution: its result elements
-// times the products each one sums.
+// times the products each one sums (0 when the op's attributes do not say).
 int64_t MultiplyAdds(const Op& op) {
   const int64_t results = op.result(0)->type().num_elements();
-  const ir::Type& rhs = op.operand(1)->type();
   int64_t per_result = 1;
   if (op.code() == OpCode::kConvolution) {
     const ir::Attribute* a = op.attr("dimension_numbers");
     const auto* dn = a ? a->get_if<ir::ConvDimensionNumbers>() : nullptr;
-    for (size_t d = 0; d < rhs.dims().size(); ++d) {
-      if (!dn || static_cast<int64_t>(d) != dn->kernel_output_feature_dimension) per_result *= rhs.dims()[d];
+    if (!dn) return 0;
+    const std::vector<int64_t>& kernel = op.operand(1)->type().dims();
+    for (size_t d = 0; d < kernel.size(); ++d) {
+      if (static_cast<int64_t>(d) != dn->kernel_output_feature_dimension) per_result *= kernel[d];
     }
   } else {
-    const ir::StructAttr* dn = op.GetStruct("dot_dimension_numbers");
-    const ir::Type& lhs = op.operand(0)->type();
-    for (const ir::StructField& f : dn ? dn->fields : std::vector<ir::StructField>{}) {
-      if (f.name != "lhs_contracting_dimensions") continue;
-      for (int64_t d : f.values) {
-        if (d >= 0 && d < static_cast<int64_t>(lhs.dims().size())) per_result *= lhs.dims()[static_cast<size_t>(d)];
-      }
-    }
+    StatusOr<MatmulProblem> problem = MatmulProblemOf(op);
+    if (!problem.ok()) return 0;
+    for (int64_t d : problem->lhs_contracting) per_result *= problem->lhs_dims[static_cast<size_t>(d)];
   }
   return results * per_result;
 }

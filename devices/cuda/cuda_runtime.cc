@@ -188,11 +188,11 @@ Status CudaRuntime::Fail(CUresult result, std::string_view what, uint64_t seen) 
                         "; the GPU's context was reset: work in flight on every stream failed "
                         "and device buffers made before were lost";
   if (!reset.ok()) {
-    std::unique_lock lock(context_mu_);
-    lost_ = "after " + status.message() + " the CUDA driver made no new context (" + reset.message() +
-            "); only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
-    message += "; re-creating the context failed: " + reset.message() +
-               "; only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
+    message += "; re-creating the context failed: " + reset.message();
+    std::shared_lock lock(context_mu_);
+    if (!lost_.empty()) {
+      message += "; only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
+    }
   } else {
     message += "; modules were reloaded, new work runs";
   }
@@ -224,10 +224,21 @@ Status CudaRuntime::Reset(const std::string& cause, uint64_t seen) {
 
   (void)s.cuDevicePrimaryCtxRelease(device_);
   context_ = nullptr;
-  JITD_CUDA_RETURN_IF_ERROR(s, s.cuDevicePrimaryCtxReset(device_), "cuDevicePrimaryCtxReset");
+  // No new context: the GPU is lost for this process (said by every later
+  // call; no reset tried again). Set here, under the lock, so that a call
+  // that met the same error meanwhile sees it.
+  auto lose = [&](const Status& why) {
+    lost_ = "after " + cause + " the CUDA driver made no new context (" + why.message() +
+            "); only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
+    return why;
+  };
+  if (CUresult r = s.cuDevicePrimaryCtxReset(device_); r != CUDA_SUCCESS) {
+    return lose(CudaStatus(s, r, "cuDevicePrimaryCtxReset"));
+  }
   CUcontext context = nullptr;
-  JITD_CUDA_RETURN_IF_ERROR(s, s.cuDevicePrimaryCtxRetain(&context, device_),
-                            "cuDevicePrimaryCtxRetain");
+  if (CUresult r = s.cuDevicePrimaryCtxRetain(&context, device_); r != CUDA_SUCCESS) {
+    return lose(CudaStatus(s, r, "cuDevicePrimaryCtxRetain"));
+  }
   context_ = context;
   std::string what;
   JITD_CUDA_RETURN_IF_ERROR(s, MakeCurrentLocked(what), what);

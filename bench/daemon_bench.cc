@@ -54,7 +54,8 @@
 // SIGTERMed (then SIGKILLed) at exit; it also dies with this process
 // (PR_SET_PDEATHSIG). Paths come from compile definitions: JITD_BINARY (the
 // jitd executable; the environment's JITD_DAEMON_BENCH_BINARY, when set,
-// names another) and JITD_SHARED_DIR (models). Reproduce: see BENCHMARKS.md.
+// names another, and JITD_DAEMON_BENCH_SERVE_FLAGS adds `jitd serve` flags)
+// and JITD_SHARED_DIR (models). Reproduce: see BENCHMARKS.md.
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -128,8 +129,18 @@ struct Daemon {
       // to compare side by side).
       const char* binary = std::getenv("JITD_DAEMON_BENCH_BINARY");
       if (binary == nullptr || *binary == '\0') binary = JITD_BINARY;
-      ::execl(binary, binary, "serve", socket_flag.c_str(), "--no-disk-cache",
-              "--log-level=error", static_cast<char*>(nullptr));
+      std::vector<std::string> args = {binary, "serve", socket_flag, "--no-disk-cache",
+                                       "--log-level=error"};
+      // JITD_DAEMON_BENCH_SERVE_FLAGS: more `jitd serve` flags, separated
+      // by spaces (settings to compare side by side).
+      if (const char* flags = std::getenv("JITD_DAEMON_BENCH_SERVE_FLAGS")) {
+        std::istringstream words(flags);
+        for (std::string word; words >> word;) args.push_back(word);
+      }
+      std::vector<char*> argv;
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(binary, argv.data());
       std::_Exit(127);
     }
     const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);

@@ -297,6 +297,33 @@ TEST_F(SessionTest, ExecuteTimeQuota) {
   EXPECT_EQ(LastMessage().find("max_execute_time"), std::string::npos) << LastMessage();
 }
 
+// ExecuteRequest.resource_fill names a distribution (0 uniform, 1 weights);
+// any other value is refused by name, before anything runs, and the
+// session serves the next request as before.
+TEST_F(SessionTest, AnUnknownResourceFillIsRefused) {
+  MakeSession({});
+  constexpr char kTrue[] = R"(
+func.func public @main() -> tensor<i1> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  return %t : tensor<i1>
+}
+)";
+  uint64_t exe = 0, result = 0;
+  ASSERT_EQ(Compile(kTrue, &exe), wire::StatusCode_OK) << LastMessage();
+  ASSERT_EQ(CreateBuffer({}, 0, &result, /*pred=*/true), wire::StatusCode_OK) << LastMessage();
+  auto execute = [&](uint8_t fill) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto results = fbb.CreateVector(std::vector<uint64_t>{result});
+    auto body = wire::CreateExecuteRequest(fbb, exe, 0, results, /*deadline_micros=*/0,
+                                           /*resource_seed=*/uint64_t{7}, /*result_data=*/0,
+                                           /*resource_fill=*/fill);
+    return Send(fbb, wire::Request_ExecuteRequest, body.Union());
+  };
+  EXPECT_EQ(execute(9), wire::StatusCode_INVALID_ARGUMENT);
+  EXPECT_NE(LastMessage().find("unknown resource_fill 9"), std::string::npos) << LastMessage();
+  EXPECT_EQ(execute(1), wire::StatusCode_OK) << LastMessage();
+}
+
 // Compile options: the daemon writes no files for clients, and keeps a
 // compile's dumps until each is read once or the executable is released.
 TEST_F(SessionTest, DumpDirOnTheWireIsRefused) {

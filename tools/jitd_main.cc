@@ -197,9 +197,10 @@ int Main(int argc, char** argv) {
   CLI::App app(
       "jitd: a per-machine JIT runtime daemon for StableHLO programs.\n"
       "Programs (StableHLO text as JAX, PyTorch/XLA and stablehlo-opt print it)\n"
-      "are compiled once by the daemon, on the `cpu` device (an LLVM JIT) or the\n"
-      "reference `interpreter`, cached in memory and on disk for every process of\n"
-      "the machine, and run with their arguments in shared memory. `jitd run`\n"
+      "are compiled once by the daemon, on the `cpu` device (an LLVM JIT), the\n"
+      "`cuda` device (PTX for NVIDIA GPUs, where a driver is found at run time) or\n"
+      "the reference `interpreter`, cached in memory and on disk for every process\n"
+      "of the machine, and run with their arguments in shared memory. `jitd run`\n"
       "starts a daemon when none runs; Python and C programs use the same one.",
       "jitd");
   app.set_version_flag("--version", "jitd " JITD_VERSION);

@@ -218,7 +218,8 @@ class Session {
   // The segment's heap registered with the GPU (null: no GPU, or the
   // option is off); goes before the segment is unmapped. The whole heap at
   // attach when it fits under the cap on pinned memory; else its front,
-  // from the first execute whose buffers it holds (PinHeapFront).
+  // from the first execute whose buffers it holds, or the first copy
+  // between it and a device buffer (PinHeapFront).
   std::unique_ptr<devices::HostMemoryRegistration> host_registration_;
   uint64_t heap_front_tried_ = 0;  // the front PinHeapFront last asked for
   // Pins the heap's front [0, P) with P >= `end` (64 MiB, doubled as

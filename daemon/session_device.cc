@@ -59,6 +59,8 @@ std::span<const uint8_t> Session::HandleCreateDeviceBuffer(uint64_t id,
                             "CreateBuffer on " + device_name + ": " + buffer.status().message()));
   }
   if (!initial.empty()) {
+    // Device buffers are GPU memory: the copy is direct from pinned memory.
+    PinHeapFront(create->data()->offset() + create->data()->length());
     if (Status copied = (*buffer)->CopyFromHost(initial.data(), initial.size()); !copied.ok()) {
       return Reply(id, Status(copied.code(), "CreateBuffer on " + device_name + ": " + copied.message()));
     }
@@ -91,6 +93,7 @@ std::span<const uint8_t> Session::HandleCopyBuffer(uint64_t id, const wire::Copy
   }
   StatusOr<std::span<uint8_t>> heap = segment_->HeapBytes(ref);
   if (!heap.ok()) return Reply(id, InvalidArgument("CopyBuffer: " + heap.status().message()));
+  PinHeapFront(ref.offset + ref.length);  // as CreateBuffer's copy
   Status copied = copy->to_device() ? buffer.CopyFromHost(heap->data(), heap->size())
                                     : buffer.CopyToHost(heap->data(), heap->size());
   if (!copied.ok()) return Reply(id, Status(copied.code(), "CopyBuffer: " + copied.message()));
@@ -128,6 +131,7 @@ std::span<const uint8_t> Session::HandleExecuteOnDevice(uint64_t id, const wire:
                                      std::to_string(num_results)));
   }
   // Each a host buffer's bytes in the segment or a device buffer.
+  uint64_t heap_end = 0;  // how far into the heap the host buffers reach
   auto resolve = [&](const flatbuffers::Vector<uint64_t>& handles, size_t i, const ir::Type& want,
                      const char* what, devices::RunBuffer* out) -> Status {
     auto it = buffers_.find(ipc::ReadVectorElement(handles, i));
@@ -145,6 +149,7 @@ std::span<const uint8_t> Session::HandleExecuteOnDevice(uint64_t id, const wire:
     StatusOr<std::span<uint8_t>> bytes = segment_->HeapBytes(it->second.ref);
     if (!bytes.ok()) return Internal("Execute: " + bytes.status().message());
     out->host = bytes->data();
+    heap_end = std::max(heap_end, it->second.ref.offset + it->second.ref.length);
     return Status::Ok();
   };
   std::vector<devices::RunBuffer> args(num_args), results(num_results);
@@ -170,6 +175,7 @@ std::span<const uint8_t> Session::HandleExecuteOnDevice(uint64_t id, const wire:
   }
   StatusOr<devices::ExecuteOptions> run_options = RunOptionsOf(*execute);
   if (!run_options.ok()) return Reply(id, run_options.status());
+  PinHeapFront(heap_end);  // host buffers copy to and from the GPU directly
   devices::ExecuteOptions& options = *run_options;
   bool quota_bound = false;
   const std::chrono::microseconds budget = ExecuteBudget(execute->deadline_micros(), &quota_bound);

@@ -183,7 +183,8 @@ Status CudaRuntime::Fail(CUresult result, std::string_view what, uint64_t seen) 
     // Lost already: the message names the first error; no reset again.
     if (!lost_.empty()) return Status(StatusCode::kUnavailable, status.message());
   }
-  Status reset = Reset(status.message(), seen);
+  std::string unloaded;
+  Status reset = Reset(status.message(), seen, &unloaded);
   std::string message = status.message() +
                         "; the GPU's context was reset: work in flight on every stream failed "
                         "and device buffers made before were lost";
@@ -193,13 +194,16 @@ Status CudaRuntime::Fail(CUresult result, std::string_view what, uint64_t seen) 
     if (!lost_.empty()) {
       message += "; only a new process can use the GPU (the daemon: `jitd stop`, and the next client starts one)";
     }
+  } else if (!unloaded.empty()) {
+    message += "; new work runs, but some modules did not load again (" + unloaded +
+               "): each is tried again at its next launch";
   } else {
     message += "; modules were reloaded, new work runs";
   }
   return Status(StatusCode::kUnavailable, std::move(message));
 }
 
-Status CudaRuntime::Reset(const std::string& cause, uint64_t seen) {
+Status CudaRuntime::Reset(const std::string& cause, uint64_t seen, std::string* unloaded) {
   std::unique_lock lock(context_mu_);
   // Another call reset it already (or found no new context).
   if (generation() != seen) return lost_.empty() ? Status::Ok() : Status(StatusCode::kUnavailable, lost_);
@@ -250,7 +254,9 @@ Status CudaRuntime::Reset(const std::string& cause, uint64_t seen) {
     Status loaded = LoadModuleLocked(*m);
     if (!loaded.ok()) failed += (failed.empty() ? "" : "; ") + loaded.message();
   }
-  if (!failed.empty()) return Internal("reloading modules: " + failed);
+  // The context works: each module that did not load is loaded again at
+  // its next launch (ReloadModuleLocked).
+  if (unloaded != nullptr) *unloaded = std::move(failed);
   return Status::Ok();
 }
 
@@ -411,8 +417,9 @@ Status CudaRuntime::WithStream(CudaStream& stream, const std::function<Status(CU
 
 // --- modules and launches -----------------------------------------------------
 
-// Loads `module`'s image in the current context. Holds context_mu_.
-Status CudaRuntime::LoadModuleLocked(CudaModule& module) {
+// Loads `module`'s image in the current context. Holds context_mu_
+// (shared: with module.reload_mu_ unless no launch can see the module yet).
+Status CudaRuntime::LoadModuleLocked(const CudaModule& module) {
   const CudaSymbols& s = symbols_;
   CUmodule handle = nullptr;
   JITD_CUDA_RETURN_IF_ERROR(s, s.cuModuleLoadData(&handle, module.image_.data()),
@@ -432,8 +439,16 @@ Status CudaRuntime::LoadModuleLocked(CudaModule& module) {
   }
   module.module_ = handle;
   module.functions_ = std::move(functions);
-  module.generation_ = generation();
+  module.generation_.store(generation(), std::memory_order_release);
   return Status::Ok();
+}
+
+// A module that a reset could not reload (its load failed then), loaded
+// again at its next launch. Holds context_mu_ shared.
+Status CudaRuntime::ReloadModuleLocked(const CudaModule& module) {
+  std::lock_guard<std::mutex> reload(module.reload_mu_);
+  if (module.generation_.load(std::memory_order_acquire) == generation()) return Status::Ok();
+  return LoadModuleLocked(module);
 }
 
 StatusOr<std::shared_ptr<CudaModule>> CudaRuntime::LoadModule(
@@ -461,7 +476,7 @@ void CudaRuntime::ReleaseModule(CudaModule& module) {
     std::lock_guard<std::mutex> state(mu_);
     modules_.erase(std::remove(modules_.begin(), modules_.end(), &module), modules_.end());
   }
-  if (!module.module_ || module.generation_ != generation()) return;
+  if (module.generation_.load(std::memory_order_acquire) != generation() || !module.module_) return;
   std::string what;
   if (MakeCurrentLocked(what) == CUDA_SUCCESS) (void)symbols_.cuModuleUnload(module.module_);
 }
@@ -475,11 +490,15 @@ Status CudaRuntime::Launch(const CudaModule& module, size_t function, Dim3 grid,
   }
   Status checked;
   JITD_RETURN_IF_ERROR(Guarded([&](std::string& what) -> CUresult {
-    if (module.generation_ != generation() || !module.functions_[function]) {
-      checked = Status(StatusCode::kFailedPrecondition,
-                       "Launch: module of kernel '" + module.names_[function] +
-                           "' did not reload after the context reset (" + last_reset_ + ")");
-      return CUDA_SUCCESS;
+    if (module.generation_.load(std::memory_order_acquire) != generation()) {
+      // The reset could not reload it: again now, or say why not.
+      if (Status reloaded = ReloadModuleLocked(module); !reloaded.ok()) {
+        checked = Status(StatusCode::kFailedPrecondition,
+                         "Launch: the module of kernel '" + module.names_[function] +
+                             "' could not be loaded again after the context reset (" + last_reset_ +
+                             "): " + reloaded.message());
+        return CUDA_SUCCESS;
+      }
     }
     checked = EnsureStream(stream);
     if (!checked.ok()) return CUDA_SUCCESS;

@@ -131,10 +131,15 @@ class CudaModule {
   CudaRuntime* runtime_ = nullptr;
   std::string image_;  // the cubin, kept to reload
   std::vector<std::string> names_;
-  // Current handles (guarded by the runtime's context lock).
-  CUmodule module_ = nullptr;
-  std::vector<CUfunction> functions_;
-  uint64_t generation_ = 0;
+  // Current handles: written under the runtime's context lock held
+  // exclusively (a reset), or shared with reload_mu_ (a load, or a reload
+  // at a launch after a reset could not reload it); generation_ last
+  // (release), so a launch that reads it current (acquire) may read them.
+  // Mutable: a launch (of a const module) may reload them.
+  mutable std::mutex reload_mu_;
+  mutable CUmodule module_ = nullptr;
+  mutable std::vector<CUfunction> functions_;
+  mutable std::atomic<uint64_t> generation_{0};
 };
 
 // A client's host memory range made reachable for async copies: pinned by
@@ -278,8 +283,11 @@ class CudaRuntime {
   // error re-creates the context (once per generation `seen`); the caller
   // must not hold context_mu_.
   Status Fail(CUresult result, std::string_view what, uint64_t seen);
-  Status Reset(const std::string& cause, uint64_t seen);
-  Status LoadModuleLocked(CudaModule& module);
+  // Makes a new context and reloads the modules; `unloaded` (when given)
+  // says which did not load (each is tried again at its next launch).
+  Status Reset(const std::string& cause, uint64_t seen, std::string* unloaded = nullptr);
+  Status LoadModuleLocked(const CudaModule& module);
+  Status ReloadModuleLocked(const CudaModule& module);
   Status EnsureStream(CudaStream& stream);
   void ReleaseStream(CudaStream& stream);
   void ReleaseEvent(CudaEvent& event);

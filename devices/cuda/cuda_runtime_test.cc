@@ -293,6 +293,67 @@ TEST(CudaRuntime, StickyErrorResetsTheContextAndReloadsModules) {
   EXPECT_EQ(fake.context_resets(), 1);
 }
 
+// A module that fails to load again after a reset (here the driver
+// refuses the reload once, as it might for memory) does not lose the GPU:
+// the reset's message names it, other work runs, and its next launch loads
+// it again.
+TEST(CudaRuntime, AModuleThatDoesNotReloadAfterAResetIsLoadedAtItsNextLaunch) {
+  FakeDriver fake;
+  fake.SetKernel("add_one", AddOne);
+  fake.SetKernel("fault", [](void**, unsigned, unsigned) { return CUDA_ERROR_ILLEGAL_ADDRESS; });
+  auto runtime = OpenOrDie(fake);
+  auto stream = runtime->CreateStream();
+  ASSERT_TRUE(stream.ok());
+  auto module = runtime->LoadModule(FakeDriver::Cubin({"add_one", "fault"}), {"add_one", "fault"});
+  ASSERT_TRUE(module.ok());
+
+  fake.FailModuleLoads(CUDA_ERROR_OUT_OF_MEMORY, 1);
+  Status fault = runtime->Launch(**module, 1, Dim3{1}, Dim3{1}, 0, {}, **stream);
+  EXPECT_EQ(fault.code(), StatusCode::kUnavailable);
+  EXPECT_NE(fault.message().find("some modules did not load again"), std::string::npos) << fault.message();
+  EXPECT_NE(fault.message().find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << fault.message();
+  EXPECT_EQ(fake.context_resets(), 1);
+  EXPECT_TRUE(runtime->stats().lost.empty()) << runtime->stats().lost;
+  EXPECT_EQ(fake.calls("cuModuleLoadData"), 2);  // loaded, then refused once
+
+  // The next launch loads it and runs.
+  auto account = runtime->CreateAccount("a", 0);
+  auto buffer = runtime->Allocate(account, 8, **stream);
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  std::vector<float> host = {1, 2};
+  CUdeviceptr p = (*buffer)->pointer();
+  uint64_t n = 2;
+  void* args[] = {&p, &n};
+  ASSERT_TRUE(runtime->CopyToDevice(p, host.data(), 8, **stream).ok());
+  Status launched = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
+  ASSERT_TRUE(launched.ok()) << launched.ToString();
+  EXPECT_EQ(fake.calls("cuModuleLoadData"), 3);
+  ASSERT_TRUE(runtime->CopyToHost(host.data(), p, 8, **stream).ok());
+  EXPECT_EQ(host, (std::vector<float>{2, 3}));
+  // Loaded once: later launches load nothing.
+  ASSERT_TRUE(runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream).ok());
+  EXPECT_EQ(fake.calls("cuModuleLoadData"), 3);
+
+  // A reload that fails at the launch too is refused, naming why; the one
+  // after loads it.
+  fake.FailModuleLoads(CUDA_ERROR_OUT_OF_MEMORY, 2);
+  fault = runtime->Launch(**module, 1, Dim3{1}, Dim3{1}, 0, {}, **stream);
+  EXPECT_EQ(fault.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(fake.context_resets(), 2);
+  buffer = runtime->Allocate(account, 8, **stream);  // the last died with the context
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  p = (*buffer)->pointer();
+  Status refused = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.ToString();
+  EXPECT_NE(refused.message().find("could not be loaded again after the context reset"), std::string::npos)
+      << refused.message();
+  EXPECT_NE(refused.message().find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << refused.message();
+  launched = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
+  EXPECT_TRUE(launched.ok()) << launched.ToString();
+  EXPECT_EQ(fake.context_resets(), 2);
+  EXPECT_TRUE(runtime->stats().lost.empty()) << runtime->stats().lost;
+}
+
 // NVIDIA's driver makes no new context in a process after a kernel's
 // illegal address (seen on an H200): the runtime then says, once and on
 // every later call, that only a new process can use the GPU, and does not

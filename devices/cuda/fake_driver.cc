@@ -11,6 +11,8 @@ struct FakeDriver::State {
   std::map<std::string, int, std::less<>> calls;
   std::map<std::string, Kernel> kernels;
   CUresult host_register_result = CUDA_SUCCESS;
+  CUresult module_load_result = CUDA_SUCCESS;  // for the next module_load_failures loads
+  int module_load_failures = 0;
   bool initialized = false;
   CUresult sticky = CUDA_SUCCESS;  // the context is broken while set
   CUresult process_sticky = CUDA_SUCCESS;  // options.sticky_errors_outlive_reset: the first one
@@ -289,6 +291,10 @@ std::vector<std::string> RealImageEntries(const void* image) {
 
 CUresult ModuleLoadData(CUmodule* m, const void* image) {
   FAKE_ENTER_CONTEXT("cuModuleLoadData");
+  if (st.module_load_failures > 0) {
+    --st.module_load_failures;
+    return st.module_load_result;
+  }
   std::string_view text(static_cast<const char*>(image));
   constexpr std::string_view kMagic = "fake-cubin:";
   std::vector<std::string> names;
@@ -542,6 +548,11 @@ void FakeDriver::InjectStickyError(CUresult error) {
 void FakeDriver::SetHostRegisterResult(CUresult result) {
   std::lock_guard<std::mutex> lock(state_->mu);
   state_->host_register_result = result;
+}
+void FakeDriver::FailModuleLoads(CUresult result, int times) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->module_load_result = result;
+  state_->module_load_failures = times;
 }
 int FakeDriver::calls(std::string_view name) const {
   std::lock_guard<std::mutex> lock(state_->mu);

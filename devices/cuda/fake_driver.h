@@ -71,6 +71,9 @@ class FakeDriver {
   void InjectStickyError(CUresult error);
   // The result cuMemHostRegister gives (default: success).
   void SetHostRegisterResult(CUresult result);
+  // The next `times` cuModuleLoadData calls answer `result` (a reload that
+  // fails after a context reset, say for memory).
+  void FailModuleLoads(CUresult result, int times);
 
   // Observations.
   int calls(std::string_view name) const;

@@ -29,6 +29,22 @@ std::unique_ptr<CudaRuntime> OpenOrDie(FakeDriver& fake, CudaRuntimeOptions opti
   return runtime.ok() ? std::move(*runtime) : nullptr;
 }
 
+// Runs AddOne (kernel 0 of `module`) over `values` in a new buffer of
+// `account` on `stream`: the values after, or the first failure.
+StatusOr<std::vector<float>> AddOneOnDevice(CudaRuntime& runtime, const CudaModule& module,
+                                            const std::shared_ptr<CudaMemoryAccount>& account,
+                                            CudaStream& stream, std::vector<float> values) {
+  const uint64_t bytes = values.size() * sizeof(float);
+  JITD_ASSIGN_OR_RETURN(std::unique_ptr<CudaAllocation> buffer, runtime.Allocate(account, bytes, stream));
+  CUdeviceptr p = buffer->pointer();
+  uint64_t n = values.size();
+  void* args[] = {&p, &n};
+  JITD_RETURN_IF_ERROR(runtime.CopyToDevice(p, values.data(), bytes, stream));
+  JITD_RETURN_IF_ERROR(runtime.Launch(module, 0, Dim3{1}, Dim3{static_cast<unsigned>(n)}, 0, args, stream));
+  JITD_RETURN_IF_ERROR(runtime.CopyToHost(values.data(), p, bytes, stream));
+  return values;
+}
+
 TEST(CudaRuntimeOpen, ReportsNoDevice) {
   FakeDriverOptions options;
   options.init_result = CUDA_ERROR_NO_DEVICE;
@@ -278,17 +294,9 @@ TEST(CudaRuntime, StickyErrorResetsTheContextAndReloadsModules) {
   // reloaded module.
   for (auto* stream : {&*stream_a, &*stream_b}) {
     auto& account = stream == &*stream_a ? account_a : account_b;
-    std::vector<float> host = {7, 8};
-    auto buffer = runtime->Allocate(account, 8, **stream);
-    ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
-    CUdeviceptr p = (*buffer)->pointer();
-    uint64_t n = 2;
-    void* args[] = {&p, &n};
-    ASSERT_TRUE(runtime->CopyToDevice(p, host.data(), 8, **stream).ok());
-    Status launched = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
-    ASSERT_TRUE(launched.ok()) << launched.ToString();
-    ASSERT_TRUE(runtime->CopyToHost(host.data(), p, 8, **stream).ok());
-    EXPECT_EQ(host, (std::vector<float>{8, 9}));
+    auto ran = AddOneOnDevice(*runtime, **module, account, **stream, {7, 8});
+    ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+    EXPECT_EQ(*ran, (std::vector<float>{8, 9}));
   }
   EXPECT_EQ(fake.context_resets(), 1);
 }
@@ -316,22 +324,13 @@ TEST(CudaRuntime, AModuleThatDoesNotReloadAfterAResetIsLoadedAtItsNextLaunch) {
   EXPECT_TRUE(runtime->stats().lost.empty()) << runtime->stats().lost;
   EXPECT_EQ(fake.calls("cuModuleLoadData"), 2);  // loaded, then refused once
 
-  // The next launch loads it and runs.
+  // The next launch loads it and runs; later ones load nothing.
   auto account = runtime->CreateAccount("a", 0);
-  auto buffer = runtime->Allocate(account, 8, **stream);
-  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
-  std::vector<float> host = {1, 2};
-  CUdeviceptr p = (*buffer)->pointer();
-  uint64_t n = 2;
-  void* args[] = {&p, &n};
-  ASSERT_TRUE(runtime->CopyToDevice(p, host.data(), 8, **stream).ok());
-  Status launched = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
-  ASSERT_TRUE(launched.ok()) << launched.ToString();
+  auto ran = AddOneOnDevice(*runtime, **module, account, **stream, {1, 2});
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(*ran, (std::vector<float>{2, 3}));
   EXPECT_EQ(fake.calls("cuModuleLoadData"), 3);
-  ASSERT_TRUE(runtime->CopyToHost(host.data(), p, 8, **stream).ok());
-  EXPECT_EQ(host, (std::vector<float>{2, 3}));
-  // Loaded once: later launches load nothing.
-  ASSERT_TRUE(runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream).ok());
+  ASSERT_TRUE(AddOneOnDevice(*runtime, **module, account, **stream, {1, 2}).ok());
   EXPECT_EQ(fake.calls("cuModuleLoadData"), 3);
 
   // A reload that fails at the launch too is refused, naming why; the one
@@ -340,16 +339,15 @@ TEST(CudaRuntime, AModuleThatDoesNotReloadAfterAResetIsLoadedAtItsNextLaunch) {
   fault = runtime->Launch(**module, 1, Dim3{1}, Dim3{1}, 0, {}, **stream);
   EXPECT_EQ(fault.code(), StatusCode::kUnavailable);
   EXPECT_EQ(fake.context_resets(), 2);
-  buffer = runtime->Allocate(account, 8, **stream);  // the last died with the context
-  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
-  p = (*buffer)->pointer();
-  Status refused = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
-  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.ToString();
-  EXPECT_NE(refused.message().find("could not be loaded again after the context reset"), std::string::npos)
-      << refused.message();
-  EXPECT_NE(refused.message().find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << refused.message();
-  launched = runtime->Launch(**module, 0, Dim3{1}, Dim3{2}, 0, args, **stream);
-  EXPECT_TRUE(launched.ok()) << launched.ToString();
+  ran = AddOneOnDevice(*runtime, **module, account, **stream, {1, 2});
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.status().code(), StatusCode::kFailedPrecondition) << ran.status().ToString();
+  EXPECT_NE(ran.status().message().find("could not be loaded again after the context reset"), std::string::npos)
+      << ran.status().message();
+  EXPECT_NE(ran.status().message().find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << ran.status().message();
+  ran = AddOneOnDevice(*runtime, **module, account, **stream, {1, 2});
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(*ran, (std::vector<float>{2, 3}));
   EXPECT_EQ(fake.context_resets(), 2);
   EXPECT_TRUE(runtime->stats().lost.empty()) << runtime->stats().lost;
 }

@@ -240,6 +240,20 @@ StatusOr<std::unique_ptr<Instance>> Instance::Create(InstanceOptions options) {
   return instance;
 }
 
+std::string Instance::DefaultDevice() const {
+  if (!options_.default_device_is_auto) return options_.default_device;
+  const std::string lost = devices::DeviceLost(options_.default_device);
+  if (lost.empty()) return options_.default_device;
+  StatusOr<std::string> next = devices::ResolveDevice("auto", nullptr);
+  if (!next.ok()) return options_.default_device;  // nothing else: its own error
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    std::fprintf(stderr, "jitd: the default device %s can run nothing more (%s); requests naming no device go to %s\n",
+                 options_.default_device.c_str(), lost.c_str(), next->c_str());
+  });
+  return *next;
+}
+
 StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {
   std::lock_guard<std::mutex> lock(devices_mu_);
   auto it = devices_.find(name);
@@ -280,7 +294,7 @@ cache::CacheKeyParts Instance::KeyParts(std::string program_part,
   if (!options_.share_cache_across_uids) {
     parts.options += std::string(kUidOption) + std::to_string(ResolveUid(spec.uid));
   }
-  parts.device = spec.device.empty() ? options_.default_device : spec.device;
+  parts.device = spec.device.empty() ? DefaultDevice() : spec.device;
   parts.compiler_build_id = options_.compiler_build_id;
   // What else decides the device's code (cuda: sm, LLVM's and the PTX
   // assembler's versions, flags): another GPU or toolchain misses the
@@ -475,7 +489,7 @@ StatusOr<CompileOutcome> Instance::Compile(std::string_view program_text,
   // Python package) ask about; NOT_FOUND, counted apart from failed compiles
   // and before the cache sees a miss.
   if (StatusOr<const devices::Device*> device =
-          GetDevice(spec.device.empty() ? options_.default_device : spec.device);
+          GetDevice(spec.device.empty() ? DefaultDevice() : spec.device);
       !device.ok()) {
     ++unknown_device_compiles_;
     return device.status();

@@ -71,6 +71,11 @@ struct InstanceOptions {
   std::string compiler_build_id = std::string("jitd-") + kDaemonVersion;
   // Device used when a request names none.
   std::string default_device = "interpreter";
+  // default_device was chosen by `auto` (jitd serve --default-device=auto):
+  // once it can run nothing more in this process (a GPU the driver lost,
+  // devices::DeviceLost), requests naming no device get the next available
+  // device of the default order instead (DefaultDevice).
+  bool default_device_is_auto = false;
   // Executes that may run at once across all clients (FairGate); more wait
   // their turn, round-robin by client. 0 = the number of CPUs.
   int execute_slots = 0;
@@ -305,6 +310,10 @@ class Instance {
   void CountExecute(bool ok) { ++(ok ? executes_ : execute_errors_); }
 
   const InstanceOptions& options() const { return options_; }
+  // The device of requests that name none: options().default_device, or
+  // with default_device_is_auto, the next available one once it is lost
+  // (said once on stderr).
+  std::string DefaultDevice() const;
   // Each client's infeed/outfeed queues (feed_queues.h).
   FeedRegistry& feeds() { return feeds_; }
   // Whether `uid` is trusted with everything: -1 (in-process), root, or the

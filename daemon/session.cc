@@ -325,7 +325,7 @@ std::span<const uint8_t> Session::HandleInto(std::span<const uint8_t> message) {
       // The devices this daemon can run (cuda only with a GPU), so that
       // clients list those (not the names they know of) and pick among them.
       auto devices = fbb.CreateVectorOfStrings(devices::AvailableDeviceNames());
-      auto default_device = fbb.CreateString(instance_->options().default_device);
+      auto default_device = fbb.CreateString(instance_->DefaultDevice());
       auto body = wire::CreateHelloReply(fbb, ipc::kProtocolVersion, version, segment_->size(),
                                          devices, default_device);
       return Reply(id, Status::Ok(), wire::ReplyBody_HelloReply, body.Union());
@@ -983,7 +983,7 @@ std::span<const uint8_t> Session::HandleFeed(uint64_t id, const wire::RequestMes
     data = r->data();
   }
   std::string device = device_name ? device_name->str() : "";
-  if (device.empty()) device = instance_->options().default_device;
+  if (device.empty()) device = instance_->DefaultDevice();
   const std::vector<std::string> known = devices::DeviceNames();
   if (std::find(known.begin(), known.end(), device) == known.end()) {
     std::string list;

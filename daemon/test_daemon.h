@@ -33,13 +33,14 @@ class TestDaemon {
   // emptied first) with `session` for every session. Null (and a test
   // failure) when it cannot.
   static std::unique_ptr<TestDaemon> Start(std::string_view name,
-                                           const SessionOptions& session = Sessions()) {
+                                           const SessionOptions& session = Sessions(),
+                                           const InstanceOptions& instance_options = {}) {
     auto daemon = std::unique_ptr<TestDaemon>(new TestDaemon);
     daemon->dir_ = (std::filesystem::temp_directory_path() /
                     ("jitd_" + std::string(name) + "_" + std::to_string(::getpid())))
                        .string();
     std::filesystem::remove_all(daemon->dir_);
-    auto instance = Instance::Create({});
+    auto instance = Instance::Create(instance_options);
     EXPECT_TRUE(instance.ok()) << instance.status().ToString();
     if (!instance.ok()) return nullptr;
     daemon->instance_ = std::move(instance).value();

@@ -109,6 +109,18 @@ StatusOr<std::string> ResolveDevice(std::string_view requested, std::string* fal
   return d->name;
 }
 
+std::string DeviceLost(std::string_view name) {
+#if JITD_HAVE_CUDA
+  if (name == "cuda") {
+    const cuda::CudaProbe& probe = cuda::ProbeCuda();
+    if (probe.runtime != nullptr) return probe.runtime->lost();
+  }
+#else
+  (void)name;
+#endif
+  return "";
+}
+
 #if JITD_HAVE_CUDA
 namespace {
 class CudaHostRegistration final : public HostMemoryRegistration {
@@ -127,7 +139,10 @@ class CudaHostRegistration final : public HostMemoryRegistration {
 StatusOr<std::unique_ptr<HostMemoryRegistration>> RegisterHostMemory(void* data, uint64_t bytes) {
 #if JITD_HAVE_CUDA
   const cuda::CudaProbe& probe = cuda::ProbeCuda();
-  if (!probe.available || probe.runtime == nullptr) return std::unique_ptr<HostMemoryRegistration>();
+  // No GPU, or one lost to this process: nothing to pin for.
+  if (!probe.available || probe.runtime == nullptr || !probe.runtime->lost().empty()) {
+    return std::unique_ptr<HostMemoryRegistration>();
+  }
   JITD_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaHostMemory> host, probe.runtime->RegisterHost(data, bytes));
   return std::unique_ptr<HostMemoryRegistration>(new CudaHostRegistration(std::move(host)));
 #else

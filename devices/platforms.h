@@ -59,6 +59,11 @@ inline constexpr std::string_view kDefaultPlatformOrder[] = {"cuda", "cpu"};
 // unavailable device asked for by name, or naming the known devices.
 StatusOr<std::string> ResolveDevice(std::string_view requested, std::string* fallback_note);
 
+// Why device `name`, available when it was probed, can no longer run
+// anything in this process (cuda: a sticky error the driver would not
+// reset, CudaRuntimeStats::lost); empty while it can. Cheap: no probe.
+std::string DeviceLost(std::string_view name);
+
 // A client's host memory made reachable for fast GPU copies while this
 // lives (cuda: cuMemHostRegister with flags 0 — never IOMEMORY — while the
 // daemon's pinned bytes stay under their cap; past it, or when the driver

@@ -158,7 +158,8 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
   default_devices.insert(default_devices.begin(), "auto");
   cmd->add_option("--default-device", args.default_device,
                   "Device for compiles that name none (auto: cuda when this machine has a "
-                  "GPU, else cpu; cpu: the JIT; interpreter: the reference evaluator)")
+                  "GPU, else cpu, and cpu once the GPU is lost to the daemon; cpu: the JIT; "
+                  "interpreter: the reference evaluator)")
       ->check(CLI::IsMember(default_devices))
       ->envname("JITD_DEFAULT_DEVICE")
       ->capture_default_str();
@@ -244,6 +245,8 @@ int RunServe(const ServeArgs& args) {
                  default_device->c_str());
   }
   instance_options.default_device = *default_device;
+  // Chosen by auto: if the GPU is lost, requests naming no device go on.
+  instance_options.default_device_is_auto = args.default_device == "auto";
   instance_options.share_cache_across_uids = args.share_cache_across_uids;
   instance_options.max_feed_bytes_per_client = args.max_feed_bytes;
   if (args.log_level == "debug") {  // compiles, misses and why, disk loads, evictions

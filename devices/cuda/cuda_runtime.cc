@@ -832,6 +832,11 @@ Status CudaRuntime::CopyToHost(void* dst, CUdeviceptr src, uint64_t bytes, CudaS
 
 // --- stats ----------------------------------------------------------------------
 
+std::string CudaRuntime::lost() const {
+  std::shared_lock lock(context_mu_);
+  return lost_;
+}
+
 CudaRuntimeStats CudaRuntime::stats() const {
   CudaRuntimeStats out;
   {

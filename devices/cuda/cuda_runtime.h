@@ -196,6 +196,9 @@ class CudaRuntime {
   const CudaDeviceInfo& info() const { return info_; }
   const CudaSymbols& symbols() const { return symbols_; }
   CudaRuntimeStats stats() const;
+  // Why the GPU is unusable in this process (stats().lost, without the
+  // driver calls stats() makes); empty while it is usable.
+  std::string lost() const;
   // Context generation: counts up at each reset.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 

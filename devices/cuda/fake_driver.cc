@@ -345,8 +345,7 @@ CUresult LaunchKernel(CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx
     auto k = st.kernels.find(it->second.second);
     if (k != st.kernels.end()) kernel = k->second;
   }
-  if (!kernel) return CUDA_SUCCESS;
-  CUresult r = kernel(params, gx, bx);
+  CUresult r = kernel ? kernel(params, gx, bx) : g_state->options.unset_kernel_result;
   if (r != CUDA_SUCCESS) {
     std::lock_guard<std::mutex> lock(g_state->mu);
     g_state->sticky = r;

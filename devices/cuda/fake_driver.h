@@ -50,6 +50,9 @@ struct FakeDriverOptions {
   // driver 580 did on an H200 (2026-11-29): cuDevicePrimaryCtxReset
   // succeeds, but every later cuDevicePrimaryCtxRetain answers the error.
   bool sticky_errors_outlive_reset = false;
+  // What a launch of a kernel without SetKernel answers (a sticky error
+  // breaks the context, as a faulting kernel does; default: success).
+  CUresult unset_kernel_result = CUDA_SUCCESS;
 };
 
 class FakeDriver {

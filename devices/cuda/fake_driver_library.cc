@@ -31,6 +31,13 @@ const jitd::devices::cuda::CudaSymbols& Table() {
         options.sm_minor = value % 10;
       }
     }
+    // $JITD_FAKE_CUDA_LAUNCHES_FAULT=1: every kernel launch meets an
+    // illegal address, and the driver makes no new context after it, as
+    // NVIDIA's driver 580 did on an H200 (the GPU is lost to the process).
+    if (const char* fault = std::getenv("JITD_FAKE_CUDA_LAUNCHES_FAULT"); fault && std::strcmp(fault, "1") == 0) {
+      options.unset_kernel_result = CUDA_ERROR_ILLEGAL_ADDRESS;
+      options.sticky_errors_outlive_reset = true;
+    }
     return new jitd::devices::cuda::FakeDriver(options);  // lives until exit
   }();
   return fake->symbols();

@@ -244,14 +244,16 @@ std::string Instance::DefaultDevice() const {
   if (!options_.default_device_is_auto) return options_.default_device;
   const std::string lost = devices::DeviceLost(options_.default_device);
   if (lost.empty()) return options_.default_device;
-  StatusOr<std::string> next = devices::ResolveDevice("auto", nullptr);
-  if (!next.ok()) return options_.default_device;  // nothing else: its own error
-  static std::once_flag said;
-  std::call_once(said, [&] {
+  // Lost for good: the next of the default order, found (probing every
+  // device) and said once.
+  std::call_once(default_replaced_once_, [&] {
+    StatusOr<std::string> next = devices::ResolveDevice("auto", nullptr);
+    // Nothing else: the lost device, and its own error at each request.
+    default_replacement_ = next.ok() ? *next : options_.default_device;
     std::fprintf(stderr, "jitd: the default device %s can run nothing more (%s); requests naming no device go to %s\n",
-                 options_.default_device.c_str(), lost.c_str(), next->c_str());
+                 options_.default_device.c_str(), lost.c_str(), default_replacement_.c_str());
   });
-  return *next;
+  return default_replacement_;
 }
 
 StatusOr<const devices::Device*> Instance::GetDevice(const std::string& name) {

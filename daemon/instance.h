@@ -387,6 +387,10 @@ class Instance {
   FeedRegistry feeds_;
   std::mutex devices_mu_;
   std::map<std::string, std::unique_ptr<devices::Device>, std::less<>> devices_;
+  // DefaultDevice's replacement for a lost default (a loss is for good):
+  // resolved once, at the first request after it.
+  mutable std::once_flag default_replaced_once_;
+  mutable std::string default_replacement_;
   cache::MemoryCache<CompiledProgram> memory_cache_;
   cache::AliasMap aliases_;  // AliasKey -> ProgramKey::Part
   std::unique_ptr<cache::DiskCache> disk_cache_;  // null = none

@@ -15,8 +15,12 @@
 # (scripts/test-gpu.sh), conf (the corpus, device pipeline), confnofold
 # (nothing folded), confmodes (exact f32 / no libraries), confcheck (as
 # ctest's jitd_conformance_cuda), models, resnet, agree (models against
-# cpu), daemon, daemonbig, multi (processes sharing the GPU), tiny, peer
-# (torch), profile, profile2, cpu, probe (a kernel fault), regprobe
+# cpu), daemon, daemonbig, multi (processes sharing the GPU), many (issue
+# 19 item 5: N = 1, 4, 16, 32 ResNet-50 clients of one daemon against N
+# torch and N JAX processes, bench/gpu/many_clients.py; MANY_SECONDS per
+# run, default 4), resnetprofile (where a ResNet-50 execute's time goes on
+# cuda), tiny, peer (torch), profile, profile2, cpu, probe (a kernel
+# fault), regprobe
 # (cuMemHostRegister on memfd memory). PINCAP=BYTES sets the daemon's cap
 # on pinned host memory for daemonbig.
 set -u
@@ -241,4 +245,49 @@ if want multi; then
   nvidia-smi --query-gpu=memory.used --format=csv,noheader
   kill $dpid; wait $dpid
   stamp multi
+fi
+
+if want resnetprofile; then
+  echo "--- profile cuda jax_resnet_50.mlir"
+  timeout 60 $b/bin/jitd run --in-process --device=cuda --random-inputs --profile --repeat 3 --warmup 1 $models/jax_resnet_50.mlir > $OUT/resnet-profile.txt 2>&1
+  echo "exit $?"
+  grep -v "^  first\|^  min\|^result" $OUT/resnet-profile.txt | head -n 60
+  stamp resnetprofile
+fi
+
+if want many; then
+  secs=${MANY_SECONDS:-4}
+  jaxpy=
+  for p in python3 /opt/*/.venv/bin/python3 /opt/*/bin/python3 /usr/bin/python3; do
+    if [ -x "$(command -v $p)" ] && $p -c "import jax" 2>/dev/null; then jaxpy=$p; break; fi
+  done
+  echo "python with jax: ${jaxpy:-none}"; ls -d /opt/* 2>&1 | head
+  [ -n "$jaxpy" ] && $jaxpy -c "import jax; print('jax', jax.__version__, jax.devices())" 2>&1 | tail -n 1
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader
+  start_daemon $work/d4
+  timeout 60 $b/bin/jitd run --socket $sock --device=cuda --random-inputs --repeat 2 $models/jax_resnet_50.mlir 2>&1 | tail -n 1
+  for n in 1 4 16 32; do
+    echo "--- jitd, $n clients"
+    PYTHONPATH=$b/python timeout 90 python3 "$here"/many_clients.py --runtime jitd --clients $n --seconds $secs \
+      --socket $sock --daemon-pid $dpid --model $models/jax_resnet_50.mlir --json $OUT/many.jsonl 2>&1 | tail -n 3
+  done
+  echo "--- jitd, 16 clients, one SIGKILLed mid-run"
+  PYTHONPATH=$b/python timeout 90 python3 "$here"/many_clients.py --runtime jitd --clients 16 --seconds $secs --kill-one \
+    --socket $sock --daemon-pid $dpid --model $models/jax_resnet_50.mlir --json $OUT/many.jsonl 2>&1 | tail -n 3
+  $b/bin/jitd stats --socket $sock 2>&1 | grep -E "sessions|executes|device:|execute time"
+  kill $dpid; wait $dpid
+  grep -v "session [0-9]* \(opened\|closed\)" $work/d4/serve.log | tail -n 20
+  stamp many-jitd
+  for n in 1 4 16 32; do
+    echo "--- torch, $n processes"
+    timeout 120 python3 "$here"/many_clients.py --runtime torch --clients $n --seconds $secs --json $OUT/many.jsonl 2>&1 | tail -n 3
+  done
+  stamp many-torch
+  if [ -n "$jaxpy" ]; then
+    for n in 1 4 16 32; do
+      echo "--- jax, $n processes"
+      timeout 150 $jaxpy "$here"/many_clients.py --runtime jax --clients $n --seconds $secs --json $OUT/many.jsonl 2>&1 | tail -n 3
+    done
+  fi
+  stamp many-jax
 fi

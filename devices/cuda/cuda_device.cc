@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -53,30 +54,56 @@ struct CudaDevice::Shared {
   uint64_t lt_generation = 0;
   // Handles dropped after a failed call, with their generations.
   std::vector<std::pair<cublasLtHandle_t, uint64_t>> retired_lt_handles;
-  // One cuDNN handle, likewise; a call holds dnn_mu from cudnnSetStream to
-  // its convolution (the handle is bound to one stream at a time).
-  std::mutex dnn_mu;
-  cudnnHandle_t dnn_handle = nullptr;
+  // cuDNN handles, a pool: a handle is bound to one stream at a time
+  // (cudnnSetStream), so a call takes one of its own for the call, and
+  // calls of different clients run side by side. Handles are made in the
+  // context on first need and again after a context reset (the pool then
+  // holds those of dnn_generation's context only).
+  std::mutex dnn_mu;  // the pool, never held across a call
+  std::vector<cudnnHandle_t> dnn_free;
   uint64_t dnn_generation = 0;
 
-  // The cuDNN handle; the caller holds dnn_mu and the context is current.
-  StatusOr<cudnnHandle_t> DnnHandleLocked(const CudnnSymbols& dnn) {
-    if (dnn_handle && dnn_generation == runtime->generation()) return dnn_handle;
-    dnn_handle = nullptr;  // one from before a context reset is dropped
-    if (cudnnStatus_t st = dnn.cudnnCreate(&dnn_handle); st != CUDNN_STATUS_SUCCESS) {
-      dnn_handle = nullptr;
+  // A cuDNN handle for one call, made when none is idle (the context is
+  // current: call inside CudaRuntime::WithStream), with the generation of
+  // the context it was made in.
+  StatusOr<std::pair<cudnnHandle_t, uint64_t>> TakeDnnHandle(const CudnnSymbols& dnn) {
+    const uint64_t generation = runtime->generation();
+    {
+      std::lock_guard<std::mutex> lock(dnn_mu);
+      if (dnn_generation != generation) {
+        dnn_free.clear();  // made in a context that is gone: not destroyed
+        dnn_generation = generation;
+      }
+      if (!dnn_free.empty()) {
+        const cudnnHandle_t handle = dnn_free.back();
+        dnn_free.pop_back();
+        return std::make_pair(handle, generation);
+      }
+    }
+    cudnnHandle_t handle = nullptr;
+    if (cudnnStatus_t st = dnn.cudnnCreate(&handle); st != CUDNN_STATUS_SUCCESS) {
       return Internal("cuDNN: cudnnCreate failed (status " + std::to_string(static_cast<int>(st)) + ")");
     }
-    dnn_generation = runtime->generation();
-    return dnn_handle;
+    return std::make_pair(handle, generation);
   }
 
-  // Destroys the cuDNN handle (when it is of this context) so that the
-  // next call makes a new one. The caller holds dnn_mu.
-  void DropDnnHandleLocked(const CudnnSymbols& dnn) {
-    if (dnn_handle && dnn_generation == runtime->generation()) dnn.cudnnDestroy(dnn_handle);
-    dnn_handle = nullptr;
+  // Back to the pool after its call; a handle whose call failed is suspect
+  // and destroyed (the next call makes another), one of a context that has
+  // since gone is dropped.
+  void GiveBackDnnHandle(const CudnnSymbols& dnn, std::pair<cudnnHandle_t, uint64_t> taken, bool suspect) {
+    std::lock_guard<std::mutex> lock(dnn_mu);
+    if (taken.second != runtime->generation()) return;
+    if (suspect) {
+      dnn.cudnnDestroy(taken.first);
+      return;
+    }
+    if (dnn_generation != taken.second) {
+      dnn_free.clear();
+      dnn_generation = taken.second;
+    }
+    dnn_free.push_back(taken.first);
   }
+
   // The same for the cuBLASLt handle `used` (unless another call made a
   // new one meanwhile); other sessions' calls may still be using it (they
   // hold no lock), so it is retired, destroyed with the device.
@@ -127,8 +154,10 @@ struct CudaDevice::Shared {
       if (generation != runtime->generation()) continue;  // its context is gone
       if (const CublasLtSymbols* lt = Libraries().cublaslt()) lt->cublasLtDestroy(handle);
     }
-    if (dnn_handle && dnn_generation == runtime->generation()) {
-      if (const CudnnSymbols* dnn = Libraries().cudnn()) dnn->cudnnDestroy(dnn_handle);
+    if (dnn_generation == runtime->generation()) {
+      if (const CudnnSymbols* dnn = Libraries().cudnn()) {
+        for (cudnnHandle_t handle : dnn_free) dnn->cudnnDestroy(handle);
+      }
     }
   }
 
@@ -369,8 +398,7 @@ class CudaProgramExecutable final : public Executable {
         module_(std::move(module)),
         function_of_step_(std::move(function_of_step)),
         library_steps_(std::move(library_steps)),
-        workspace_needed_(new std::atomic<int64_t>[library_steps_.size() + 1]) {
-    for (size_t i = 0; i <= library_steps_.size(); ++i) workspace_needed_[i].store(-1);
+        choices_(library_steps_.size()) {
     for (const LibraryStep& l : library_steps_) {
       if (l.fft && !fft_plans_ && shared_->Libraries().cufft()) {
         fft_plans_ = std::make_unique<CufftPlanCache>(*shared_->Libraries().cufft());
@@ -684,6 +712,32 @@ class CudaProgramExecutable final : public Executable {
     return Status::Ok();
   }
 
+  // What a library step runs with (choices_).
+  struct LibraryChoice {
+    bool made = false;
+    CublasLtChoice matmul;
+    CudnnConvChoice conv;
+  };
+
+  // Step `s`'s choice: at its first call `ask` asks the library and
+  // StoreChoice's it (calls racing to be first each ask; the same answer),
+  // later calls read it.
+  StatusOr<LibraryChoice> Choice(size_t s, const std::function<Status()>& ask) const {
+    {
+      std::lock_guard<std::mutex> lock(choices_mu_);
+      if (choices_[s].made) return choices_[s];
+    }
+    JITD_RETURN_IF_ERROR(ask());
+    std::lock_guard<std::mutex> lock(choices_mu_);
+    return choices_[s];
+  }
+  template <typename Set>
+  void StoreChoice(size_t s, const Set& set) const {
+    std::lock_guard<std::mutex> lock(choices_mu_);
+    set(choices_[s]);
+    choices_[s].made = true;
+  }
+
   // Step `s`, a library call, on `stream`: a cuBLASLt matmul (its
   // workspace from the account's pool for the call) or a cuFFT transform.
   Status RunLibraryCall(size_t s, const std::vector<CUdeviceptr>& pointer,
@@ -695,28 +749,25 @@ class CudaProgramExecutable final : public Executable {
     if (library.matmul) {
       const CublasLtSymbols* lt = shared_->Libraries().cublaslt();
       if (!lt) return Internal("cuda: cuBLASLt went away after the program was loaded");
-      // The workspace the heuristic's algorithm asks for (asked once per
-      // step), allocated for the call alone.
-      int64_t needed = workspace_needed_[s].load(std::memory_order_relaxed);
-      if (needed < 0) {
-        uint64_t asked = 0;
-        JITD_RETURN_IF_ERROR(rt.WithStream(stream, [&](CUstream handle) -> Status {
+      const StatusOr<LibraryChoice> choice = Choice(s, [&]() -> Status {
+        return rt.WithStream(stream, [&](CUstream) -> Status {
           JITD_ASSIGN_OR_RETURN(cublasLtHandle_t lt_handle, shared_->LtHandle(*lt));
-          return RunCublasLtMatmul(*lt, lt_handle, *library.matmul, 0, 0, 0, 0, handle, &asked);
-        }));
-        needed = static_cast<int64_t>(asked);
-        workspace_needed_[s].store(needed, std::memory_order_relaxed);
-      }
-      CublasLtMatmulPlan plan = *library.matmul;
-      plan.workspace_bytes = needed;
+          JITD_ASSIGN_OR_RETURN(CublasLtChoice made, ChooseCublasLtMatmul(*lt, lt_handle, *library.matmul));
+          StoreChoice(s, [&](LibraryChoice& c) { c.matmul = made; });
+          return Status::Ok();
+        });
+      });
+      JITD_RETURN_IF_ERROR(choice.status());
+      // The workspace the algorithm asks for, from the pool, for the call alone.
       std::unique_ptr<CudaAllocation> workspace;
-      if (needed > 0) {
-        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(needed), stream));
+      if (choice->matmul.workspace_bytes > 0) {
+        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, choice->matmul.workspace_bytes, stream));
       }
       const CUdeviceptr work = workspace ? workspace->pointer() : 0;
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
         JITD_ASSIGN_OR_RETURN(cublasLtHandle_t lt_handle, shared_->LtHandle(*lt));
-        Status ran = RunCublasLtMatmul(*lt, lt_handle, plan, at(0), at(1), at(2), work, handle);
+        Status ran = RunCublasLtMatmul(*lt, lt_handle, *library.matmul, at(0), at(1), at(2), work, handle,
+                                       &choice->matmul);
         // A failed call leaves its handle suspect: made again next time.
         if (!ran.ok()) shared_->DropLtHandle(lt_handle);
         return ran;
@@ -725,30 +776,28 @@ class CudaProgramExecutable final : public Executable {
     if (library.conv) {
       const CudnnSymbols* dnn = shared_->Libraries().cudnn();
       if (!dnn) return Internal("cuda: cuDNN went away after the program was loaded");
-      int64_t needed = workspace_needed_[s].load(std::memory_order_relaxed);
-      if (needed < 0) {
-        uint64_t asked = 0;
-        JITD_RETURN_IF_ERROR(rt.WithStream(stream, [&](CUstream handle) -> Status {
-          std::lock_guard<std::mutex> lock(shared_->dnn_mu);
-          JITD_ASSIGN_OR_RETURN(cudnnHandle_t dnn_handle, shared_->DnnHandleLocked(*dnn));
-          return RunCudnnConvolution(*dnn, dnn_handle, *library.conv, 0, 0, 0, 0, handle, &asked);
-        }));
-        needed = static_cast<int64_t>(asked);
-        workspace_needed_[s].store(needed, std::memory_order_relaxed);
-      }
-      CudnnConvPlan plan = *library.conv;
-      plan.workspace_bytes = needed;
+      const StatusOr<LibraryChoice> choice = Choice(s, [&]() -> Status {
+        return rt.WithStream(stream, [&](CUstream) -> Status {
+          JITD_ASSIGN_OR_RETURN(auto taken, shared_->TakeDnnHandle(*dnn));
+          StatusOr<CudnnConvChoice> made = ChooseCudnnConvolution(*dnn, taken.first, *library.conv);
+          shared_->GiveBackDnnHandle(*dnn, taken, /*suspect=*/false);
+          JITD_RETURN_IF_ERROR(made.status());
+          StoreChoice(s, [&](LibraryChoice& c) { c.conv = *made; });
+          return Status::Ok();
+        });
+      });
+      JITD_RETURN_IF_ERROR(choice.status());
       std::unique_ptr<CudaAllocation> workspace;
-      if (needed > 0) {
-        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, static_cast<uint64_t>(needed), stream));
+      if (choice->conv.workspace_bytes > 0) {
+        JITD_ASSIGN_OR_RETURN(workspace, rt.Allocate(account, choice->conv.workspace_bytes, stream));
       }
       const CUdeviceptr work = workspace ? workspace->pointer() : 0;
       return rt.WithStream(stream, [&](CUstream handle) -> Status {
-        std::lock_guard<std::mutex> lock(shared_->dnn_mu);
-        JITD_ASSIGN_OR_RETURN(cudnnHandle_t dnn_handle, shared_->DnnHandleLocked(*dnn));
-        Status ran = RunCudnnConvolution(*dnn, dnn_handle, plan, at(0), at(1), at(2), work, handle);
-        // A failed call leaves its handle suspect: made again next time.
-        if (!ran.ok()) shared_->DropDnnHandleLocked(*dnn);
+        JITD_ASSIGN_OR_RETURN(auto taken, shared_->TakeDnnHandle(*dnn));
+        Status ran = RunCudnnConvolution(*dnn, taken.first, *library.conv, at(0), at(1), at(2), work, handle,
+                                         &choice->conv);
+        // A failed call leaves its handle suspect: destroyed, not reused.
+        shared_->GiveBackDnnHandle(*dnn, taken, /*suspect=*/!ran.ok());
         return ran;
       });
     }
@@ -779,9 +828,10 @@ class CudaProgramExecutable final : public Executable {
   std::vector<size_t> function_of_step_;  // index into module_'s functions
   std::vector<LibraryStep> library_steps_;  // per step; set for library calls
   std::unique_ptr<CufftPlanCache> fft_plans_;
-  // Per step: the workspace bytes its library call's algorithm asks for
-  // (-1 until asked; the library is asked once).
-  std::unique_ptr<std::atomic<int64_t>[]> workspace_needed_;
+  // Per step: the algorithm and workspace its library call runs with,
+  // asked of the library's heuristic at the step's first call, then kept.
+  mutable std::mutex choices_mu_;
+  mutable std::vector<LibraryChoice> choices_;
   mutable std::mutex constants_mu_;
   mutable std::vector<std::unique_ptr<CudaAllocation>> constants_;
   mutable std::map<std::pair<uint64_t, eval::RandomFill>, std::shared_ptr<const SeededSet>> seeded_;

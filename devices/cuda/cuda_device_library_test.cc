@@ -9,8 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "devices/cuda/cuda_device.h"
 #include "devices/cuda/cuda_libraries.h"
@@ -54,6 +58,10 @@ struct Fixture {
   std::unique_ptr<CudaLibraries> libraries;
   std::unique_ptr<CudaRuntime> runtime;
   std::unique_ptr<CudaDevice> device;
+
+  int Calls(const std::string& name) const {
+    return static_cast<int>(std::count(FakeLibraries().calls.begin(), FakeLibraries().calls.end(), name));
+  }
 };
 
 // lhs [2, 3, 4], rhs [2, 5, 4], contracting 2 x 2: the rhs is transposed in
@@ -86,9 +94,13 @@ TEST(CudaDeviceLibraries, DotGeneralRunsAsOneCublasLtMatmul) {
   auto heuristics = [] {
     return std::count(FakeLibraries().calls.begin(), FakeLibraries().calls.end(), "cublasLtMatmulAlgoGetHeuristic");
   };
-  EXPECT_EQ(heuristics(), 2);  // asked for the workspace once, then the call
+  // Asked once, at the first execute: later calls run the same algorithm
+  // (a heuristic query costs more on the host than a small call).
+  EXPECT_EQ(heuristics(), 1);
   ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());
-  EXPECT_EQ(heuristics(), 3);
+  EXPECT_EQ(heuristics(), 1);
+  ASSERT_EQ(FakeLibraries().matmuls.size(), 2u);
+  EXPECT_EQ(FakeLibraries().matmuls[1].workspace_bytes, 4096u);
   EXPECT_TRUE(f.fake.launched().empty());  // no kernel at all
   std::vector<float> got((*out)[0].literal().bytes().size() / 4);
   std::memcpy(got.data(), (*out)[0].literal().bytes().data(), got.size() * 4);
@@ -226,6 +238,80 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x2x3x2xf32>) -> tensor<2x6x
     }
   }
   EXPECT_EQ(f.fake.live_allocations(), 0u);
+}
+
+constexpr char kSmallConv[] = R"(
+func.func @main(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %0 : tensor<1x3x3x3xf32>
+})";
+
+std::vector<RuntimeValue> SmallConvArgs() {
+  std::vector<float> x(2 * 5 * 5), w(3 * 2 * 3 * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) - 2;
+  return {F32({1, 2, 5, 5}, x), F32({3, 2, 3, 3}, w)};
+}
+
+// cuDNN's heuristic is asked once per step, at its first execute; later
+// executes run the algorithm it chose with the workspace it asked for.
+TEST(CudaDeviceLibraries, ConvolutionAlgorithmIsChosenOnce) {
+  Fixture f;
+  auto exe = f.device->Compile(ParseOrFail(kSmallConv), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  const std::vector<RuntimeValue> args = SmallConvArgs();
+  auto first = (*exe)->Execute(args, ExecuteOptions{});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  for (int i = 0; i < 2; ++i) {
+    auto again = (*exe)->Execute(args, ExecuteOptions{});
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    const auto want = (*first)[0].literal().bytes();
+    const auto got = (*again)[0].literal().bytes();
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin(), got.end()));
+  }
+  EXPECT_EQ(f.Calls("cudnnGetConvolutionForwardAlgorithm_v7"), 1);
+  ASSERT_EQ(FakeLibraries().convs.size(), 3u);
+  for (const FakeConvCall& call : FakeLibraries().convs) {
+    EXPECT_EQ(call.algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+    EXPECT_EQ(call.workspace_bytes, 2048u);  // what that algorithm asks for
+  }
+  EXPECT_EQ(f.Calls("cudnnCreate"), 1);  // one handle served the three in turn
+  EXPECT_EQ(f.fake.live_allocations(), 0u);
+}
+
+// Two executes' convolutions run at the same time, each with a cuDNN handle
+// of its own bound to its own stream: one client's convolutions never wait
+// for another's (a single handle would make every client's calls take
+// turns). The fake's convolution waits inside until both are there.
+TEST(CudaDeviceLibraries, ConvolutionsOfTwoExecutesRunAtOnce) {
+  Fixture f;
+  auto exe = f.device->Compile(ParseOrFail(kSmallConv), CompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  const std::vector<RuntimeValue> args = SmallConvArgs();
+  ASSERT_TRUE((*exe)->Execute(args, ExecuteOptions{}).ok());  // the algorithm chosen
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0, most = 0;
+  FakeLibraries().on_execute = [&](const std::string&) {
+    std::unique_lock<std::mutex> lock(mu);
+    most = std::max(most, ++inside);
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(5), [&] { return inside >= 2 || most >= 2; });
+    --inside;
+  };
+  std::vector<Status> ran(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] { ran[t] = (*exe)->Execute(args, ExecuteOptions{}).status(); });
+  }
+  for (std::thread& t : threads) t.join();
+  FakeLibraries().on_execute = nullptr;
+  for (const Status& s : ran) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(most, 2) << "the second convolution waited for the first to finish";
+  ASSERT_EQ(FakeLibraries().convs.size(), 3u);
+  EXPECT_NE(FakeLibraries().convs[1].stream, FakeLibraries().convs[2].stream);
+  EXPECT_EQ(f.Calls("cudnnCreate"), 2);
+  EXPECT_EQ(f.Calls("cudnnGetConvolutionForwardAlgorithm_v7"), 1);
 }
 
 // jax's NHWC / HWIO: the filter permuted by a kernel into a scratch first,

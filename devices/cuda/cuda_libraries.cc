@@ -267,77 +267,93 @@ cublasComputeType_t ToCublasComputeType(LibCompute c) {
   return CUBLAS_COMPUTE_32F;
 }
 
-Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
-                         CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
-                         CUstream stream, uint64_t* workspace_needed) {
+namespace {
+
+// A matmul's descriptors, made from a plan, destroyed with this.
+class MatmulDescriptors {
+ public:
+  explicit MatmulDescriptors(const CublasLtSymbols& lt) : lt_(lt) {}
+  MatmulDescriptors(const MatmulDescriptors&) = delete;
+  MatmulDescriptors& operator=(const MatmulDescriptors&) = delete;
+  ~MatmulDescriptors() {
+    for (cublasLtMatrixLayout_t l : {c, b, a}) {
+      if (l) lt_.cublasLtMatrixLayoutDestroy(l);
+    }
+    if (desc) lt_.cublasLtMatmulDescDestroy(desc);
+  }
+
+  Status Make(const CublasLtMatmulPlan& plan) {
+    const cudaDataType_t scale = ToCudaDataType(plan.scale_type);
+    if (cublasStatus_t s = lt_.cublasLtMatmulDescCreate(&desc, ToCublasComputeType(plan.compute), scale);
+        s != CUBLAS_STATUS_SUCCESS) {
+      return CublasFailed("cublasLtMatmulDescCreate", s);
+    }
+    const int32_t trans_a = plan.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int32_t trans_b = plan.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (cublasStatus_t s = lt_.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a,
+                                                             sizeof trans_a);
+        s != CUBLAS_STATUS_SUCCESS) {
+      return CublasFailed("cublasLtMatmulDescSetAttribute(TRANSA)", s);
+    }
+    if (cublasStatus_t s = lt_.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b,
+                                                             sizeof trans_b);
+        s != CUBLAS_STATUS_SUCCESS) {
+      return CublasFailed("cublasLtMatmulDescSetAttribute(TRANSB)", s);
+    }
+    struct LayoutSpec {
+      const char* name;
+      cublasLtMatrixLayout_t* layout;
+      LibType type;
+      int64_t rows, cols, ld, stride;
+    };
+    const LayoutSpec specs[] = {{"A (rhs)", &a, plan.a_type, plan.a_rows, plan.a_cols, plan.lda, plan.stride_a},
+                                {"B (lhs)", &b, plan.b_type, plan.b_rows, plan.b_cols, plan.ldb, plan.stride_b},
+                                {"C (result)", &c, plan.c_type, plan.c_rows, plan.c_cols, plan.ldc, plan.stride_c}};
+    for (const LayoutSpec& spec : specs) {
+      if (cublasStatus_t s = lt_.cublasLtMatrixLayoutCreate(spec.layout, ToCudaDataType(spec.type),
+                                                            static_cast<uint64_t>(spec.rows),
+                                                            static_cast<uint64_t>(spec.cols), spec.ld);
+          s != CUBLAS_STATUS_SUCCESS) {
+        return CublasFailed(std::string("cublasLtMatrixLayoutCreate(") + spec.name + ")", s);
+      }
+      if (plan.batch > 1) {
+        const auto count = static_cast<int32_t>(plan.batch);
+        const int64_t stride = spec.stride;
+        if (cublasStatus_t s = lt_.cublasLtMatrixLayoutSetAttribute(*spec.layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                                    &count, sizeof count);
+            s != CUBLAS_STATUS_SUCCESS) {
+          return CublasFailed(std::string("cublasLtMatrixLayoutSetAttribute(") + spec.name + ", BATCH_COUNT)", s);
+        }
+        if (cublasStatus_t s = lt_.cublasLtMatrixLayoutSetAttribute(
+                *spec.layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+            s != CUBLAS_STATUS_SUCCESS) {
+          return CublasFailed(
+              std::string("cublasLtMatrixLayoutSetAttribute(") + spec.name + ", STRIDED_BATCH_OFFSET)", s);
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  // Everything made here goes on every path out.
-  struct Cleanup {
-    const CublasLtSymbols& lt;
-    cublasLtMatmulDesc_t& desc;
-    cublasLtMatrixLayout_t &a, &b, &c;
-    cublasLtMatmulPreference_t& pref;
-    ~Cleanup() {
-      if (pref) lt.cublasLtMatmulPreferenceDestroy(pref);
-      for (cublasLtMatrixLayout_t l : {c, b, a}) {
-        if (l) lt.cublasLtMatrixLayoutDestroy(l);
-      }
-      if (desc) lt.cublasLtMatmulDescDestroy(desc);
-    }
-  } cleanup{lt, desc, a, b, c, pref};
 
-  const cudaDataType_t scale = ToCudaDataType(plan.scale_type);
-  if (cublasStatus_t s = lt.cublasLtMatmulDescCreate(&desc, ToCublasComputeType(plan.compute), scale);
-      s != CUBLAS_STATUS_SUCCESS) {
-    return CublasFailed("cublasLtMatmulDescCreate", s);
-  }
-  const int32_t trans_a = plan.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int32_t trans_b = plan.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if (cublasStatus_t s = lt.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a);
-      s != CUBLAS_STATUS_SUCCESS) {
-    return CublasFailed("cublasLtMatmulDescSetAttribute(TRANSA)", s);
-  }
-  if (cublasStatus_t s = lt.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b);
-      s != CUBLAS_STATUS_SUCCESS) {
-    return CublasFailed("cublasLtMatmulDescSetAttribute(TRANSB)", s);
-  }
-  struct LayoutSpec {
-    const char* name;
-    cublasLtMatrixLayout_t* layout;
-    LibType type;
-    int64_t rows, cols, ld, stride;
-  };
-  const LayoutSpec specs[] = {{"A (rhs)", &a, plan.a_type, plan.a_rows, plan.a_cols, plan.lda, plan.stride_a},
-                              {"B (lhs)", &b, plan.b_type, plan.b_rows, plan.b_cols, plan.ldb, plan.stride_b},
-                              {"C (result)", &c, plan.c_type, plan.c_rows, plan.c_cols, plan.ldc, plan.stride_c}};
-  for (const LayoutSpec& spec : specs) {
-    if (cublasStatus_t s = lt.cublasLtMatrixLayoutCreate(spec.layout, ToCudaDataType(spec.type),
-                                                         static_cast<uint64_t>(spec.rows),
-                                                         static_cast<uint64_t>(spec.cols), spec.ld);
-        s != CUBLAS_STATUS_SUCCESS) {
-      return CublasFailed(std::string("cublasLtMatrixLayoutCreate(") + spec.name + ")", s);
-    }
-    if (plan.batch > 1) {
-      const auto count = static_cast<int32_t>(plan.batch);
-      const int64_t stride = spec.stride;
-      if (cublasStatus_t s = lt.cublasLtMatrixLayoutSetAttribute(*spec.layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                                 &count, sizeof count);
-          s != CUBLAS_STATUS_SUCCESS) {
-        return CublasFailed(std::string("cublasLtMatrixLayoutSetAttribute(") + spec.name + ", BATCH_COUNT)", s);
-      }
-      if (cublasStatus_t s = lt.cublasLtMatrixLayoutSetAttribute(
-              *spec.layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
-          s != CUBLAS_STATUS_SUCCESS) {
-        return CublasFailed(std::string("cublasLtMatrixLayoutSetAttribute(") + spec.name + ", STRIDED_BATCH_OFFSET)",
-                            s);
-      }
-    }
-  }
+ private:
+  const CublasLtSymbols& lt_;
+};
+
+// The heuristic's first algorithm for descriptors already made.
+StatusOr<CublasLtChoice> ChooseWith(const CublasLtSymbols& lt, cublasLtHandle_t handle,
+                                    const CublasLtMatmulPlan& plan, const MatmulDescriptors& d) {
+  cublasLtMatmulPreference_t pref = nullptr;
   if (cublasStatus_t s = lt.cublasLtMatmulPreferenceCreate(&pref); s != CUBLAS_STATUS_SUCCESS) {
     return CublasFailed("cublasLtMatmulPreferenceCreate", s);
   }
+  struct DestroyPref {
+    const CublasLtSymbols& lt;
+    cublasLtMatmulPreference_t pref;
+    ~DestroyPref() { lt.cublasLtMatmulPreferenceDestroy(pref); }
+  } destroy{lt, pref};
   const auto workspace_bytes = static_cast<uint64_t>(plan.workspace_bytes);
   if (cublasStatus_t s = lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                                  &workspace_bytes, sizeof workspace_bytes);
@@ -346,13 +362,40 @@ Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, con
   }
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  if (cublasStatus_t s = lt.cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, c, pref, 1, &heuristic, &found);
+  if (cublasStatus_t s = lt.cublasLtMatmulAlgoGetHeuristic(handle, d.desc, d.a, d.b, d.c, d.c, pref, 1, &heuristic,
+                                                           &found);
       s != CUBLAS_STATUS_SUCCESS) {
     return CublasFailed("cublasLtMatmulAlgoGetHeuristic", s);
   }
   if (found < 1) {
     return NotFound("cuBLASLt: no algorithm for " + DescribeMatmulPlan(plan) + " within " +
                     std::to_string(workspace_bytes) + " workspace bytes");
+  }
+  CublasLtChoice choice;
+  choice.algo = heuristic.algo;
+  choice.workspace_bytes = std::min<uint64_t>(heuristic.workspaceSize, workspace_bytes);
+  return choice;
+}
+
+}  // namespace
+
+StatusOr<CublasLtChoice> ChooseCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle,
+                                              const CublasLtMatmulPlan& plan) {
+  MatmulDescriptors d(lt);
+  JITD_RETURN_IF_ERROR(d.Make(plan));
+  return ChooseWith(lt, handle, plan, d);
+}
+
+Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
+                         CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
+                         CUstream stream, const CublasLtChoice* choice) {
+  MatmulDescriptors d(lt);
+  JITD_RETURN_IF_ERROR(d.Make(plan));
+  CublasLtChoice chosen;
+  if (choice) {
+    chosen = *choice;
+  } else {
+    JITD_ASSIGN_OR_RETURN(chosen, ChooseWith(lt, handle, plan, d));
   }
   // alpha = 1, beta = 0 in the scale type (complex: real part 1).
   alignas(16) unsigned char alpha[16] = {}, beta[16] = {};
@@ -363,16 +406,11 @@ Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, con
     const float one = 1.0f;
     std::memcpy(alpha, &one, sizeof one);
   }
-  const uint64_t use_workspace = std::min<uint64_t>(heuristic.workspaceSize, workspace_bytes);
-  if (workspace_needed) {
-    *workspace_needed = use_workspace;
-    return Status::Ok();
-  }
-  if (cublasStatus_t s = lt.cublasLtMatmul(handle, desc, alpha, reinterpret_cast<const void*>(rhs), a,
-                                           reinterpret_cast<const void*>(lhs), b, beta,
-                                           reinterpret_cast<const void*>(result), c, reinterpret_cast<void*>(result),
-                                           c, &heuristic.algo, reinterpret_cast<void*>(workspace), use_workspace,
-                                           stream);
+  if (cublasStatus_t s = lt.cublasLtMatmul(handle, d.desc, alpha, reinterpret_cast<const void*>(rhs), d.a,
+                                           reinterpret_cast<const void*>(lhs), d.b, beta,
+                                           reinterpret_cast<const void*>(result), d.c,
+                                           reinterpret_cast<void*>(result), d.c, &chosen.algo,
+                                           reinterpret_cast<void*>(workspace), chosen.workspace_bytes, stream);
       s != CUBLAS_STATUS_SUCCESS) {
     return CublasFailed("cublasLtMatmul(" + DescribeMatmulPlan(plan) + ")", s);
   }
@@ -392,65 +430,78 @@ cudnnDataType_t ToCudnnType(LibType t) {
 
 std::vector<int> Ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
-}  // namespace
 
-Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
-                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream,
-                           uint64_t* workspace_needed) {
-  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
-  cudnnFilterDescriptor_t w_desc = nullptr;
+// "cuDNN: CALL failed: MESSAGE (STATUS) for PLAN", or OK.
+Status DnnCheck(const CudnnSymbols& dnn, const CudnnConvPlan& plan, cudnnStatus_t s, const std::string& call) {
+  if (s == CUDNN_STATUS_SUCCESS) return Status::Ok();
+  const char* text = dnn.cudnnGetErrorString ? dnn.cudnnGetErrorString(s) : nullptr;
+  return Internal("cuDNN: " + call + " failed: " + (text ? text : "status") + " (" +
+                  std::to_string(static_cast<int>(s)) + ") for " + DescribeConvPlan(plan));
+}
+
+// A convolution's descriptors, made from a plan, destroyed with this.
+class ConvDescriptors {
+ public:
+  explicit ConvDescriptors(const CudnnSymbols& dnn) : dnn_(dnn) {}
+  ConvDescriptors(const ConvDescriptors&) = delete;
+  ConvDescriptors& operator=(const ConvDescriptors&) = delete;
+  ~ConvDescriptors() {
+    if (conv) dnn_.cudnnDestroyConvolutionDescriptor(conv);
+    if (w) dnn_.cudnnDestroyFilterDescriptor(w);
+    if (y) dnn_.cudnnDestroyTensorDescriptor(y);
+    if (x) dnn_.cudnnDestroyTensorDescriptor(x);
+  }
+
+  Status Make(const CudnnConvPlan& plan) {
+    auto check = [&](cudnnStatus_t s, const std::string& call) { return DnnCheck(dnn_, plan, s, call); };
+    const cudnnDataType_t type = ToCudnnType(plan.type);
+    const int nb = static_cast<int>(plan.x_dims.size());
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnSetTensorNdDescriptor(x, type, nb, Ints(plan.x_dims).data(),
+                                                               Ints(plan.x_strides).data()),
+                               "cudnnSetTensorNdDescriptor(x)"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnCreateTensorDescriptor(&y), "cudnnCreateTensorDescriptor"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnSetTensorNdDescriptor(y, type, nb, Ints(plan.y_dims).data(),
+                                                               Ints(plan.y_strides).data()),
+                               "cudnnSetTensorNdDescriptor(y)"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnCreateFilterDescriptor(&w), "cudnnCreateFilterDescriptor"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnSetFilterNdDescriptor(w, type, plan.w_nhwc ? CUDNN_TENSOR_NHWC
+                                                                                         : CUDNN_TENSOR_NCHW,
+                                                              nb, Ints(plan.w_dims).data()),
+                               "cudnnSetFilterNdDescriptor"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnSetConvolutionNdDescriptor(conv, nb - 2, Ints(plan.pad).data(),
+                                                                   Ints(plan.stride).data(), Ints(plan.dilation).data(),
+                                                                   CUDNN_CROSS_CORRELATION, ToCudnnType(plan.compute)),
+                               "cudnnSetConvolutionNdDescriptor"));
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnSetConvolutionGroupCount(conv, static_cast<int>(plan.groups)),
+                               "cudnnSetConvolutionGroupCount"));
+    const cudnnMathType_t math = plan.math == ConvMath::kFma        ? CUDNN_FMA_MATH
+                                 : plan.math == ConvMath::kTensorOp ? CUDNN_TENSOR_OP_MATH
+                                                                    : CUDNN_DEFAULT_MATH;
+    JITD_RETURN_IF_ERROR(check(dnn_.cudnnSetConvolutionMathType(conv, math), "cudnnSetConvolutionMathType"));
+    return Status::Ok();
+  }
+
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  struct Cleanup {
-    const CudnnSymbols& dnn;
-    cudnnTensorDescriptor_t &x, &y;
-    cudnnFilterDescriptor_t& w;
-    cudnnConvolutionDescriptor_t& conv;
-    ~Cleanup() {
-      if (conv) dnn.cudnnDestroyConvolutionDescriptor(conv);
-      if (w) dnn.cudnnDestroyFilterDescriptor(w);
-      if (y) dnn.cudnnDestroyTensorDescriptor(y);
-      if (x) dnn.cudnnDestroyTensorDescriptor(x);
-    }
-  } cleanup{dnn, x_desc, y_desc, w_desc, conv};
-  auto check = [&](cudnnStatus_t s, const std::string& call) -> Status {
-    if (s == CUDNN_STATUS_SUCCESS) return Status::Ok();
-    const char* text = dnn.cudnnGetErrorString ? dnn.cudnnGetErrorString(s) : nullptr;
-    return Internal("cuDNN: " + call + " failed: " + (text ? text : "status") + " (" +
-                    std::to_string(static_cast<int>(s)) + ") for " + DescribeConvPlan(plan));
-  };
-  const cudnnDataType_t type = ToCudnnType(plan.type);
-  const int nb = static_cast<int>(plan.x_dims.size());
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetStream(handle, stream), "cudnnSetStream"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateTensorDescriptor(&x_desc), "cudnnCreateTensorDescriptor"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetTensorNdDescriptor(x_desc, type, nb, Ints(plan.x_dims).data(),
-                                                            Ints(plan.x_strides).data()),
-                             "cudnnSetTensorNdDescriptor(x)"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateTensorDescriptor(&y_desc), "cudnnCreateTensorDescriptor"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetTensorNdDescriptor(y_desc, type, nb, Ints(plan.y_dims).data(),
-                                                            Ints(plan.y_strides).data()),
-                             "cudnnSetTensorNdDescriptor(y)"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateFilterDescriptor(&w_desc), "cudnnCreateFilterDescriptor"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetFilterNdDescriptor(w_desc, type, plan.w_nhwc ? CUDNN_TENSOR_NHWC
-                                                                                       : CUDNN_TENSOR_NCHW,
-                                                            nb, Ints(plan.w_dims).data()),
-                             "cudnnSetFilterNdDescriptor"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetConvolutionNdDescriptor(conv, nb - 2, Ints(plan.pad).data(),
-                                                                 Ints(plan.stride).data(), Ints(plan.dilation).data(),
-                                                                 CUDNN_CROSS_CORRELATION, ToCudnnType(plan.compute)),
-                             "cudnnSetConvolutionNdDescriptor"));
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetConvolutionGroupCount(conv, static_cast<int>(plan.groups)),
-                             "cudnnSetConvolutionGroupCount"));
-  const cudnnMathType_t math = plan.math == ConvMath::kFma        ? CUDNN_FMA_MATH
-                               : plan.math == ConvMath::kTensorOp ? CUDNN_TENSOR_OP_MATH
-                                                                  : CUDNN_DEFAULT_MATH;
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnSetConvolutionMathType(conv, math), "cudnnSetConvolutionMathType"));
+
+ private:
+  const CudnnSymbols& dnn_;
+};
+
+// The first algorithm cuDNN's heuristic ranks that succeeds within the
+// plan's workspace (and is exact f32 when FMA math was asked for).
+StatusOr<CudnnConvChoice> ChooseWith(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan,
+                                     const ConvDescriptors& d) {
   constexpr int kAsked = 8;
   cudnnConvolutionFwdAlgoPerf_t perf[kAsked] = {};
   int returned = 0;
-  JITD_RETURN_IF_ERROR(check(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc, kAsked,
-                                                                        &returned, perf),
-                             "cudnnGetConvolutionForwardAlgorithm_v7"));
+  JITD_RETURN_IF_ERROR(DnnCheck(dnn, plan,
+                                dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.conv, d.y, kAsked,
+                                                                           &returned, perf),
+                                "cudnnGetConvolutionForwardAlgorithm_v7"));
   const auto limit = static_cast<size_t>(plan.workspace_bytes);
   for (int i = 0; i < returned; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
@@ -460,31 +511,55 @@ Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const 
       continue;
     }
     size_t bytes = 0;
-    if (dnn.cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv, y_desc, perf[i].algo, &bytes) !=
+    if (dnn.cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.conv, d.y, perf[i].algo, &bytes) !=
             CUDNN_STATUS_SUCCESS ||
         bytes > limit) {
       continue;
     }
-    if (workspace_needed) {
-      *workspace_needed = bytes;
-      return Status::Ok();
-    }
-    alignas(8) unsigned char alpha[8] = {}, beta[8] = {};
-    if (plan.compute == LibType::kF64) {
-      const double one = 1.0;
-      std::memcpy(alpha, &one, sizeof one);
-    } else {
-      const float one = 1.0f;
-      std::memcpy(alpha, &one, sizeof one);
-    }
-    return check(dnn.cudnnConvolutionForward(handle, alpha, x_desc, reinterpret_cast<const void*>(x), w_desc,
-                                             reinterpret_cast<const void*>(w), conv, perf[i].algo,
-                                             reinterpret_cast<void*>(workspace), bytes, beta, y_desc,
-                                             reinterpret_cast<void*>(y)),
-                 "cudnnConvolutionForward(algorithm " + std::to_string(static_cast<int>(perf[i].algo)) + ")");
+    CudnnConvChoice choice;
+    choice.algo = perf[i].algo;
+    choice.workspace_bytes = bytes;
+    return choice;
   }
   return NotFound("cuDNN: no forward algorithm for " + DescribeConvPlan(plan) + " within " + std::to_string(limit) +
                   " workspace bytes (" + std::to_string(returned) + " ranked)");
+}
+
+}  // namespace
+
+StatusOr<CudnnConvChoice> ChooseCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle,
+                                                 const CudnnConvPlan& plan) {
+  ConvDescriptors d(dnn);
+  JITD_RETURN_IF_ERROR(d.Make(plan));
+  return ChooseWith(dnn, handle, plan, d);
+}
+
+Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
+                           CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream,
+                           const CudnnConvChoice* choice) {
+  JITD_RETURN_IF_ERROR(DnnCheck(dnn, plan, dnn.cudnnSetStream(handle, stream), "cudnnSetStream"));
+  ConvDescriptors d(dnn);
+  JITD_RETURN_IF_ERROR(d.Make(plan));
+  CudnnConvChoice chosen;
+  if (choice) {
+    chosen = *choice;
+  } else {
+    JITD_ASSIGN_OR_RETURN(chosen, ChooseWith(dnn, handle, plan, d));
+  }
+  alignas(8) unsigned char alpha[8] = {}, beta[8] = {};
+  if (plan.compute == LibType::kF64) {
+    const double one = 1.0;
+    std::memcpy(alpha, &one, sizeof one);
+  } else {
+    const float one = 1.0f;
+    std::memcpy(alpha, &one, sizeof one);
+  }
+  return DnnCheck(dnn, plan,
+                  dnn.cudnnConvolutionForward(handle, alpha, d.x, reinterpret_cast<const void*>(x), d.w,
+                                              reinterpret_cast<const void*>(w), d.conv, chosen.algo,
+                                              reinterpret_cast<void*>(workspace), chosen.workspace_bytes, beta, d.y,
+                                              reinterpret_cast<void*>(y)),
+                  "cudnnConvolutionForward(algorithm " + std::to_string(static_cast<int>(chosen.algo)) + ")");
 }
 
 CufftPlanCache::~CufftPlanCache() {

@@ -150,28 +150,50 @@ std::string CublasStatusText(cublasStatus_t status);
 cudaDataType_t ToCudaDataType(LibType t);
 cublasComputeType_t ToCublasComputeType(LibCompute c);
 
+// What a library call runs with: the algorithm the library's heuristic
+// ranks first among those that fit the plan's workspace, and the workspace
+// bytes it takes. A heuristic query costs far more on the host than a
+// small call itself, so the cuda device asks once per program step and
+// runs every later call with the same choice (the same GPU, the same plan:
+// the same answer).
+struct CublasLtChoice {
+  cublasLtMatmulAlgo_t algo{};
+  uint64_t workspace_bytes = 0;
+};
+struct CudnnConvChoice {
+  cudnnConvolutionFwdAlgo_t algo{};
+  uint64_t workspace_bytes = 0;
+};
+
+// cuBLASLt's heuristic for the plan within plan.workspace_bytes; nothing
+// run. NOT_FOUND when it has no algorithm, INTERNAL naming the call that
+// failed. Every descriptor is destroyed before it returns.
+StatusOr<CublasLtChoice> ChooseCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle,
+                                              const CublasLtMatmulPlan& plan);
+
 // One matmul on `stream`: D = B(lhs) x A(rhs) as the plan says (alpha 1,
-// beta 0), the algorithm from cuBLASLt's heuristic for the plan's
-// workspace, which `workspace` (plan.workspace_bytes, may be 0 when that
-// is) holds. Every descriptor is destroyed before it returns. INTERNAL
-// naming the call and the cuBLASLt status on failure; NOT_FOUND when the
-// heuristic has no algorithm. With `workspace_needed`: only the heuristic,
-// the workspace bytes its algorithm asks for stored there, nothing run (a
-// caller asks once, then allocates just that).
+// beta 0), with `choice` (null: ChooseCublasLtMatmul's, asked now), whose
+// workspace bytes `workspace` holds (may be 0 when that is 0). Every
+// descriptor is destroyed before it returns. INTERNAL naming the call and
+// the cuBLASLt status on failure.
 Status RunCublasLtMatmul(const CublasLtSymbols& lt, cublasLtHandle_t handle, const CublasLtMatmulPlan& plan,
                          CUdeviceptr lhs, CUdeviceptr rhs, CUdeviceptr result, CUdeviceptr workspace,
-                         CUstream stream, uint64_t* workspace_needed = nullptr);
+                         CUstream stream, const CublasLtChoice* choice = nullptr);
+
+// The first algorithm cudnnGetConvolutionForwardAlgorithm_v7 ranks that
+// succeeds within the plan's workspace (with FMA math asked: one that is
+// not a tensor-op algorithm); NOT_FOUND when none fits.
+StatusOr<CudnnConvChoice> ChooseCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle,
+                                                 const CudnnConvPlan& plan);
 
 // One forward convolution on `stream` (cudnnSetStream on `handle` first:
-// the caller serializes users of one handle): descriptors from the plan,
-// the first algorithm cudnnGetConvolutionForwardAlgorithm_v7 ranks that
-// succeeds within the plan's workspace, y = conv(x, w) (alpha 1, beta 0).
-// Every descriptor is destroyed before it returns; INTERNAL naming the call
-// and cuDNN's message on failure; NOT_FOUND when no algorithm fits. With
-// `workspace_needed`: only the choice, its workspace bytes stored there.
+// a handle serves one call at a time): descriptors from the plan, `choice`
+// (null: ChooseCudnnConvolution's, asked now), y = conv(x, w) (alpha 1,
+// beta 0). Every descriptor is destroyed before it returns; INTERNAL
+// naming the call and cuDNN's message on failure.
 Status RunCudnnConvolution(const CudnnSymbols& dnn, cudnnHandle_t handle, const CudnnConvPlan& plan, CUdeviceptr x,
                            CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, CUstream stream,
-                           uint64_t* workspace_needed = nullptr);
+                           const CudnnConvChoice* choice = nullptr);
 
 // cuFFT plans by CudaLibraryCall, made on first use (cufftCreate,
 // cufftSetAutoAllocation(0), cufftMakePlanMany64) and destroyed with the

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace jitd::devices::cuda {
 
@@ -286,6 +287,21 @@ struct FakeConvDesc {
   int groups = 1;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
+// A handle keeps the stream cudnnSetStream bound it to, as cuDNN's does.
+struct FakeDnnHandle {
+  cudaStream_t stream = nullptr;
+};
+// The cuDNN entries lock this: calls on different handles may come from
+// several threads at once, as they do to the real library.
+// Tests may call with a null handle: that one is this.
+FakeDnnHandle* HandleOf(cudnnHandle_t h) {
+  static FakeDnnHandle* null_handle = new FakeDnnHandle();
+  return h ? reinterpret_cast<FakeDnnHandle*>(h) : null_handle;
+}
+std::mutex& DnnMu() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
 struct FakeFilterDesc {
   cudnnDataType_t type{};
   cudnnTensorFormat_t format{};
@@ -293,32 +309,36 @@ struct FakeFilterDesc {
 };
 
 cudnnStatus_t DnnCreate(cudnnHandle_t* h) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnCreate");
   ++Log().live_objects;
-  *h = reinterpret_cast<cudnnHandle_t>(new int(9));
+  *h = reinterpret_cast<cudnnHandle_t>(new FakeDnnHandle());
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t DnnDestroy(cudnnHandle_t h) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnDestroy");
   --Log().live_objects;
-  delete reinterpret_cast<int*>(h);
+  delete reinterpret_cast<FakeDnnHandle*>(h);
   return CUDNN_STATUS_SUCCESS;
 }
 size_t DnnVersion() { return 91900; }
-cudaStream_t dnn_stream = nullptr;
-cudnnStatus_t DnnSetStream(cudnnHandle_t, cudaStream_t s) {
+cudnnStatus_t DnnSetStream(cudnnHandle_t h, cudaStream_t s) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnSetStream");
-  dnn_stream = s;
+  HandleOf(h)->stream = s;
   return CUDNN_STATUS_SUCCESS;
 }
 const char* DnnError(cudnnStatus_t) { return "fake cuDNN error"; }
 cudnnStatus_t CreateTensor(cudnnTensorDescriptor_t* d) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnCreateTensorDescriptor");
   ++Log().live_objects;
   *d = reinterpret_cast<cudnnTensorDescriptor_t>(new FakeTensorDesc());
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t SetTensor(cudnnTensorDescriptor_t d, cudnnDataType_t type, int nb, const int dims[], const int strides[]) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnSetTensorNdDescriptor");
   auto* t = reinterpret_cast<FakeTensorDesc*>(d);
   t->type = type;
@@ -327,12 +347,14 @@ cudnnStatus_t SetTensor(cudnnTensorDescriptor_t d, cudnnDataType_t type, int nb,
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t DestroyTensor(cudnnTensorDescriptor_t d) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnDestroyTensorDescriptor");
   --Log().live_objects;
   delete reinterpret_cast<FakeTensorDesc*>(d);
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t CreateFilter(cudnnFilterDescriptor_t* d) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnCreateFilterDescriptor");
   ++Log().live_objects;
   *d = reinterpret_cast<cudnnFilterDescriptor_t>(new FakeFilterDesc());
@@ -340,6 +362,7 @@ cudnnStatus_t CreateFilter(cudnnFilterDescriptor_t* d) {
 }
 cudnnStatus_t SetFilter(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTensorFormat_t format, int nb,
                         const int dims[]) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnSetFilterNdDescriptor");
   auto* f = reinterpret_cast<FakeFilterDesc*>(d);
   f->type = type;
@@ -348,12 +371,14 @@ cudnnStatus_t SetFilter(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTe
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t DestroyFilter(cudnnFilterDescriptor_t d) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnDestroyFilterDescriptor");
   --Log().live_objects;
   delete reinterpret_cast<FakeFilterDesc*>(d);
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t CreateConv(cudnnConvolutionDescriptor_t* d) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnCreateConvolutionDescriptor");
   ++Log().live_objects;
   *d = reinterpret_cast<cudnnConvolutionDescriptor_t>(new FakeConvDesc());
@@ -361,6 +386,7 @@ cudnnStatus_t CreateConv(cudnnConvolutionDescriptor_t* d) {
 }
 cudnnStatus_t SetConv(cudnnConvolutionDescriptor_t d, int n, const int pad[], const int stride[], const int dilation[],
                       cudnnConvolutionMode_t mode, cudnnDataType_t compute) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnSetConvolutionNdDescriptor");
   auto* c = reinterpret_cast<FakeConvDesc*>(d);
   c->pad.assign(pad, pad + n);
@@ -371,16 +397,19 @@ cudnnStatus_t SetConv(cudnnConvolutionDescriptor_t d, int n, const int pad[], co
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t SetGroups(cudnnConvolutionDescriptor_t d, int groups) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnSetConvolutionGroupCount");
   reinterpret_cast<FakeConvDesc*>(d)->groups = groups;
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t SetMath(cudnnConvolutionDescriptor_t d, cudnnMathType_t math) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnSetConvolutionMathType");
   reinterpret_cast<FakeConvDesc*>(d)->math = math;
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t DestroyConv(cudnnConvolutionDescriptor_t d) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnDestroyConvolutionDescriptor");
   --Log().live_objects;
   delete reinterpret_cast<FakeConvDesc*>(d);
@@ -389,6 +418,7 @@ cudnnStatus_t DestroyConv(cudnnConvolutionDescriptor_t d) {
 cudnnStatus_t GetAlgos(cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
                        const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t, const int requested,
                        int* returned, cudnnConvolutionFwdAlgoPerf_t* perf) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnGetConvolutionForwardAlgorithm_v7");
   // Two ranked: the first failing (to be skipped), then IMPLICIT_GEMM.
   const int n = std::min(requested, 2);
@@ -404,6 +434,7 @@ cudnnStatus_t GetAlgos(cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnn
 cudnnStatus_t GetWorkspace(cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
                            const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, cudnnConvolutionFwdAlgo_t,
                            size_t* bytes) {
+  const std::lock_guard<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnGetConvolutionForwardWorkspaceSize");
   *bytes = Log().conv_algo_workspace;
   return CUDNN_STATUS_SUCCESS;
@@ -456,10 +487,11 @@ void ComputeConv(const FakeConvCall& c) {
   }
 }
 
-cudnnStatus_t ConvForward(cudnnHandle_t, const void* alpha, const cudnnTensorDescriptor_t x_desc, const void* x,
+cudnnStatus_t ConvForward(cudnnHandle_t h, const void* alpha, const cudnnTensorDescriptor_t x_desc, const void* x,
                           const cudnnFilterDescriptor_t w_desc, const void* w, const cudnnConvolutionDescriptor_t conv,
                           cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t workspace_bytes, const void* beta,
                           const cudnnTensorDescriptor_t y_desc, void* y) {
+  std::unique_lock<std::mutex> lock(DnnMu());
   Log().calls.push_back("cudnnConvolutionForward");
   FakeConvCall call;
   call.x = *reinterpret_cast<const FakeTensorDesc*>(x_desc);
@@ -482,9 +514,15 @@ cudnnStatus_t ConvForward(cudnnHandle_t, const void* alpha, const cudnnTensorDes
   call.x_ptr = x;
   call.w_ptr = w;
   call.y_ptr = y;
-  call.stream = dnn_stream;
+  call.stream = HandleOf(h)->stream;
   Log().convs.push_back(call);
-  if (Log().on_execute) Log().on_execute("cudnnConvolutionForward");
+  if (Log().on_execute) {
+    // Unlocked: the hook may wait for another thread's call.
+    const auto hook = Log().on_execute;
+    lock.unlock();
+    hook("cudnnConvolutionForward");
+    lock.lock();
+  }
   if (Log().conv_status != CUDNN_STATUS_SUCCESS) return Log().conv_status;
   if (Log().compute) {
     if (call.mode != CUDNN_CROSS_CORRELATION || call.w_format != CUDNN_TENSOR_NCHW) return CUDNN_STATUS_NOT_SUPPORTED;

@@ -7,7 +7,7 @@
 # Here (a build machine), once per change, into .gpu/ (ignored by git):
 #   BUNDLE_BINARIES=gpu bash scripts/bundle.sh && mkdir -p .gpu && cp build-bundle/jitd-*-linux-x86_64.tar.xz .gpu/
 #   tar -C ../shared -cJf .gpu/corpus.tar.xz conformance/stablehlo conformance/README.md models
-#   for p in reset_probe reg_probe; do cc -O1 -o .gpu/$p bench/gpu/probes/$p.c -ldl; done
+#   for p in reset_probe reg_probe floors; do cc -O2 -o .gpu/$p bench/gpu/probes/$p.c -ldl; done
 # There (the GPU machine, in a copy of this checkout with .gpu/ beside it;
 # logs and result files go to $OUT):
 #   OUT=/some/dir bash bench/gpu/run_on_gpu.sh [PARTS]
@@ -18,8 +18,10 @@
 # cpu), daemon, daemonbig, multi (processes sharing the GPU), many (issue
 # 19 item 5: N = 1, 4, 16, 32 ResNet-50 clients of one daemon against N
 # torch and N JAX processes, bench/gpu/many_clients.py; MANY_SECONDS per
-# run, default 4), resnetprofile (where a ResNet-50 execute's time goes on
-# cuda), tiny, peer (torch), profile, profile2, cpu, probe (a kernel
+# run, default 4; MANY_RUNTIMES, default "jitd torch jax"), resnetprofile (where a ResNet-50 execute's time goes on
+# cuda), floors (issue 19 items 2 and 3: the driver's and cuBLAS's floors,
+# torch's kernels and jitd's on the same work, a tiny execute through the
+# daemon), tiny, peer (torch), profile, profile2, cpu, probe (a kernel
 # fault), regprobe
 # (cuMemHostRegister on memfd memory). PINCAP=BYTES sets the daemon's cap
 # on pinned host memory for daemonbig.
@@ -257,37 +259,59 @@ fi
 
 if want many; then
   secs=${MANY_SECONDS:-4}
+  runtimes=" ${MANY_RUNTIMES:-jitd torch jax} "
   jaxpy=
   for p in python3 /opt/*/.venv/bin/python3 /opt/*/bin/python3 /usr/bin/python3; do
     if [ -x "$(command -v $p)" ] && $p -c "import jax" 2>/dev/null; then jaxpy=$p; break; fi
   done
-  echo "python with jax: ${jaxpy:-none}"; ls -d /opt/* 2>&1 | head
+  echo "python with jax: ${jaxpy:-none}"
   [ -n "$jaxpy" ] && $jaxpy -c "import jax; print('jax', jax.__version__, jax.devices())" 2>&1 | tail -n 1
   nvidia-smi --query-gpu=memory.used --format=csv,noheader
-  start_daemon $work/d4
-  timeout 60 $b/bin/jitd run --socket $sock --device=cuda --random-inputs --repeat 2 $models/jax_resnet_50.mlir 2>&1 | tail -n 1
-  for n in 1 4 16 32; do
-    echo "--- jitd, $n clients"
-    PYTHONPATH=$b/python timeout 90 python3 "$here"/many_clients.py --runtime jitd --clients $n --seconds $secs \
+  if [[ "$runtimes" == *" jitd "* ]]; then
+    start_daemon $work/d4
+    timeout 60 $b/bin/jitd run --socket $sock --device=cuda --random-inputs --repeat 2 $models/jax_resnet_50.mlir 2>&1 | tail -n 1
+    for n in 1 4 16 32; do
+      echo "--- jitd, $n clients"
+      PYTHONPATH=$b/python timeout 90 python3 "$here"/many_clients.py --runtime jitd --clients $n --seconds $secs \
+        --socket $sock --daemon-pid $dpid --model $models/jax_resnet_50.mlir --json $OUT/many.jsonl 2>&1 | tail -n 3
+    done
+    echo "--- jitd, 16 clients, one SIGKILLed mid-run"
+    PYTHONPATH=$b/python timeout 90 python3 "$here"/many_clients.py --runtime jitd --clients 16 --seconds $secs --kill-one \
       --socket $sock --daemon-pid $dpid --model $models/jax_resnet_50.mlir --json $OUT/many.jsonl 2>&1 | tail -n 3
-  done
-  echo "--- jitd, 16 clients, one SIGKILLed mid-run"
-  PYTHONPATH=$b/python timeout 90 python3 "$here"/many_clients.py --runtime jitd --clients 16 --seconds $secs --kill-one \
-    --socket $sock --daemon-pid $dpid --model $models/jax_resnet_50.mlir --json $OUT/many.jsonl 2>&1 | tail -n 3
-  $b/bin/jitd stats --socket $sock 2>&1 | grep -E "sessions|executes|device:|execute time"
-  kill $dpid; wait $dpid
-  grep -v "session [0-9]* \(opened\|closed\)" $work/d4/serve.log | tail -n 20
-  stamp many-jitd
-  for n in 1 4 16 32; do
-    echo "--- torch, $n processes"
-    timeout 120 python3 "$here"/many_clients.py --runtime torch --clients $n --seconds $secs --json $OUT/many.jsonl 2>&1 | tail -n 3
-  done
-  stamp many-torch
-  if [ -n "$jaxpy" ]; then
+    $b/bin/jitd stats --socket $sock 2>&1 | grep -E "sessions|executes|device:|execute time"
+    kill $dpid; wait $dpid
+    grep -v "session [0-9]* \(opened\|closed\)" $work/d4/serve.log | tail -n 20
+    stamp many-jitd
+  fi
+  if [[ "$runtimes" == *" torch "* ]]; then
+    for n in 1 4 16 32; do
+      echo "--- torch, $n processes"
+      timeout 120 python3 "$here"/many_clients.py --runtime torch --clients $n --seconds $secs --json $OUT/many.jsonl 2>&1 | tail -n 3
+    done
+    stamp many-torch
+  fi
+  if [ -n "$jaxpy" ] && [[ "$runtimes" == *" jax "* ]]; then
     for n in 1 4 16 32; do
       echo "--- jax, $n processes"
       timeout 150 $jaxpy "$here"/many_clients.py --runtime jax --clients $n --seconds $secs --json $OUT/many.jsonl 2>&1 | tail -n 3
     done
+    stamp many-jax
   fi
-  stamp many-jax
+fi
+
+if want floors; then
+  timeout 60 "$carry"/floors 2>&1
+  timeout 120 python3 "$here"/torch_floors.py 2>&1 | tail -n 12
+  for p in chain16m.mlir reduce4096.mlir reduce16m.mlir dot4096.mlir; do
+    echo "--- profile cuda $p"
+    timeout 60 $b/bin/jitd run --in-process --device=cuda --random-inputs --profile --repeat 5 --warmup 2 "$here"/$p 2>&1 \
+      | grep -v "^  first\|^  min\|^result" | head -n 8
+  done
+  start_daemon $work/d5
+  echo "--- examples/softmax.mlir through the daemon, cuda then cpu"
+  for d in cuda cpu; do
+    $b/bin/jitd run --socket $sock --device=$d --repeat 5000 --warmup 50 $b/examples/softmax.mlir 2>&1 | tail -n 1
+  done
+  kill $dpid; wait $dpid
+  stamp floors
 fi

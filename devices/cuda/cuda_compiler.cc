@@ -142,7 +142,8 @@ std::string DescribeSpec(const codegen::KernelSpec& spec, const codegen::GridPla
   }
   return std::string(codegen::GridKindName(plan.kind)) + " " + std::to_string(plan.work_items) +
          (plan.kind == codegen::GridKind::kFlat ? " elements" : " outputs x " + std::to_string(plan.extent)) +
-         (plan.vector_width > 1 ? ", " + std::to_string(plan.vector_width) + " per thread" : "") + ": " + ops;
+         (plan.vector_width > 1 ? ", " + std::to_string(plan.vector_width) + " per thread" : "") +
+         (plan.split > 1 ? ", split " + std::to_string(plan.split) + " ways" : "") + ": " + ops;
 }
 
 class Compiler {
@@ -600,10 +601,32 @@ class Compiler {
       JITD_ASSIGN_OR_RETURN(int32_t b, Use(v, &op));
       step.launch.buffers.push_back(b);
     }
+    step.description = kernel.name + " " + kernel.description;
+    if (kernel.plan.split > 1) {
+      // A split reduction (kernel_plan.h): the partials kernel writes a
+      // scratch of work_items x split elements, the combine kernel reads
+      // it (with the same inputs: the init may be one) and writes the
+      // results.
+      const int32_t scratch = NewTemporary(codegen::SplitPartials(kernel.plan) *
+                                           ir::StorageBytes(op.result(0)->type().dtype()));
+      CudaStep combine = step;
+      step.launch.buffers.push_back(scratch);
+      step.description += " (partials)";
+      p_.steps.push_back(std::move(step));
+      combine.launch.function = kernel.name + "_combine";
+      combine.launch.grid = {static_cast<uint32_t>(kernel.plan.combine_grid), 1, 1};
+      combine.launch.buffers.push_back(scratch);
+      for (size_t i = 0; i < op.num_results(); ++i) {
+        combine.launch.buffers.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
+      }
+      combine.description = kernel.name + "_combine " + kernel.description;
+      p_.steps.push_back(std::move(combine));
+      p_.launches += 2;
+      return Status::Ok();
+    }
     for (size_t i = 0; i < op.num_results(); ++i) {
       step.launch.buffers.push_back(NewBuffer(op.result(i), CudaBuffer::Kind::kTemporary, 0));
     }
-    step.description = kernel.name + " " + kernel.description;
     p_.steps.push_back(std::move(step));
     ++p_.launches;
     return Status::Ok();
@@ -1213,6 +1236,7 @@ std::string CudaCompileFingerprint(const CudaCompileOptions& options) {
          " block=" + std::to_string(l.block_threads) + " warp=" + std::to_string(l.warp_size) +
          " max_blocks=" + std::to_string(l.max_blocks) + " shared=" + std::to_string(l.max_shared_bytes) +
          " block_reduce_min=" + std::to_string(l.block_reduce_min_extent) +
+         " split=" + std::to_string(l.split_target_blocks) + "/" + std::to_string(l.split_min_chunk) +
          " align=" + std::to_string(l.buffer_alignment) + " vector=" + std::to_string(l.max_vector_width) + "/" +
          std::to_string(l.vector_min_items) + "/" + std::to_string(l.vector_max_ops) + " O3" +
          (options.use_cublaslt ? " cublaslt" : "") + (options.use_cufft ? " cufft" : "") +

@@ -131,6 +131,52 @@ func.func @main(%x: tensor<1024x1024xf32>, %y: tensor<1024x1024xf32>) -> tensor<
   EXPECT_EQ(program->ptx.find(".v4."), std::string::npos) << program->ptx;
 }
 
+// A sum of a whole tensor to a scalar is two launches: partial sums of
+// 16,384-element chunks into a scratch from 1,024 blocks, then one block
+// folding those and the init (kernel_plan.h), not one block reading it all.
+TEST(CudaCompilerTest, AFullReductionIsSplitIntoPartialsAndACombine) {
+  if (!codegen::FindLibdevice({}).ok()) GTEST_SKIP() << codegen::FindLibdevice({}).status().message();
+  const std::string text = R"(
+func.func @main(%x: tensor<16777216xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.reduce(%x init: %init) applies stablehlo.maximum across dimensions = [0] : (tensor<16777216xf32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+})";
+  CudaCompileOptions options;
+  options.assemble = false;
+  auto program = CompileText(text, options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps.size(), 2u) << DescribeCudaProgram(*program);
+  const CudaKernelLaunch& partials = program->steps[0].launch;
+  const CudaKernelLaunch& combine = program->steps[1].launch;
+  EXPECT_EQ(partials.function, "jitd_k0");
+  EXPECT_EQ(combine.function, "jitd_k0_combine");
+  EXPECT_EQ(partials.grid[0], 1024u);
+  EXPECT_EQ(combine.grid[0], 1u);
+  // Partials: the input, the init (an argument), the scratch; the combine
+  // reads the same two and the scratch, and writes the result.
+  ASSERT_EQ(partials.buffers.size(), 3u);
+  ASSERT_EQ(combine.buffers.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(combine.buffers[i], partials.buffers[i]) << i;
+  const CudaBuffer& scratch = program->buffers[static_cast<size_t>(partials.buffers[2])];
+  EXPECT_EQ(scratch.kind, CudaBuffer::Kind::kTemporary);
+  EXPECT_EQ(scratch.bytes, 1024 * 4);
+  EXPECT_NE(combine.buffers[3], partials.buffers[2]);
+  EXPECT_EQ(program->launches, 2);
+  for (const char* entry : {".entry jitd_k0(", ".entry jitd_k0_combine("}) {
+    EXPECT_NE(program->ptx.find(entry), std::string::npos) << entry;
+  }
+  EXPECT_EQ(program->ptx.find("atom."), std::string::npos);  // a fixed order, no atomics
+  EXPECT_NE(DescribeCudaProgram(*program).find("split 1024 ways"), std::string::npos)
+      << DescribeCudaProgram(*program);
+  // The split is part of what a compile's output depends on.
+  CudaCompileOptions unsplit = options;
+  unsplit.limits.split_min_chunk = 0;
+  EXPECT_NE(CudaCompileFingerprint(options), CudaCompileFingerprint(unsplit));
+  program = CompileText(text, unsplit);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->steps.size(), 1u);
+}
+
 TEST(CudaCompilerTest, OpsWithoutALoweringAreRefusedByName) {
   CudaCompileOptions options;
   options.assemble = false;

@@ -112,6 +112,18 @@ StatusOr<GridPlan> PlanGridKernel(const KernelSpec& spec, const GridLimits& limi
                              " bytes of shared memory above the limit of " +
                              std::to_string(limits.max_shared_bytes));
     }
+    // Few outputs, long rows: chunks of each row to blocks of their own.
+    if (spec.extra_outputs.empty() && limits.split_min_chunk > 0 && plan.work_items > 0 &&
+        plan.work_items < limits.split_target_blocks) {
+      const int64_t wanted = (limits.split_target_blocks + plan.work_items - 1) / plan.work_items;
+      const int64_t split = std::min(wanted, plan.extent / limits.split_min_chunk);
+      if (split >= 2) {
+        plan.split = split;
+        plan.chunk = (plan.extent + split - 1) / split;
+        plan.combine_grid = plan.grid;
+        plan.grid = std::clamp<int64_t>(plan.work_items * split, 1, limits.max_blocks);
+      }
+    }
     return plan;
   }
   plan.kind = GridKind::kThreadReduce;

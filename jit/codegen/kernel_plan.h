@@ -25,6 +25,16 @@
 //                 memory, the first warp combines those the same way), then
 //                 the init is folded in last. The order depends on the
 //                 shape and the block size only: the same bits every run.
+//                 Few outputs over a long extent (a sum of a whole tensor
+//                 to a scalar) are split: with `split` S > 1, a first
+//                 kernel gives each (output, chunk) pair a block, which
+//                 folds the chunk's `chunk` reduced elements as above and
+//                 writes the partial (no init) to a scratch buffer of
+//                 work_items x S elements; a second (the `_combine`
+//                 kernel, `combine_grid` blocks) folds each output's S
+//                 partials in the same block tree, then the init. So the
+//                 whole GPU reads the input, not one SM, and the order is
+//                 still fixed by the shape.
 //   kThreadReduce every other reduce: a thread per output folds its reduced
 //                 elements in row-major order from the init, the order of
 //                 the cpu device and the interpreter (bit for bit).
@@ -48,6 +58,12 @@ struct GridLimits {
   int64_t max_shared_bytes = 48 * 1024;   // static shared memory per block
   // Reductions whose reduced extent is at least this use kBlockReduce.
   int64_t block_reduce_min_extent = 256;
+  // kBlockReduce with fewer outputs than split_target_blocks splits each
+  // output's extent into chunks of at least split_min_chunk elements, so
+  // that about split_target_blocks blocks share the work (a split of 1
+  // when the extent is too short for two chunks).
+  int64_t split_target_blocks = 1024;
+  int64_t split_min_chunk = 8192;
   // Every buffer the caller passes a kernel starts at a multiple of this
   // many bytes (a power of two; the kernels' pointer parameters are
   // declared so). 16 holds on the cuda device: its buffers are memory-pool
@@ -81,7 +97,18 @@ struct GridPlan {
   // vector_width * the widest element's bytes <= GridLimits::
   // buffer_alignment); 1 for the other kinds.
   int64_t vector_width = 1;
+  // kBlockReduce: chunks per output (1: one kernel; above 1: the partials
+  // kernel, grid blocks over work_items x split (output, chunk) pairs, then
+  // the combine kernel over combine_grid blocks), reduced elements per
+  // chunk (the last may be shorter), and the scratch partials' element
+  // count (work_items x split).
+  int64_t split = 1;
+  int64_t chunk = 0;
+  int64_t combine_grid = 0;
 };
+
+// The scratch partials of a split kBlockReduce plan (0 when not split).
+inline int64_t SplitPartials(const GridPlan& plan) { return plan.split > 1 ? plan.work_items * plan.split : 0; }
 
 // kFlat: where the vector loop's elements end and the scalar tail's begin
 // (work_items rounded down to a multiple of vector_width).

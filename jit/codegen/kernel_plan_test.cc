@@ -102,6 +102,48 @@ TEST(KernelPlanTest, SmallLongAndReducingKernelsStayScalar) {
   EXPECT_EQ(rows.vector_width, 1);
 }
 
+// Few outputs over long rows: each row's extent is cut into chunks of at
+// least split_min_chunk elements so that about split_target_blocks blocks
+// share the work; the chunks cover every reduced element exactly once.
+TEST(KernelPlanTest, FewOutputsOverLongRowsAreSplit) {
+  auto covers = [](const GridPlan& p) {
+    return p.chunk * p.split >= p.extent && p.chunk * (p.split - 1) < p.extent;
+  };
+  GridPlan whole = PlanOf(RowSums(1, 16777216));
+  EXPECT_EQ(whole.kind, GridKind::kBlockReduce);
+  EXPECT_EQ(whole.split, 1024);
+  EXPECT_EQ(whole.chunk, 16384);
+  EXPECT_EQ(whole.grid, 1024);  // a block per (output, chunk)
+  EXPECT_EQ(whole.combine_grid, 1);
+  EXPECT_EQ(SplitPartials(whole), 1024);
+  EXPECT_TRUE(covers(whole));
+  // Three rows of 100,000: 342 chunks wanted per row, 12 of 8,192 fit.
+  GridPlan three = PlanOf(RowSums(3, 100000));
+  EXPECT_EQ(three.split, 12);
+  EXPECT_EQ(three.chunk, 8334);
+  EXPECT_EQ(three.grid, 36);
+  EXPECT_EQ(three.combine_grid, 3);
+  EXPECT_TRUE(covers(three));
+  // Enough outputs to fill the GPU, or rows too short for two chunks: one kernel.
+  for (const GridPlan& p : {PlanOf(RowSums(4096, 4096)), PlanOf(RowSums(7, 768)), PlanOf(RowSums(2, 16383))}) {
+    EXPECT_EQ(p.kind, GridKind::kBlockReduce);
+    EXPECT_EQ(p.split, 1);
+    EXPECT_EQ(SplitPartials(p), 0);
+  }
+  EXPECT_EQ(PlanOf(RowSums(2, 16384)).split, 2);
+  // The grid limit bounds the partials kernel's blocks (it strides), not the split.
+  GridLimits few_blocks;
+  few_blocks.max_blocks = 100;
+  GridPlan strided = PlanOf(RowSums(1, 16777216), few_blocks);
+  EXPECT_EQ(strided.split, 1024);
+  EXPECT_EQ(strided.grid, 100);
+  GridLimits never;
+  never.split_min_chunk = 0;
+  EXPECT_EQ(PlanOf(RowSums(1, 16777216), never).split, 1);
+  // Thread reductions never split.
+  EXPECT_EQ(PlanOf(RowSums(65536, 8)).split, 1);
+}
+
 TEST(KernelPlanTest, LimitsThatAreNotPowersOfTwoAreRefused) {
   Fused f = FuseForNvptx(MultiplyAdd("1048576", "f32"));
   ASSERT_EQ(f.specs.size(), 1u);

@@ -37,22 +37,38 @@ namespace {
 
 constexpr unsigned kShared = 3;  // the NVPTX shared-memory address space
 
+// Which kernel of a plan: the one kernel, or for a split kBlockReduce the
+// partials kernel (inputs..., scratch) or the combine kernel (inputs...,
+// scratch, outputs...).
+enum class Pass { kWhole, kPartials, kCombine };
+
 class GridEmitter {
  public:
-  GridEmitter(llvm::Module& module, const KernelSpec& spec, const GridPlan& plan, const GridLimits& limits)
+  GridEmitter(llvm::Module& module, const KernelSpec& spec, const GridPlan& plan, const GridLimits& limits,
+              Pass pass = Pass::kWhole)
       : module_(module),
         spec_(spec),
         plan_(plan),
         limits_(limits),
+        pass_(pass),
         element_(CreateElementalEmitter(module, spec, NvptxMath())),
         b_(element_->builder()) {}
 
   Status Emit() {
     llvm::LLVMContext& ctx = module_.getContext();
+    const size_t num_inputs = spec_.inputs.size();
     const size_t num_outputs = spec_.root->num_results() + spec_.extra_outputs.size();
-    const size_t num_params = spec_.inputs.size() + num_outputs;
-    fn_ = DeclareKernel(module_, spec_.name, num_params, {0, spec_.inputs.size()},
-                        limits_.buffer_alignment);
+    size_t num_params = num_inputs + num_outputs;
+    size_t read_only = num_inputs;
+    std::string name = spec_.name;
+    if (pass_ == Pass::kPartials) {
+      num_params = num_inputs + 1;  // the scratch is its output
+    } else if (pass_ == Pass::kCombine) {
+      num_params = num_inputs + 1 + num_outputs;
+      read_only = num_inputs + 1;
+      name += "_combine";
+    }
+    fn_ = DeclareKernel(module_, name, num_params, {0, read_only}, limits_.buffer_alignment);
     // The block size too, so that ptxas may size registers for it.
     module_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(
         ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "maxntidx"),
@@ -64,7 +80,14 @@ class GridEmitter {
     std::vector<llvm::Value*> inputs, outputs;
     for (unsigned i = 0; i < num_params; ++i) {
       llvm::Value* p = b_.CreateAddrSpaceCast(fn_->getArg(i), b_.getPtrTy());
-      (i < spec_.inputs.size() ? inputs : outputs).push_back(p);
+      if (i < num_inputs) {
+        inputs.push_back(p);
+      } else if (pass_ != Pass::kWhole && i == num_inputs) {
+        scratch_ = p;
+        if (pass_ == Pass::kPartials) outputs.push_back(p);  // bound, never stored through
+      } else {
+        outputs.push_back(p);
+      }
     }
     element_->Bind(fn_, inputs, outputs);
     tid_ = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
@@ -92,7 +115,7 @@ class GridEmitter {
              });
         break;
       case GridKind::kBlockReduce:
-        JITD_RETURN_IF_ERROR(EmitBlockReduce());
+        JITD_RETURN_IF_ERROR(EmitBlockReduce(name));
         break;
     }
     JITD_RETURN_IF_ERROR(element_->status());
@@ -400,45 +423,98 @@ class GridEmitter {
 
   void Barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
-  Status EmitBlockReduce() {
+  // kBlockReduce (kernel_plan.h): the whole reduce, or one pass of a split.
+  Status EmitBlockReduce(const std::string& name) {
     std::optional<llvm::Value*> identity = element_->FoldIdentity();
     if (!identity) {
       return Internal("kernel plan chose a block reduction for '" + std::string(spec_.root->name()) + "' at " +
                       spec_.root->loc().ToString() + ", whose body is not a known fold");
     }
+    if (pass_ != Pass::kWhole && (plan_.split < 2 || plan_.chunk < 1)) {
+      return Internal("kernel '" + name + "': a split pass of a plan that is not split");
+    }
     const int64_t warps = plan_.block / limits_.warp_size;
     auto* slots_type = llvm::ArrayType::get(b_.getInt64Ty(), static_cast<uint64_t>(warps));
     shared_ = new llvm::GlobalVariable(module_, slots_type, false, llvm::GlobalValue::InternalLinkage,
-                                       llvm::UndefValue::get(slots_type), spec_.name + ".partials", nullptr,
+                                       llvm::UndefValue::get(slots_type), name + ".partials", nullptr,
                                        llvm::GlobalValue::NotThreadLocal, kShared);
     shared_->setAlignment(llvm::Align(8));
     llvm::Value* lane = b_.CreateURem(tid_, b_.getInt64(limits_.warp_size));
     llvm::Value* warp = b_.CreateUDiv(tid_, b_.getInt64(limits_.warp_size));
     llvm::Value* is_lane0 = b_.CreateICmpEQ(lane, b_.getInt64(0));
     auto slot = [&](llvm::Value* k) { return b_.CreateInBoundsGEP(slots_type, shared_, {b_.getInt64(0), k}); };
-    Loop(ctaid_, b_.getInt64(plan_.work_items), grid_, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+    llvm::Type* element_type = (*identity)->getType();
+    // The block's fold of input(r) for r = first + tid, first + tid +
+    // block, ... below end, from the identity, by the fixed tree; `use`
+    // gets the total on thread 0.
+    auto block_fold = [&](llvm::Value* first, llvm::Value* end,
+                          const std::function<std::vector<llvm::Value*>(llvm::Value*)>& input,
+                          const std::function<void(llvm::Value*)>& use) {
       std::vector<llvm::Value*> acc =
-          Loop(tid_, b_.getInt64(plan_.extent), b_.getInt64(plan_.block), {*identity},
-               [&](llvm::Value* r, const std::vector<llvm::Value*>& a) {
-                 return element_->ReduceCombine(a, element_->ReduceInputs(o, r));
-               });
+          Loop(b_.CreateAdd(first, tid_), end, b_.getInt64(plan_.block), {*identity},
+               [&](llvm::Value* r, const std::vector<llvm::Value*>& a) { return element_->ReduceCombine(a, input(r)); });
       llvm::Value* folded = WarpFold(acc[0]);
       IfThen(is_lane0, [&] { b_.CreateStore(ToBits(folded), slot(warp)); });
       Barrier();
       IfThen(b_.CreateICmpEQ(warp, b_.getInt64(0)), [&] {
         llvm::Value* in_range = b_.CreateICmpULT(lane, b_.getInt64(warps));
         llvm::Value* k = b_.CreateSelect(in_range, lane, b_.getInt64(0));
-        llvm::Value* partial = FromBits(b_.CreateLoad(b_.getInt64Ty(), slot(k)), acc[0]->getType());
+        llvm::Value* partial = FromBits(b_.CreateLoad(b_.getInt64Ty(), slot(k)), element_type);
         llvm::Value* total = WarpFold(b_.CreateSelect(in_range, partial, *identity));
-        IfThen(is_lane0, [&] {
-          std::vector<llvm::Value*> result = element_->ReduceCombine(element_->ReduceInits(), {total});
-          element_->StoreReduceResults(o, result);
-        });
+        IfThen(is_lane0, [&] { use(total); });
       });
       // The slots are reused by the block's next output.
       Barrier();
-      return std::vector<llvm::Value*>{};
-    });
+    };
+    // The init folded in last, the result stored.
+    auto finish = [&](llvm::Value* o, llvm::Value* total) {
+      std::vector<llvm::Value*> result = element_->ReduceCombine(element_->ReduceInits(), {total});
+      element_->StoreReduceResults(o, result);
+    };
+    auto reduced = [&](llvm::Value* o) {
+      return [this, o](llvm::Value* r) { return element_->ReduceInputs(o, r); };
+    };
+    switch (pass_) {
+      case Pass::kWhole:
+        Loop(ctaid_, b_.getInt64(plan_.work_items), grid_, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+          block_fold(b_.getInt64(0), b_.getInt64(plan_.extent), reduced(o), [&](llvm::Value* t) { finish(o, t); });
+          return std::vector<llvm::Value*>{};
+        });
+        break;
+      case Pass::kPartials: {
+        // Block-stride over (output, chunk) pairs; pair p's partial goes to
+        // scratch[p] = scratch[output * split + chunk].
+        llvm::Value* split = b_.getInt64(plan_.split);
+        Loop(ctaid_, b_.getInt64(plan_.work_items * plan_.split), grid_, {},
+             [&](llvm::Value* p, const std::vector<llvm::Value*>&) {
+               llvm::Value* o = b_.CreateUDiv(p, split);
+               llvm::Value* first = b_.CreateMul(b_.CreateURem(p, split), b_.getInt64(plan_.chunk));
+               llvm::Value* end = b_.CreateAdd(first, b_.getInt64(plan_.chunk));
+               llvm::Value* extent = b_.getInt64(plan_.extent);
+               end = b_.CreateSelect(b_.CreateICmpULT(end, extent), end, extent);
+               block_fold(first, end, reduced(o), [&](llvm::Value* t) {
+                 b_.CreateStore(t, b_.CreateInBoundsGEP(element_type, scratch_, p));
+               });
+               return std::vector<llvm::Value*>{};
+             });
+        break;
+      }
+      case Pass::kCombine: {
+        llvm::Value* split = b_.getInt64(plan_.split);
+        Loop(ctaid_, b_.getInt64(plan_.work_items), grid_, {}, [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
+          llvm::Value* row = b_.CreateMul(o, split);
+          block_fold(
+              b_.getInt64(0), split,
+              [&](llvm::Value* r) {
+                return std::vector<llvm::Value*>{
+                    b_.CreateLoad(element_type, b_.CreateInBoundsGEP(element_type, scratch_, b_.CreateAdd(row, r)))};
+              },
+              [&](llvm::Value* t) { finish(o, t); });
+          return std::vector<llvm::Value*>{};
+        });
+        break;
+      }
+    }
     return Status::Ok();
   }
 
@@ -446,10 +522,12 @@ class GridEmitter {
   const KernelSpec& spec_;
   const GridPlan& plan_;
   const GridLimits& limits_;
+  const Pass pass_;
   std::unique_ptr<ElementalEmitter> element_;
   Builder& b_;
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* shared_ = nullptr;
+  llvm::Value* scratch_ = nullptr;  // a split pass's partials
   llvm::Value* tid_ = nullptr;
   llvm::Value* ctaid_ = nullptr;
   llvm::Value* grid_ = nullptr;
@@ -478,6 +556,26 @@ Status EmitGridKernel(llvm::Module& module, const KernelSpec& spec, const GridPl
     return InvalidArgument("kernel '" + spec.name + "': a " + std::string(GridKindName(plan.kind)) +
                            " plan with vector width " + std::to_string(v) +
                            " (a power of two, above 1 only for flat plans)");
+  }
+  if (plan.split > 1) {
+    if (plan.kind != GridKind::kBlockReduce || plan.chunk < 1 || plan.combine_grid < 1) {
+      return InvalidArgument("kernel '" + spec.name + "': a split " + std::string(GridKindName(plan.kind)) +
+                             " plan (only block reductions split, with a chunk and a combine grid)");
+    }
+    GridEmitter partials(module, spec, plan, limits, Pass::kPartials);
+    if (Status status = partials.Emit(); !status.ok()) {
+      partials.Erase();
+      return status;
+    }
+    // The combine kernel launches over combine_grid blocks: its block-stride
+    // loop reads the grid size at run time, so the plan serves both.
+    GridEmitter combine(module, spec, plan, limits, Pass::kCombine);
+    Status status = combine.Emit();
+    if (!status.ok()) {
+      combine.Erase();
+      partials.Erase();
+    }
+    return status;
   }
   GridEmitter emitter(module, spec, plan, limits);
   Status status = emitter.Emit();

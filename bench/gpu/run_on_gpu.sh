@@ -19,7 +19,8 @@
 # 19 item 5: N = 1, 4, 16, 32 ResNet-50 clients of one daemon against N
 # torch and N JAX processes, bench/gpu/many_clients.py; MANY_SECONDS per
 # run, default 4; MANY_RUNTIMES, default "jitd torch jax"), resnetprofile (where a ResNet-50 execute's time goes on
-# cuda), floors (issue 19 items 2 and 3: the driver's and cuBLAS's floors,
+# cuda), split (split reductions, bench/gpu/split/*.mlir and the
+# reduce*.mlir, against the cpu device), floors (issue 19 items 2 and 3: the driver's and cuBLAS's floors,
 # torch's kernels and jitd's on the same work, a tiny execute through the
 # daemon), tiny, peer (torch), profile, profile2, cpu, probe (a kernel
 # fault), regprobe
@@ -314,4 +315,22 @@ if want floors; then
   done
   kill $dpid; wait $dpid
   stamp floors
+fi
+
+if want split; then
+  for p in "$here"/split/*.mlir "$here"/reduce16m.mlir "$here"/reduce4096.mlir; do
+    for d in cuda cpu; do
+      rm -rf $work/out-$d; mkdir -p $work/out-$d
+      timeout 60 $b/bin/jitd run --in-process --device=$d --random-inputs -o $work/out-$d "$p" > /dev/null 2>$work/err-$d \
+        || { echo "$d $p failed:"; tail -n 3 $work/err-$d; }
+    done
+    echo "--- $(basename "$p"), cuda against cpu"
+    timeout 60 python3 "$here"/compare_results.py $work/out-cuda $work/out-cpu
+  done
+  for p in reduce16m.mlir split/sum_i32_1m.mlir; do
+    echo "--- profile cuda $p"
+    timeout 60 $b/bin/jitd run --in-process --device=cuda --random-inputs --profile --repeat 5 --warmup 2 "$here"/$p 2>&1 \
+      | grep -v "^  first\|^  min\|^result\|^jitd: cuda" | head -n 6
+  done
+  stamp split
 fi

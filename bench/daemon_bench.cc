@@ -25,9 +25,10 @@
 //                      at once for a fixed time; counters calls_per_s
 //                      (aggregate), min_share / max_share (each client's
 //                      fraction of all calls, times N: 1.0 = perfectly fair),
-//                      min_over_max and wait_us (each client's median round
-//                      trip of those over 50 µs, their median: with turns,
-//                      the wait for a round of them).
+//                      min_over_max, wait_us (each client's median round
+//                      trip of those over 50 µs, their median) and round_ms
+//                      (the same of round trips over 1 ms: with turns, the
+//                      wait for a round of them).
 //   clients_compute/N  the same with a ~1 ms single-threaded loop program:
 //                      executes that compute while their clients sleep;
 //                      counters executes_per_s (aggregate), p50_ms (the
@@ -447,7 +448,8 @@ constexpr auto kClientsRun = std::chrono::milliseconds(1000);
 struct ClientRun {
   uint64_t calls = 0;
   double p50_us = 0;  // its median round trip
-  double wait_us = 0;  // the median of its round trips over 50 µs: turns waited for
+  double wait_us = 0;  // the median of its round trips over 50 µs
+  double round_us = 0;  // the median of its round trips over 1 ms: turns waited for
 };
 
 // Starts n client processes, lets them execute back to back for kClientsRun
@@ -487,11 +489,13 @@ void RunClients(int n, std::vector<uint64_t>& counts, bool compute = false,
       }
       micros.resize(timed);
       run.p50_us = Percentile(micros, 0.5);
-      std::vector<double> waits;
+      std::vector<double> waits, rounds;
       for (double us : micros) {
         if (us > 50) waits.push_back(us);
+        if (us > 1000) rounds.push_back(us);
       }
       run.wait_us = Percentile(std::move(waits), 0.5);
+      run.round_us = Percentile(std::move(rounds), 0.5);
       if (::write(done[1], &run, sizeof(run)) != sizeof(run)) std::_Exit(3);
       std::_Exit(0);
     }
@@ -527,9 +531,13 @@ void BM_Clients(benchmark::State& state) {
   std::vector<uint64_t> counts;
   std::vector<ClientRun> runs;
   for (auto _ : state) RunClients(n, counts, /*compute=*/false, &runs);
-  std::vector<double> waits;
-  for (const ClientRun& run : runs) waits.push_back(run.wait_us);
+  std::vector<double> waits, rounds;
+  for (const ClientRun& run : runs) {
+    waits.push_back(run.wait_us);
+    rounds.push_back(run.round_us);
+  }
   state.counters["wait_us"] = Percentile(waits, 0.5);
+  state.counters["round_ms"] = Percentile(rounds, 0.5) / 1000;
   const uint64_t total = Sum(counts);
   const double seconds = std::chrono::duration<double>(kClientsRun).count() *
                          static_cast<double>(state.iterations());

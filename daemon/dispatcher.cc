@@ -13,6 +13,7 @@
 #include <deque>
 #include <list>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 
 #include "base/cpu_relax.h"
 #include "daemon/quantum_pacer.h"
+#include "daemon/turn_order.h"
 
 namespace jitd::daemon {
 namespace {
@@ -62,6 +64,11 @@ struct Dispatcher::Impl {
     // that a short request whose worker was preempted does not count.
     std::atomic<bool> long_requests{false};
     bool last_request_long = false;  // the serving worker's
+    // Its share of the turn slots' time so far (TurnOrder), in requests:
+    // the serving worker's while it runs, queue_mu's while it is queued.
+    uint64_t service = 0;
+    // In the queue: counted as active (CountActive) however long its round.
+    std::atomic<bool> queued{false};
   };
   using EntryPtr = std::shared_ptr<Entry>;
   using Item = std::variant<EntryPtr, std::function<void()>>;
@@ -122,6 +129,8 @@ struct Dispatcher::Impl {
   // busy client and worker off each other's CPUs) would only serialize
   // such sessions' work. Ten times a wake-up here (FLOORS.md: ~5 µs).
   static constexpr int64_t kLongRequestNanos = 50'000;
+  // How many queued items from the front a pick of the next turn looks at.
+  static constexpr size_t kPickWindow = 64;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options),
@@ -134,6 +143,7 @@ struct Dispatcher::Impl {
   // `kick`: wake an idle worker for it (see below); false for a hot
   // session polled again, which a busy worker will reach anyway.
   void Push(Item item, bool kick = true) {
+    MarkQueued(item, true);
     {
       std::lock_guard<std::mutex> lock(queue_mu);
       queue.push_back(std::move(item));
@@ -150,18 +160,59 @@ struct Dispatcher::Impl {
 
   // Puts back an item just popped (no kick: the caller is a worker).
   void PushFront(Item item) {
+    MarkQueued(item, true);
     std::lock_guard<std::mutex> lock(queue_mu);
     queue.push_front(std::move(item));
     queued.store(queue.size(), std::memory_order_relaxed);
   }
 
+  // The front item; with turn slots in use and a session needing one at
+  // the front, the session of those near the front with a request waiting
+  // that has had the least of the slots' time (TurnOrder).
   bool Pop(Item* item) {
     std::lock_guard<std::mutex> lock(queue_mu);
     if (queue.empty()) return false;
-    *item = std::move(queue.front());
-    queue.pop_front();
+    const size_t at = PickTurn();
+    *item = std::move(queue[at]);
+    queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(at));
     queued.store(queue.size(), std::memory_order_relaxed);
+    MarkQueued(*item, false);
     return true;
+  }
+
+  // Pop's choice (under queue_mu): an index into the queue. Only sessions
+  // with a request waiting compete: a hot session polled with nothing yet
+  // would be picked again and again while others wait. The first
+  // kPickWindow items are looked at, so a pick costs the same with
+  // hundreds of sessions queued.
+  size_t PickTurn() {
+    const EntryPtr* front = std::get_if<EntryPtr>(&queue.front());
+    if (front == nullptr || NeedsNoSlot(**front)) return 0;
+    size_t candidates[kPickWindow];
+    uint64_t* services[kPickWindow];
+    size_t n = 0;
+    const size_t window = std::min(queue.size(), kPickWindow);
+    for (size_t i = 0; i < window; ++i) {
+      const EntryPtr* e = std::get_if<EntryPtr>(&queue[i]);
+      // A queued session is kReady: nobody serves or frees it meanwhile.
+      if (e == nullptr || (*e)->session == nullptr || NeedsNoSlot(**e) ||
+          !(*e)->session->HasRequest()) {
+        continue;
+      }
+      candidates[n] = i;
+      services[n] = &(*e)->service;
+      ++n;
+    }
+    if (n == 0) return 0;
+    const uint64_t credit =
+        pacer.Requests() * QuantumPacer::Scale(active_sessions.load(std::memory_order_relaxed), slots);
+    return candidates[turn_order.Pick(std::span<uint64_t* const>(services, n), credit)];
+  }
+
+  static void MarkQueued(const Item& item, bool queued) {
+    if (const EntryPtr* e = std::get_if<EntryPtr>(&item)) {
+      (*e)->queued.store(queued, std::memory_order_relaxed);
+    }
   }
 
   bool QueueEmpty() const { return queued.load(std::memory_order_relaxed) == 0; }
@@ -285,7 +336,9 @@ struct Dispatcher::Impl {
     int active = 0;
     std::lock_guard<std::mutex> lock(entries_mu);
     for (auto& [key, e] : entries) {
-      if (now - e->last_active.load(std::memory_order_relaxed) < kActiveNanos &&
+      // Queued counts too: a round of turns may outlast kActiveNanos.
+      if ((now - e->last_active.load(std::memory_order_relaxed) < kActiveNanos ||
+           e->queued.load(std::memory_order_relaxed)) &&
           !e->long_requests.load(std::memory_order_relaxed)) {
         ++active;
       }
@@ -428,8 +481,11 @@ struct Dispatcher::Impl {
     // cuts quanta whose requests came slower than the recent pace);
     // without, one request.
     const bool slot = me.holds_slot.load(std::memory_order_relaxed);
-    const uint64_t quantum = slot ? pacer.Requests() : 1;
-    const int64_t turn_end = slot ? NowNanos() + 2 * turn_nanos : 0;
+    const uint64_t scale =
+        QuantumPacer::Scale(active_sessions.load(std::memory_order_relaxed), slots);
+    const uint64_t quantum = slot ? pacer.Requests() * scale : 1;
+    const int64_t turn_end = slot ? NowNanos() + 2 * turn_nanos * static_cast<int64_t>(scale) : 0;
+    int64_t wasted = 0;  // ns waited for requests that did not come (TurnOrder::Charge)
     int64_t first_served = 0;  // when its first request was answered
     // Asked to move, the client takes longer for its next request.
     bool client_moves = slot && AvoidClientCpu(session);
@@ -485,7 +541,9 @@ struct Dispatcher::Impl {
         waited = true;
         const int64_t wait = client_moves ? kMovingClientWaitNanos : kTurnWaitNanos;
         client_moves = false;
-        if (!WaitForRequest(me, session, std::min(turn_end, NowNanos() + wait))) {
+        const int64_t wait_start = NowNanos();
+        if (!WaitForRequest(me, session, std::min(turn_end, wait_start + wait))) {
+          if (!session.HasRequest()) wasted += NowNanos() - wait_start;
           late_requests = 0;
         } else if (++late_requests == kLateRequestsToMove) {
           // The client calls only while this worker yields: they share a
@@ -526,6 +584,7 @@ struct Dispatcher::Impl {
     }
     e->running_since.store(0, std::memory_order_relaxed);
     if (slot && served > 0) {  // a hot session polled with nothing to serve is no quantum
+      e->service += TurnOrder::Charge(served, wasted, pacer.pace_nanos());
       quanta.fetch_add(1, std::memory_order_relaxed);
       quantum_requests.fetch_add(served, std::memory_order_relaxed);
     }
@@ -763,6 +822,7 @@ struct Dispatcher::Impl {
   const ClosedCallback on_closed;
   const int64_t turn_nanos;
   QuantumPacer pacer;  // how many requests a quantum serves
+  TurnOrder turn_order;  // guarded by queue_mu
   int base_workers = 2;
   int max_threads = 0;
   UniqueFd epoll_fd, stop_fd, kick_fd;

@@ -55,10 +55,16 @@
 // unless another CPU is idle. The client moves rather than the worker, so the
 // clients gather off the worker's CPU and stay there: after a round, turns
 // change without moves (with the worker moving instead, half the changes at
-// eight clients moved it, each ~50 µs more, BENCHMARKS.md). Turns go round the
-// queue in order, so each active session gets the same number of requests per
-// round. The cost: a waiting client may wait a round of quanta (eight
-// tiny-request clients on two CPUs: about 7 ms; at most sessions x 2 ms). A
+// eight clients moved it, each ~50 µs more, BENCHMARKS.md). The next turn
+// with a slot goes to the queued session, of those with a request waiting,
+// that has had the least of the slots' time (TurnOrder: in requests, a wait
+// for a request that did not come counted at the pace), so a quantum cut
+// short is made up at the next turn and each active session gets the same
+// number of requests over a few rounds. With four or more active sessions a
+// slot, quanta serve twice the count (QuantumPacer::Scale): a change costs
+// more when the clients' CPUs cycle through more processes. The cost: a
+// waiting client may wait a round of quanta (eight tiny-request clients on
+// two CPUs: about 15 ms; at most sessions x 4 ms). A
 // worker that finds every slot taken sleeps until it is needed — an item that
 // needs no slot is queued, or the monitor (every `stall`) sees every slot's
 // worker in one request for longer than `turn` (a blocking request: then the

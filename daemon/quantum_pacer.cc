@@ -14,6 +14,11 @@ uint64_t QuantumPacer::Requests() const {
   return std::clamp(fit, std::min(most_, kMinRequests), most_);
 }
 
+uint64_t QuantumPacer::Scale(int active, int slots) {
+  const int per_slot = active / std::max(1, slots);
+  return std::clamp<uint64_t>(static_cast<uint64_t>(std::max(0, per_slot / 2)), 1, kMaxScale);
+}
+
 void QuantumPacer::Measure(int64_t nanos, uint64_t requests) {
   if (requests < kMinSampleRequests || nanos <= 0) return;
   int64_t sample = std::max<int64_t>(1, nanos / static_cast<int64_t>(requests));

@@ -15,6 +15,15 @@
 // the most, if fewer): a slow moment (a daemon starting, a preempted client)
 // must not shrink quanta below what measures the pace again.
 //
+// Scale: quanta grow with the sessions taking turns. A turn's change costs
+// more when the clients' CPUs cycle through more processes (a switch to an
+// address space not recently on the CPU: floor/cpu_handoff, 6.7 µs between
+// two processes, 13 µs among eight, on this project's VMs; a change at
+// eight clients ~10-20 µs more than at two), so with four or more sessions
+// per slot a quantum serves twice the count (and may last twice as long).
+// The cost: a waiting client's round doubles (eight tiny-request clients on
+// two vCPUs: ~15 ms instead of ~7).
+//
 // Thread safety: Requests and Measure may be called from any thread (the
 // pace is one relaxed atomic: a lost sample only delays the average).
 #ifndef JITD_DAEMON_QUANTUM_PACER_H_
@@ -30,6 +39,13 @@ class QuantumPacer {
   static constexpr uint64_t kMinRequests = 64;
   // Samples of fewer requests are ignored.
   static constexpr uint64_t kMinSampleRequests = 8;
+  // The most a quantum is scaled by (Scale).
+  static constexpr uint64_t kMaxScale = 2;
+
+  // What a quantum's count and time are multiplied by while `active`
+  // sessions of short requests take turns with `slots` turn slots: 1 below
+  // four sessions a slot, kMaxScale from there.
+  static uint64_t Scale(int active, int slots);
 
   // `most`: the count never exceeds it (at least 1); `turn_nanos`: the time
   // a quantum should take.

@@ -69,5 +69,17 @@ TEST(QuantumPacerTest, FewerMostThanTheFloorIsKept) {
   EXPECT_EQ(one.Requests(), 1u);
 }
 
+// Quanta double once four or more sessions share a turn slot, and no more.
+TEST(QuantumPacerTest, QuantaGrowWithTheSessionsTakingTurns) {
+  EXPECT_EQ(QuantumPacer::Scale(2, 1), 1u);
+  EXPECT_EQ(QuantumPacer::Scale(3, 1), 1u);
+  EXPECT_EQ(QuantumPacer::Scale(4, 1), 2u);
+  EXPECT_EQ(QuantumPacer::Scale(8, 1), QuantumPacer::kMaxScale);
+  EXPECT_EQ(QuantumPacer::Scale(500, 1), QuantumPacer::kMaxScale);
+  EXPECT_EQ(QuantumPacer::Scale(7, 2), 1u);  // 3.5 a slot
+  EXPECT_EQ(QuantumPacer::Scale(8, 2), 2u);
+  EXPECT_EQ(QuantumPacer::Scale(0, 0), 1u);
+}
+
 }  // namespace
 }  // namespace jitd::daemon

@@ -142,8 +142,9 @@ CLI::App* AddServeCommand(CLI::App& app, ServeArgs& args) {
                   "When more sessions of short requests are busy than half the CPUs: the "
                   "most requests of one session a turn serves back to back while the "
                   "others' clients wait asleep (a turn serves as many as take 1 ms at the "
-                  "recent pace, and lasts 2 ms at most); 1 = one request per turn (less "
-                  "waiting, fewer calls/s)")
+                  "recent pace, and lasts 2 ms at most; twice that with four or more busy "
+                  "sessions per two CPUs); 1 = one request per turn (less waiting, fewer "
+                  "calls/s)")
       ->type_name("N")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000}))
       ->envname("JITD_TURN_REQUESTS")

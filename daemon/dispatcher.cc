@@ -180,33 +180,24 @@ struct Dispatcher::Impl {
     return true;
   }
 
-  // Pop's choice (under queue_mu): an index into the queue. Only sessions
-  // with a request waiting compete: a hot session polled with nothing yet
-  // would be picked again and again while others wait. The first
-  // kPickWindow items are looked at, so a pick costs the same with
-  // hundreds of sessions queued.
+  // Pop's choice (under queue_mu): an index into the queue (TurnOrder::
+  // Choose, over the first kPickWindow items, so that a pick costs the
+  // same with hundreds queued).
   size_t PickTurn() {
-    const EntryPtr* front = std::get_if<EntryPtr>(&queue.front());
-    if (front == nullptr || NeedsNoSlot(**front)) return 0;
-    size_t candidates[kPickWindow];
-    uint64_t* services[kPickWindow];
-    size_t n = 0;
+    TurnOrder::Queued queued[kPickWindow];
     const size_t window = std::min(queue.size(), kPickWindow);
     for (size_t i = 0; i < window; ++i) {
       const EntryPtr* e = std::get_if<EntryPtr>(&queue[i]);
       // A queued session is kReady: nobody serves or frees it meanwhile.
-      if (e == nullptr || (*e)->session == nullptr || NeedsNoSlot(**e) ||
-          !(*e)->session->HasRequest()) {
-        continue;
-      }
-      candidates[n] = i;
-      services[n] = &(*e)->service;
-      ++n;
+      if (e == nullptr || (*e)->session == nullptr || NeedsNoSlot(**e)) continue;
+      queued[i].turn = true;
+      queued[i].request = (*e)->session->HasRequest();
+      queued[i].service = &(*e)->service;
+      if (i == 0 && !queued[0].request) return 0;
     }
-    if (n == 0) return 0;
     const uint64_t credit =
         pacer.Requests() * QuantumPacer::Scale(active_sessions.load(std::memory_order_relaxed), slots);
-    return candidates[turn_order.Pick(std::span<uint64_t* const>(services, n), credit)];
+    return turn_order.Choose(std::span<const TurnOrder::Queued>(queued, window), credit);
   }
 
   static void MarkQueued(const Item& item, bool queued) {

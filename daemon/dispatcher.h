@@ -60,7 +60,8 @@
 // that has had the least of the slots' time (TurnOrder: in requests, a wait
 // for a request that did not come counted at the pace), so a quantum cut
 // short is made up at the next turn and each active session gets the same
-// number of requests over a few rounds. With four or more active sessions a
+// number of requests over a few rounds; nothing else in the queue is passed
+// over, and a front session with nothing waiting is taken in turn. With four or more active sessions a
 // slot, quanta serve twice the count (QuantumPacer::Scale): a change costs
 // more when the clients' CPUs cycle through more processes. The cost: a
 // waiting client may wait a round of quanta (eight tiny-request clients on

@@ -351,6 +351,50 @@ TEST_F(DispatcherTest, OneRequestPerTurnTurnsQuantaOff) {
   EXPECT_EQ(dispatcher->stats().quanta, 0u);
 }
 
+// While busy clients take turns, a turn goes to the session with a request
+// waiting that has had the least of the slots' time, not to the queue's
+// front; but nothing else is passed over (TurnOrderTest.*Choose* checks the
+// rule itself). Here one session's client asks now and then and goes
+// quiet, so its session is queued hot with nothing to serve, and tasks are
+// posted meanwhile: each runs within a second, not when the busy clients
+// stop. (This did not catch a version that passed over a quiet front
+// session: the busy sessions here are often queued with nothing waiting
+// too, and then the front is taken.)
+TEST_F(DispatcherTest, NothingQueuedBehindAQuietSessionWaitsForTheBusyOnes) {
+  DispatcherOptions options;
+  options.workers = 2;
+  options.cpus = 1;
+  auto dispatcher = MakeDispatcher(options);
+  std::vector<std::unique_ptr<FakeClient>> busy;
+  for (int i = 0; i < 3; ++i) busy.push_back(Connect(*dispatcher));
+  auto quiet = Connect(*dispatcher);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (auto& client : busy) {
+    threads.emplace_back([&stop, c = client.get()] {
+      while (!stop.load() && c->HelloBurst(16).ok()) {
+      }
+    });
+  }
+  std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(quiet->Hello().ok());
+    std::this_thread::sleep_for(3ms);
+  }
+  for (int i = 0; i < 10; ++i) {
+    std::promise<void> ran;
+    std::future<void> done = ran.get_future();
+    dispatcher->Post([&ran] { ran.set_value(); });
+    EXPECT_EQ(done.wait_for(1s), std::future_status::ready) << "task " << i;
+    done.wait();  // the promise outlives the task
+    std::this_thread::sleep_for(2ms);
+  }
+  EXPECT_TRUE(quiet->Hello().ok());
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_GT(dispatcher->stats().quanta, 0u);
+}
+
 TEST_F(DispatcherTest, DestroyingTheDispatcherFreesEverySession) {
   {
     auto dispatcher = MakeDispatcher();

@@ -20,6 +20,21 @@ size_t TurnOrder::Pick(std::span<uint64_t* const> services, uint64_t credit) {
   return pick;
 }
 
+size_t TurnOrder::Choose(std::span<const Queued> queued, uint64_t credit) {
+  if (!queued[0].turn || !queued[0].request) return 0;
+  constexpr size_t kMost = 64;
+  size_t index[kMost];
+  uint64_t* services[kMost];
+  size_t n = 0;
+  for (size_t i = 0; i < queued.size() && n < kMost && queued[i].turn; ++i) {
+    if (!queued[i].request) continue;
+    index[n] = i;
+    services[n] = queued[i].service;
+    ++n;
+  }
+  return index[Pick(std::span<uint64_t* const>(services, n), credit)];
+}
+
 uint64_t TurnOrder::Charge(uint64_t served, int64_t wasted_nanos, int64_t pace_nanos) {
   if (wasted_nanos <= 0 || pace_nanos <= 0) return served;
   return served + static_cast<uint64_t>(wasted_nanos / pace_nanos);

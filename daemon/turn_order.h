@@ -28,6 +28,23 @@ namespace jitd::daemon {
 
 class TurnOrder {
  public:
+  // One queued item, as Choose sees it.
+  struct Queued {
+    bool turn = false;             // a session whose next turn needs a turn slot
+    bool request = false;          // it has a request waiting
+    uint64_t* service = nullptr;   // its service (a turn session's)
+  };
+
+  // The index of the item to take next from a queue whose first items are
+  // `queued` (at least one). The front, unless it is a turn session with a
+  // request waiting; then, of the turn sessions with a request waiting
+  // from the front up to the first item that is not a turn session, the
+  // Pick. Nothing but turn sessions is passed over (a posted task, a
+  // session of long requests), so every item reaches the front; and a
+  // front session with nothing waiting (a hot session polled) is taken in
+  // turn, since passed over for good it would hold back all behind it.
+  size_t Choose(std::span<const Queued> queued, uint64_t credit);
+
   // The index of the candidate to serve next, given pointers to the
   // candidates' services in queue order (at least one): the least, after
   // raising each to the floor (the last pick's service less `credit`). The

@@ -101,5 +101,38 @@ TEST(TurnOrderTest, ASlowClientDoesNotHoldTheSlot) {
   EXPECT_LT(share, 1.25);
 }
 
+// Choose over a queue: turn sessions with a request waiting compete by
+// service; anything else is taken in queue order.
+TEST(TurnOrderTest, ChooseTakesTheLeastServedSessionWithARequest) {
+  TurnOrder order;
+  uint64_t a = 900, b = 300, c = 100, d = 200;
+  const TurnOrder::Queued queued[] = {
+      {true, true, &a}, {true, true, &b}, {true, false, &c}, {true, true, &d}};
+  // c has had the least but has nothing waiting: d.
+  EXPECT_EQ(order.Choose(queued, kCredit), 3u);
+}
+
+// A front session with nothing waiting (polled hot) is taken in turn: passed
+// over while others have requests, it would stay at the front for good and
+// hold back everything behind it.
+TEST(TurnOrderTest, ChooseTakesAFrontSessionWithNothingWaiting) {
+  TurnOrder order;
+  uint64_t a = 900, b = 0;
+  const TurnOrder::Queued queued[] = {{true, false, &a}, {true, true, &b}};
+  EXPECT_EQ(order.Choose(queued, kCredit), 0u);
+}
+
+// Nothing but turn sessions is passed over: the pick stops at the first
+// posted task or session of long requests, so those reach the front.
+TEST(TurnOrderTest, ChooseNeverPassesOverATask) {
+  TurnOrder order;
+  uint64_t a = 900, b = 800, c = 0;
+  const TurnOrder::Queued queued[] = {
+      {true, true, &a}, {true, true, &b}, {false, false, nullptr}, {true, true, &c}};
+  EXPECT_EQ(order.Choose(queued, kCredit), 1u);  // not c, behind the task
+  const TurnOrder::Queued task_first[] = {{false, false, nullptr}, {true, true, &c}};
+  EXPECT_EQ(order.Choose(task_first, kCredit), 0u);
+}
+
 }  // namespace
 }  // namespace jitd::daemon

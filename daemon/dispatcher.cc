@@ -166,9 +166,9 @@ struct Dispatcher::Impl {
     queued.store(queue.size(), std::memory_order_relaxed);
   }
 
-  // The front item; with turn slots in use and a session needing one at
-  // the front, the session of those near the front with a request waiting
-  // that has had the least of the slots' time (TurnOrder).
+  // The next item: the front, or with turn slots in use the session that
+  // has had the least of the slots' time among those near the front with
+  // a request waiting (PickTurn).
   bool Pop(Item* item) {
     std::lock_guard<std::mutex> lock(queue_mu);
     if (queue.empty()) return false;
@@ -184,20 +184,24 @@ struct Dispatcher::Impl {
   // Choose, over the first kPickWindow items, so that a pick costs the
   // same with hundreds queued).
   size_t PickTurn() {
-    TurnOrder::Queued queued[kPickWindow];
-    const size_t window = std::min(queue.size(), kPickWindow);
+    TurnOrder::Queued items[kPickWindow];
+    size_t window = std::min(queue.size(), kPickWindow);
     for (size_t i = 0; i < window; ++i) {
       const EntryPtr* e = std::get_if<EntryPtr>(&queue[i]);
       // A queued session is kReady: nobody serves or frees it meanwhile.
-      if (e == nullptr || (*e)->session == nullptr || NeedsNoSlot(**e)) continue;
-      queued[i].turn = true;
-      queued[i].request = (*e)->session->HasRequest();
-      queued[i].service = &(*e)->service;
-      if (i == 0 && !queued[0].request) return 0;
+      if (e == nullptr || (*e)->session == nullptr || NeedsNoSlot(**e)) {
+        window = i;  // Choose passes over nothing else
+        break;
+      }
+      items[i].turn = true;
+      items[i].request = (*e)->session->HasRequest();
+      items[i].service = &(*e)->service;
+      if (i == 0 && !items[0].request) return 0;
     }
+    if (window == 0) return 0;
     const uint64_t credit =
         pacer.Requests() * QuantumPacer::Scale(active_sessions.load(std::memory_order_relaxed), slots);
-    return turn_order.Choose(std::span<const TurnOrder::Queued>(queued, window), credit);
+    return turn_order.Choose(std::span<const TurnOrder::Queued>(items, window), credit);
   }
 
   static void MarkQueued(const Item& item, bool queued) {

@@ -8,7 +8,8 @@
 //            watched: the client's next push finds the ring asleep and
 //            writes a byte on the socket (its ring's wake hook), so the
 //            socket turns readable;
-//   ready    in the run queue (FIFO), or just taken from epoll by a worker;
+//   ready    in the run queue (FIFO, but for turns with a slot: below), or
+//            just taken from epoll by a worker;
 //   running  a worker serves it, one request at a time: after each it goes
 //            to the back of the queue when other work waits; otherwise the
 //            worker spins briefly for the next request (back-to-back

@@ -129,8 +129,6 @@ struct Dispatcher::Impl {
   // busy client and worker off each other's CPUs) would only serialize
   // such sessions' work. Ten times a wake-up here (FLOORS.md: ~5 µs).
   static constexpr int64_t kLongRequestNanos = 50'000;
-  // How many queued items from the front a pick of the next turn looks at.
-  static constexpr size_t kPickWindow = 64;
 
   Impl(DispatcherOptions options, ClosedCallback on_closed)
       : options(options),
@@ -181,11 +179,10 @@ struct Dispatcher::Impl {
   }
 
   // Pop's choice (under queue_mu): an index into the queue (TurnOrder::
-  // Choose, over the first kPickWindow items, so that a pick costs the
-  // same with hundreds queued).
+  // Choose, over the first TurnOrder::kWindow items).
   size_t PickTurn() {
-    TurnOrder::Queued items[kPickWindow];
-    size_t window = std::min(queue.size(), kPickWindow);
+    TurnOrder::Queued items[TurnOrder::kWindow];
+    size_t window = std::min(queue.size(), TurnOrder::kWindow);
     for (size_t i = 0; i < window; ++i) {
       const EntryPtr* e = std::get_if<EntryPtr>(&queue[i]);
       // A queued session is kReady: nobody serves or frees it meanwhile.

@@ -22,11 +22,10 @@ size_t TurnOrder::Pick(std::span<uint64_t* const> services, uint64_t credit) {
 
 size_t TurnOrder::Choose(std::span<const Queued> queued, uint64_t credit) {
   if (!queued[0].turn || !queued[0].request) return 0;
-  constexpr size_t kMost = 64;
-  size_t index[kMost];
-  uint64_t* services[kMost];
+  size_t index[kWindow];
+  uint64_t* services[kWindow];
   size_t n = 0;
-  for (size_t i = 0; i < queued.size() && n < kMost && queued[i].turn; ++i) {
+  for (size_t i = 0; i < std::min(queued.size(), kWindow) && queued[i].turn; ++i) {
     if (!queued[i].request) continue;
     index[n] = i;
     services[n] = queued[i].service;

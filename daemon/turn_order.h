@@ -28,6 +28,10 @@ namespace jitd::daemon {
 
 class TurnOrder {
  public:
+  // The most queued items Choose looks at (a pick costs the same with
+  // hundreds of sessions queued).
+  static constexpr size_t kWindow = 64;
+
   // One queued item, as Choose sees it.
   struct Queued {
     bool turn = false;             // a session whose next turn needs a turn slot
@@ -36,7 +40,7 @@ class TurnOrder {
   };
 
   // The index of the item to take next from a queue whose first items are
-  // `queued` (at least one). The front, unless it is a turn session with a
+  // `queued` (at least one; those past kWindow are not looked at). The front, unless it is a turn session with a
   // request waiting; then, of the turn sessions with a request waiting
   // from the front up to the first item that is not a turn session, the
   // Pick. Nothing but turn sessions is passed over (a posted task, a
@@ -55,9 +59,6 @@ class TurnOrder {
   // `wasted_nanos` spent waiting for requests that did not come, at
   // `pace_nanos` a request (none until a pace is measured).
   static uint64_t Charge(uint64_t served, int64_t wasted_nanos, int64_t pace_nanos);
-
-  // The last pick's service.
-  uint64_t last() const { return last_; }
 
  private:
   uint64_t last_ = 0;

@@ -134,5 +134,17 @@ TEST(TurnOrderTest, ChooseNeverPassesOverATask) {
   EXPECT_EQ(order.Choose(task_first, kCredit), 0u);
 }
 
+// Only the first kWindow items are looked at: a less-served session further
+// back waits until it is nearer the front.
+TEST(TurnOrderTest, ChooseLooksOnlyAtTheWindow) {
+  TurnOrder order;
+  std::vector<uint64_t> services(TurnOrder::kWindow + 1, 500);
+  services.back() = 0;
+  std::vector<TurnOrder::Queued> queued;
+  for (uint64_t& s : services) queued.push_back({true, true, &s});
+  services[3] = 400;
+  EXPECT_EQ(order.Choose(queued, kCredit), 3u);
+}
+
 }  // namespace
 }  // namespace jitd::daemon

@@ -28,6 +28,9 @@ packages=(
   # torch 1.13 (Debian's, in /usr/bin/python3): the eager peer of
   # bench/peers/elementwise_peer.py.
   python3-torch
+  # venv for the project's virtual environment of pinned PyPI packages
+  # (JAX, Flax: scripts/venv.sh).
+  python3-venv
 )
 
 missing=()

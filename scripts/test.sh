@@ -10,7 +10,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 shared="${SHARED_DIR:-$(cd .. && pwd)/shared}"
 
 bash scripts/setup.sh
+# The project's virtual environment of pinned PyPI packages (JAX, Flax,
+# pytest): the PJRT plugin's and the JAX export suite's tests run in it.
+venv_python="$(bash scripts/venv.sh | tail -1)"
 
 echo "== build and ctest"
-CMAKE_ARGS="${CMAKE_ARGS:-} -DJITD_SHARED_DIR=$shared" bash scripts/build.sh
+CMAKE_ARGS="${CMAKE_ARGS:-} -DJITD_SHARED_DIR=$shared -DJITD_VENV_PYTHON=$venv_python" bash scripts/build.sh
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 "$@"

@@ -51,7 +51,12 @@ JITD_FOR_TYPES(JITD_DECLARE_COMMON)
                 const int*, T*, const int*, T*, const int*, int*);                           \
   void p##gees_(const char*, const char*, void*, const int*, T*, const int*, int*, T*, T*,   \
                 T*, const int*, T*, const int*, int*, int*);                                 \
-  void p##sytrd_(const char*, const int*, T*, const int*, T*, T*, T*, T*, const int*, int*);
+  void p##sytrd_(const char*, const int*, T*, const int*, T*, T*, T*, T*, const int*, int*);    \
+  void p##geqp3_(const int*, const int*, T*, const int*, int*, T*, T*, const int*, int*);      \
+  void p##gesvd_(const char*, const char*, const int*, const int*, T*, const int*, T*, T*,     \
+                 const int*, T*, const int*, T*, const int*, int*);                            \
+  void p##ormqr_(const char*, const char*, const int*, const int*, const int*, const T*,       \
+                 const int*, const T*, T*, const int*, T*, const int*, int*);
 JITD_DECLARE_REAL(s, float)
 JITD_DECLARE_REAL(d, double)
 #undef JITD_DECLARE_REAL
@@ -66,7 +71,12 @@ JITD_DECLARE_REAL(d, double)
                 T*, const int*, T*, const int*, R*, int*);                                   \
   void p##gees_(const char*, const char*, void*, const int*, T*, const int*, int*, T*, T*,   \
                 const int*, T*, const int*, R*, int*, int*);                                 \
-  void p##hetrd_(const char*, const int*, T*, const int*, R*, R*, T*, T*, const int*, int*);
+  void p##hetrd_(const char*, const int*, T*, const int*, R*, R*, T*, T*, const int*, int*);    \
+  void p##geqp3_(const int*, const int*, T*, const int*, int*, T*, T*, const int*, R*, int*);   \
+  void p##gesvd_(const char*, const char*, const int*, const int*, T*, const int*, R*, T*,     \
+                 const int*, T*, const int*, T*, const int*, R*, int*);                        \
+  void p##unmqr_(const char*, const char*, const int*, const int*, const int*, const T*,       \
+                 const int*, const T*, T*, const int*, T*, const int*, int*);
 JITD_DECLARE_COMPLEX(c, jitd_c64, float)
 JITD_DECLARE_COMPLEX(z, jitd_c128, double)
 #undef JITD_DECLARE_COMPLEX
@@ -144,6 +154,18 @@ struct Lapack;
       p##gees_(&jobvs, &sort, nullptr, &n, a, &lda, sdim, wr, wi, vs, &ldvs, work, &lwork,   \
                nullptr, info);                                                               \
     }                                                                                        \
+    static void geqp3(int m, int n, T* a, int lda, int* jpvt, T* tau, T* work, int lwork,    \
+                      T* /*rwork*/, int* info) {                                             \
+      p##geqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, info);                             \
+    }                                                                                        \
+    static void gesvd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt,    \
+                      int ldvt, T* work, int lwork, T* /*rwork*/, int* info) {               \
+      p##gesvd_(&jobz, &jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info);   \
+    }                                                                                        \
+    static void ormqr(char side, char trans, int m, int n, int k, const T* a, int lda,       \
+                      const T* tau, T* c, int ldc, T* work, int lwork, int* info) {          \
+      p##ormqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info);       \
+    }                                                                                        \
   };
 JITD_LAPACK_REAL(s, float)
 JITD_LAPACK_REAL(d, double)
@@ -179,6 +201,19 @@ JITD_LAPACK_REAL(d, double)
                      int ldvs, T* work, int lwork, R* rwork, int* info) {                    \
       p##gees_(&jobvs, &sort, nullptr, &n, a, &lda, sdim, w, vs, &ldvs, work, &lwork, rwork, \
                nullptr, info);                                                               \
+    }                                                                                        \
+    static void geqp3(int m, int n, T* a, int lda, int* jpvt, T* tau, T* work, int lwork,    \
+                      R* rwork, int* info) {                                                 \
+      p##geqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, rwork, info);                      \
+    }                                                                                        \
+    static void gesvd(char jobz, int m, int n, T* a, int lda, R* s, T* u, int ldu, T* vt,    \
+                      int ldvt, T* work, int lwork, R* rwork, int* info) {                   \
+      p##gesvd_(&jobz, &jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork,   \
+                info);                                                                       \
+    }                                                                                        \
+    static void ormqr(char side, char trans, int m, int n, int k, const T* a, int lda,       \
+                      const T* tau, T* c, int ldc, T* work, int lwork, int* info) {          \
+      p##unmqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info);       \
     }                                                                                        \
   };
 JITD_LAPACK_COMPLEX(c, jitd_c64, float)
@@ -461,6 +496,20 @@ struct Call {
     return static_cast<int>(i->value);
   }
 
+  // A boolean attribute (`left = true`), `def` when absent.
+  StatusOr<bool> Bool(std::string_view name, std::optional<bool> def = std::nullopt) const {
+    const ir::Attribute* a = Attr(name);
+    if (!a) {
+      if (def) return *def;
+      return Fail("needs the attribute '" + std::string(name) + "' in mhlo.backend_config");
+    }
+    if (const bool* b = a->get_if<bool>()) return *b;
+    if (const auto* i = a->get_if<ir::IntegerAttr>(); i && (i->value == 0 || i->value == 1)) {
+      return i->value != 0;
+    }
+    return Fail("attribute '" + std::string(name) + "' must be a boolean");
+  }
+
   Status Arity(size_t operands, size_t results) const {
     if (in.size() != operands || out.size() != results) {
       return Fail("takes " + std::to_string(operands) + " operand(s) and returns " +
@@ -614,9 +663,12 @@ Status Orgqr(Call& c) {
   return Status::Ok();
 }
 
+// trsm: (a, b) -> x, jaxlib's form since late 2025, or (a, b, alpha) -> x,
+// its form before (alpha a scalar operand; 1 when absent).
 template <typename T>
 Status Trsm(Call& c) {
-  JITD_RETURN_IF_ERROR(c.Arity(3, 1));
+  if (c.in.size() != 2) JITD_RETURN_IF_ERROR(c.Arity(3, 1));
+  JITD_RETURN_IF_ERROR(c.Arity(c.in.size(), 1));
   JITD_ASSIGN_OR_RETURN(char side, c.Char("side", "LR"));
   JITD_ASSIGN_OR_RETURN(char uplo, c.Char("uplo", "LU"));
   JITD_ASSIGN_OR_RETURN(char trans, c.Char("trans_x", "NTC"));
@@ -628,10 +680,10 @@ Status Trsm(Call& c) {
     return c.Fail("a " + c.in[0].type.ToString() + " does not match b " + c.in[1].type.ToString() +
                   " for side '" + std::string(1, side) + "'");
   }
-  JITD_RETURN_IF_ERROR(Expect(c, false, 2, DTypeOf<T>(), 1));
+  if (c.in.size() == 3) JITD_RETURN_IF_ERROR(Expect(c, false, 2, DTypeOf<T>(), 1));
   JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[1].num_elements()));
   Seed(c.out[0], c.in[1]);
-  const T alpha = *c.in[2].data<T>();
+  const T alpha = c.in.size() == 3 ? *c.in[2].data<T>() : T(1);
   const T* am = c.in[0].data<T>();
   T* bm = c.out[0].data<T>();
   for (int64_t i = 0; i < b.batch; ++i) {
@@ -674,7 +726,10 @@ Status Syevd(Call& c) {
   return Status::Ok();
 }
 
-template <typename T>
+// gesdd (divide and conquer) and gesvd (QR iteration, jax's
+// SvdAlgorithm.QR) take one binding: (a) -> (a, s, u, vt, info), mode
+// 'A' / 'S' / 'N'.
+template <typename T, bool kQr = false>
 Status Gesdd(Call& c) {
   using R = typename RealOf<T>::type;
   JITD_RETURN_IF_ERROR(c.Arity(1, 5));
@@ -712,22 +767,114 @@ Status Gesdd(Call& c) {
   T wq{};
   int qinfo = 0;
   std::vector<int> iwork(static_cast<size_t>(std::max(8 * k, 1)));
-  Lapack<T>::gesdd(mode, m, n, nullptr, Ld(m), nullptr, nullptr, ldu, nullptr, ldvt, &wq, -1,
-                   nullptr, iwork.data(), &qinfo);
-  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
   std::vector<R> rwork;
   if constexpr (IsComplexT<T>::value) {
     const int64_t mx = std::max(m, n);
-    const int64_t need = mode == 'N' ? 7 * int64_t{k}
-                                     : std::max(5 * int64_t{k} * k + 5 * int64_t{k},
-                                                2 * mx * k + 2 * int64_t{k} * k + k);
+    const int64_t need = kQr ? 5 * int64_t{k}
+                         : mode == 'N' ? 7 * int64_t{k}
+                                       : std::max(5 * int64_t{k} * k + 5 * int64_t{k},
+                                                  2 * mx * k + 2 * int64_t{k} * k + k);
     rwork.resize(static_cast<size_t>(std::max<int64_t>(need, 1)));
   }
+  // gesvd references U and V^T even for 'N' (with leading dimension 1).
+  T scratch[1];
+  auto u_at = [&](int64_t i) { return mode == 'N' ? (kQr ? scratch : nullptr) : u + i * int64_t{m} * ucols; };
+  auto vt_at = [&](int64_t i) { return mode == 'N' ? (kQr ? scratch : nullptr) : vt + i * int64_t{vtrows} * n; };
+  if constexpr (kQr) {
+    Lapack<T>::gesvd(mode, m, n, nullptr, Ld(m), nullptr, scratch, ldu, scratch, ldvt, &wq, -1,
+                     rwork.data(), &qinfo);
+  } else {
+    Lapack<T>::gesdd(mode, m, n, nullptr, Ld(m), nullptr, nullptr, ldu, nullptr, ldvt, &wq, -1,
+                     nullptr, iwork.data(), &qinfo);
+  }
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
   for (int64_t i = 0; i < s.batch; ++i) {
-    Lapack<T>::gesdd(mode, m, n, a + i * int64_t{m} * n, Ld(m), sv + i * k,
-                     mode == 'N' ? nullptr : u + i * int64_t{m} * ucols, ldu,
-                     mode == 'N' ? nullptr : vt + i * int64_t{vtrows} * n, ldvt, work.data(),
-                     static_cast<int>(work.size()), rwork.data(), iwork.data(), info + i);
+    if constexpr (kQr) {
+      Lapack<T>::gesvd(mode, m, n, a + i * int64_t{m} * n, Ld(m), sv + i * k, u_at(i), ldu, vt_at(i),
+                       ldvt, work.data(), static_cast<int>(work.size()), rwork.data(), info + i);
+    } else {
+      Lapack<T>::gesdd(mode, m, n, a + i * int64_t{m} * n, Ld(m), sv + i * k, u_at(i), ldu, vt_at(i),
+                       ldvt, work.data(), static_cast<int>(work.size()), rwork.data(), iwork.data(),
+                       info + i);
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Gesvd(Call& c) {
+  return Gesdd<T, true>(c);
+}
+
+// geqp3 (QR with column pivoting): (a, jpvt) -> (a, jpvt, tau); jpvt's
+// nonzero entries (1-based) pin columns to the front, as in LAPACK, and
+// come back as the permutation.
+template <typename T>
+Status Geqp3(Call& c) {
+  using R = typename RealOf<T>::type;
+  JITD_RETURN_IF_ERROR(c.Arity(2, 3));
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
+  const int k = std::min(s.rows, s.cols);
+  if (c.in[1].type.dtype() != DType::kS32 || c.in[1].num_elements() != s.batch * s.cols) {
+    return c.Fail("operand 1 (jpvt) must be i32 with " + std::to_string(s.batch * s.cols) +
+                  " elements, got " + c.in[1].type.ToString());
+  }
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[0].num_elements()));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 1, DType::kS32, s.batch * s.cols));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 2, DTypeOf<T>(), s.batch * k));
+  Seed(c.out[0], c.in[0]);
+  Seed(c.out[1], c.in[1]);
+  T* a = c.out[0].data<T>();
+  int* jpvt = c.out[1].data<int>();
+  T* tau = c.out[2].data<T>();
+  std::vector<R> rwork(static_cast<size_t>(std::max(2 * s.cols, 1)));
+  T wq{};
+  int info = 0;
+  Lapack<T>::geqp3(s.rows, s.cols, nullptr, Ld(s.rows), nullptr, nullptr, &wq, -1, rwork.data(), &info);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  const int64_t step = int64_t{s.rows} * s.cols;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    Lapack<T>::geqp3(s.rows, s.cols, a + i * step, Ld(s.rows), jpvt + i * s.cols, tau + i * k,
+                     work.data(), static_cast<int>(work.size()), rwork.data(), &info);
+  }
+  return Status::Ok();
+}
+
+// ormqr / unmqr: (a, tau, c) -> c_out = op(Q) c (left) or c op(Q) (right),
+// Q the product of the k reflectors in a's columns (geqrf's output), op
+// the (conjugate) transpose when `transpose`.
+template <typename T>
+Status Ormqr(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(3, 1));
+  JITD_ASSIGN_OR_RETURN(bool left, c.Bool("left", true));
+  JITD_ASSIGN_OR_RETURN(bool transpose, c.Bool("transpose", false));
+  JITD_ASSIGN_OR_RETURN(Batched h, SplitMatrix(c, c.in[0], "operand 0 (a)"));
+  JITD_ASSIGN_OR_RETURN(Batched x, SplitMatrix(c, c.in[2], "operand 2 (c)"));
+  if (c.in[1].rank() < 1) return c.Fail("operand 1 (tau) must have rank >= 1");
+  const int64_t k64 = c.in[1].dim(c.in[1].rank() - 1);
+  const int order = left ? x.rows : x.cols;
+  if (h.batch != x.batch || h.rows != order || k64 > std::min(h.rows, h.cols) || k64 > order) {
+    return c.Fail("a " + c.in[0].type.ToString() + ", tau " + c.in[1].type.ToString() + " and c " +
+                  c.in[2].type.ToString() + " do not fit together (left = " + (left ? "true" : "false") + ")");
+  }
+  const int k = static_cast<int>(k64);
+  JITD_RETURN_IF_ERROR(Expect(c, false, 1, DTypeOf<T>(), h.batch * k));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[2].num_elements()));
+  Seed(c.out[0], c.in[2]);
+  const char side = left ? 'L' : 'R';
+  const char trans = !transpose ? 'N' : (IsComplexT<T>::value ? 'C' : 'T');
+  T* cm = c.out[0].data<T>();
+  const T* am = c.in[0].data<T>();
+  const T* tau = c.in[1].data<T>();
+  T wq{};
+  int info = 0;
+  Lapack<T>::ormqr(side, trans, x.rows, x.cols, k, nullptr, Ld(h.rows), nullptr, nullptr, Ld(x.rows), &wq,
+                   -1, &info);
+  std::vector<T> work(static_cast<size_t>(QueryToInt(wq)));
+  for (int64_t i = 0; i < x.batch; ++i) {
+    Lapack<T>::ormqr(side, trans, x.rows, x.cols, k, am + i * int64_t{h.rows} * h.cols, Ld(h.rows),
+                     tau + i * k, cm + i * int64_t{x.rows} * x.cols, Ld(x.rows), work.data(),
+                     static_cast<int>(work.size()), &info);
   }
   return Status::Ok();
 }
@@ -1423,6 +1570,9 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD("gehrd", "gehrd", Gehrd);
     JITD_ADD("sytrd", "hetrd", Sytrd);
     JITD_ADD("gtsv", "gtsv", Gtsv);
+    JITD_ADD("geqp3", "geqp3", Geqp3);
+    JITD_ADD("gesvd", "gesvd", Gesvd);
+    JITD_ADD("ormqr", "unmqr", Ormqr);
 #undef JITD_ADD
     // The legacy targets.
     auto legacy4 = [&](const std::string& routine, const std::string& complex_routine, KernelFn s,
@@ -1600,7 +1750,8 @@ Status CheckCustomCallTarget(std::string_view target_view) {
   std::string hint;
   if (target.rfind("lapack_", 0) == 0 || target.rfind("blas_", 0) == 0) {
     hint = " (jitd implements jaxlib's typed-FFI LAPACK targets lapack_{s,d,c,z}{potrf,getrf,"
-           "geqrf,orgqr/ungqr,trsm,syevd/heevd,gesdd,geev,gees,gehrd,sytrd/hetrd,gtsv}_ffi and "
+           "geqrf,geqp3,orgqr/ungqr,ormqr/unmqr,trsm,syevd/heevd,gesdd,gesvd,geev,gees,gehrd,"
+           "sytrd/hetrd,gtsv}_ffi and "
            "the legacy lapack_?{potrf,getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,geev,gees,gehrd,"
            "sytrd/hetrd}, "
            "blas_?trsm)";

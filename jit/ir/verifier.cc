@@ -3752,8 +3752,17 @@ class Verifier {
     const auto& params = callee->arg_types();
     const auto& results = callee->result_types();
     bool ok = op.num_operands() == params.size() && op.num_results() == results.size();
-    for (size_t i = 0; ok && i < params.size(); ++i) ok = TypeOf(op.operand(i)) == params[i];
-    for (size_t i = 0; ok && i < results.size(); ++i) ok = op.result(i)->type() == results[i];
+    // A callee with dynamic (`?`) types (a shape-polymorphic export called
+    // with concrete values) takes compatible types; shape refinement
+    // specializes it for this call.
+    bool dynamic_callee = false;
+    for (const Type& t : params) dynamic_callee |= t.is_dynamic();
+    for (const Type& t : results) dynamic_callee |= t.is_dynamic();
+    if (ok && dynamic_callee) {
+      ok = AllCompatible(params, op.operand_types()) && AllCompatible(results, op.result_types());
+    }
+    for (size_t i = 0; ok && !dynamic_callee && i < params.size(); ++i) ok = TypeOf(op.operand(i)) == params[i];
+    for (size_t i = 0; ok && !dynamic_callee && i < results.size(); ++i) ok = op.result(i)->type() == results[i];
     if (!ok) {
       const std::vector<Type> in = op.operand_types(), out = op.result_types();
       return Fail(op, "requires the types of @" + ref->name + " (" +

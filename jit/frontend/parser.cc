@@ -2402,6 +2402,7 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParseReduce(Location loc) {
       Advance();
       JITD_RETURN_IF_ERROR(Expect(TokenKind::kColon));
       JITD_ASSIGN_OR_RETURN(Type t, ParseType());
+      JITD_RETURN_IF_ERROR(SkipLocation());  // jax.export writes `loc(...)` on each argument
       (side ? rhs_args : lhs_args).emplace_back(ref, std::move(t));
     }
     JITD_RETURN_IF_ERROR(Expect(TokenKind::kRParen));
@@ -2733,6 +2734,8 @@ StatusOr<std::unique_ptr<ir::Op>> Parser::ParsePrettyOp(OpCode code, Location lo
       JITD_RETURN_IF_ERROR(Expect(TokenKind::kEqual));
       JITD_ASSIGN_OR_RETURN(int64_t dim, ParseInt());
       op->attrs().Set("dimension", ir::IntegerAttr{dim, DType::kS64});
+      // chlo's assembly format: `dimension=N attributes {is_reverse = true} {body}`.
+      if (ConsumeKeyword("attributes")) JITD_RETURN_IF_ERROR(ParseAttrDict(op->attrs()));
       JITD_RETURN_IF_ERROR(ParseRegion(op->add_region(), nullptr));
       JITD_RETURN_IF_ERROR(finish_functional(refs));
       const int32_t num_inits = static_cast<int32_t>(inits.size());

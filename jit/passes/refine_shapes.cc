@@ -293,7 +293,8 @@ std::optional<Dims> GatherShape(const Op& op, const Dims& slice_sizes, int64_t r
   const Dims collapsed = FieldValues(op, attr, "collapsed_slice_dims");
   const Dims obatch = FieldValues(op, attr, "operand_batching_dims");
   const ir::StructField* ivd_field = Field(op, attr, "index_vector_dim");
-  const int64_t ivd = ivd_field && ivd_field->values.size() == 1 ? ivd_field->values[0] : idx.rank();
+  // Absent means 0, as the verifier reads it (the attribute's default).
+  const int64_t ivd = ivd_field && ivd_field->values.size() == 1 ? ivd_field->values[0] : 0;
   if (static_cast<int64_t>(slice_sizes.size()) != x.rank() || ivd < 0 || ivd > idx.rank() ||
       !InRange(offset_dims, result_rank)) {
     return std::nullopt;
@@ -414,6 +415,76 @@ std::unique_ptr<Op> StaticForm(const Op& op, OpCode code, std::span<Value* const
   return out;
 }
 
+
+std::string_view CustomCallTarget(const Op& op) {
+  const ir::Attribute* target = op.attr("call_target_name");
+  const auto* name = target ? target->get_if<ir::StringAttr>() : nullptr;
+  return name ? std::string_view(name->value) : std::string_view();
+}
+
+// The `k` of jax's dynamic top-k calls: a scalar integer operand that is a
+// constant once the argument shapes are known.
+std::optional<int64_t> ScalarValue(const Value* v) {
+  std::optional<Dims> k = IntValues(v);
+  if (!k || k->size() != 1 || (*k)[0] < 0) return std::nullopt;
+  return (*k)[0];
+}
+
+// Result `i`'s dimensions for the dynamic custom calls jax.export writes
+// when a size depends on a symbolic dimension (StableHLO's "experimental
+// dynamic ops", stablehlo/dialect/ExperimentalOps.h):
+//   @stablehlo.dynamic_top_k(%operand, %k) -> (values, indices): the
+//     operand's shape with its last dimension k;
+//   @stablehlo.dynamic_approx_top_k(%inputs..., %inits..., %k) -> (N
+//     results): the inputs' shape with reduction_dim k (aggregate_to_topk;
+//     jax gives the shapes as indices_of_shape_operands too);
+//   @stablehlo.dynamic_rng_bit_generator(%state, %shape) -> (state, bits):
+//     the state's type, then the shape operand's values.
+std::optional<Dims> DynamicCustomCallDims(const Op& op, size_t i) {
+  const std::string_view target = CustomCallTarget(op);
+  if (target == "stablehlo.dynamic_top_k") {
+    if (op.num_operands() != 2 || op.num_results() != 2 || i >= 2) return std::nullopt;
+    const Type& x = op.operand(0)->type();
+    std::optional<int64_t> k = ScalarValue(op.operand(1));
+    if (!k || !x.is_tensor() || x.is_dynamic() || x.rank() == 0) return std::nullopt;
+    Dims dims = x.dims();
+    dims.back() = *k;
+    return dims;
+  }
+  if (target == "stablehlo.dynamic_approx_top_k") {
+    const size_t n = op.num_results();
+    if (n == 0 || op.num_operands() < 2 * n + 1 || i >= n) return std::nullopt;
+    const Type& x = op.operand(i)->type();
+    std::optional<int64_t> k = ScalarValue(op.operand(2 * n));
+    const ir::Attribute* cfg = op.attr("mhlo.backend_config");
+    const auto* dict = cfg ? cfg->get_if<ir::DictionaryAttr>() : nullptr;
+    std::optional<int64_t> dim;
+    if (dict) {
+      for (const auto& e : dict->entries) {
+        if (e.name == "reduction_dim") {
+          if (const auto* v = e.value.get_if<ir::IntegerAttr>()) dim = v->value;
+        }
+      }
+    }
+    if (!k || !dim || !x.is_tensor() || x.is_dynamic()) return std::nullopt;
+    if (*dim < 0) *dim += x.rank();
+    if (*dim < 0 || *dim >= x.rank()) return std::nullopt;
+    Dims dims = x.dims();
+    dims[static_cast<size_t>(*dim)] = *k;
+    return dims;
+  }
+  if (target == "stablehlo.dynamic_rng_bit_generator") {
+    if (op.num_operands() != 2 || op.num_results() != 2) return std::nullopt;
+    if (i == 0) {
+      const Type& state = op.operand(0)->type();
+      if (!state.is_tensor() || state.is_dynamic()) return std::nullopt;
+      return state.dims();
+    }
+    return IntValues(op.operand(1));
+  }
+  return std::nullopt;
+}
+
 bool IsShapeArithmetic(OpCode code) {
   if (ir::IsElementwiseUnary(code) || ir::IsElementwiseBinary(code)) return true;
   switch (code) {
@@ -520,7 +591,11 @@ class Refiner {
                                "argument shapes and constants");
       }
     }
-    if (op.code() == OpCode::kCustomCall) return CheckShapeAssertion(op, erase);
+    if (op.code() == OpCode::kCustomCall) {
+      JITD_ASSIGN_OR_RETURN(bool replaced, StaticCustomCall(op, replacements));
+      if (replaced) return Status::Ok();
+      return CheckShapeAssertion(op, erase);
+    }
     if (op.code() == OpCode::kGetDimensionSize) {
       const auto dim = op.GetInt("dimension");
       const Type& x = op.operand(0)->type();
@@ -799,6 +874,7 @@ class Refiner {
         if (auto shapes = eval::ShapeOperandIndices(op); shapes.ok() && i < shapes->size()) {
           return with(IntValues(op.operand(static_cast<size_t>((*shapes)[i]))));
         }
+        if (std::optional<Dims> dims = DynamicCustomCallDims(op, i)) return with(dims);
         // jax.export's @Sharding annotation: the value itself.
         const ir::Attribute* target = op.attr("call_target_name");
         const auto* name = target ? target->get_if<ir::StringAttr>() : nullptr;
@@ -860,6 +936,118 @@ class Refiner {
       default:
         return std::nullopt;
     }
+  }
+
+  // The static forms of jax's dynamic custom calls once their results are
+  // static (DynamicCustomCallDims): dynamic_top_k -> chlo.top_k,
+  // dynamic_rng_bit_generator -> rng_bit_generator, dynamic_approx_top_k ->
+  // sort by its comparator along reduction_dim, then the first k (XLA's
+  // exact fallback, what approx_top_k computes on CPU). Inserts them and
+  // sets `replacements`; false when `op` is none of these.
+  StatusOr<bool> StaticCustomCall(const Op& op, std::vector<Value*>& replacements) {
+    const std::string_view target = CustomCallTarget(op);
+    auto insert = [&](std::unique_ptr<Op> s) {
+      Op* inserted = Insert(std::move(s));
+      for (size_t r = 0; r < inserted->num_results(); ++r) replacements.push_back(inserted->result(r));
+      return true;
+    };
+    if (target == "stablehlo.dynamic_top_k") {
+      if (op.num_operands() != 2 || op.num_results() != 2) {
+        return OpError(op, "@stablehlo.dynamic_top_k takes (operand, k) and returns (values, indices)");
+      }
+      std::optional<int64_t> k = ScalarValue(op.operand(1));
+      if (!k) return OpError(op, "@stablehlo.dynamic_top_k's k does not fold to a constant for these argument shapes");
+      ir::AttributeList attrs;
+      attrs.Set("k", ir::IntegerAttr{*k, ir::DType::kS64});
+      Value* x = op.operand(0);
+      return insert(StaticForm(op, OpCode::kChloTopK, std::span<Value* const>(&x, 1), std::move(attrs)));
+    }
+    if (target == "stablehlo.dynamic_rng_bit_generator") {
+      if (op.num_operands() != 2 || op.num_results() != 2) {
+        return OpError(op, "@stablehlo.dynamic_rng_bit_generator takes (state, shape) and returns (state, bits)");
+      }
+      ir::AttributeList attrs;
+      const ir::Attribute* algorithm = op.attr("rng_algorithm");
+      if (!algorithm) return OpError(op, "@stablehlo.dynamic_rng_bit_generator needs an rng_algorithm attribute");
+      attrs.Set("rng_algorithm", *algorithm);
+      Value* state = op.operand(0);
+      return insert(StaticForm(op, OpCode::kRngBitGenerator, std::span<Value* const>(&state, 1), std::move(attrs)));
+    }
+    if (target == "stablehlo.dynamic_approx_top_k") return ApproxTopKAsSort(op, replacements);
+    return false;
+  }
+
+  // dynamic_approx_top_k(%inputs..., %inits..., %k, [shapes]) with
+  // called_computations = [@comparator]: sort the inputs together along
+  // reduction_dim by the comparator (its body becomes the sort's), then
+  // slice each result's size off the front.
+  StatusOr<bool> ApproxTopKAsSort(const Op& op, std::vector<Value*>& replacements) {
+    const size_t n = op.num_results();
+    const ir::Attribute* cc = op.attr("called_computations");
+    const auto* list = cc ? cc->get_if<ir::ArrayAttr>() : nullptr;
+    const auto* ref = list && list->elements.size() == 1 ? list->elements[0].get_if<ir::SymbolRefAttr>() : nullptr;
+    const ir::Function* cmp = ref ? module_.FindFunction(ref->name) : nullptr;
+    if (!cmp || !cmp->entry() || cmp->entry()->num_args() != 2 * n) {
+      return OpError(op, "@stablehlo.dynamic_approx_top_k needs called_computations = [@comparator], a function "
+                         "of two scalars per input");
+    }
+    if (n == 0 || op.num_operands() < 2 * n + 1) {
+      return OpError(op, "@stablehlo.dynamic_approx_top_k takes N inputs, N initial values and k for its N results");
+    }
+    const Type& x = op.operand(0)->type();
+    int64_t dim = -1;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (x.dim(d) != op.result(0)->type().dim(d)) dim = d;
+    }
+    if (dim < 0) {
+      // k equals the size: read reduction_dim.
+      const ir::Attribute* cfg = op.attr("mhlo.backend_config");
+      const auto* dict = cfg ? cfg->get_if<ir::DictionaryAttr>() : nullptr;
+      for (const auto& e : dict ? dict->entries : std::vector<ir::NamedAttribute>{}) {
+        if (e.name == "reduction_dim") {
+          if (const auto* v = e.value.get_if<ir::IntegerAttr>()) dim = v->value < 0 ? v->value + x.rank() : v->value;
+        }
+      }
+    }
+    if (dim < 0 || dim >= x.rank()) return OpError(op, "@stablehlo.dynamic_approx_top_k has no valid reduction_dim");
+    std::vector<Value*> inputs;
+    std::vector<Type> types;
+    for (size_t r = 0; r < n; ++r) {
+      inputs.push_back(op.operand(r));
+      types.push_back(op.operand(r)->type());
+    }
+    ir::AttributeList sort_attrs;
+    sort_attrs.Set("dimension", ir::IntegerAttr{dim, ir::DType::kS64});
+    sort_attrs.Set("is_stable", true);
+    auto sort = ir::CreateOp(OpCode::kSort, op.loc(), inputs, types, std::move(sort_attrs));
+    ir::Block& block = sort->add_region().add_block();
+    ir::ValueMap mapping;
+    for (size_t a = 0; a < cmp->entry()->num_args(); ++a) {
+      mapping[cmp->entry()->arg(a)] = block.add_arg(cmp->entry()->arg(a)->type());
+    }
+    for (const auto& inner : cmp->entry()->ops()) {
+      std::unique_ptr<Op> copy = ir::CloneOp(*inner, mapping);
+      if (copy->code() == OpCode::kFuncReturn) {
+        std::vector<Value*> values(copy->operands().begin(), copy->operands().end());
+        copy = ir::CreateOp(OpCode::kReturn, copy->loc(), values, {}, ir::AttributeList());
+      }
+      block.add_op(std::move(copy));
+    }
+    Op* sorted = Insert(std::move(sort));
+    for (size_t r = 0; r < n; ++r) {
+      const Type& out = op.result(r)->type();
+      ir::AttributeList attrs;
+      std::vector<int64_t> start(static_cast<size_t>(out.rank()), 0), limit = out.dims(),
+          strides(static_cast<size_t>(out.rank()), 1);
+      attrs.Set("start_indices", internal::I64Array(start));
+      attrs.Set("limit_indices", internal::I64Array(limit));
+      attrs.Set("strides", internal::I64Array(strides));
+      Value* v = sorted->result(r);
+      Op* slice = Insert(ir::CreateOp(OpCode::kSlice, op.loc(), std::span<Value* const>(&v, 1), std::span<const Type>(&out, 1),
+                                      std::move(attrs)));
+      replacements.push_back(slice->result(0));
+    }
+    return true;
   }
 
   // The static op for a dynamic op whose shape operands are constants.

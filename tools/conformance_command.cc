@@ -16,6 +16,7 @@
 #include "jit/frontend/bytecode_reader.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/verifier.h"
+#include "jit/passes/refine_shapes.h"
 #include "tools/conformance/checks.h"
 #include "tools/conformance/runner.h"
 #if JITD_HAVE_CUDA_COMPILER
@@ -79,6 +80,15 @@ CompileOnlyCase CompileOneModule(const std::string& name, const frontend::Module
   if (auto hoisted = conformance::HoistChecks(*entry); !hoisted.ok()) {
     c.detail = "verify: " + hoisted.status().message();
     return c;
+  }
+  // A shape-polymorphic program called with concrete values refines first,
+  // as devices::CompileProgram does on a device.
+  if (passes::HasDynamicShapes(*module)) {
+    const std::vector<ir::Type> types = entry->arg_types();
+    if (Status s = passes::RefineShapes(*module, types); !s.ok()) {
+      c.detail = "verify: " + s.message();
+      return c;
+    }
   }
   auto program = devices::cuda::CompileCuda(*module, options);
   if (!program.ok()) {

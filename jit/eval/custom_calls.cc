@@ -815,6 +815,10 @@ Status Geqp3(Call& c) {
   JITD_RETURN_IF_ERROR(c.Arity(2, 3));
   JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[0], "operand 0"));
   const int k = std::min(s.rows, s.cols);
+  if (c.in[0].type.dtype() != DTypeOf<T>()) {
+    return c.Fail("operand 0 must have element type " + std::string(ir::DTypeName(DTypeOf<T>())) + ", got " +
+                  c.in[0].type.ToString());
+  }
   if (c.in[1].type.dtype() != DType::kS32 || c.in[1].num_elements() != s.batch * s.cols) {
     return c.Fail("operand 1 (jpvt) must be i32 with " + std::to_string(s.batch * s.cols) +
                   " elements, got " + c.in[1].type.ToString());
@@ -1570,7 +1574,6 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD("gehrd", "gehrd", Gehrd);
     JITD_ADD("sytrd", "hetrd", Sytrd);
     JITD_ADD("gtsv", "gtsv", Gtsv);
-    JITD_ADD("geqp3", "geqp3", Geqp3);
     JITD_ADD("gesvd", "gesvd", Gesvd);
     JITD_ADD("ormqr", "unmqr", Ormqr);
 #undef JITD_ADD
@@ -1598,6 +1601,11 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD_LEGACY("trsm", "trsm", LegacyTrsm, "blas_");
 #undef JITD_ADD_LEGACY
     r->emplace("ducc_fft", Entry{&DuccFft, DType::kU8, false, true});
+    // geqp3's jpvt operand is i32: the kernel checks its operands itself.
+    r->emplace("lapack_sgeqp3_ffi", Entry{&Geqp3<float>, DType::kF32, false, true});
+    r->emplace("lapack_dgeqp3_ffi", Entry{&Geqp3<double>, DType::kF64, false, true});
+    r->emplace("lapack_cgeqp3_ffi", Entry{&Geqp3<jitd_c64>, DType::kC64, false, true});
+    r->emplace("lapack_zgeqp3_ffi", Entry{&Geqp3<jitd_c128>, DType::kC128, false, true});
     // trsm's name before jaxlib moved it from blas_ to lapack_.
     r->emplace("blas_strsm_ffi", Entry{&Trsm<float>, DType::kF32});
     r->emplace("blas_dtrsm_ffi", Entry{&Trsm<double>, DType::kF64});

@@ -18,6 +18,11 @@ through the old `ducc_fft` target (descriptors made by flatc).
 
 Run with the system python (numpy; flatc and OpenBLAS's libopenblas.so on
 the machine, as scripts/setup.sh installs them): /usr/bin/python3 generate.py
+
+With --jax it writes tests/jax_export/jax/ instead: real programs exported
+by the pinned JAX of the project's venv, wrapped into self-checking
+programs (jax_suite.py says how):
+    bash scripts/venv.sh && .venv/bin/python tests/jax_export/generate.py --jax
 """
 import ctypes
 import ctypes.util
@@ -872,4 +877,13 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    if "--jax" in sys.argv[1:]:
+        # The real jax.export programs (tests/jax_export/jax/), from the
+        # pinned JAX of the project's venv:
+        #   bash scripts/venv.sh && .venv/bin/python tests/jax_export/generate.py --jax [NAME...]
+        sys.path.insert(0, HERE)
+        import jax_suite
+        jax_suite.main([a for a in sys.argv[1:] if a != "--jax"] or None)
+    else:
+        main()

@@ -138,6 +138,8 @@ struct ExecuteOptions {
   // eval::EvalOptions); unset = those ops fail with UNIMPLEMENTED.
   decltype(eval::EvalOptions::infeed) infeed;
   decltype(eval::EvalOptions::outfeed) outfeed;
+  // Where interpreter.probe reports the values it sees (eval::EvalOptions::probe).
+  decltype(eval::EvalOptions::probe) probe;
   // Device memory the execution allocates (the cuda device: arguments and
   // temporaries) counts against this account — the client's, limited by
   // jitd serve --max-device-bytes; unset = the device's own, unlimited.
@@ -268,6 +270,7 @@ inline eval::EvalOptions ToEvalOptions(const ExecuteOptions& options) {
   eval_options.resource_fill = options.resource_fill;
   eval_options.infeed = options.infeed;
   eval_options.outfeed = options.outfeed;
+  eval_options.probe = options.probe;
   eval_options.process = options.process;
   return eval_options;
 }

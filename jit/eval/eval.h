@@ -141,6 +141,10 @@ struct EvalOptions {
   std::function<Status(std::vector<ir::Literal> values,
                        std::optional<std::chrono::steady_clock::time_point> deadline)>
       outfeed;
+  // interpreter.probe: gets the probe_id and the value the op passes
+  // through, each time it runs (the reference interpreter serializes it for
+  // check.expect_serialized_eq). Unset: the op only passes its value on.
+  std::function<Status(const std::string& probe_id, const ir::Literal& value)> probe;
   // When set, every evaluated op adds its wall time to its row ({runs,
   // nanoseconds}); ops with regions include their bodies' time. Costs two
   // clock reads per op.

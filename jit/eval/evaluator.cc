@@ -498,7 +498,16 @@ class Evaluator {
         return std::vector<RuntimeValue>{RuntimeValue::Token()};
       case OpCode::kReplicaId:
       case OpCode::kPartitionId: return ReplicaOrPartitionIdKernel(ctx);
-      case OpCode::kInterpreterProbe: return std::vector<RuntimeValue>{ctx.value(0)};
+      case OpCode::kInterpreterProbe: {
+        if (options_.probe && ctx.value(0).is_tensor()) {
+          std::string id;
+          if (const ir::Attribute* a = op.attr("probe_id")) {
+            if (const auto* s = a->get_if<ir::StringAttr>()) id = s->value;
+          }
+          JITD_RETURN_IF_ERROR(options_.probe(id, ctx.value(0).literal()));
+        }
+        return std::vector<RuntimeValue>{ctx.value(0)};
+      }
       case OpCode::kInterpreterPrint: {
         // The reference interpreter's debugging print, to stdout.
         static std::mutex print_mu;

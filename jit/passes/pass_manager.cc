@@ -149,6 +149,7 @@ bool HasSideEffects(const ir::Op& op) {
     case OpCode::kInfeed:
     case OpCode::kOutfeed:
     case OpCode::kInterpreterPrint:
+    case OpCode::kInterpreterProbe:  // reports what it sees (check.expect_serialized_eq)
     case OpCode::kInterpreterRunParallel:
     case OpCode::kSend:
     case OpCode::kRecv:

@@ -115,6 +115,20 @@ std::optional<StatusOr<CheckSpec>> ParseCheck(const ir::Op& op) {
     spec.max_ulp = dialect_form ? 1 : 3;
     if (auto v = op.GetInt("min_ulp_difference")) spec.min_ulp = static_cast<uint64_t>(*v);
     if (auto v = op.GetInt("max_ulp_difference")) spec.max_ulp = static_cast<uint64_t>(*v);
+  } else if (kind == "expect_serialized_eq") {
+    spec.kind = CheckSpec::Kind::kSerializedEq;
+    if (const ir::Attribute* id = op.attr("probe_id")) {
+      if (const auto* str = id->get_if<ir::StringAttr>()) spec.probe_id = str->value;
+    }
+    if (spec.probe_id.empty()) {
+      return StatusOr<CheckSpec>(InvalidArgument(op.loc().ToString() + ": '" + name +
+                                                 "' needs a probe_id naming an interpreter.probe"));
+    }
+    if (auto it = op.GetInt("iter")) spec.iteration = *it;
+    if (spec.iteration < 0) {
+      return StatusOr<CheckSpec>(InvalidArgument(op.loc().ToString() + ": '" + name +
+                                                 "' needs iter >= 0, got " + std::to_string(spec.iteration)));
+    }
   } else {
     return StatusOr<CheckSpec>(Unimplemented(op.loc().ToString() + ": check '" + name +
                                              "' is not supported by the conformance runner"));
@@ -162,6 +176,9 @@ Status Compare(const CheckSpec& spec, const ir::Literal& actual, const ir::Liter
         switch (spec.kind) {
           case CheckSpec::Kind::kEq:
             ok &= a == e;  // IEEE: NaN never equals anything
+            break;
+          case CheckSpec::Kind::kSerializedEq:
+            ok &= a_bits[p] == e_bits[p];  // the serialized bits
             break;
           case CheckSpec::Kind::kAlmostEq: {
             if (std::isnan(a) && std::isnan(e)) break;
@@ -219,7 +236,8 @@ StatusOr<std::vector<HoistedCheck>> HoistChecks(ir::Function& fn) {
     }
     if (!parsed->ok()) return parsed->status();
     HoistedCheck check{std::move(*parsed).value(), 0, std::nullopt};
-    const size_t operands = check.spec.expected ? 1 : 2;
+    const size_t operands =
+        check.spec.expected || check.spec.kind == CheckSpec::Kind::kSerializedEq ? 1 : 2;
     if (op.num_operands() != operands) {
       return InvalidArgument(op.loc().ToString() + ": " + check.spec.name + " takes " +
                              std::to_string(operands) + " operands");
@@ -242,13 +260,47 @@ StatusOr<std::vector<HoistedCheck>> HoistChecks(ir::Function& fn) {
   return checks;
 }
 
-Status CompareHoisted(const HoistedCheck& check, const std::vector<eval::RuntimeValue>& results) {
+Status ProbeLog::Record(const std::string& probe_id, const ir::Literal& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  values_[probe_id].push_back(value);
+  return Status::Ok();
+}
+
+StatusOr<ir::Literal> ProbeLog::Get(const std::string& probe_id, int64_t iteration) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = values_.find(probe_id);
+  const size_t n = it == values_.end() ? 0 : it->second.size();
+  if (iteration < 0 || static_cast<size_t>(iteration) >= n) {
+    return NotFound("interpreter.probe \"" + probe_id + "\" ran " + std::to_string(n) +
+                    " time(s); there is no value of iteration " + std::to_string(iteration));
+  }
+  return it->second[static_cast<size_t>(iteration)];
+}
+
+Status CompareHoisted(const HoistedCheck& check, const std::vector<eval::RuntimeValue>& results,
+                      const ProbeLog* probes) {
   const size_t needed = std::max(check.actual_result, check.expected_result.value_or(0)) + 1;
   if (results.size() < needed) {
     return Internal(check.spec.name + ": the program returned " + std::to_string(results.size()) +
                     " results, fewer than its checks need");
   }
   const ir::Literal& actual = results[check.actual_result].literal();
+  if (check.spec.kind == CheckSpec::Kind::kSerializedEq) {
+    if (!probes) return Internal(check.spec.name + ": no probe values were recorded");
+    auto probed = probes->Get(check.spec.probe_id, check.spec.iteration);
+    if (!probed.ok()) return InvalidArgument(check.spec.loc.ToString() + ": " + check.spec.name + ": " +
+                                             probed.status().message());
+    CheckSpec eq = check.spec;
+    eq.kind = CheckSpec::Kind::kEq;
+    // Serialized values are compared bit for bit (a probed NaN matches itself).
+    if (probed->type() != actual.type()) {
+      return InvalidArgument(check.spec.loc.ToString() + ": " + check.spec.name + ": the probe saw a " +
+                             probed->type().ToString() + ", the check compares a " + actual.type().ToString());
+    }
+    const auto a = actual.bytes(), b = probed->bytes();
+    if (!std::equal(a.begin(), a.end(), b.begin(), b.end())) return Compare(eq, actual, *probed);
+    return Status::Ok();
+  }
   const ir::Literal& expected = check.expected_result
                                     ? results[*check.expected_result].literal()
                                     : *check.spec.expected;

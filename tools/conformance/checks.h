@@ -5,8 +5,11 @@
 #define JITD_TOOLS_CONFORMANCE_CHECKS_H_
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "jit/eval/eval.h"
@@ -16,7 +19,11 @@
 namespace jitd::conformance {
 
 struct CheckSpec {
-  enum class Kind { kEq, kAlmostEq, kClose };
+  // kSerializedEq: check.expect_serialized_eq %v, probe_id = "id", iter = N
+  // -- %v equals the value interpreter.probe "id" saw the N-th time it ran
+  // (0-based; the reference interpreter reads it back from the file the
+  // probe wrote; the runner keeps the probed values in memory).
+  enum class Kind { kEq, kAlmostEq, kClose, kSerializedEq };
   Kind kind = Kind::kEq;
   std::string name;           // "check.expect_close" as written, for messages
   ir::Location loc;
@@ -24,6 +31,21 @@ struct CheckSpec {
   uint64_t min_ulp = 0;       // kClose: min_ulp <= distance <= max_ulp
   uint64_t max_ulp = 3;
   std::optional<ir::Literal> expected;  // the _const forms' inline value
+  std::string probe_id;       // kSerializedEq
+  int64_t iteration = 0;      // kSerializedEq: which of the probe's values
+};
+
+// What interpreter.probe ops saw during one run: each probe_id's values in
+// the order the op ran. Thread-safe (processes of run_parallel share one).
+class ProbeLog {
+ public:
+  Status Record(const std::string& probe_id, const ir::Literal& value);
+  // The `iteration`-th value of `probe_id`, or NOT_FOUND saying how many there are.
+  StatusOr<ir::Literal> Get(const std::string& probe_id, int64_t iteration) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::vector<ir::Literal>> values_;
 };
 
 // Recognizes a check op (custom_call @check.* or a check.* op) and fills
@@ -54,8 +76,10 @@ struct HoistedCheck {
 // the comparison happens on the host. Checks elsewhere are left in place.
 StatusOr<std::vector<HoistedCheck>> HoistChecks(ir::Function& fn);
 
-// Compares one hoisted check against the rewritten function's `results`.
-Status CompareHoisted(const HoistedCheck& check, const std::vector<eval::RuntimeValue>& results);
+// Compares one hoisted check against the rewritten function's `results`
+// (and, for expect_serialized_eq, the values the run's probes recorded).
+Status CompareHoisted(const HoistedCheck& check, const std::vector<eval::RuntimeValue>& results,
+                      const ProbeLog* probes = nullptr);
 
 }  // namespace jitd::conformance
 

@@ -87,7 +87,8 @@ StatusOr<std::vector<eval::RuntimeValue>> RunParallelMain(const frontend::Module
                                                           const ir::Module& module, const ir::Function& entry,
                                                           const devices::Device& device,
                                                           const RunnerOptions& options,
-                                                          Clock::time_point deadline) {
+                                                          Clock::time_point deadline,
+                                                          decltype(devices::ExecuteOptions::probe) probe) {
   std::map<std::string, std::unique_ptr<devices::Executable>> compiled;
   auto compile = [&](const std::string& name) -> StatusOr<const devices::Executable*> {
     if (auto it = compiled.find(name); it != compiled.end()) return it->second.get();
@@ -107,6 +108,7 @@ StatusOr<std::vector<eval::RuntimeValue>> RunParallelMain(const frontend::Module
   };
   eval::EvalOptions eval_options;
   eval_options.deadline = deadline;
+  eval_options.probe = probe;
   eval_options.run_parallel = [&](const ir::Op& op, std::vector<eval::RuntimeValue> operands)
       -> StatusOr<std::vector<eval::RuntimeValue>> {
     const auto& rows = op.attr("programs")->as<ir::ArrayAttr>().elements;
@@ -171,6 +173,7 @@ StatusOr<std::vector<eval::RuntimeValue>> RunParallelMain(const frontend::Module
                             devices::ExecuteOptions o;
                             o.deadline = deadline;
                             o.infeed = infeed;
+                            o.probe = probe;
                             return o;
                           }));
     std::vector<eval::RuntimeValue> results;
@@ -217,9 +220,24 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
   }
   const Clock::time_point deadline =
       Clock::now() + std::chrono::microseconds(static_cast<int64_t>(options.timeout_seconds * 1e6));
+  // interpreter.probe values, for check.expect_serialized_eq.
+  ProbeLog probes;
+  auto probe_hook = [&probes](const std::string& id, const ir::Literal& value) {
+    return probes.Record(id, value);
+  };
+  // stablehlo.outfeed with no daemon behind it: the runner is the host
+  // that takes the values (and drops them; nothing in the program reads
+  // them back).
+  int64_t outfed = 0;
+  std::mutex outfeed_mu;
+  auto outfeed_hook = [&](std::vector<ir::Literal> values, auto) -> Status {
+    std::lock_guard<std::mutex> lock(outfeed_mu);
+    outfed += static_cast<int64_t>(values.size());
+    return Status::Ok();
+  };
   StatusOr<std::vector<eval::RuntimeValue>> outputs = Status(StatusCode::kInternal, "not run");
   if (RunsParallel(*entry)) {
-    outputs = RunParallelMain(piece, *module, *entry, device, options, deadline);
+    outputs = RunParallelMain(piece, *module, *entry, device, options, deadline, probe_hook);
   } else {
     devices::ProgramCompileOptions compile_options;
     compile_options.pipeline = options.pipeline;
@@ -231,6 +249,8 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
     }
     devices::ExecuteOptions execute_options;
     execute_options.deadline = deadline;
+    execute_options.probe = probe_hook;
+    execute_options.outfeed = outfeed_hook;
     outputs = (*executable)->Execute({}, execute_options);
   }
   if (!outputs.ok()) {
@@ -240,7 +260,7 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
   int failed = 0;
   std::string first;
   for (const HoistedCheck& check : *checks) {
-    Status s = CompareHoisted(check, *outputs);
+    Status s = CompareHoisted(check, *outputs, &probes);
     if (!s.ok() && failed++ == 0) first = s.message();
   }
   if (failed) {

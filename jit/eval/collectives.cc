@@ -960,7 +960,9 @@ KernelResult CollectiveBroadcastKernel(OpContext& ctx) {
   auto groups = ProcessGroups(mode, rows, GridOf(ctx), false);
   if (!groups.ok()) return ctx.Error(groups.status().message());
   const std::vector<int64_t> group = GroupOf(*groups, SelfOf(ctx));
-  const bool dynamic_root = ctx.Bool("has_dynamic_root", false);
+  // A unit attribute in the generic form (`has_dynamic_root`), or a boolean.
+  const ir::Attribute* dynamic = ctx.op().attr("has_dynamic_root");
+  const bool dynamic_root = dynamic && (dynamic->is<ir::UnitAttr>() || ctx.Bool("has_dynamic_root", false));
   const size_t n_results = ctx.op().num_results();
   std::vector<Literal> results;
   for (size_t j = 0; j < n_results; ++j) {

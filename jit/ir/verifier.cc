@@ -2728,9 +2728,35 @@ Status CheckCollectivePermute(const Op& op) {
   return CheckSameTypes(op);
 }
 
+// collective_broadcast (C3..C5): results take the operands' types; with
+// has_dynamic_root the last operand is the roots, a tensor<Nxi32> for the
+// N results.
 Status CheckCollectiveBroadcast(const Op& op) {
   JITD_RETURN_IF_ERROR(CheckGroups(op, "replica_groups", Need::kOptional));
-  return CheckSameTypes(op);
+  const ir::Attribute* dynamic = op.attr("has_dynamic_root");
+  const bool dynamic_root = dynamic && (dynamic->is<ir::UnitAttr>() || (dynamic->is<bool>() && dynamic->as<bool>()));
+  if (!dynamic_root) {
+    if (op.num_operands() < 1) return Fail(op, "requires at least one operand (C3)");
+    return CheckSameTypes(op);
+  }
+  const size_t n = op.num_results();
+  if (op.num_operands() < 2 || op.num_operands() != n + 1) {
+    return Fail(op, "with has_dynamic_root requires one result per operand but the last (the roots), got " +
+                        Str(int64_t(op.num_results())) + " for " + Str(int64_t(op.num_operands())) + " (C4, C5)");
+  }
+  const Type roots = TypeOf(op.operand(n));
+  if (roots != Type::Tensor(DType::kS32, {static_cast<int64_t>(n)})) {
+    return Fail(op, "with has_dynamic_root requires its last operand to be tensor<" + std::to_string(n) +
+                        "xi32>, got " + Str(roots) + " (C4)");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (TypeOf(op.operand(i)) != op.result(i)->type()) {
+      return Fail(op, "requires result #" + std::to_string(i) + " to have the type of operand #" +
+                          std::to_string(i) + ", got " + Str(TypeOf(op.operand(i))) + " and " +
+                          Str(op.result(i)->type()) + " (C4)");
+    }
+  }
+  return Status::Ok();
 }
 
 // interpreter.run_parallel: `programs` is a non-empty grid (rows = replicas,

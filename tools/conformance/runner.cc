@@ -190,6 +190,72 @@ StatusOr<std::vector<eval::RuntimeValue>> RunParallelMain(const frontend::Module
   return eval::EvaluateFunction(module, entry, {}, eval_options);
 }
 
+CaseResult RunEntry(const std::string& file, const frontend::ModuleText& piece,
+                    std::shared_ptr<ir::Module> module, const devices::Device& device,
+                    const RunnerOptions& options);
+
+// The values of an argument list as the reference interpreter's --args
+// takes it: `[dense<1> : tensor<2xi32>, dense<...> : tensor<...>]`.
+StatusOr<std::vector<eval::RuntimeValue>> ParseArgumentList(std::string_view text, const std::string& where) {
+  const size_t open = text.find('['), close = text.rfind(']');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return InvalidArgument(where + ": expected an array of dense elements, [dense<...> : tensor<...>, ...]");
+  }
+  // Split at the commas outside <...>, [...] and (...).
+  std::vector<std::string> items;
+  std::string cur;
+  int depth = 0;
+  for (char c : text.substr(open + 1, close - open - 1)) {
+    if (c == '<' || c == '[' || c == '(') ++depth;
+    if (c == '>' || c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (cur.find_first_not_of(" \t\r\n") != std::string::npos) items.push_back(cur);
+  std::string program = "func.func @args() -> (";
+  std::string body, types, names;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const size_t colon = items[i].rfind(" : ");
+    if (items[i].find("dense") == std::string::npos || colon == std::string::npos) {
+      return InvalidArgument(where + ": argument " + std::to_string(i) +
+                             " is not a dense elements attribute with its type (dense<...> : tensor<...>)");
+    }
+    const std::string type = items[i].substr(colon + 3);
+    body += "  %a" + std::to_string(i) + " = stablehlo.constant " + items[i] + "\n";
+    types += (i ? ", " : "") + type;
+    names += (i ? ", %a" : "%a") + std::to_string(i);
+  }
+  program += types + ") {\n" + body + "  return " + names + (items.empty() ? "" : " : " + types) + "\n}\n";
+  auto m = frontend::ParseModule(program);
+  if (!m.ok()) return InvalidArgument(where + ": " + m.status().message());
+  return eval::EvaluateFunction(**m, *(*m)->FindFunction("args"), {});
+}
+
+// The arguments of a program whose @main takes some: the file's own RUN
+// line (`--args="[...]"`, as the reference interpreter takes them) or a
+// companion file `<file>.args` holding the same list. NOT_FOUND when there
+// are none.
+StatusOr<std::vector<eval::RuntimeValue>> ProgramArguments(const std::string& file, std::string_view text) {
+  for (size_t at = text.find("// RUN:"); at != std::string_view::npos; at = text.find("// RUN:", at + 1)) {
+    const std::string_view line = text.substr(at, text.find('\n', at) - at);
+    const size_t a = line.find("--args=\"[");
+    if (a != std::string_view::npos) {
+      const size_t end = line.find("]\"", a);
+      if (end != std::string_view::npos) return ParseArgumentList(line.substr(a + 8, end - a - 7), file + " (RUN line)");
+    }
+  }
+  std::ifstream in(file + ".args");
+  if (in) {
+    std::string list((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return ParseArgumentList(list, file + ".args");
+  }
+  return NotFound("");
+}
+
 CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
                      const devices::Device& device, const RunnerOptions& options) {
   CaseResult result;
@@ -205,13 +271,70 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
   if (Status s = ir::VerifyModule(*module); !s.ok()) {
     return fail(Outcome::kVerifyError, s.message());
   }
+  if (module->EntryFunction()) return RunEntry(file, piece, module, device, options);
+  // No @main and several public functions: each that takes no arguments is
+  // a self-checking test of its own (a file of test functions, as the
+  // reference interpreter's tests write them), run as the entry of its own
+  // copy of the module; the case passes when all of them do.
+  std::vector<std::string> tests;
+  for (const auto& fn : module->functions()) {
+    if (fn->visibility() != "private" && fn->arg_types().empty() && fn->entry()) tests.push_back(fn->name());
+  }
+  if (tests.empty()) return fail(Outcome::kVerifyError, "no entry function (@main, or one public function)");
+  for (const std::string& name : tests) {
+    auto copy = frontend::ParseProgram(piece);
+    if (!copy.ok()) return fail(Outcome::kParseError, copy.status().message());
+    // The other test functions go (they hold checks of their own); helpers stay, private.
+    for (const std::string& other : tests) {
+      if (other != name) (*copy)->RemoveFunction(other);
+    }
+    for (const auto& fn : (*copy)->functions()) {
+      if (fn->name() != name) fn->set_visibility("private");
+    }
+    CaseResult one = RunEntry(file, piece, std::shared_ptr<ir::Module>(std::move(copy).value()), device, options);
+    if (!one.passed()) {
+      one.detail = "@" + name + " (of " + std::to_string(tests.size()) + " test functions): " + one.detail;
+      return one;
+    }
+  }
+  return result;
+}
+
+CaseResult RunEntry(const std::string& file, const frontend::ModuleText& piece,
+                    std::shared_ptr<ir::Module> module, const devices::Device& device,
+                    const RunnerOptions& options) {
+  CaseResult result;
+  result.file = file;
+  auto fail = [&](Outcome outcome, std::string detail) {
+    result.outcome = outcome;
+    result.detail = std::move(detail);
+    return result;
+  };
   ir::Function* entry = module->EntryFunction();
   if (!entry || !entry->entry()) {
     return fail(Outcome::kVerifyError, "no entry function (@main, or one public function)");
   }
+  std::vector<eval::RuntimeValue> arguments;
   if (!entry->arg_types().empty()) {
-    return fail(Outcome::kUnsupported, "@" + entry->name() +
-                                           " takes arguments; conformance programs take none");
+    auto args = ProgramArguments(file, piece.text);
+    if (!args.ok() && args.status().code() == StatusCode::kNotFound) {
+      return fail(Outcome::kUnsupported, "@" + entry->name() +
+                                             " takes arguments, and neither a RUN line's --args=\"[...]\" nor a "
+                                             "companion " + std::string(std::filesystem::path(file).filename()) +
+                                             ".args gives them");
+    }
+    if (!args.ok()) return fail(Outcome::kVerifyError, args.status().message());
+    if (args->size() != entry->arg_types().size()) {
+      return fail(Outcome::kVerifyError, "@" + entry->name() + " takes " + std::to_string(entry->arg_types().size()) +
+                                             " arguments, given " + std::to_string(args->size()));
+    }
+    for (size_t i = 0; i < args->size(); ++i) {
+      if ((*args)[i].type() != entry->arg_types()[i]) {
+        return fail(Outcome::kVerifyError, "argument " + std::to_string(i) + " is a " + (*args)[i].type().ToString() +
+                                               ", @" + entry->name() + " takes a " + entry->arg_types()[i].ToString());
+      }
+    }
+    arguments = std::move(args).value();
   }
   auto checks = ExtractChecks(*module, *entry);
   if (!checks.ok()) {
@@ -251,7 +374,7 @@ CaseResult RunModule(const std::string& file, const frontend::ModuleText& piece,
     execute_options.deadline = deadline;
     execute_options.probe = probe_hook;
     execute_options.outfeed = outfeed_hook;
-    outputs = (*executable)->Execute({}, execute_options);
+    outputs = (*executable)->Execute(arguments, execute_options);
   }
   if (!outputs.ok()) {
     return fail(OutcomeForStatus(outputs.status(), Outcome::kRuntimeError),

@@ -4,6 +4,8 @@
 // fail cleanly instead of crashing.
 #include "jit/ir/verifier.h"
 
+#include "jit/frontend/parser.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -1374,6 +1376,54 @@ TEST(VerifierCalls, FuncCallTypes) {
   call.attrs().Set("callee", SymbolRefAttr{"id"});
   AddOp(b, OpCode::kFuncReturn, Results(call), {});
   EXPECT_TRUE(Rejects(m, "func.call", "requires the types of @id"));
+}
+
+TEST(VerifierCall, StaticCallOfDynamicCalleeTakesCompatibleTypes) {
+  // A shape-polymorphic export (tensor<?xf32>) called with a concrete value.
+  const char* ok = R"(
+func.func @main() -> tensor<3xf32> {
+  %x = stablehlo.constant dense<1.0> : tensor<3xf32>
+  %0 = func.call @poly(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @poly(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+})";
+  auto m = frontend::ParseModule(ok);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(VerifyModule(**m).ok()) << VerifyModule(**m).ToString();
+  // Incompatible: another rank.
+  auto bad = frontend::ParseModule(R"(
+func.func @main() -> tensor<3x1xf32> {
+  %x = stablehlo.constant dense<1.0> : tensor<3x1xf32>
+  %0 = func.call @poly(%x) : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+func.func private @poly(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+})");
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  Status s = VerifyModule(**bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("requires the types of @poly"), std::string::npos) << s.message();
+}
+
+TEST(VerifierCollectives, CollectiveBroadcastWithDynamicRoot) {
+  auto verify = [](const std::string& sig, const std::string& roots) {
+    auto m = frontend::ParseModule(R"(
+func.func @main(%a: tensor<2xf32>, %b: tensor<i64>, %r: )" + roots + R"() -> ()" + sig + R"() {
+  %0:2 = "stablehlo.collective_broadcast"(%a, %b, %r) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, has_dynamic_root} : (tensor<2xf32>, tensor<i64>, )" + roots + R"() -> ()" + sig + R"()
+  return %0#0, %0#1 : )" + sig + R"(
+})");
+    return m.ok() ? VerifyModule(**m) : m.status();
+  };
+  EXPECT_TRUE(verify("tensor<2xf32>, tensor<i64>", "tensor<2xi32>").ok());
+  Status roots = verify("tensor<2xf32>, tensor<i64>", "tensor<3xi32>");
+  ASSERT_FALSE(roots.ok());
+  EXPECT_NE(roots.message().find("last operand to be tensor<2xi32>"), std::string::npos) << roots.message();
+  Status types = verify("tensor<2xf32>, tensor<i32>", "tensor<2xi32>");
+  ASSERT_FALSE(types.ok());
+  EXPECT_NE(types.message().find("result #1"), std::string::npos) << types.message();
 }
 
 TEST(VerifierCustom, CustomCallTopKAndChecks) {

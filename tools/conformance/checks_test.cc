@@ -83,5 +83,25 @@ TEST(ChecksTest, TypeMismatchIsReported) {
   EXPECT_FALSE(Compare(Spec(CheckSpec::Kind::kEq), Floats(DType::kF32, {1}), Floats(DType::kF64, {1})).ok());
 }
 
+TEST(ChecksTest, SerializedEqComparesWithTheProbedValueBitForBit) {
+  ProbeLog log;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  ASSERT_TRUE(log.Record("p", Floats(DType::kF64, {1.0, nan})).ok());
+  ASSERT_TRUE(log.Record("p", Floats(DType::kF64, {2.0, 3.0})).ok());
+  HoistedCheck check{Spec(CheckSpec::Kind::kSerializedEq), 0, std::nullopt};
+  check.spec.probe_id = "p";
+  std::vector<eval::RuntimeValue> results;
+  results.emplace_back(Floats(DType::kF64, {1.0, nan}));
+  EXPECT_TRUE(CompareHoisted(check, results, &log).ok());  // a probed NaN matches its bits
+  check.spec.iteration = 1;
+  EXPECT_FALSE(CompareHoisted(check, results, &log).ok());
+  check.spec.iteration = 2;
+  Status missing = CompareHoisted(check, results, &log);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("ran 2 time(s)"), std::string::npos) << missing.message();
+  check.spec.probe_id = "other";
+  EXPECT_FALSE(CompareHoisted(check, results, &log).ok());
+}
+
 }  // namespace
 }  // namespace jitd::conformance

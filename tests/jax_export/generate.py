@@ -611,20 +611,24 @@ def sytrd(letter, et, np_t, tol, rng, legacy=False):
     return p
 
 
-def trsm(letter, et, np_t, tol, rng, legacy=False):
+def trsm(letter, et, np_t, tol, rng, legacy=False, blas_ffi=False):
+    """blas_ffi: the typed-FFI call under its first name, blas_?trsm_ffi
+    (jaxlib before it moved trsm to lapack_), in the same three-operand
+    (a, b, alpha) form."""
     n, nrhs = 3, 2
     a = (rand(rng, (BATCH, n, n), np_t) + 3 * np.eye(n)).astype(np_t)
     b = rand(rng, (BATCH, n, nrhs), np_t)
     alpha = np.array(2.0, np_t)
     wide = np.complex128 if is_complex(np_t) else np.float64
     x = np.stack([np.linalg.solve(np.tril(a[i]).astype(wide), 2.0 * b[i].astype(wide)) for i in range(BATCH)])
-    p = Program("triangular_solve_" + letter + ("_legacy" if legacy else ""),
+    ffi = ("blas_%strsm_ffi" if blas_ffi else "lapack_%strsm_ffi") % letter
+    p = Program("triangular_solve_" + letter + ("_legacy" if legacy else "_blas_ffi" if blas_ffi else ""),
                 "jax.lax.linalg.triangular_solve(left_side=True, lower=True): " +
                 ("blas_%strsm (legacy form)" % letter if legacy else
-                 "lapack_%strsm_ffi, side 'L', uplo 'L', trans_x 'N', diag 'N'" % letter))
+                 "%s, side 'L', uplo 'L', trans_x 'N', diag 'N'" % ffi))
     at, bt, st = ttype2(a.shape, et), ttype2(b.shape, et), ttype2([], et)
     p.exported_args = [at, bt, st]
-    r = custom_call(p, "lapack_%strsm_ffi" % letter, ["%arg0", "%arg1", "%arg2"], [at, bt, st],
+    r = custom_call(p, ffi, ["%arg0", "%arg1", "%arg2"], [at, bt, st],
                     [matrix_layout(3), matrix_layout(3), []], [bt], [matrix_layout(3)],
                     [("diag", ch("N")), ("side", ch("L")), ("trans_x", ch("N")), ("uplo", ch("L"))],
                     aliases=[(0, 1)],
@@ -867,6 +871,10 @@ def main():
         for double in (False, True):
             p = ducc_fft(kind, double, np.random.default_rng(sum(map(ord, kind)) + double))
             p.write(os.path.join(HERE, p.name + ".mlir"))
+    # trsm's typed-FFI call under its earlier name.
+    for letter, et, np_t, tol in TYPES:
+        p = trsm(letter, et, np_t, tol, np.random.default_rng(sum(map(ord, "trsm" + letter))), blas_ffi=True)
+        p.write(os.path.join(HERE, p.name + ".mlir"))
     # jaxlib's legacy (pre-FFI) form of the same calls, which programs
     # exported before the typed FFI carry.
     for gen in (potrf, getrf, geqrf_orgqr, syevd, gesdd, geev, gees, gehrd, sytrd, trsm):

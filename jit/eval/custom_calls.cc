@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -1117,6 +1118,144 @@ Status Gtsv(Call& c) {
   return Status::Ok();
 }
 
+// tridiagonal_solve_perturbed_ffi (jax's tridiagonal_solve with
+// perturb_singular = True): (dl, d, du, b) -> x for one element type of
+// the four, the vectors as gtsv's (dl[0] and du[n-1] outside the matrix).
+// Gaussian elimination with partial pivoting as LAPACK's ?lagtf chooses
+// pivots (the larger of |a(k,k)| / row_scale and |a(k+1,k)| / row_scale,
+// each row's scale the sum of its entries' magnitudes), the forward solve
+// done as the rows are eliminated; then back substitution where a pivot
+// too small for its row of the right-hand sides is perturbed as ?lagts
+// with JOB = -1 does it: by eps * max |U| (signed as the pivot's real part,
+// doubled until the quotient cannot overflow), or the row scaled up when
+// the pivot is merely below the underflow threshold. A singular matrix
+// gives a finite, large solution (what inverse iteration wants).
+template <typename T>
+void SolvePerturbed(int n, int nrhs, const T* dl, const T* d, const T* du, const T* b, T* x) {
+  using R = typename RealOf<T>::type;
+  if (n == 0) return;
+  const R eps = std::numeric_limits<R>::epsilon();
+  const R tiny = std::numeric_limits<R>::min();
+  const R small = R(1) / std::numeric_limits<R>::max();
+  const R safe_min = small < tiny ? tiny : small * (R(1) + eps);
+  const R big = R(1) / safe_min;
+  // Column-major: element (i, j) at i + j * n.
+  auto at = [&](T* m, int i, int j) -> T& { return m[i + static_cast<int64_t>(j) * n]; };
+  std::vector<T> u0(static_cast<size_t>(n)), u1(static_cast<size_t>(n)), u2(static_cast<size_t>(n));
+  for (int j = 0; j < nrhs; ++j) at(x, 0, j) = b[static_cast<int64_t>(j) * n];
+  u0[0] = d[0];
+  u1[0] = n > 1 ? du[0] : T(0);
+  R scale_top = std::abs(u0[0]) + std::abs(u1[0]);
+  for (int k = 0; k + 1 < n; ++k) {
+    const T below = dl[k + 1];
+    const T next_diag = d[k + 1];
+    const T next_super = k + 2 < n ? du[k + 1] : T(0);
+    const R scale_next = std::abs(below) + std::abs(next_diag) + std::abs(next_super);
+    u2[k] = T(0);
+    if (below == T(0)) {
+      u0[k + 1] = next_diag;
+      u1[k + 1] = next_super;
+      for (int j = 0; j < nrhs; ++j) at(x, k + 1, j) = b[k + 1 + static_cast<int64_t>(j) * n];
+      scale_top = scale_next;
+      continue;
+    }
+    const R top_ratio = u0[k] == T(0) ? R(0) : std::abs(u0[k]) / scale_top;
+    const R below_ratio = std::abs(below) / scale_next;
+    if (below_ratio <= top_ratio) {
+      // Row k pivots: subtract its multiple from row k + 1.
+      const T m = below / u0[k];
+      u0[k + 1] = next_diag - m * u1[k];
+      u1[k + 1] = next_super;
+      for (int j = 0; j < nrhs; ++j) {
+        at(x, k + 1, j) = b[k + 1 + static_cast<int64_t>(j) * n] - m * at(x, k, j);
+      }
+      scale_top = scale_next;
+    } else {
+      // Row k + 1 pivots: it becomes row k of U; the old row k, less its
+      // multiple, goes on as row k + 1.
+      const T m = u0[k] / below;
+      const T old_super = u1[k];
+      u0[k] = below;
+      u1[k] = next_diag;
+      u2[k] = next_super;
+      u0[k + 1] = old_super - m * next_diag;
+      u1[k + 1] = -m * next_super;
+      for (int j = 0; j < nrhs; ++j) {
+        const T rhs_next = b[k + 1 + static_cast<int64_t>(j) * n];
+        at(x, k + 1, j) = at(x, k, j) - m * rhs_next;
+        at(x, k, j) = rhs_next;
+      }
+      scale_top = std::abs(u0[k + 1]) + std::abs(u1[k + 1]);
+    }
+  }
+  R max_u = 0;
+  for (int k = 0; k < n; ++k) max_u = std::max({max_u, std::abs(u0[k]), std::abs(u1[k]), std::abs(u2[k])});
+  const R perturbation = n == 1 ? eps * std::abs(u0[0]) : eps * max_u;
+  std::vector<T> r(static_cast<size_t>(nrhs));
+  for (int k = n - 1; k >= 0; --k) {
+    R largest = 0;
+    for (int j = 0; j < nrhs; ++j) {
+      T v = at(x, k, j);
+      if (k + 1 < n) v -= u1[k] * at(x, k + 1, j);
+      if (k + 2 < n) v -= u2[k] * at(x, k + 2, j);
+      r[static_cast<size_t>(j)] = v;
+      largest = std::max(largest, std::abs(v));
+    }
+    T p = u0[k];
+    R step = std::copysign(std::max(perturbation, safe_min), std::real(p));
+    for (R mag = std::abs(p); mag < R(1);) {
+      if (mag < safe_min) {
+        if (mag == R(0) || largest * safe_min > mag) {
+          p += step;
+          step *= 2;
+        } else {
+          p *= big;
+          for (T& v : r) v *= big;
+          break;
+        }
+      } else if (largest > mag * big) {
+        p += step;
+        step *= 2;
+      } else {
+        break;
+      }
+      mag = std::abs(p);
+    }
+    const T inverse = T(1) / p;
+    for (int j = 0; j < nrhs; ++j) at(x, k, j) = r[static_cast<size_t>(j)] * inverse;
+  }
+}
+
+template <typename T>
+Status TridiagonalPerturbedTyped(Call& c) {
+  JITD_ASSIGN_OR_RETURN(Batched s, SplitMatrix(c, c.in[3], "operand 3 (b)"));
+  const int n = s.rows, nrhs = s.cols;
+  for (size_t i = 0; i < 3; ++i) JITD_RETURN_IF_ERROR(Expect(c, false, i, DTypeOf<T>(), s.batch * n));
+  JITD_RETURN_IF_ERROR(Expect(c, true, 0, DTypeOf<T>(), c.in[3].num_elements()));
+  const T* dl = c.in[0].data<T>();
+  const T* d = c.in[1].data<T>();
+  const T* du = c.in[2].data<T>();
+  const T* b = c.in[3].data<T>();
+  T* x = c.out[0].data<T>();
+  const int64_t step = int64_t{n} * nrhs;
+  for (int64_t i = 0; i < s.batch; ++i) {
+    SolvePerturbed<T>(n, nrhs, dl + i * n, d + i * n, du + i * n, b + i * step, x + i * step);
+  }
+  return Status::Ok();
+}
+
+Status TridiagonalPerturbed(Call& c) {
+  JITD_RETURN_IF_ERROR(c.Arity(4, 1));
+  switch (c.in[3].type.dtype()) {
+    case DType::kF32: return TridiagonalPerturbedTyped<float>(c);
+    case DType::kF64: return TridiagonalPerturbedTyped<double>(c);
+    case DType::kC64: return TridiagonalPerturbedTyped<jitd_c64>(c);
+    case DType::kC128: return TridiagonalPerturbedTyped<jitd_c128>(c);
+    default:
+      return c.Fail("operand 3 (b) must be f32, f64, complex<f32> or complex<f64>, got " + c.in[3].type.ToString());
+  }
+}
+
 // ---------------------------------------------------------------------------
 // `ducc_fft`: jaxlib's CPU FFT before jax lowered jnp.fft to stablehlo.fft.
 // Operands (descriptor, x): the descriptor a u8 vector holding a
@@ -1601,6 +1740,7 @@ const std::map<std::string, Entry, std::less<>>& Registry() {
     JITD_ADD_LEGACY("trsm", "trsm", LegacyTrsm, "blas_");
 #undef JITD_ADD_LEGACY
     r->emplace("ducc_fft", Entry{&DuccFft, DType::kU8, false, true});
+    r->emplace("tridiagonal_solve_perturbed_ffi", Entry{&TridiagonalPerturbed, DType::kF32, false, true});
     // geqp3's jpvt operand is i32: the kernel checks its operands itself.
     r->emplace("lapack_sgeqp3_ffi", Entry{&Geqp3<float>, DType::kF32, false, true});
     r->emplace("lapack_dgeqp3_ffi", Entry{&Geqp3<double>, DType::kF64, false, true});

@@ -176,12 +176,13 @@ class Case:
     polymorphic_shapes of jax.export, or None."""
 
     def __init__(self, name, doc, fn, args, dtypes=FLOATS, check=None, poly=None, tol_scale=1.0,
-                 exact_floats=False, unstable=()):
+                 exact_floats=False, unstable=(), unstable_names=()):
         self.name, self.doc, self.fn, self.args, self.dtypes = name, doc, fn, args, dtypes
         self.check, self.poly, self.tol_scale, self.exact_floats = check, poly, tol_scale, exact_floats
         # Custom-call routines jaxlib emits without a compatibility
         # guarantee (jax.export refuses them unless told): "gesvd", ...
         self.unstable = unstable
+        self.unstable_names = unstable_names  # targets without a type letter
 
 
 def amax(x):
@@ -250,7 +251,8 @@ def write_case(case, rng_seed):
             inputs = [np.asarray(a) for a in case.args(dt, rng)]
             specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in inputs]
             poly = case.poly(dt) if case.poly else None
-            exp = export_text(case.fn, specs, poly, [lapack_name(r, dt) for r in case.unstable])
+            exp = export_text(case.fn, specs, poly,
+                              [lapack_name(r, dt) for r in case.unstable] + list(case.unstable_names))
             expected = exp.call(*inputs)
             flat_expected = [np.asarray(e) for e in jax.tree.leaves(expected)]
             check_fn = case.check or default_check
@@ -462,6 +464,26 @@ def check_svd_qr(inputs, outputs, expected):
             ("U^H U = I", unitary_residual(u)), ("V V^H = I", unitary_residual(herm(vh)))]
 
 
+def tridiagonal_matrix(dl, d, du):
+    return jax.vmap(lambda a, b, c: jnp.diag(b) + jnp.diag(a[1:], -1) + jnp.diag(c[:-1], 1))(dl, d, du)
+
+
+def check_tridiagonal_perturbed(inputs, outputs, expected):
+    # Batch member 0 is regular: its solution against JAX's and T x = b.
+    # Member 1 is singular: x is large and T x = b up to eps |T| |x| (the
+    # perturbation), and x's direction (a null vector) is JAX's.
+    dl, d, du, b = inputs
+    x, xe = outputs, expected
+    t = tridiagonal_matrix(dl, d, du)
+    r1 = mm(t[1], x[1]) - b[1]
+    unit = lambda v: jnp.abs(v) / jnp.max(jnp.abs(v))  # noqa: E731
+    return [("regular: x vs JAX", rel(x[0], xe[0])), ("regular: T x = b", recon(mm(t[0], x[0]), b[0])),
+            ("singular: T x = b up to eps |T| |x|",
+             jnp.max(jnp.abs(r1)) / (jnp.max(jnp.abs(t[1])) * jnp.max(jnp.abs(x[1])))),
+            ("singular: |x| / max |x| vs JAX's", rel(unit(x[1]), unit(xe[1]))),
+            ("singular: x is large", jnp.maximum(0.0, 1.0 - jnp.max(jnp.abs(x[1])) * 1e-4))]
+
+
 def check_inv(inputs, outputs, expected):
     a = inputs[0]
     return [("inv vs JAX", rel(outputs, expected)), ("A inv(A) = I", recon(mm(a, outputs), eye_like(a)))]
@@ -608,6 +630,12 @@ def linalg_cases():
                               lax.linalg.ormqr(*lax_linalg.geqrf(a), d, left=False, transpose=False)),
              lambda dt, rng: [rand(rng, (B, 4, 3), dt), rand(rng, (B, 4, 2), dt), rand(rng, (B, 2, 4), dt)],
              tol_scale=10, unstable=("ormqr",)),
+        Case("lax_tridiagonal_solve_perturbed", "jax.lax.linalg.tridiagonal_solve(perturb_singular=True) "
+             "(tridiagonal_solve_perturbed_ffi) of a regular and a singular matrix",
+             lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
+             lambda dt, rng: [np.array([[0, 0.5, -1], [0, 1, 1]], dt), np.array([[3, 2.5, 4], [1, 2, 1]], dt),
+                              np.array([[1, -0.5, 0], [1, 1, 0]], dt), rand(rng, (B, 3, 2), dt)],
+             check=check_tridiagonal_perturbed, tol_scale=10, unstable_names=("tridiagonal_solve_perturbed_ffi",)),
         Case("lax_tridiagonal_solve", "jax.lax.linalg.tridiagonal_solve (gtsv)",
              lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d, du, b),
              lambda dt, rng: [np.concatenate([np.zeros((B, 1), dt), rand(rng, (B, 3), dt)], 1),

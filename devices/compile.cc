@@ -67,6 +67,7 @@ StatusOr<std::unique_ptr<Executable>> CompileProgram(const Device& device,
     JITD_RETURN_IF_ERROR(passes::RefineShapes(*module, types));
     end_step("refine-shapes");
   }
+  JITD_RETURN_IF_ERROR(passes::LowerApproxTopK(*module));
   JITD_RETURN_IF_ERROR(ir::VerifyModule(*module));
   // Futures live inside a program: no caller can pass or take one.
   if (const ir::Function* entry = module->EntryFunction()) {

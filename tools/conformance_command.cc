@@ -90,6 +90,10 @@ CompileOnlyCase CompileOneModule(const std::string& name, const frontend::Module
       return c;
     }
   }
+  if (Status s = passes::LowerApproxTopK(*module); !s.ok()) {
+    c.detail = "verify: " + s.message();
+    return c;
+  }
   auto program = devices::cuda::CompileCuda(*module, options);
   if (!program.ok()) {
     c.refused_op = program.status().code() == StatusCode::kUnimplemented ? RefusedOp(program.status().message()) : "";

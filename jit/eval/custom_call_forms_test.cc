@@ -277,5 +277,75 @@ TEST(CustomCallFormsTest, EveryRegisteredTargetRunsInAProgramOfTheSuite) {
   }
 }
 
+TEST(CustomCallFormsTest, StaticApproxTopKLowersToSortAndSlice) {
+  const std::string text = R"(
+func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>) {
+  %iota = stablehlo.iota dim = 1 : tensor<2x4xi32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %init_i = stablehlo.constant dense<-1> : tensor<i32>
+  %0:2 = stablehlo.custom_call @ApproxTopK(%x, %iota, %init, %init_i) {called_computations = [@gt], mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.95 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64, top_k = 2 : i64}} : (tensor<2x4xf32>, tensor<2x4xi32>, tensor<f32>, tensor<i32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xi32>
+}
+func.func @gt(%a: tensor<f32>, %b: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<i1> {
+  %0 = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+})";
+  auto m = frontend::ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(passes::LowerApproxTopK(**m).ok());
+  ASSERT_TRUE(ir::VerifyModule(**m).ok()) << ir::VerifyModule(**m).ToString();
+  for (const auto& op : (*m)->FindFunction("main")->entry()->ops()) EXPECT_NE(op->code(), ir::OpCode::kCustomCall);
+  auto lit = ir::Literal::Create(ir::Type::Tensor(ir::DType::kF32, {2, 4}));
+  const double v[8] = {1, 4, 2, 3, -1, -5, 0, 7};
+  for (int i = 0; i < 8; ++i) lit->SetDouble(i, v[i]);
+  std::vector<RuntimeValue> args;
+  args.emplace_back(std::move(lit).value());
+  auto r = EvaluateFunction(**m, *(*m)->FindFunction("main"), std::move(args));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Doubles((*r)[0].literal()), (std::vector<double>{4, 3, 7, 0}));
+  EXPECT_EQ(Ints((*r)[1].literal()), (std::vector<int64_t>{1, 3, 3, 2}));
+}
+
+TEST(CustomCallFormsTest, StaticApproxTopKWithoutItsComparatorNamesIt) {
+  auto m = frontend::ParseModule(R"(
+func.func @main(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<2xf32>, tensor<2xi32>) {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %init_i = stablehlo.constant dense<-1> : tensor<i32>
+  %0:2 = stablehlo.custom_call @ApproxTopK(%x, %i, %init, %init_i) {mhlo.backend_config = {reduction_dim = 0 : i64, top_k = 2 : i64}} : (tensor<4xf32>, tensor<4xi32>, tensor<f32>, tensor<i32>) -> (tensor<2xf32>, tensor<2xi32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xi32>
+})");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  Status s = passes::LowerApproxTopK(**m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("@ApproxTopK needs called_computations"), std::string::npos) << s.message();
+}
+
+TEST(CustomCallFormsTest, TridiagonalSolvePerturbedOfASingularMatrixIsFinite) {
+  // [[1, 1], [1, 1]] is singular: the perturbed solve gives a large, finite
+  // x along the null vector [1, -1] (what inverse iteration wants).
+  auto r = EvalText(R"(
+func.func @main() -> (tensor<1x2x1xf64>, tensor<1x2x1xf64>) {
+  %dl = stablehlo.constant dense<[[0.0, 1.0]]> : tensor<1x2xf64>
+  %d = stablehlo.constant dense<[[1.0, 1.0]]> : tensor<1x2xf64>
+  %du = stablehlo.constant dense<[[1.0, 0.0]]> : tensor<1x2xf64>
+  %b = stablehlo.constant dense<[[[1.0], [2.0]]]> : tensor<1x2x1xf64>
+  %x = stablehlo.custom_call @tridiagonal_solve_perturbed_ffi(%dl, %d, %du, %b) {mhlo.backend_config = {}} : (tensor<1x2xf64>, tensor<1x2xf64>, tensor<1x2xf64>, tensor<1x2x1xf64>) -> tensor<1x2x1xf64>
+  %dr = stablehlo.constant dense<[[0.0, 1.0]]> : tensor<1x2xf64>
+  %dd = stablehlo.constant dense<[[4.0, 3.0]]> : tensor<1x2xf64>
+  %y = stablehlo.custom_call @tridiagonal_solve_perturbed_ffi(%dr, %dd, %du, %b) {mhlo.backend_config = {}} : (tensor<1x2xf64>, tensor<1x2xf64>, tensor<1x2xf64>, tensor<1x2x1xf64>) -> tensor<1x2x1xf64>
+  return %x, %y : tensor<1x2x1xf64>, tensor<1x2x1xf64>
+})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::vector<double> x = Doubles((*r)[0].literal());
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_TRUE(std::isfinite(x[0]) && std::isfinite(x[1]));
+  EXPECT_GT(std::abs(x[0]), 1e10);              // large: the pivot was perturbed by ~eps
+  EXPECT_NEAR(x[0] / x[1], -1.0, 1e-9);         // along the null vector [1, -1]
+  // A regular matrix [[4, 1], [1, 3]]: x = [1/11, 7/11].
+  const std::vector<double> y = Doubles((*r)[1].literal());
+  EXPECT_NEAR(y[0], 1.0 / 11, 1e-15);
+  EXPECT_NEAR(y[1], 7.0 / 11, 1e-15);
+}
+
 }  // namespace
 }  // namespace jitd::eval

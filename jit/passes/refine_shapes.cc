@@ -485,6 +485,138 @@ std::optional<Dims> DynamicCustomCallDims(const Op& op, size_t i) {
   return std::nullopt;
 }
 
+// jax's approx_top_k as XLA computes it on CPU (its exact fallback), for
+// `custom_call @ApproxTopK` and a refined `@stablehlo.dynamic_approx_top_k`
+// (operands: N inputs, N initial values, [k], [shapes]; called_computations
+// = [@comparator] of 2N scalars; results of static type): a stable sort of
+// the inputs together along reduction_dim by the comparator's body, then
+// each result's size sliced off the front. The ops, in order; the last N
+// ones' results replace the call's.
+StatusOr<std::vector<std::unique_ptr<Op>>> BuildApproxTopK(const ir::Module& module, const Op& op) {
+  const std::string where = "'stablehlo.custom_call' at " + op.loc().ToString() + ": @" +
+                            std::string(CustomCallTarget(op)) + " ";
+  const size_t n = op.num_results();
+  const ir::Attribute* cc = op.attr("called_computations");
+  const auto* list = cc ? cc->get_if<ir::ArrayAttr>() : nullptr;
+  const auto* ref = list && list->elements.size() == 1 ? list->elements[0].get_if<ir::SymbolRefAttr>() : nullptr;
+  const ir::Function* cmp = ref ? module.FindFunction(ref->name) : nullptr;
+  if (!cmp || !cmp->entry() || cmp->entry()->num_args() != 2 * n) {
+    return InvalidArgument(where + "needs called_computations = [@comparator], a function of two scalars per input");
+  }
+  if (n == 0 || op.num_operands() < 2 * n) {
+    return InvalidArgument(where + "takes N inputs and N initial values for its N results");
+  }
+  const Type& x = op.operand(0)->type();
+  for (size_t r = 0; r < n; ++r) {
+    const Type& in = op.operand(r)->type();
+    const Type& out = op.result(r)->type();
+    if (!in.is_tensor() || !out.is_tensor() || in.is_dynamic() || out.is_dynamic() || in.rank() != x.rank() ||
+        out.rank() != x.rank() || in.dims() != x.dims() || out.dtype() != in.dtype()) {
+      return InvalidArgument(where + "needs static inputs of one shape and results of their element types, got " +
+                             in.ToString() + " -> " + out.ToString());
+    }
+  }
+  int64_t dim = -1;
+  const ir::Attribute* cfg = op.attr("mhlo.backend_config");
+  if (const auto* dict = cfg ? cfg->get_if<ir::DictionaryAttr>() : nullptr) {
+    for (const auto& e : dict->entries) {
+      if (e.name == "reduction_dim") {
+        if (const auto* v = e.value.get_if<ir::IntegerAttr>()) dim = v->value < 0 ? v->value + x.rank() : v->value;
+      }
+    }
+  }
+  if (dim < 0 || dim >= x.rank()) return InvalidArgument(where + "has no valid reduction_dim in mhlo.backend_config");
+  for (size_t r = 0; r < n; ++r) {
+    const Type& out = op.result(r)->type();
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (d != dim ? out.dim(d) != x.dim(d) : out.dim(d) > x.dim(d)) {
+        return InvalidArgument(where + "result " + out.ToString() + " is not the input " + x.ToString() +
+                               " cut along reduction_dim " + std::to_string(dim));
+      }
+    }
+  }
+  std::vector<std::unique_ptr<Op>> ops;
+  std::vector<Value*> inputs;
+  std::vector<Type> types;
+  for (size_t r = 0; r < n; ++r) {
+    inputs.push_back(op.operand(r));
+    types.push_back(op.operand(r)->type());
+  }
+  ir::AttributeList sort_attrs;
+  sort_attrs.Set("dimension", ir::IntegerAttr{dim, ir::DType::kS64});
+  sort_attrs.Set("is_stable", true);
+  auto sort = ir::CreateOp(OpCode::kSort, op.loc(), inputs, types, std::move(sort_attrs));
+  ir::Block& block = sort->add_region().add_block();
+  ir::ValueMap mapping;
+  for (size_t a = 0; a < cmp->entry()->num_args(); ++a) {
+    mapping[cmp->entry()->arg(a)] = block.add_arg(cmp->entry()->arg(a)->type());
+  }
+  for (const auto& inner : cmp->entry()->ops()) {
+    std::unique_ptr<Op> copy = ir::CloneOp(*inner, mapping);
+    if (copy->code() == OpCode::kFuncReturn) {
+      std::vector<Value*> values(copy->operands().begin(), copy->operands().end());
+      copy = ir::CreateOp(OpCode::kReturn, copy->loc(), values, {}, ir::AttributeList());
+    }
+    block.add_op(std::move(copy));
+  }
+  Op* sorted = sort.get();
+  ops.push_back(std::move(sort));
+  for (size_t r = 0; r < n; ++r) {
+    const Type& out = op.result(r)->type();
+    ir::AttributeList attrs;
+    std::vector<int64_t> start(static_cast<size_t>(out.rank()), 0), strides(static_cast<size_t>(out.rank()), 1);
+    attrs.Set("start_indices", internal::I64Array(start));
+    attrs.Set("limit_indices", internal::I64Array(out.dims()));
+    attrs.Set("strides", internal::I64Array(strides));
+    Value* v = sorted->result(r);
+    ops.push_back(ir::CreateOp(OpCode::kSlice, op.loc(), std::span<Value* const>(&v, 1),
+                               std::span<const Type>(&out, 1), std::move(attrs)));
+  }
+  return ops;
+}
+
+// Replaces every `custom_call @ApproxTopK` of `region` (nested regions too).
+Status LowerApproxTopKIn(const ir::Module& module, ir::Region& region, ir::ValueMap& remap,
+                         std::vector<std::unique_ptr<Op>>& dead) {
+  for (size_t b = 0; b < region.num_blocks(); ++b) {
+    ir::Block& block = region.block(b);
+    std::vector<std::unique_ptr<Op>> ops = block.TakeOps();
+    std::vector<std::unique_ptr<Op>> out;
+    Status status = Status::Ok();
+    for (auto& op : ops) {
+      if (!status.ok()) {
+        out.push_back(std::move(op));
+        continue;
+      }
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        if (Status s = LowerApproxTopKIn(module, op->region(r), remap, dead); !s.ok()) status = s;
+      }
+      if (op->code() != OpCode::kCustomCall || CustomCallTarget(*op) != "ApproxTopK") {
+        out.push_back(std::move(op));
+        continue;
+      }
+      auto built = BuildApproxTopK(module, *op);
+      if (!built.ok()) {
+        status = built.status();
+        out.push_back(std::move(op));
+        continue;
+      }
+      const size_t n = op->num_results();
+      for (size_t i = 0; i < built->size(); ++i) {
+        Op* added = (*built)[i].get();
+        added->set_parent_block(&block);
+        if (i + n >= built->size()) remap[op->result(i + n - built->size())] = added->result(0);
+        out.push_back(std::move((*built)[i]));
+      }
+      op->set_parent_block(nullptr);
+      dead.push_back(std::move(op));
+    }
+    block.SetOps(std::move(out));
+    JITD_RETURN_IF_ERROR(status);
+  }
+  return Status::Ok();
+}
+
 bool IsShapeArithmetic(OpCode code) {
   if (ir::IsElementwiseUnary(code) || ir::IsElementwiseBinary(code)) return true;
   switch (code) {
@@ -977,75 +1109,12 @@ class Refiner {
     return false;
   }
 
-  // dynamic_approx_top_k(%inputs..., %inits..., %k, [shapes]) with
-  // called_computations = [@comparator]: sort the inputs together along
-  // reduction_dim by the comparator (its body becomes the sort's), then
-  // slice each result's size off the front.
   StatusOr<bool> ApproxTopKAsSort(const Op& op, std::vector<Value*>& replacements) {
+    JITD_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Op>> ops, BuildApproxTopK(module_, op));
     const size_t n = op.num_results();
-    const ir::Attribute* cc = op.attr("called_computations");
-    const auto* list = cc ? cc->get_if<ir::ArrayAttr>() : nullptr;
-    const auto* ref = list && list->elements.size() == 1 ? list->elements[0].get_if<ir::SymbolRefAttr>() : nullptr;
-    const ir::Function* cmp = ref ? module_.FindFunction(ref->name) : nullptr;
-    if (!cmp || !cmp->entry() || cmp->entry()->num_args() != 2 * n) {
-      return OpError(op, "@stablehlo.dynamic_approx_top_k needs called_computations = [@comparator], a function "
-                         "of two scalars per input");
-    }
-    if (n == 0 || op.num_operands() < 2 * n + 1) {
-      return OpError(op, "@stablehlo.dynamic_approx_top_k takes N inputs, N initial values and k for its N results");
-    }
-    const Type& x = op.operand(0)->type();
-    int64_t dim = -1;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-      if (x.dim(d) != op.result(0)->type().dim(d)) dim = d;
-    }
-    if (dim < 0) {
-      // k equals the size: read reduction_dim.
-      const ir::Attribute* cfg = op.attr("mhlo.backend_config");
-      const auto* dict = cfg ? cfg->get_if<ir::DictionaryAttr>() : nullptr;
-      for (const auto& e : dict ? dict->entries : std::vector<ir::NamedAttribute>{}) {
-        if (e.name == "reduction_dim") {
-          if (const auto* v = e.value.get_if<ir::IntegerAttr>()) dim = v->value < 0 ? v->value + x.rank() : v->value;
-        }
-      }
-    }
-    if (dim < 0 || dim >= x.rank()) return OpError(op, "@stablehlo.dynamic_approx_top_k has no valid reduction_dim");
-    std::vector<Value*> inputs;
-    std::vector<Type> types;
-    for (size_t r = 0; r < n; ++r) {
-      inputs.push_back(op.operand(r));
-      types.push_back(op.operand(r)->type());
-    }
-    ir::AttributeList sort_attrs;
-    sort_attrs.Set("dimension", ir::IntegerAttr{dim, ir::DType::kS64});
-    sort_attrs.Set("is_stable", true);
-    auto sort = ir::CreateOp(OpCode::kSort, op.loc(), inputs, types, std::move(sort_attrs));
-    ir::Block& block = sort->add_region().add_block();
-    ir::ValueMap mapping;
-    for (size_t a = 0; a < cmp->entry()->num_args(); ++a) {
-      mapping[cmp->entry()->arg(a)] = block.add_arg(cmp->entry()->arg(a)->type());
-    }
-    for (const auto& inner : cmp->entry()->ops()) {
-      std::unique_ptr<Op> copy = ir::CloneOp(*inner, mapping);
-      if (copy->code() == OpCode::kFuncReturn) {
-        std::vector<Value*> values(copy->operands().begin(), copy->operands().end());
-        copy = ir::CreateOp(OpCode::kReturn, copy->loc(), values, {}, ir::AttributeList());
-      }
-      block.add_op(std::move(copy));
-    }
-    Op* sorted = Insert(std::move(sort));
-    for (size_t r = 0; r < n; ++r) {
-      const Type& out = op.result(r)->type();
-      ir::AttributeList attrs;
-      std::vector<int64_t> start(static_cast<size_t>(out.rank()), 0), limit = out.dims(),
-          strides(static_cast<size_t>(out.rank()), 1);
-      attrs.Set("start_indices", internal::I64Array(start));
-      attrs.Set("limit_indices", internal::I64Array(limit));
-      attrs.Set("strides", internal::I64Array(strides));
-      Value* v = sorted->result(r);
-      Op* slice = Insert(ir::CreateOp(OpCode::kSlice, op.loc(), std::span<Value* const>(&v, 1), std::span<const Type>(&out, 1),
-                                      std::move(attrs)));
-      replacements.push_back(slice->result(0));
+    for (size_t i = 0; i < ops.size(); ++i) {
+      Op* inserted = Insert(std::move(ops[i]));
+      if (i + n >= ops.size()) replacements.push_back(inserted->result(0));
     }
     return true;
   }
@@ -1263,6 +1332,17 @@ bool HasDynamicShapes(const ir::Module& module) {
     if (FunctionIsDynamic(*fn)) return true;
   }
   return false;
+}
+
+Status LowerApproxTopK(ir::Module& module) {
+  for (const auto& fn : module.functions()) {
+    if (!fn->entry()) continue;
+    ir::ValueMap remap;
+    std::vector<std::unique_ptr<Op>> dead;
+    JITD_RETURN_IF_ERROR(LowerApproxTopKIn(module, fn->body(), remap, dead));
+    if (!remap.empty()) ir::RemapOperands(fn->body(), remap);
+  }
+  return Status::Ok();
 }
 
 Status RefineShapes(ir::Module& module, std::span<const Type> argument_types) {

@@ -46,6 +46,14 @@ bool HasDynamicShapes(const ir::Module& module);
 // is; a static module given other types is refused (naming the argument).
 Status RefineShapes(ir::Module& module, std::span<const ir::Type> argument_types);
 
+// Rewrites every `custom_call @ApproxTopK` (jax's lax.approx_max_k /
+// approx_min_k with a constant k, as jax.export writes it for CPU) into what
+// XLA computes for it on CPU: a stable sort of its inputs along
+// reduction_dim by its called comparator, then the first k. Programs of
+// static shapes need this without refinement; devices::CompileProgram runs
+// it on every program. Errors name the call and what is wrong.
+Status LowerApproxTopK(ir::Module& module);
+
 // Reads argument types written as a list of MLIR tensor types separated by
 // commas or semicolons, e.g. "tensor<8x4xf32>, tensor<i32>" (the
 // `--arg-shapes` flag of `jitd run` / `jitd check`). Errors name the entry.

@@ -666,6 +666,10 @@ def poly_cases():
              "(custom_call @stablehlo.dynamic_top_k)", lambda x: lax.top_k(jnp.concatenate([x, x - 1], 1), x.shape[-1]),
              lambda dt, rng: [rand(rng, (3, 7), dt)], dtypes=[np.float32, np.float64, np.int32],
              poly=sym("3, n")),
+        Case("approx_top_k", "lax.approx_max_k and approx_min_k with a constant k along either dimension "
+             "(custom_call @ApproxTopK; exact on CPU)",
+             lambda x: (lax.approx_max_k(x, 3), lax.approx_min_k(x, 2, reduction_dimension=0)),
+             lambda dt, rng: [rand(rng, (4, 6), dt)], dtypes=[np.float32, np.float64]),
         Case("poly_approx_max_k", "lax.approx_max_k with k = n of a (3, 2n) input, n symbolic "
              "(custom_call @stablehlo.dynamic_approx_top_k; exact on CPU)",
              lambda x: lax.approx_max_k(jnp.concatenate([x, x - 1], 1), k=x.shape[-1]),

@@ -484,6 +484,19 @@ def check_tridiagonal_perturbed(inputs, outputs, expected):
             ("singular: x is large", jnp.maximum(0.0, 1.0 - jnp.max(jnp.abs(x[1])) * 1e-4))]
 
 
+def check_poly_factorizations(inputs, outputs, expected):
+    a, h = inputs
+    (w, v), (u, s, vh), (q, r), eigsum, lu, inv = outputs
+    us = u * s[..., None, :].astype(u.dtype)
+    tr = jnp.trace(a, axis1=-2, axis2=-1)
+    return [("eigh: w vs JAX", rel(w, expected[0][0])),
+            ("eigh: A V = V diag(w)", recon(mm(h, v), v * w[..., None, :].astype(v.dtype))),
+            ("svd: s vs JAX", rel(s, expected[1][1])), ("svd: U diag(s) V^H = A", recon(mm(us, vh), a)),
+            ("qr: Q R = A", recon(mm(q, r), a)), ("qr: Q^H Q = I", unitary_residual(q)),
+            ("eig: sum(w) = trace(A)", rel(eigsum, tr.astype(eigsum.dtype))),
+            ("lu_factor vs JAX", rel(lu, expected[4])), ("inv: A inv(A) = I", recon(mm(a, inv), eye_like(a)))]
+
+
 def check_inv(inputs, outputs, expected):
     a = inputs[0]
     return [("inv vs JAX", rel(outputs, expected)), ("A inv(A) = I", recon(mm(a, outputs), eye_like(a)))]
@@ -658,6 +671,12 @@ def poly_cases():
              lambda a, b: (la.det(a), la.solve(a, b)),
              lambda dt, rng: [well_conditioned(rng, (2, 4, 4), dt), rand(rng, (2, 4, 1), dt)],
              poly=lambda dt: ("b, n, n", "b, n, 1"), tol_scale=10, dtypes=[np.float32, np.complex128]),
+        Case("poly_factorizations", "eigh, svd, qr, eig, lu and inv with a symbolic batch b (every custom call "
+             "sized from the dimension through indices_of_shape_operands)",
+             lambda a, h: (la.eigh(h), la.svd(a, full_matrices=False), la.qr(a), la.eig(a)[0].sum(-1),
+                           jax.scipy.linalg.lu_factor(a)[0], la.inv(a)),
+             lambda dt, rng: [well_conditioned(rng, (3, N, N), dt), hermitian(rng, (3, N, N), dt)],
+             poly=lambda dt: ("b, 3, 3", "b, 3, 3"), check=check_poly_factorizations, tol_scale=10),
         Case("poly_dense", "a dense layer, reductions and reshapes of a (b, 4) input, b symbolic",
              lambda x, w: (jnp.tanh(x @ w).sum(axis=0), x.reshape(-1), jnp.concatenate([x, x], 0).mean()),
              lambda dt, rng: [rand(rng, (5, 4), dt), rand(rng, (4, 3), dt)], dtypes=[np.float32, np.float64],

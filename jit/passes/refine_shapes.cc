@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "jit/eval/custom_calls.h"
 #include "jit/eval/eval.h"
@@ -1337,6 +1338,11 @@ bool HasDynamicShapes(const ir::Module& module) {
 Status LowerApproxTopK(ir::Module& module) {
   for (const auto& fn : module.functions()) {
     if (!fn->entry()) continue;
+    bool any = false;
+    ir::WalkOps(std::as_const(fn->body()), [&](const Op& op) {
+      any |= op.code() == OpCode::kCustomCall && CustomCallTarget(op) == "ApproxTopK";
+    });
+    if (!any) continue;  // most programs: nothing to rebuild
     ir::ValueMap remap;
     std::vector<std::unique_ptr<Op>> dead;
     JITD_RETURN_IF_ERROR(LowerApproxTopKIn(module, fn->body(), remap, dead));

@@ -859,8 +859,7 @@ KernelResult BitcastConvertKernel(OpContext& ctx) {
 // `bits` and `format`, rounded to `mantissa_bits` (to nearest, ties to
 // even), then replaced by a signed infinity above or a signed zero below the
 // normal range of an `exponent_bits`-wide exponent (IEEE bias). The caller
-// passes NaN through unchanged (an infinity of its sign when mantissa_bits
-// is 0).
+// passes NaN through unchanged.
 uint64_t ReducePrecisionBits(uint64_t bits, const ir::FloatFormat& format, int64_t exponent_bits,
                              int64_t mantissa_bits) {
   const int m = format.mantissa_bits;
@@ -903,14 +902,7 @@ KernelResult ReducePrecisionKernel(OpContext& ctx) {
   }
   for (int64_t i = 0; i < x.num_elements(); ++i) {
     if (std::isnan(x.GetDouble(i))) {
-      if (mantissa_bits > 0) {
-        CopyElement(x, i, out, i);
-      } else {
-        // No mantissa bit is left to hold a NaN: truncating the mantissa (the
-        // spec's second step) leaves an infinity of the NaN's sign.
-        const uint64_t sign = x.GetBits(i) & (uint64_t{1} << (format->exponent_bits + format->mantissa_bits));
-        out.SetBits(i, sign | (WidthMask(format->exponent_bits) << format->mantissa_bits));
-      }
+      CopyElement(x, i, out, i);
       continue;
     }
     out.SetBits(i, ReducePrecisionBits(x.GetBits(i), *format, exponent_bits, mantissa_bits));

@@ -400,22 +400,6 @@ TEST(ElementwiseTest, ReducePrecision) {
   EXPECT_EQ(b.GetDouble(1), kInf);
 }
 
-TEST(ElementwiseTest, ReducePrecisionOfNanWithoutMantissaBitsIsInfinity) {
-  // The spec truncates the mantissa to mantissa_bits: with none left a
-  // NaN's bits become an infinity of its sign; with one left it stays NaN.
-  ASSERT_OK_AND_ASSIGN(
-      z, Unary("stablehlo.reduce_precision", "tensor<3xf64>",
-               "[0x7FFFFFFFFFFFFFFF, 0xFFF8000000000000, 0x7FF0000000000000]", "",
-               "{exponent_bits = 5 : i32, mantissa_bits = 0 : i32}"));
-  EXPECT_EQ(z.GetBits(0), 0x7FF0000000000000u);
-  EXPECT_EQ(z.GetBits(1), 0xFFF0000000000000u);
-  EXPECT_EQ(z.GetBits(2), 0x7FF0000000000000u);
-  ASSERT_OK_AND_ASSIGN(
-      one, Unary("stablehlo.reduce_precision", "tensor<1xf32>", "[0x7FFFFFFF]", "",
-                 "{exponent_bits = 5 : i32, mantissa_bits = 1 : i32}"));
-  EXPECT_EQ(one.GetBits(0), 0x7FFFFFFFu);
-}
-
 // ---- compare, select, clamp ---------------------------------------------------
 
 TEST(ElementwiseTest, CompareFloatAndTotalOrder) {

@@ -24,7 +24,8 @@
 #include "devices/cpu/runtime/library_op.h"
 #include "devices/cpu/thread_pool.h"
 #include "jit/codegen/fusion.h"
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/cpu/cpu_kernel_emitter.h"
+#include "jit/codegen/cpu/cpu_region_emitter.h"
 #include "jit/codegen/target_math.h"
 #include "jit/frontend/parser.h"
 #include "jit/ir/printer.h"
@@ -56,8 +57,6 @@ constexpr int64_t kMinPlanBudget = int64_t{1} << 18;
 // of < 3,000 ops in all.
 constexpr size_t kMaxProgramKernels = 4096;
 constexpr size_t kMaxProgramKernelOps = size_t{1} << 16;
-// Below this many bytes of traffic a kernel runs on the calling thread.
-constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
 
 // Temporaries' arena: allocated with kAlignment, so freed with it too.
 struct AlignedDelete {
@@ -876,10 +875,10 @@ class Planner {
     if (is_new) {
       spec.name = "jitd_k" + std::to_string(p_.kernel_names.size());
       const size_t ops = codegen::KernelOps(spec);
-      StatusOr<codegen::KernelInfo> emitted =
+      StatusOr<codegen::CpuKernelPlan> emitted =
           kernel_ops_ + ops > kMaxProgramKernelOps || p_.kernel_names.size() >= kMaxProgramKernels
-              ? StatusOr<codegen::KernelInfo>(ResourceExhausted("the program's kernels are over budget"))
-              : codegen::EmitKernel(llvm_module_ ? *llvm_module_ : *scratch_module(), spec);
+              ? StatusOr<codegen::CpuKernelPlan>(ResourceExhausted("the program's kernels are over budget"))
+              : codegen::EmitCpuKernel(llvm_module_ ? *llvm_module_ : *scratch_module(), spec);
       if (emitted.ok()) kernel_ops_ += ops;
       if (!emitted.ok()) {
         if (emitted.status().code() != StatusCode::kResourceExhausted) return emitted.status();
@@ -901,7 +900,7 @@ class Planner {
       params.push_back(r);
     }
     if (is_new) {
-      const codegen::KernelInfo& info = it->second.second;
+      const codegen::CpuKernelPlan& info = it->second.second;
       p_.kernel_names.push_back(spec.name);
       p_.kernel_descriptions.push_back(DescribeKernel(spec));
       // A split reduction's phase 2 follows its phase 1.
@@ -913,12 +912,9 @@ class Planner {
     }
     const auto& [kernel, info] = it->second;
     if (info.split_chunks > 0) params.push_back(NewScratch(info.partial_bytes));
-    const int64_t min_chunk =
-        std::max<int64_t>(1, kMinParallelBytes / std::max<int64_t>(1, info.bytes_per_item));
-    auto thunk = std::make_unique<KernelThunk>(kernel, std::move(params), info.work_items, min_chunk);
+    auto thunk = std::make_unique<KernelThunk>(kernel, std::move(params), info.work_items, info.min_chunk);
     if (info.split_chunks > 0) {
-      const int64_t combine_bytes = std::max<int64_t>(1, info.partial_bytes / std::max<int64_t>(1, info.combine_items));
-      thunk->SetCombine(kernel + 1, info.combine_items, std::max<int64_t>(1, kMinParallelBytes / combine_bytes));
+      thunk->SetCombine(kernel + 1, info.combine_items, info.combine_min_chunk);
       ++p_.stats.split_reductions;
     }
     thunk->set_loc(spec.root->loc());
@@ -971,8 +967,10 @@ class Planner {
     return options;
   }
 
-  // Planning without emission still needs KernelInfo: emit into a module
-  // that is thrown away (cheap next to optimisation and machine code).
+  // Planning without emission still emits into a module that is thrown
+  // away (cheap next to optimisation and machine code): whether codegen
+  // refuses a kernel (kMaxKernelComputations) or a comparator is known only
+  // then, and the symbol lists must match the object files'.
   llvm::Module* scratch_module() {
     if (!scratch_) {
       scratch_context_ = std::make_unique<llvm::LLVMContext>();
@@ -1123,7 +1121,7 @@ class Planner {
   std::unordered_set<const ir::Function*> inlining_;
   // KernelKey -> (kernel index, its info); the index is kRefusedKernel when
   // codegen refused the kernel (its status in refused_).
-  std::unordered_map<std::string, std::pair<size_t, codegen::KernelInfo>> emitted_;
+  std::unordered_map<std::string, std::pair<size_t, codegen::CpuKernelPlan>> emitted_;
   static constexpr size_t kRefusedKernel = SIZE_MAX;
   std::unordered_map<std::string, Status> refused_;
   size_t kernel_ops_ = 0;  // ops of the distinct kernels emitted

@@ -16,7 +16,7 @@
 
 #include "devices/compile.h"
 #include "devices/interpreter/interpreter_device.h"
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/kernel_plan.h"
 #include "jit/frontend/parser.h"
 #include "jit/frontend/testing.h"
 

@@ -13,7 +13,7 @@
 #include <optional>
 #include <thread>
 
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/cpu/cpu_kernel_emitter.h"
 #include "jit/codegen/kernel_runtime.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"

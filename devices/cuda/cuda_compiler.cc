@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "jit/codegen/fusion.h"
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/kernel_spec.h"
 #include "jit/codegen/nvptx/grid_kernel_emitter.h"
 #include "jit/codegen/nvptx/nvptx_backend.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/elemental_emitter.h"
 #include "jit/codegen/nvptx/nvptx_target_math.h"
 #include "jit/codegen/target_math.h"
 

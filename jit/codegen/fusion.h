@@ -1,6 +1,6 @@
 // What jit/codegen can compute inside one fused kernel, as the fusion pass's
 // target policy (jit/passes/fusion.h): IsFusibleOp, IsEmittableReduce and
-// IsCheapToDuplicate of kernel_emitter.h. The CPU device's pipeline fuses
+// IsCheapToDuplicate of elemental_emitter.h. The CPU device's pipeline fuses
 // with it, and its planner fuses a module that arrives unfused with it.
 #ifndef JITD_JIT_CODEGEN_FUSION_H_
 #define JITD_JIT_CODEGEN_FUSION_H_
@@ -8,7 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/elemental_emitter.h"
+#include "jit/codegen/kernel_spec.h"
 #include "jit/passes/fusion.h"
 
 namespace jitd::codegen {

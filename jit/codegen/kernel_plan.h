@@ -1,8 +1,10 @@
-// Kernel plans for the gpu schedule: how a kernel's work maps onto a grid
-// of thread blocks, computed from the KernelSpec and the target's limits
-// alone (no LLVM), so a compiler knows a kernel's launch before (or
-// without) emitting it, and a loader of cached code gets it without
-// emitting anything.
+// Kernel plans: how a kernel's work maps onto the machine, computed from
+// the KernelSpec (and, for the gpu, the target's limits) alone — no LLVM —
+// so a compiler knows a kernel's shape before (or without) emitting it and
+// a schedule emits exactly what its plan says. Two targets, side by side:
+//
+// The gpu (PlanGridKernel, GridPlan; emitted by nvptx/grid_kernel_emitter.h):
+// a grid of thread blocks.
 //
 //   kFlat         elementwise root, grid-stride over the result elements.
 //                 With vector_width V = 1: element i is computed by the
@@ -44,9 +46,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/kernel_spec.h"
+#include "jit/eval/fold.h"
 
 namespace jitd::codegen {
 
@@ -123,6 +127,109 @@ inline int64_t FlatVectorEnd(const GridPlan& plan) {
 // above vector_max_ops; its grid covers work_items / vector_width threads.
 // Errors: INVALID_ARGUMENT for limits that cannot hold a plan.
 StatusOr<GridPlan> PlanGridKernel(const KernelSpec& spec, const GridLimits& limits);
+
+// ---- The cpu -------------------------------------------------------------------------
+//
+// PlanCpuKernel, CpuKernelPlan; emitted by cpu/cpu_kernel_emitter.h as
+// `void NAME(void** buffers, int64_t begin, int64_t end)` over a range
+// [begin, end) of work items that the device's thread pool splits:
+//
+//   kFlat           elementwise root whose every access is at the result's
+//                   own linear offset (or rank <= 1): item i = element i.
+//                   Outputs of kStreamStoreMinBytes or more stream their
+//                   stores (stream_stores).
+//   kRows           other elementwise roots: item r = row r of the result
+//                   (all dimensions but the last), an inner loop over the
+//                   row_length elements of the last one.
+//   kTiledTranspose kRows where a fused transpose moves the result's last
+//                   dimension: item b = `tile` rows, in tiles of `tile`
+//                   columns, so the operand's lines stay in cache.
+//   kReduce         a reduce: item o = output o, nested loops over the
+//                   reduced dimensions in ascending order (the
+//                   interpreter's order), reassociated (vectorized partial
+//                   sums) for float sums and products of kReassociateMinExtent
+//                   elements or more.
+//   kSplitReduce    a long reduce with few outputs, in two phases, see
+//                   kSplitChunkElements.
+
+// Reductions at least this long over floats are vectorized with partial
+// sums (the spec leaves the order open; shorter ones keep the interpreter's
+// left-to-right order bit for bit).
+inline constexpr int64_t kReassociateMinExtent = 1024;
+
+// Split reductions: a single-result reduce whose body jit/eval/fold.h's
+// RecognizeFold accepts, with at most kSplitMaxOutputs outputs and a reduced
+// extent of at least 2 * kSplitChunkElements, is cut into chunks of about
+// kSplitChunkElements reduced elements (by shape only, so the result never
+// depends on the thread count). Integer / pred folds and float maximum /
+// minimum give exactly the interpreter's result; f32 / f64 sums and products
+// are reassociated (chunk partials in ascending chunk order), as every long
+// float reduction already is. f16 / bf16 sums and products are not split.
+// The kernel then takes one more buffer after its outputs, partial_bytes of
+// scratch. Phase 1, NAME over [0, work_items): item c * outputs + o folds
+// chunk c of output o's reduced elements (from the fold's identity) into
+// partial[item]. Phase 2, NAME_combine (CombineSymbol) over [0,
+// combine_items = outputs): out[o] = init, then folded with partial[c *
+// outputs + o] for ascending c.
+inline constexpr int64_t kSplitChunkElements = int64_t{1} << 15;
+inline constexpr int64_t kSplitMaxOutputs = 64;
+
+// Streaming stores: a kFlat kernel whose output is at least this big (far
+// past the per-core L2) writes it with non-temporal vector stores, which
+// skip the read-for-ownership of every output line (STREAM triad here:
+// 15.5 -> 10.6 ms over 16M f32), see cpu/cpu_kernel_emitter.h.
+inline constexpr int64_t kStreamStoreMinBytes = int64_t{8} << 20;
+
+// The thread split: a kernel moving fewer bytes than this runs on the
+// calling thread; bigger ones are split into chunks of at least this much
+// traffic (min_chunk items).
+inline constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
+
+// The vector width the cpu loops ask LLVM's loop vectorizer for
+// ("prefer-vector-width"; it picks the element count).
+inline constexpr int64_t kCpuVectorBits = 512;
+
+enum class CpuKernelKind { kFlat, kRows, kTiledTranspose, kReduce, kSplitReduce };
+
+std::string_view CpuKernelKindName(CpuKernelKind kind);
+
+struct CpuKernelPlan {
+  CpuKernelKind kind = CpuKernelKind::kFlat;
+  int64_t work_items = 0;      // the kernel's [begin, end) covers [0, work_items)
+  int64_t bytes_per_item = 0;  // rough memory traffic per item
+  int64_t min_chunk = 1;       // the thread split: items per parallel chunk, at least
+  int64_t vector_bits = kCpuVectorBits;
+  bool stream_stores = false;  // kFlat
+  // kRows / kTiledTranspose: the result's rows (all dimensions but the
+  // last) and the last dimension; kTiledTranspose's square tiles.
+  int64_t rows = 0;
+  int64_t row_length = 0;
+  int64_t tile = 0;
+  // Reductions: reduced elements per output, the reduced dimensions
+  // (ascending), and whether float steps are reassociated.
+  int64_t extent = 0;
+  std::vector<int64_t> reduced_dims;
+  bool reassociates = false;
+  // kSplitReduce (see kSplitChunkElements): a chunk is one index of the
+  // reduced dimensions before reduced_dims[split_level], a block of
+  // split_block indices of that one (split_blocks of them), and all of the
+  // reduced dimensions after it (split_inner elements). split_chunks per
+  // output (0 when not split), combine_items = outputs.
+  eval::FoldOp fold = eval::FoldOp::kAdd;
+  size_t split_level = 0;
+  int64_t split_block = 1;
+  int64_t split_blocks = 1;
+  int64_t split_inner = 1;
+  int64_t split_chunks = 0;
+  int64_t partial_bytes = 0;
+  int64_t combine_items = 0;
+  int64_t combine_min_chunk = 1;
+};
+
+// The plan of `spec` (its root an elementwise op or a reduce). Errors:
+// INVALID_ARGUMENT for a spec without a root, of more than kMaxKernelOps
+// ops, or a reduce dimension out of range.
+StatusOr<CpuKernelPlan> PlanCpuKernel(const KernelSpec& spec);
 
 }  // namespace jitd::codegen
 

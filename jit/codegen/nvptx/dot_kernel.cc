@@ -149,8 +149,8 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
@@ -209,8 +209,8 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
     lhs_at = b.CreateAdd(lhs_at, b.CreateMul(digit, b.getInt64(k_digits[i].lhs_stride)));
     rhs_at = b.CreateAdd(rhs_at, b.CreateMul(digit, b.getInt64(k_digits[i].rhs_stride)));
   }
-  const std::vector<llvm::Value*> x = to_domain(element->LoadAt(ptrs[0], lhs_type.dtype(), lhs_at), lhs_type.dtype());
-  const std::vector<llvm::Value*> y = to_domain(element->LoadAt(ptrs[1], rhs_type.dtype(), rhs_at), rhs_type.dtype());
+  const std::vector<llvm::Value*> x = to_domain(element.LoadAt(ptrs[0], lhs_type.dtype(), lhs_at), lhs_type.dtype());
+  const std::vector<llvm::Value*> y = to_domain(element.LoadAt(ptrs[1], rhs_type.dtype(), rhs_at), rhs_type.dtype());
   std::vector<llvm::Value*> next;
   if (ir::IsInteger(r)) {
     next = {b.CreateAdd(acc[0], b.CreateMul(x[0], y[0]))};  // wraps
@@ -228,21 +228,21 @@ StatusOr<GridPlan> EmitDotKernel(llvm::Module& module, const ir::Op& op, const s
   b.SetInsertPoint(kdone);
   llvm::Value* result;
   if (ir::IsInteger(r)) {
-    result = b.CreateTrunc(acc[0], element->ComputeType(r));
+    result = b.CreateTrunc(acc[0], element.ComputeType(r));
   } else if (complex) {
-    result = llvm::UndefValue::get(element->ComputeType(r));
+    result = llvm::UndefValue::get(element.ComputeType(r));
     result = b.CreateInsertElement(result, acc[0], uint64_t{0});
     result = b.CreateInsertElement(result, acc[1], uint64_t{1});
   } else {
-    llvm::Type* compute = element->ComputeType(r);
+    llvm::Type* compute = element.ComputeType(r);
     // f16 / bf16 compute in f32 here: StoreAt rounds once into the type.
     result = compute == domain ? static_cast<llvm::Value*>(acc[0]) : b.CreateFPCast(acc[0], compute);
   }
-  element->StoreAt(result, r, ptrs[2], o);
+  element.StoreAt(result, r, ptrs[2], o);
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 
@@ -364,8 +364,8 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
@@ -445,9 +445,9 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
   }
   // Padding and holes read a zero that still takes part (0 * w).
   llvm::Value* safe = b.CreateSelect(hit, lhs_at, b.getInt64(0));
-  llvm::Value* x = to_domain(element->LoadAt(ptrs[0], lt.dtype(), safe), lt.dtype());
+  llvm::Value* x = to_domain(element.LoadAt(ptrs[0], lt.dtype(), safe), lt.dtype());
   x = b.CreateSelect(hit, x, llvm::Constant::getNullValue(domain));
-  llvm::Value* w = to_domain(element->LoadAt(ptrs[1], kt.dtype(), k_at), kt.dtype());
+  llvm::Value* w = to_domain(element.LoadAt(ptrs[1], kt.dtype(), k_at), kt.dtype());
   llvm::Value* next = ir::IsInteger(r) ? b.CreateAdd(acc, b.CreateMul(x, w)) : b.CreateFAdd(acc, b.CreateFMul(x, w));
   llvm::BasicBlock* klatch = b.GetInsertBlock();
   k->addIncoming(b.CreateAdd(k, b.getInt64(1)), klatch);
@@ -456,16 +456,16 @@ StatusOr<GridPlan> EmitConvolutionKernel(llvm::Module& module, const ir::Op& op,
   b.SetInsertPoint(kdone);
   llvm::Value* result;
   if (ir::IsInteger(r)) {
-    result = b.CreateTrunc(acc, element->ComputeType(r));
+    result = b.CreateTrunc(acc, element.ComputeType(r));
   } else {
-    llvm::Type* compute = element->ComputeType(r);
+    llvm::Type* compute = element.ComputeType(r);
     result = compute == domain ? static_cast<llvm::Value*>(acc) : b.CreateFPCast(acc, compute);
   }
-  element->StoreAt(result, r, ptrs[2], o);
+  element.StoreAt(result, r, ptrs[2], o);
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 

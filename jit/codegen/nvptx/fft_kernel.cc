@@ -86,8 +86,8 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 2, {0, 1});
 
@@ -137,18 +137,18 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
   llvm::Value* xi;
   auto widen = [&](llvm::Value* v) { return v->getType()->isDoubleTy() ? v : b.CreateFPExt(v, d); };
   if (type == FftType::kRfft) {
-    xr = widen(element->LoadAt(in, t_in, b.CreateAdd(base, j)));
+    xr = widen(element.LoadAt(in, t_in, b.CreateAdd(base, j)));
     xi = llvm::ConstantFP::get(d, 0.0);
   } else if (type == FftType::kIrfft) {
     // j < half: data[j]; else conj(data[n - j]).
     llvm::Value* mirrored = b.CreateICmpSGE(j, b.getInt64(in_last));
     llvm::Value* at = b.CreateSelect(mirrored, b.CreateSub(b.getInt64(n), j), j);
-    llvm::Value* z = element->LoadAt(in, t_in, b.CreateAdd(base, at));
+    llvm::Value* z = element.LoadAt(in, t_in, b.CreateAdd(base, at));
     xr = widen(b.CreateExtractElement(z, uint64_t{0}));
     llvm::Value* zi = widen(b.CreateExtractElement(z, uint64_t{1}));
     xi = b.CreateSelect(mirrored, b.CreateFNeg(zi), zi);
   } else {
-    llvm::Value* z = element->LoadAt(in, t_in, b.CreateAdd(base, j));
+    llvm::Value* z = element.LoadAt(in, t_in, b.CreateAdd(base, j));
     xr = widen(b.CreateExtractElement(z, uint64_t{0}));
     xi = widen(b.CreateExtractElement(z, uint64_t{1}));
   }
@@ -178,17 +178,17 @@ StatusOr<GridPlan> EmitFftKernel(llvm::Module& module, const ir::Op& op, const s
   const bool f32 = t_out == DType::kF32 || t_out == DType::kC64;
   auto narrow = [&](llvm::Value* v) { return f32 ? b.CreateFPTrunc(v, b.getFloatTy()) : v; };
   if (type == FftType::kIrfft) {
-    element->StoreAt(narrow(rr), t_out, out, o);
+    element.StoreAt(narrow(rr), t_out, out, o);
   } else {
-    llvm::Value* z = llvm::UndefValue::get(element->ComputeType(t_out));
+    llvm::Value* z = llvm::UndefValue::get(element.ComputeType(t_out));
     z = b.CreateInsertElement(z, narrow(rr), uint64_t{0});
     z = b.CreateInsertElement(z, narrow(ri), uint64_t{1});
-    element->StoreAt(z, t_out, out, o);
+    element.StoreAt(z, t_out, out, o);
   }
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 

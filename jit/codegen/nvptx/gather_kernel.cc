@@ -107,8 +107,8 @@ StatusOr<GridPlan> EmitGatherKernel(llvm::Module& module, const ir::Op& op, cons
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
@@ -142,7 +142,7 @@ StatusOr<GridPlan> EmitGatherKernel(llvm::Module& module, const ir::Op& op, cons
     }
     const size_t d = static_cast<size_t>(start_index_map[k]);
     const int64_t hi = std::max<int64_t>(operand_dims[d] - slice_sizes[d], 0);
-    llvm::Value* v = element->LoadAt(ptrs[1], index_type, offset);
+    llvm::Value* v = element.LoadAt(ptrs[1], index_type, offset);
     llvm::Value* start;
     if (ir::IsUnsignedInt(index_type)) {
       v = b.CreateZExtOrTrunc(v, b.getInt64Ty());
@@ -165,11 +165,11 @@ StatusOr<GridPlan> EmitGatherKernel(llvm::Module& module, const ir::Op& op, cons
     from = b.CreateAdd(from, b.CreateMul(operand_index[d], b.getInt64(operand_strides[d])));
   }
   const DType t = result_type.dtype();
-  element->StoreAt(element->LoadAt(ptrs[0], t, from), t, ptrs[2], o);
+  element.StoreAt(element.LoadAt(ptrs[0], t, from), t, ptrs[2], o);
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 

@@ -51,8 +51,8 @@ class GridEmitter {
         plan_(plan),
         limits_(limits),
         pass_(pass),
-        element_(CreateElementalEmitter(module, spec, NvptxMath())),
-        b_(element_->builder()) {}
+        element_(module, spec, NvptxMath()),
+        b_(element_.builder()) {}
 
   Status Emit() {
     llvm::LLVMContext& ctx = module_.getContext();
@@ -89,7 +89,7 @@ class GridEmitter {
         outputs.push_back(p);
       }
     }
-    element_->Bind(fn_, inputs, outputs);
+    element_.Bind(fn_, inputs, outputs);
     tid_ = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
     ctaid_ = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), b_.getInt64Ty());
     llvm::Value* nctaid = b_.CreateZExt(Sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), b_.getInt64Ty());
@@ -105,12 +105,12 @@ class GridEmitter {
       case GridKind::kThreadReduce:
         Loop(global_id_, b_.getInt64(plan_.work_items), global_threads_, {},
              [&](llvm::Value* o, const std::vector<llvm::Value*>&) {
-               std::vector<llvm::Value*> acc = element_->ReduceInits();
+               std::vector<llvm::Value*> acc = element_.ReduceInits();
                acc = Loop(b_.getInt64(0), b_.getInt64(plan_.extent), b_.getInt64(1), acc,
                           [&](llvm::Value* r, const std::vector<llvm::Value*>& a) {
-                            return element_->ReduceCombine(a, element_->ReduceInputs(o, r));
+                            return element_.ReduceCombine(a, element_.ReduceInputs(o, r));
                           });
-               element_->StoreReduceResults(o, acc);
+               element_.StoreReduceResults(o, acc);
                return std::vector<llvm::Value*>{};
              });
         break;
@@ -118,7 +118,7 @@ class GridEmitter {
         JITD_RETURN_IF_ERROR(EmitBlockReduce(name));
         break;
     }
-    JITD_RETURN_IF_ERROR(element_->status());
+    JITD_RETURN_IF_ERROR(element_.status());
     b_.CreateRetVoid();
     VectorizeGroup();
     std::string message;
@@ -212,7 +212,7 @@ class GridEmitter {
   // ((v0 . v16) . (v8 . v24)) ... by offsets 16, 8, 4, 2, 1.
   llvm::Value* WarpFold(llvm::Value* v) {
     for (unsigned delta = static_cast<unsigned>(limits_.warp_size) / 2; delta >= 1; delta /= 2) {
-      v = element_->ReduceCombine({v}, {ShuffleDown(v, delta)})[0];
+      v = element_.ReduceCombine({v}, {ShuffleDown(v, delta)})[0];
     }
     return v;
   }
@@ -236,7 +236,7 @@ class GridEmitter {
   void EmitFlat() {
     const int64_t v = plan_.vector_width;
     auto scalar = [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
-      element_->StoreElement(i);
+      element_.StoreElement(i);
       return std::vector<llvm::Value*>{};
     };
     if (v <= 1) {
@@ -250,7 +250,7 @@ class GridEmitter {
       group_.entry = b_.GetInsertBlock();
       for (int64_t k = 0; k < v; ++k) {
         group_.index.push_back(k == 0 ? i : b_.CreateAdd(i, b_.getInt64(k), "", /*HasNUW=*/true, /*HasNSW=*/true));
-        element_->StoreElement(group_.index.back());
+        element_.StoreElement(group_.index.back());
       }
       group_.exit = b_.GetInsertBlock();
       return std::vector<llvm::Value*>{};
@@ -425,7 +425,7 @@ class GridEmitter {
 
   // kBlockReduce (kernel_plan.h): the whole reduce, or one pass of a split.
   Status EmitBlockReduce(const std::string& name) {
-    std::optional<llvm::Value*> identity = element_->FoldIdentity();
+    std::optional<llvm::Value*> identity = element_.FoldIdentity();
     if (!identity) {
       return Internal("kernel plan chose a block reduction for '" + std::string(spec_.root->name()) + "' at " +
                       spec_.root->loc().ToString() + ", whose body is not a known fold");
@@ -452,7 +452,7 @@ class GridEmitter {
                           const std::function<void(llvm::Value*)>& use) {
       std::vector<llvm::Value*> acc =
           Loop(b_.CreateAdd(first, tid_), end, b_.getInt64(plan_.block), {*identity},
-               [&](llvm::Value* r, const std::vector<llvm::Value*>& a) { return element_->ReduceCombine(a, input(r)); });
+               [&](llvm::Value* r, const std::vector<llvm::Value*>& a) { return element_.ReduceCombine(a, input(r)); });
       llvm::Value* folded = WarpFold(acc[0]);
       IfThen(is_lane0, [&] { b_.CreateStore(ToBits(folded), slot(warp)); });
       Barrier();
@@ -468,11 +468,11 @@ class GridEmitter {
     };
     // The init folded in last, the result stored.
     auto finish = [&](llvm::Value* o, llvm::Value* total) {
-      std::vector<llvm::Value*> result = element_->ReduceCombine(element_->ReduceInits(), {total});
-      element_->StoreReduceResults(o, result);
+      std::vector<llvm::Value*> result = element_.ReduceCombine(element_.ReduceInits(), {total});
+      element_.StoreReduceResults(o, result);
     };
     auto reduced = [&](llvm::Value* o) {
-      return [this, o](llvm::Value* r) { return element_->ReduceInputs(o, r); };
+      return [this, o](llvm::Value* r) { return element_.ReduceInputs(o, r); };
     };
     switch (pass_) {
       case Pass::kWhole:
@@ -523,7 +523,7 @@ class GridEmitter {
   const GridPlan& plan_;
   const GridLimits& limits_;
   const Pass pass_;
-  std::unique_ptr<ElementalEmitter> element_;
+  ElementalEmitter element_;
   Builder& b_;
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* shared_ = nullptr;

@@ -18,7 +18,7 @@
 #define JITD_JIT_CODEGEN_NVPTX_GRID_KERNEL_EMITTER_H_
 
 #include "base/status.h"
-#include "jit/codegen/kernel_emitter.h"
+#include "jit/codegen/kernel_spec.h"
 #include "jit/codegen/kernel_plan.h"
 
 namespace llvm {

@@ -82,44 +82,10 @@ bool IsNvptxEmittableScatter(const ir::Op& op) {
 }
 
 bool IsNvptxScalarBlock(const ir::Block& block, const std::vector<DType>& args, const std::vector<DType>& results) {
-  if (block.num_args() != args.size()) return false;
-  std::unordered_set<const ir::Value*> defined;
-  for (size_t i = 0; i < block.num_args(); ++i) {
-    const ir::Type& t = block.arg(i)->type();
-    if (!t.is_tensor() || t.rank() != 0 || t.dtype() != args[i] || !IsPlainElementType(args[i])) return false;
-    defined.insert(block.arg(i));
+  for (DType t : args) {
+    if (!IsPlainElementType(t)) return false;
   }
-  for (const auto& body_op : block.ops()) {
-    for (const ir::Value* v : body_op->operands()) {
-      if (!defined.count(v)) return false;
-    }
-    if (body_op->code() == OpCode::kReturn) {
-      if (body_op->num_operands() != results.size()) return false;
-      for (size_t i = 0; i < results.size(); ++i) {
-        if (body_op->operand(i)->type().dtype() != results[i]) return false;
-      }
-      return true;
-    }
-    if (!IsNvptxFusibleOp(*body_op) || body_op->num_results() != 1 || body_op->result(0)->type().rank() != 0) {
-      return false;
-    }
-    switch (body_op->code()) {  // scalar math only (no index maps)
-      case OpCode::kIota:
-      case OpCode::kBroadcastInDim:
-      case OpCode::kTranspose:
-      case OpCode::kSlice:
-      case OpCode::kReverse:
-      case OpCode::kConcatenate:
-      case OpCode::kPad:
-      case OpCode::kDynamicSlice:
-      case OpCode::kDynamicUpdateSlice:
-        return false;
-      default:
-        break;
-    }
-    defined.insert(body_op->result(0));
-  }
-  return false;
+  return IsScalarBlock(block, args, results, NvptxMath(), {.outer_constants = false, .bitcasts = true});
 }
 
 Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std::string& name) {
@@ -154,8 +120,8 @@ Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 2 * n + 1, {n, 2 * n + 1});
 
@@ -210,7 +176,7 @@ Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std
     for (size_t j = 0; j < indices_index.size(); ++j) {
       offset = b.CreateAdd(offset, b.CreateMul(indices_index[j], b.getInt64(indices_strides[j])));
     }
-    llvm::Value* start = element->LoadAt(ptrs[n], index_type, offset);
+    llvm::Value* start = element.LoadAt(ptrs[n], index_type, offset);
     start = ir::IsSignedInt(index_type) ? b.CreateSExtOrTrunc(start, b.getInt64Ty())
                                         : b.CreateZExtOrTrunc(start, b.getInt64Ty());
     // An unsigned 64-bit start of 2^63 or more is far out of bounds (the
@@ -235,10 +201,10 @@ Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std
   b.CreateCondBr(out_of_bounds, latch, apply);
   b.SetInsertPoint(apply);
   std::vector<llvm::Value*> args;
-  for (size_t i = 0; i < n; ++i) args.push_back(element->LoadAt(ptrs[i], op.result(i)->type().dtype(), to));
-  for (size_t i = 0; i < n; ++i) args.push_back(element->LoadAt(ptrs[n + 1 + i], op.result(i)->type().dtype(), u));
-  std::vector<llvm::Value*> out = element->EmitScalarBlock(op.region(0).block(0), args);
-  for (size_t i = 0; i < n && i < out.size(); ++i) element->StoreAt(out[i], op.result(i)->type().dtype(), ptrs[i], to);
+  for (size_t i = 0; i < n; ++i) args.push_back(element.LoadAt(ptrs[i], op.result(i)->type().dtype(), to));
+  for (size_t i = 0; i < n; ++i) args.push_back(element.LoadAt(ptrs[n + 1 + i], op.result(i)->type().dtype(), u));
+  std::vector<llvm::Value*> out = element.EmitScalarBlock(op.region(0).block(0), args);
+  for (size_t i = 0; i < n && i < out.size(); ++i) element.StoreAt(out[i], op.result(i)->type().dtype(), ptrs[i], to);
   b.CreateBr(latch);
   b.SetInsertPoint(latch);
   u->addIncoming(b.CreateAdd(u, b.getInt64(1)), latch);
@@ -246,7 +212,7 @@ Status EmitSerialScatterKernel(llvm::Module& module, const ir::Op& op, const std
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  return FinishKernel(module, fn, element->status(), op);
+  return FinishKernel(module, fn, element.status(), op);
 }
 
 StatusOr<GridPlan> EmitCopyKernel(llvm::Module& module, const std::string& name, int64_t bytes,

@@ -75,8 +75,8 @@ StatusOr<GridPlan> EmitSortKernel(llvm::Module& module, const ir::Op& op, const 
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, n, {0, 0});
 
@@ -121,18 +121,18 @@ StatusOr<GridPlan> EmitSortKernel(llvm::Module& module, const ir::Op& op, const 
   llvm::Value* left = at(b.CreateSub(j, b.getInt64(1)));
   std::vector<llvm::Value*> right_values, left_values, args;
   for (size_t k = 0; k < n; ++k) {
-    right_values.push_back(element->LoadAt(ptrs[k], types[k], right));
-    left_values.push_back(element->LoadAt(ptrs[k], types[k], left));
+    right_values.push_back(element.LoadAt(ptrs[k], types[k], right));
+    left_values.push_back(element.LoadAt(ptrs[k], types[k], left));
     args.push_back(right_values[k]);  // lhs: does x[j] sort before x[j - 1]?
     args.push_back(left_values[k]);
   }
-  std::vector<llvm::Value*> less = element->EmitScalarBlock(op.region(0).block(0), args);
+  std::vector<llvm::Value*> less = element.EmitScalarBlock(op.region(0).block(0), args);
   llvm::Value* moves = less.empty() ? b.getFalse() : less[0];
   b.CreateCondBr(moves, swap, outer_latch);
   b.SetInsertPoint(swap);
   for (size_t k = 0; k < n; ++k) {
-    element->StoreAt(right_values[k], types[k], ptrs[k], left);
-    element->StoreAt(left_values[k], types[k], ptrs[k], right);
+    element.StoreAt(right_values[k], types[k], ptrs[k], left);
+    element.StoreAt(left_values[k], types[k], ptrs[k], right);
   }
   j->addIncoming(b.CreateSub(j, b.getInt64(1)), swap);
   b.CreateBr(sift);
@@ -143,7 +143,7 @@ StatusOr<GridPlan> EmitSortKernel(llvm::Module& module, const ir::Op& op, const 
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 

@@ -75,8 +75,8 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 3, {0, 2});
 
@@ -100,10 +100,10 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
   };
   auto op_a = [&](int64_t i, int64_t k) {  // op(a)[i, k]
     const int64_t r = transposed ? k : i, c = transposed ? i : k;
-    return widen(element->LoadAt(ptrs[0], t, b.CreateAdd(a_base, b.getInt64(r * n + c))));
+    return widen(element.LoadAt(ptrs[0], t, b.CreateAdd(a_base, b.getInt64(r * n + c))));
   };
   std::vector<llvm::Value*> x(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = widen(element->LoadAt(ptrs[1], t, x_at(i)));
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = widen(element.LoadAt(ptrs[1], t, x_at(i)));
   for (int64_t s = 0; s < n; ++s) {
     const int64_t i = forward ? s : n - 1 - s;
     llvm::Value* sum = x[static_cast<size_t>(i)];
@@ -118,12 +118,12 @@ StatusOr<GridPlan> EmitTriangularSolveKernel(llvm::Module& module, const ir::Op&
   for (int64_t i = 0; i < n; ++i) {
     llvm::Value* v = x[static_cast<size_t>(i)];
     if (t != DType::kF64) v = b.CreateFPTrunc(v, b.getFloatTy());
-    element->StoreAt(v, t, ptrs[2], x_at(i));
+    element.StoreAt(v, t, ptrs[2], x_at(i));
   }
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 

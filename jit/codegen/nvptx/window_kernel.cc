@@ -113,8 +113,8 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 3 * n, {0, 2 * n});
 
@@ -123,7 +123,7 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   std::vector<llvm::Value*> ptrs;
   for (unsigned i = 0; i < fn->arg_size(); ++i) ptrs.push_back(b.CreateAddrSpaceCast(fn->getArg(i), b.getPtrTy()));
   std::vector<llvm::Value*> inits;
-  for (size_t i = 0; i < n; ++i) inits.push_back(element->LoadAt(ptrs[n + i], op.result(i)->type().dtype(), b.getInt64(0)));
+  for (size_t i = 0; i < n; ++i) inits.push_back(element.LoadAt(ptrs[n + i], op.result(i)->type().dtype(), b.getInt64(0)));
   // for (o = first; o < outputs; o += step)
   const GridStrideLoop loop = BeginGridStrideLoop(b, fn, plan.block, plan.work_items, "output");
   llvm::PHINode* o = loop.index;
@@ -173,20 +173,20 @@ StatusOr<GridPlan> EmitReduceWindowKernel(llvm::Module& module, const ir::Op& op
   llvm::Value* safe = b.CreateSelect(padding, b.getInt64(0), in);  // never read out of bounds
   std::vector<llvm::Value*> args = acc_values;
   for (size_t i = 0; i < n; ++i) {
-    llvm::Value* x = empty_input ? inits[i] : element->LoadAt(ptrs[i], op.result(i)->type().dtype(), safe);
+    llvm::Value* x = empty_input ? inits[i] : element.LoadAt(ptrs[i], op.result(i)->type().dtype(), safe);
     args.push_back(b.CreateSelect(padding, inits[i], x));
   }
-  std::vector<llvm::Value*> next = element->EmitScalarBlock(op.region(0).block(0), args);
+  std::vector<llvm::Value*> next = element.EmitScalarBlock(op.region(0).block(0), args);
   llvm::BasicBlock* wlatch = b.GetInsertBlock();
   k->addIncoming(b.CreateAdd(k, b.getInt64(1)), wlatch);
   for (size_t i = 0; i < n && i < next.size(); ++i) acc[i]->addIncoming(next[i], wlatch);
   b.CreateBr(wheader);
   b.SetInsertPoint(wdone);
-  for (size_t i = 0; i < n; ++i) element->StoreAt(acc[i], op.result(i)->type().dtype(), ptrs[2 * n + i], o);
+  for (size_t i = 0; i < n; ++i) element.StoreAt(acc[i], op.result(i)->type().dtype(), ptrs[2 * n + i], o);
   EndGridStrideLoop(b, loop);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 
@@ -234,8 +234,8 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
   spec.name = name;
   spec.root = &op;
   spec.fused = {&op};
-  std::unique_ptr<ElementalEmitter> element = CreateElementalEmitter(module, spec, NvptxMath());
-  Builder& b = element->builder();
+  ElementalEmitter element(module, spec, NvptxMath());
+  Builder& b = element.builder();
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = DeclareKernel(module, name, 4, {0, 3});
 
@@ -252,7 +252,7 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", fn);
   b.CreateCondBr(b.CreateICmpEQ(b.CreateOr(tid, ctaid), b.getInt32(0)), work, done);
   b.SetInsertPoint(work);
-  llvm::Value* init = element->LoadAt(ptrs[2], t, b.getInt64(0));
+  llvm::Value* init = element.LoadAt(ptrs[2], t, b.getInt64(0));
 
   // A counted loop from the builder's block; `body` emits one iteration.
   auto loop = [&](int64_t count, const std::function<void(llvm::Value*)>& body) {
@@ -272,7 +272,7 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
     b.SetInsertPoint(exit);
   };
   // The result starts as the init value everywhere.
-  loop(op.result(0)->type().num_elements(), [&](llvm::Value* j) { element->StoreAt(init, t, result, j); });
+  loop(op.result(0)->type().num_elements(), [&](llvm::Value* j) { element.StoreAt(init, t, result, j); });
   loop(plan.work_items, [&](llvm::Value* s) {
     std::vector<llvm::Value*> sd(rank);
     llvm::Value* rest = s;
@@ -311,8 +311,8 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
     b.SetInsertPoint(check);
     b.CreateCondBr(b.CreateICmpSLT(selected, b.getInt64(0)), wlatch, compare);
     b.SetInsertPoint(compare);
-    std::vector<llvm::Value*> keep = element->EmitScalarBlock(
-        op.region(0).block(0), {element->LoadAt(operand, t, selected), element->LoadAt(operand, t, in)});
+    std::vector<llvm::Value*> keep = element.EmitScalarBlock(
+        op.region(0).block(0), {element.LoadAt(operand, t, selected), element.LoadAt(operand, t, in)});
     llvm::Value* chosen = b.CreateSelect(keep.empty() ? b.getTrue() : keep[0], selected, in);
     llvm::BasicBlock* compare_end = b.GetInsertBlock();
     b.CreateBr(wlatch);
@@ -329,9 +329,9 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
     llvm::BasicBlock* skip = llvm::BasicBlock::Create(ctx, "source_next", fn);
     b.CreateCondBr(b.CreateICmpSGE(selected, b.getInt64(0)), apply, skip);
     b.SetInsertPoint(apply);
-    std::vector<llvm::Value*> out = element->EmitScalarBlock(
-        op.region(1).block(0), {element->LoadAt(result, t, selected), element->LoadAt(source, t, s)});
-    if (!out.empty()) element->StoreAt(out[0], t, result, selected);
+    std::vector<llvm::Value*> out = element.EmitScalarBlock(
+        op.region(1).block(0), {element.LoadAt(result, t, selected), element.LoadAt(source, t, s)});
+    if (!out.empty()) element.StoreAt(out[0], t, result, selected);
     b.CreateBr(skip);
     b.SetInsertPoint(skip);
   });
@@ -339,7 +339,7 @@ StatusOr<GridPlan> EmitSelectAndScatterKernel(llvm::Module& module, const ir::Op
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 
-  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element->status(), op));
+  JITD_RETURN_IF_ERROR(FinishKernel(module, fn, element.status(), op));
   return plan;
 }
 

@@ -1,16 +1,28 @@
-// Grid plans (kernel_plan.h): the kFlat vector width chosen from a kernel's
-// element types, size and op count, and the element coverage of the flat
-// schedule's two loops, simulated from the plan exactly as the NVPTX
-// emitter lays them out (no LLVM, no GPU).
+// Kernel plans (kernel_plan.h). Grid plans: the kFlat vector width chosen
+// from a kernel's element types, size and op count, and the element
+// coverage of the flat schedule's two loops, simulated from the plan
+// exactly as the NVPTX emitter lays them out (no LLVM, no GPU). Cpu plans:
+// each kind with its loop bounds, split and thread split, and the functions
+// the cpu schedule emits from them.
 #include "jit/codegen/kernel_plan.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "jit/codegen/cpu/cpu_kernel_emitter.h"
+#include "jit/codegen/fusion.h"
 #include "jit/codegen/nvptx/fuse_for_testing.h"
+#include "jit/codegen/target_math.h"
+#include "jit/frontend/parser.h"
+#include "jit/passes/fusion.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 
 namespace jitd::codegen {
 namespace {
@@ -204,6 +216,148 @@ TEST(KernelPlanTest, FlatLoopsComputeEveryElementExactlyOnce) {
         ASSERT_EQ(hits[static_cast<size_t>(i)], 1) << "element " << i;
       }
     }
+  }
+}
+
+// ---- Cpu plans -------------------------------------------------------------------
+
+// The only kernel of `text` fused for the cpu, with its module.
+struct CpuKernel {
+  std::unique_ptr<ir::Module> module;
+  KernelSpec spec;
+};
+
+CpuKernel CpuSpecOf(const std::string& text) {
+  CpuKernel k;
+  auto parsed = frontend::ParseModule(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return k;
+  k.module = std::move(parsed).value();
+  EXPECT_TRUE(passes::FuseModule(*k.module, CpuFusionPolicy()).ok());
+  int fusions = 0;
+  for (const auto& op : k.module->EntryFunction()->entry()->ops()) {
+    if (op->code() != ir::OpCode::kFusion) continue;
+    ++fusions;
+    std::optional<KernelSpec> spec = KernelSpecOfFusion(*op, HostTargetMath());
+    EXPECT_TRUE(spec.has_value());
+    if (spec) k.spec = *spec;
+  }
+  EXPECT_EQ(fusions, 1) << text;
+  k.spec.name = "jitd_k0";
+  return k;
+}
+
+CpuKernelPlan CpuPlanOf(const CpuKernel& k) {
+  auto plan = PlanCpuKernel(k.spec);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  return plan.ok() ? *plan : CpuKernelPlan{};
+}
+
+std::string Unary(const std::string& op, const std::string& in, const std::string& out, const std::string& attrs = "") {
+  return "func.func @main(%x: " + in + ") -> " + out + " {\n  %0 = " + op + " %x" + attrs + " : (" + in + ") -> " + out +
+         "\n  %1 = stablehlo.negate %0 : " + out + "\n  return %1 : " + out + "\n}";
+}
+
+TEST(CpuKernelPlanTest, ElementwiseKernelsAreFlatRowsOrTiles) {
+  CpuKernel flat = CpuSpecOf(MultiplyAdd("1024x1024", "f32"));
+  CpuKernelPlan p = CpuPlanOf(flat);
+  EXPECT_EQ(p.kind, CpuKernelKind::kFlat);  // every access at the result's offset: any rank
+  EXPECT_EQ(p.work_items, 1 << 20);
+  EXPECT_EQ(p.bytes_per_item, 12);  // two f32 reads, one write
+  EXPECT_EQ(p.min_chunk, kMinParallelBytes / 12);
+  EXPECT_EQ(p.vector_bits, kCpuVectorBits);
+  EXPECT_FALSE(p.stream_stores);  // 4 MiB written
+  EXPECT_TRUE(CpuPlanOf(CpuSpecOf(MultiplyAdd("2048x1024", "f32"))).stream_stores);  // 8 MiB
+  EXPECT_FALSE(CpuPlanOf(CpuSpecOf(MultiplyAdd("2048x1024", "complex<f32>"))).stream_stores);  // real types only
+
+  // A slice reads away from the result's offset: a row per work item.
+  CpuKernelPlan rows = CpuPlanOf(CpuSpecOf(
+      Unary("stablehlo.slice", "tensor<64x100xf32>", "tensor<64x50xf32>", " [0:64, 0:100:2]")));
+  EXPECT_EQ(rows.kind, CpuKernelKind::kRows);
+  EXPECT_EQ(rows.rows, 64);
+  EXPECT_EQ(rows.row_length, 50);
+  EXPECT_EQ(rows.work_items, 64);
+  EXPECT_EQ(rows.bytes_per_item, 8 * 50);
+
+  // A transpose of the last dimension: tiles of 16 rows x 16 columns.
+  CpuKernelPlan tiles = CpuPlanOf(CpuSpecOf(
+      Unary("stablehlo.transpose", "tensor<100x40xf32>", "tensor<40x100xf32>", ", dims = [1, 0]")));
+  EXPECT_EQ(tiles.kind, CpuKernelKind::kTiledTranspose);
+  EXPECT_EQ(tiles.tile, 16);
+  EXPECT_EQ(tiles.rows, 40);
+  EXPECT_EQ(tiles.row_length, 100);
+  EXPECT_EQ(tiles.work_items, 3);  // ceil(40 / 16)
+  EXPECT_EQ(tiles.bytes_per_item, 8 * 100 * 16);
+}
+
+TEST(CpuKernelPlanTest, ReductionsKeepTheirOrderUnlessLongOrSplit) {
+  CpuKernelPlan rows = CpuPlanOf(CpuSpecOf(RowSums(1000, 64)));
+  EXPECT_EQ(rows.kind, CpuKernelKind::kReduce);
+  EXPECT_EQ(rows.work_items, 1000);
+  EXPECT_EQ(rows.extent, 64);
+  EXPECT_EQ(rows.reduced_dims, std::vector<int64_t>{1});
+  EXPECT_FALSE(rows.reassociates);  // shorter than kReassociateMinExtent: the interpreter's order
+  EXPECT_EQ(rows.bytes_per_item, 8 * 64);
+  CpuKernelPlan long_rows = CpuPlanOf(CpuSpecOf(RowSums(1000, 4096)));
+  EXPECT_EQ(long_rows.kind, CpuKernelKind::kReduce);  // 1000 outputs: more than kSplitMaxOutputs
+  EXPECT_TRUE(long_rows.reassociates);
+
+  // A sum of 2^20 elements to one output: 32 chunks of 2^15, then a combine.
+  CpuKernelPlan split = CpuPlanOf(CpuSpecOf(RowSums(1, 1 << 20)));
+  EXPECT_EQ(split.kind, CpuKernelKind::kSplitReduce);
+  EXPECT_EQ(split.split_chunks, 32);
+  EXPECT_EQ(split.split_block, kSplitChunkElements);
+  EXPECT_EQ(split.work_items, 32);  // (chunk, output) pairs
+  EXPECT_EQ(split.combine_items, 1);
+  EXPECT_EQ(split.partial_bytes, 32 * 4);
+  EXPECT_TRUE(split.reassociates);
+  EXPECT_EQ(split.min_chunk, std::max<int64_t>(1, kMinParallelBytes / split.bytes_per_item));
+  EXPECT_EQ(split.combine_min_chunk, kMinParallelBytes / (32 * 4));
+  // Too short to split twice over.
+  EXPECT_EQ(CpuPlanOf(CpuSpecOf(RowSums(1, 2 * kSplitChunkElements - 1))).kind, CpuKernelKind::kReduce);
+}
+
+TEST(CpuKernelPlanTest, SpecsThePlannerCannotTakeAreRefused) {
+  KernelSpec empty;
+  empty.name = "nothing";
+  auto plan = PlanCpuKernel(empty);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  CpuKernel k = CpuSpecOf(MultiplyAdd("16", "f32"));
+  for (size_t i = 0; i <= kMaxKernelOps; ++i) k.spec.fused.push_back(k.spec.root);
+  plan = PlanCpuKernel(k.spec);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("above the limit"), std::string::npos) << plan.status().message();
+}
+
+// The cpu schedule emits what the plan says: one function (and its body)
+// per kernel, a second for a split reduction's combine, the streaming
+// attribute for streaming stores.
+TEST(CpuKernelPlanTest, TheScheduleEmitsThePlan) {
+  struct Expect {
+    std::string text;
+    CpuKernelKind kind;
+  };
+  for (const Expect& e : std::vector<Expect>{
+           {MultiplyAdd("2048x1024", "f32"), CpuKernelKind::kFlat},
+           {Unary("stablehlo.slice", "tensor<64x100xf32>", "tensor<64x50xf32>", " [0:64, 0:100:2]"),
+            CpuKernelKind::kRows},
+           {Unary("stablehlo.transpose", "tensor<100x40xf32>", "tensor<40x100xf32>", ", dims = [1, 0]"),
+            CpuKernelKind::kTiledTranspose},
+           {RowSums(1000, 64), CpuKernelKind::kReduce},
+           {RowSums(1, 1 << 20), CpuKernelKind::kSplitReduce}}) {
+    CpuKernel k = CpuSpecOf(e.text);
+    const CpuKernelPlan plan = CpuPlanOf(k);
+    SCOPED_TRACE(std::string(CpuKernelKindName(plan.kind)));
+    ASSERT_EQ(plan.kind, e.kind);
+    llvm::LLVMContext context;
+    llvm::Module module("plan", context);
+    ASSERT_TRUE(EmitCpuKernel(module, k.spec, plan).ok());
+    llvm::Function* fn = module.getFunction("jitd_k0");
+    ASSERT_NE(fn, nullptr);
+    EXPECT_EQ(fn->hasFnAttribute(kStreamStoresAttr), plan.stream_stores);
+    EXPECT_EQ(fn->getFnAttribute("prefer-vector-width").getValueAsString(), std::to_string(plan.vector_bits));
+    EXPECT_EQ(module.getFunction(CombineSymbol("jitd_k0")) != nullptr, plan.kind == CpuKernelKind::kSplitReduce);
   }
 }
 

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "jit/codegen/internal/element_types.h"
-#include "jit/codegen/internal/map_rule.h"
 #include "jit/eval/fold.h"
 #include "llvm/IR/Constants.h"
 

@@ -153,8 +153,28 @@ class ElementalEmitter {
     std::vector<llvm::Value*> multi;  // empty until known (rank > 0)
     llvm::Value* linear = nullptr;
   };
-  struct MapRule;  // an index map's rule (internal/map_rule.h)
-  static const MapRule* MapRules(size_t& count);  // the table (elemental_index_maps.cc)
+  // One index map's entry in the table of elemental_index_maps.cc: what it
+  // supports, where it reads its operands, its value.
+  struct MapRule {
+    enum Kind : uint8_t {
+      kConstant,  // a splat constant: no index
+      kIndexMap,  // needs the index (iota, broadcast_in_dim, ... dynamic_update_slice)
+      kBits,      // bitcast_convert: storage bits, pieces between widths
+    };
+    ir::OpCode code;
+    Kind kind;
+    bool (*supported)(const ir::Op& op, const TargetMath& target);
+    // Where the op, computed at `idx`, reads operand `k` unconditionally
+    // (OperandIndex), or null; unused without operands.
+    Index* (ElementalEmitter::*operand)(const ir::Op& op, size_t k, Index* idx);
+    // The op's value at `idx`.
+    llvm::Value* (ElementalEmitter::*value)(const ir::Op& op, Index* idx);
+    // It only moves its operands' elements: HalfBits walks it on bits.
+    bool copies_elements;
+    // Operand 0's index needs the other operands' values (start indices).
+    bool starts_first;
+  };
+  static const MapRule* MapRules(size_t& count);  // the table
   static const MapRule* FindMapRule(ir::OpCode code);
   friend bool IsFusibleOp(const ir::Op& op, const TargetMath& target);
   friend bool IsIndexMap(ir::OpCode code);

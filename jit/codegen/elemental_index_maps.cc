@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "jit/codegen/elemental_emitter.h"
 #include "jit/codegen/internal/element_types.h"
-#include "jit/codegen/internal/map_rule.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Peers for bench/models_bench.cc: BERT-base and ResNet-50 inference in torch eager.
+"""Peers for bench/models_bench.cc: BERT-base, ResNet-50 (and the chess 9M) in torch eager.
 
 The networks are built from torch.nn with exactly the shapes of
 ../shared/models (no torchvision / transformers downloads here):
@@ -11,6 +11,7 @@ The networks are built from torch.nn with exactly the shapes of
                  3x3 conv, batch norm eps 1e-5, no classifier head): input
                  [1,3,224,224], outputs [1,2048,7,7] and the average pool
                  [1,2048,1,1].
+  searchless_chess_9m  the 9M searchless-chess transformer (class Chess).
 Weights random, eval mode, torch.inference_mode(), torch.set_num_threads(N).
 Each model runs in the layouts / module forms that are the same math and
 reports each; the fastest is the figure to compare with:
@@ -169,6 +170,69 @@ def to_channels_last(model):
     return model
 
 
+# ---------------------------------------------------------------- chess 9M
+
+C_VOCAB, C_SEQ, C_BATCH, C_DIM, C_LAYERS, C_HEADS, C_FFN, C_OUT = 1968, 79, 33, 256, 8, 8, 1024, 128
+
+
+class ChessLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(C_DIM, eps=1e-5)
+        self.q = nn.Linear(C_DIM, C_DIM, bias=False)
+        self.k = nn.Linear(C_DIM, C_DIM, bias=False)
+        self.v = nn.Linear(C_DIM, C_DIM, bias=False)
+        self.o = nn.Linear(C_DIM, C_DIM, bias=False)
+        self.ln2 = nn.LayerNorm(C_DIM, eps=1e-5)
+        self.gate = nn.Linear(C_DIM, C_FFN, bias=False)
+        self.up = nn.Linear(C_DIM, C_FFN, bias=False)
+        self.down = nn.Linear(C_FFN, C_DIM, bias=False)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        d = C_DIM // C_HEADS
+
+        def heads(t):
+            return t.view(b, s, C_HEADS, d).transpose(1, 2)
+
+        h = self.ln1(x)
+        q, k, v = heads(self.q(h)), heads(self.k(h)), heads(self.v(h))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d)
+        ctx = torch.matmul(F.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, s, C_DIM)
+        x = x + self.o(ctx)
+        h = self.ln2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Chess(nn.Module):
+    """DeepMind's searchless-chess 9M transformer (searchless_chess_9m):
+    33 boards x 79 tokens shifted right by one, embedding * sqrt(256) plus a
+    learned position embedding, 8 pre-LayerNorm layers (8 heads, no mask,
+    bias-free projections, SwiGLU 1024), final LayerNorm, 128-way output
+    with bias, log-softmax; output [33, 79, 128]."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(C_VOCAB, C_DIM)
+        self.pos = nn.Embedding(C_SEQ, C_DIM)
+        self.layers = nn.ModuleList(ChessLayer() for _ in range(C_LAYERS))
+        self.ln = nn.LayerNorm(C_DIM, eps=1e-5)
+        self.out = nn.Linear(C_DIM, C_OUT)
+
+    def forward(self, tokens):
+        b, s = tokens.shape
+        shifted = torch.cat([torch.zeros(b, 1, dtype=tokens.dtype), tokens], dim=1)[:, :s]
+        x = self.embed(shifted) * math.sqrt(C_DIM) + self.pos(torch.arange(s)).unsqueeze(0)
+        for layer in self.layers:
+            x = layer(x)
+        return F.log_softmax(self.out(self.ln(x)), dim=-1)
+
+
+def chess_inputs():
+    g = torch.Generator().manual_seed(0)
+    return (torch.randint(0, C_VOCAB, (C_BATCH, C_SEQ), generator=g, dtype=torch.int64),)
+
+
 # ---------------------------------------------------------------- timing
 
 def median_ms(fn, repeats, warmup):
@@ -196,7 +260,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--models", nargs="+", default=["pt_bert", "jax_resnet_50"])
+    parser.add_argument("--models", nargs="+", default=["pt_bert", "jax_resnet_50"],
+                        help="pt_bert, jax_resnet_50, searchless_chess_9m")
     args = parser.parse_args()
     torch.manual_seed(0)
     for threads in args.threads:
@@ -222,6 +287,11 @@ def main():
                 x_cl = x.to(memory_format=torch.channels_last)
                 report("jax_resnet_50 NHWC (channels_last)", threads,
                        *median_ms(lambda: model_cl(x_cl), args.repeats, args.warmup))
+            if "searchless_chess_9m" in args.models:
+                model, inputs = Chess().eval(), chess_inputs()
+                assert model(*inputs).shape == (C_BATCH, C_SEQ, C_OUT)
+                report("searchless_chess_9m", threads,
+                       *median_ms(lambda: model(*inputs), args.repeats, args.warmup))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 //   scale  y = s * x       (one read stream, one write: the pattern of an
 //                           elementwise chain y = f(x))
 //   triad  a = b + s * c   (FLOORS.md's reference)
-// each with ordinary stores and with non-temporal (streaming) stores.
+// each with ordinary stores and with non-temporal (streaming) stores, and
+//   read   sum of x        (one read stream: what streaming weights through
+//                           a matrix-vector product costs at least)
 // Prints one line per kernel: the median over --repeats runs of the time and
 // of GB/s counting bytes read + written (as FLOORS.md and cpu_bench do).
 //   cc -O3 -march=native -pthread bench/peers/bandwidth_floor.c -o /tmp/bandwidth_floor
@@ -24,11 +26,12 @@ typedef struct {
   const float* b;
   const float* c;
   long begin, end;
-  int kind;  // 0 scale, 1 scale nt, 2 triad, 3 triad nt
+  int kind;  // 0 scale, 1 scale nt, 2 triad, 3 triad nt, 4 read
   pthread_barrier_t* barrier;
+  float sum;
 } Task;
 
-static void Run(const Task* t) {
+static void Run(Task* t) {
   const float s = 1.0001f;
   float* a = t->a;
   const float* b = t->b;
@@ -54,6 +57,16 @@ static void Run(const Task* t) {
       }
       _mm_sfence();
       break;
+    case 4: {
+      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                       _mm512_setzero_ps()};
+      for (; i + 64 <= t->end; i += 64) {
+        for (int u = 0; u < 4; ++u) acc[u] = _mm512_add_ps(acc[u], _mm512_load_ps(b + i + 16 * u));
+      }
+      t->sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]),
+                                                  _mm512_add_ps(acc[2], acc[3])));
+      break;
+    }
   }
 }
 
@@ -88,9 +101,10 @@ int main(int argc, char** argv) {
   float* c = aligned_alloc(64, sizeof(float) * kN);
   if (!a || !b || !c) return 1;
   for (long i = 0; i < kN; ++i) a[i] = 0, b[i] = (float)(i & 1023), c[i] = 1.0f;
-  static const char* names[] = {"scale", "scale_nt", "triad", "triad_nt"};
-  static const int streams[] = {2, 2, 3, 3};
-  for (int kind = 0; kind < 4; ++kind) {
+  static const char* names[] = {"scale", "scale_nt", "triad", "triad_nt", "read"};
+  static const int streams[] = {2, 2, 3, 3, 1};
+  float sums = 0;
+  for (int kind = 0; kind < 5; ++kind) {
     double times[1000];
     for (int r = 0; r < repeats; ++r) {
       pthread_barrier_t barrier;
@@ -99,7 +113,7 @@ int main(int argc, char** argv) {
       pthread_t ids[256];
       for (int t = 0; t < threads; ++t) {
         long per = (kN / threads) & ~15L;
-        tasks[t] = (Task){a, b, c, t * per, t == threads - 1 ? kN : (t + 1) * per, kind, &barrier};
+        tasks[t] = (Task){a, b, c, t * per, t == threads - 1 ? kN : (t + 1) * per, kind, &barrier, 0};
       }
       for (int t = 1; t < threads; ++t) pthread_create(&ids[t], NULL, Worker, &tasks[t]);
       pthread_barrier_wait(&barrier);
@@ -108,6 +122,7 @@ int main(int argc, char** argv) {
       pthread_barrier_wait(&barrier);
       times[r] = Now() - start;
       for (int t = 1; t < threads; ++t) pthread_join(ids[t], NULL);
+      for (int t = 0; t < threads; ++t) sums += tasks[t].sum;
       pthread_barrier_destroy(&barrier);
     }
     qsort(times, (size_t)repeats, sizeof(double), Compare);
@@ -116,7 +131,7 @@ int main(int argc, char** argv) {
     printf("%-9s threads:%d  median %8.3f ms  %6.2f GB/s\n", names[kind], threads, median * 1e3,
            bytes / median / 1e9);
   }
-  volatile float sink = a[kN / 2];
+  volatile float sink = a[kN / 2] + sums;
   (void)sink;
   return 0;
 }

@@ -423,11 +423,11 @@ def suite_micro(runner, data, args, report):
     report["bandwidth_floor"] = floors
     print("\n### Memory bandwidth on this machine (bandwidth_floor.c, GB/s read + written, "
           "before / after the microbenchmarks)\n")
-    print("| threads | scale y = s*x | scale, streaming stores | triad a = b + s*c | triad, streaming stores |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| threads | scale y = s*x | scale, streaming stores | triad a = b + s*c | triad, streaming stores | read (sum) |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for t, (before, after) in floors.items():
         print(f"| {t} | " + " | ".join(f"{before[k]:.1f} / {after[k]:.1f}"
-                                       for k in ("scale", "scale_nt", "triad", "triad_nt")) + " |")
+                                       for k in ("scale", "scale_nt", "triad", "triad_nt", "read")) + " |")
     print("\n### Microbenchmarks: the same StableHLO on jitd and XLA:CPU "
           "(ms; median over rounds of each round's median)\n")
     print("jitd: the daemon's execute (buffers in shared memory, reused); XLA:CPU: a call from "

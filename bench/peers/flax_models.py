@@ -30,8 +30,6 @@ import jax.numpy as jnp
 import numpy as np
 from flax import linen as nn
 
-import resource_fill
-
 # ---------------------------------------------------------------- BERT-base
 
 B_HIDDEN, B_LAYERS, B_HEADS, B_FFN, B_VOCAB, B_POS, B_TYPES, B_SEQ = 768, 12, 12, 3072, 30522, 512, 2, 7
@@ -162,13 +160,22 @@ def chess_inputs():
 
 def random_variables(model, inputs, seed=7):
     """The model's variables (shapes from jax.eval_shape of its init, no
-    compile) filled as jitd fills weights (resource_fill.random_literal,
-    "weights": kernels and embeddings +-sqrt(3 / fan_in), vectors — biases,
-    scales, batch-norm means and variances — in [0.5, 1.5))."""
+    compile) distributed as jitd's weights fill (resource_fill.py's
+    "weights": kernels and embeddings uniform in +-sqrt(3 / fan_in), vectors
+    — biases, scales, batch-norm means and variances — in [0.5, 1.5)), drawn
+    with numpy's generator (fast; the values need not be jitd's: this is
+    another program)."""
     shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), *inputs)
     leaves, tree = jax.tree_util.tree_flatten(shapes)
-    filled = [jnp.asarray(resource_fill.random_literal(leaf.shape, leaf.dtype, seed + i))
-              for i, leaf in enumerate(leaves)]
+    rng = np.random.default_rng(seed)
+    filled = []
+    for leaf in leaves:
+        unit = rng.random(leaf.shape, dtype=np.float32)
+        if len(leaf.shape) >= 2:
+            bound = np.float32(math.sqrt(3.0 / max(math.prod(leaf.shape[:-1]), 1)))
+            filled.append(jnp.asarray((unit * 2 - 1) * bound))
+        else:
+            filled.append(jnp.asarray(unit + np.float32(0.5)))
     return jax.tree_util.tree_unflatten(tree, filled)
 
 

@@ -15,6 +15,7 @@ N_CHAIN = 1 << 24          # 16M f32 = 64 MiB per tensor
 ROWS, COLS = 4096, 1024    # softmax / layer norm: 16 MiB
 HEADS, SEQ, HEAD_DIM = 12, 256, 64
 BATCH, M = 32, 256         # batched dot [32,256,256] x [32,256,256]
+SKINNY_M, SKINNY_K = 7, 4096  # skinny dot: 7 rows against a 64 MiB weight
 
 
 def _uniform(shape, seed, low=-1.0, high=1.0):
@@ -168,6 +169,25 @@ def batched_dot():
                 what=f"batched dot f32[{BATCH},{M},{M}] x f32[{BATCH},{M},{M}]")
 
 
+def skinny_dot():
+    x = f"tensor<{SKINNY_M}x{SKINNY_K}xf32>"
+    w = f"tensor<{SKINNY_K}x{SKINNY_K}xf32>"
+    text = f"""module @skinny_dot {{
+  func.func public @main(%x: {x}, %w: {w}) -> {x} {{
+    %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : ({x}, {w}) -> {x}
+    return %0 : {x}
+  }}
+}}
+"""
+    return dict(text=text, inputs=[_uniform((SKINNY_M, SKINNY_K), 15),
+                                   resource_fill.random_literal((SKINNY_K, SKINNY_K), np.float32, 16)],
+                bytes=4 * (SKINNY_K * SKINNY_K + 2 * SKINNY_M * SKINNY_K),
+                flops=2 * SKINNY_M * SKINNY_K * SKINNY_K,
+                what=f"x[{SKINNY_M},{SKINNY_K}] times a [{SKINNY_K},{SKINNY_K}] weight in torch's [out, in] "
+                     "layout (BERT's projections at sequence 7: a weight too big for the caches, "
+                     "streamed once)")
+
+
 def conv_bn_relu():
     x = "tensor<1x56x56x64xf32>"
     c = "tensor<1x1x1x64xf32>"
@@ -223,4 +243,4 @@ def tiny():
 
 
 PROGRAMS = {f.__name__: f for f in (chain, chain_tanh, softmax, layer_norm, attention, batched_dot,
-                                    conv_bn_relu, tiny)}
+                                    skinny_dot, conv_bn_relu, tiny)}

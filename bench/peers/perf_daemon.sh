@@ -28,6 +28,6 @@ for f in "$inputs"/arg_*.npy; do
 done
 run=("$jitd" run --socket "$dir/s" --no-start-daemon "$program" "${args[@]}")
 "${run[@]}" > /dev/null                    # compile (a miss), one execute
-perf record -q -e cpu-clock -F 4000 -p "$daemon" -o "$out" -- \
+perf record -q -g -e cpu-clock -F 4000 -p "$daemon" -o "$out" -- \
   "${run[@]}" --repeat "$repeats" --warmup 2 2>&1 | grep -E '^(timing|repeat):' || true
-perf report -i "$out" --no-children --sort dso,sym 2>/dev/null | grep -v '^#' | grep '%' | head -25
+perf report -i "$out" --no-children --sort dso,sym -g none 2>/dev/null | grep -v '^#' | grep '%' | head -25

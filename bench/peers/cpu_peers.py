@@ -680,7 +680,7 @@ def main():
     print(f"cpu_peers.py {' '.join(sys.argv[1:])}")
     print(f"date {start:%Y-%m-%d %H:%M} UTC; {cpu_name()}, {os.cpu_count()} CPUs; "
           f"load average at start {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"jitd {v['jitd']} at {v['commit']}; XLA:CPU = jaxlib {v['jaxlib']} (jax {v['jax']}, "
+    print(f"{v['jitd']} at {v['commit']}; XLA:CPU = jaxlib {v['jaxlib']} (jax {v['jax']}, "
           f"flax {v['flax']}); onnxruntime {v['onnxruntime']} (onnx {v['onnx']}); torch {v['torch']} "
           f"(Debian); OpenBLAS kernels {openblas_core()} (jitd's and torch's GEMMs); "
           f"rounds {args.rounds} x {args.repeats} timed calls (+{args.warmup} warm-up); "

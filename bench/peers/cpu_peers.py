@@ -660,7 +660,7 @@ def main():
     parser.add_argument("--python", default=sys.executable, help="the venv's python (workers)")
     parser.add_argument("--data", default=os.environ.get(
         "JITD_PEERS_DATA", os.path.join(os.path.expanduser("~"), ".cache", "jitd-peers")),
-                        help="inputs, ONNX exports, XLA's filled modules (~1.3 GB)")
+                        help="inputs, ONNX exports, XLA's filled modules (~1.5 GB)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per worker run")
     parser.add_argument("--json", help="write every round's figures here")
     parser.add_argument("--xla-dump", help="XLA_FLAGS=--xla_dump_to=DIR/<program>-<runtime>-t<N> for XLA runs")
